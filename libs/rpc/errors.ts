@@ -1,0 +1,32 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+
+/**
+ * What leaves the server for a failed call. A ConnectError thrown on purpose keeps its code and
+ * message; anything else is a bug or an infrastructure fault, so the caller gets INTERNAL with the
+ * request id to quote, and the details (stack, SQL, paths) stay in our logs.
+ */
+export function toWireError(err: unknown, requestId: string): ConnectError {
+  // connect sends only code, message, details and metadata of a ConnectError, never its cause or stack.
+  if (err instanceof ConnectError) return err;
+  if (isAbort(err)) return new ConnectError("the call was cancelled", Code.Canceled);
+  return new ConnectError(`internal error (request id ${requestId})`, Code.Internal);
+}
+
+/** True for errors worth a stack trace in our logs: everything but deliberate ConnectErrors. */
+export function isUnexpected(err: unknown): boolean {
+  if (!(err instanceof ConnectError)) return !isAbort(err);
+  return err.code === Code.Internal || err.code === Code.Unknown || err.code === Code.DataLoss;
+}
+
+function isAbort(err: unknown): boolean {
+  return err instanceof Error && (err.name === "AbortError" || err.name === "TimeoutError");
+}
+
+/** Shorthands that read like the contract's comments. */
+export const invalidArgument = (msg: string) => new ConnectError(msg, Code.InvalidArgument);
+export const notFound = (msg: string) => new ConnectError(msg, Code.NotFound);
+export const failedPrecondition = (msg: string) => new ConnectError(msg, Code.FailedPrecondition);
+export const alreadyExists = (msg: string) => new ConnectError(msg, Code.AlreadyExists);
+export const permissionDenied = (msg: string) => new ConnectError(msg, Code.PermissionDenied);
+export const resourceExhausted = (msg: string) => new ConnectError(msg, Code.ResourceExhausted);
+export const unavailable = (msg: string) => new ConnectError(msg, Code.Unavailable);

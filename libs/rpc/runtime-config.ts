@@ -1,0 +1,44 @@
+import { ConfigError, EnvReader } from "../config/env.js";
+import { LOG_LEVELS } from "../log/logger.js";
+import type { TlsFiles } from "./listener.js";
+
+/** Settings every service shares. Service-specific settings are read by the service's own config. */
+export interface RuntimeConfig {
+  host: string;
+  port: number;
+  metricsEnabled: boolean;
+  /** 0 (like GRPC_PORT=0) picks a free port; the "serving" log line tells which. */
+  metricsPort: number;
+  metricsHost: string;
+  tls?: TlsFiles;
+  logLevel: (typeof LOG_LEVELS)[number];
+  shutdownDrainMs: number;
+  shutdownTimeoutMs: number;
+  maxRpcTimeoutMs: number;
+}
+
+export interface RuntimeDefaults {
+  port: number;
+  metricsPort: number;
+}
+
+export function readRuntimeConfig(env: EnvReader, defaults: RuntimeDefaults): RuntimeConfig {
+  const cert = env.file("TLS_CERT_FILE");
+  const key = env.file("TLS_KEY_FILE");
+  const clientCa = env.file("TLS_CLIENT_CA_FILE");
+  if (cert && !key) throw new ConfigError("TLS_KEY_FILE", "is required when TLS_CERT_FILE is set");
+  if (key && !cert) throw new ConfigError("TLS_CERT_FILE", "is required when TLS_KEY_FILE is set");
+  if (clientCa && !cert) throw new ConfigError("TLS_CERT_FILE", "is required when TLS_CLIENT_CA_FILE is set (mTLS needs TLS)");
+  return {
+    host: env.string("GRPC_HOST", { default: "0.0.0.0" }),
+    port: env.port("GRPC_PORT", { default: defaults.port }),
+    metricsHost: env.string("METRICS_HOST", { default: "0.0.0.0" }),
+    metricsEnabled: env.bool("METRICS_ENABLED", { default: true }),
+    metricsPort: env.port("METRICS_PORT", { default: defaults.metricsPort }),
+    ...(cert && key ? { tls: { cert, key, ...(clientCa ? { clientCa } : {}) } } : {}),
+    logLevel: env.oneOf("LOG_LEVEL", LOG_LEVELS, { default: "info" }),
+    shutdownDrainMs: env.durationMs("SHUTDOWN_DRAIN_SECONDS", { default: 2000, maxSeconds: 300 }),
+    shutdownTimeoutMs: env.durationMs("SHUTDOWN_TIMEOUT_SECONDS", { default: 20_000, maxSeconds: 3600 }),
+    maxRpcTimeoutMs: env.durationMs("RPC_MAX_TIMEOUT_SECONDS", { default: 0, maxSeconds: 86_400 }),
+  };
+}

@@ -1,0 +1,223 @@
+import { readFileSync } from "node:fs";
+import { Writable } from "node:stream";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { afterEach, describe, expect, it } from "vitest";
+import { createMeshTls } from "../../test/support/mesh-tls.js";
+import { Health, HealthCheckResponse_ServingStatus as Status } from "../gen/health/v1/health_pb.js";
+import { VaultService } from "../gen/malha/vault/v1/vault_pb.js";
+import { createLogger } from "../log/logger.js";
+import { createServiceClient } from "./client.js";
+import { Metrics, serveMetrics } from "./metrics.js";
+import { peerIdentityKey, serve, startRpcServer, type RpcServer, type RpcServerOptions } from "./server.js";
+
+function capturedLogger() {
+  const lines: Record<string, unknown>[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      for (const line of chunk.toString().split("\n").filter(Boolean)) lines.push(JSON.parse(line));
+      cb();
+    },
+  });
+  return { log: createLogger({ service: "test", level: "debug", destination }), lines };
+}
+
+const running: RpcServer[] = [];
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((s) => s.shutdown({ drainMs: 0, timeoutMs: 1000 })));
+});
+
+async function start(services: RpcServerOptions["services"], extra: Partial<RpcServerOptions> = {}) {
+  const { log, lines } = capturedLogger();
+  const metrics = new Metrics("test");
+  const server = await startRpcServer({ services, host: "127.0.0.1", port: 0, log, metrics, ...extra });
+  running.push(server);
+  return { server, lines, metrics, baseUrl: `http://127.0.0.1:${server.port}` };
+}
+
+describe("RPC runtime", () => {
+  it("answers methods without an implementation with UNIMPLEMENTED", async () => {
+    const { baseUrl } = await start([serve(VaultService, {})]);
+    const vault = createClient(VaultService, createGrpcTransport({ baseUrl }));
+    const err = await vault.getCertificate({ id: "1" }).catch((e: unknown) => ConnectError.from(e));
+    expect(err).toBeInstanceOf(ConnectError);
+    expect((err as ConnectError).code).toBe(Code.Unimplemented);
+  });
+
+  it("keeps deliberate errors and hides unexpected ones behind INTERNAL + request id", async () => {
+    const { baseUrl, lines } = await start([
+      serve(VaultService, {
+        getCertificate: () => {
+          throw new ConnectError("certificate 42 not found", Code.NotFound);
+        },
+        listCertificates: () => {
+          throw new Error("ER_ACCESS_DENIED at /srv/secret/path.ts:12 password=hunter2");
+        },
+      }),
+    ]);
+    const vault = createClient(VaultService, createGrpcTransport({ baseUrl }));
+    const notFound = ConnectError.from(await vault.getCertificate({ id: "42" }).catch((e: unknown) => e));
+    expect(notFound.code).toBe(Code.NotFound);
+    expect(notFound.rawMessage).toBe("certificate 42 not found");
+
+    const internal = ConnectError.from(
+      await vault.listCertificates({}, { headers: { "x-request-id": "req-abc" } }).catch((e: unknown) => e),
+    );
+    expect(internal.code).toBe(Code.Internal);
+    expect(internal.rawMessage).toBe("internal error (request id req-abc)");
+    expect(internal.rawMessage).not.toMatch(/hunter2|\/srv|ER_ACCESS/);
+    expect(internal.metadata.get("x-request-id")).toBe("req-abc");
+    // The details stay in the server's log, under the same request id.
+    const logged = lines.find((l) => l.requestId === "req-abc" && l.msg === "rpc failed unexpectedly");
+    expect(JSON.stringify(logged)).toContain("ER_ACCESS_DENIED");
+  });
+
+  it("echoes a caller's request id and makes one up otherwise", async () => {
+    const { baseUrl } = await start([serve(VaultService, { getCertificate: () => ({}) })]);
+    const vault = createClient(VaultService, createGrpcTransport({ baseUrl }));
+    let header: Headers | undefined;
+    await vault.getCertificate({ id: "1" }, { headers: { "x-request-id": "given-1" }, onHeader: (h) => (header = h) });
+    expect(header?.get("x-request-id")).toBe("given-1");
+    await vault.getCertificate({ id: "1" }, { headers: { "x-request-id": "bad id\twith spaces" }, onHeader: (h) => (header = h) });
+    expect(header?.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it("passes request id, cancellation and the remaining deadline to downstream calls", async () => {
+    const seen: { requestId: string | null; timeoutMs: number | undefined }[] = [];
+    const downstream = await start([
+      serve(VaultService, {
+        getCertificate: (_req, ctx) => {
+          seen.push({ requestId: ctx.requestHeader.get("x-request-id"), timeoutMs: ctx.timeoutMs() });
+          return {};
+        },
+      }),
+    ]);
+    const peer = createServiceClient(VaultService, { baseUrl: downstream.baseUrl, defaultTimeoutMs: 60_000 });
+    const upstream = await start([
+      serve(VaultService, {
+        getCertificate: async () => {
+          await peer.client.getCertificate({ id: "down" });
+          return {};
+        },
+      }),
+    ]);
+    const vault = createClient(VaultService, createGrpcTransport({ baseUrl: upstream.baseUrl }));
+    await vault.getCertificate({ id: "up" }, { timeoutMs: 5000, headers: { "x-request-id": "chain-7" } });
+    // Without an incoming deadline the client's default applies.
+    await vault.getCertificate({ id: "up" }, { headers: { "x-request-id": "chain-8" } });
+    peer.close();
+    expect(seen[0]?.requestId).toBe("chain-7");
+    expect(seen[0]?.timeoutMs).toBeLessThanOrEqual(5000);
+    expect(seen[0]?.timeoutMs).toBeGreaterThan(0);
+    expect(seen[1]?.requestId).toBe("chain-8");
+    expect(seen[1]?.timeoutMs).toBeGreaterThan(5000);
+    expect(seen[1]?.timeoutMs).toBeLessThanOrEqual(60_000);
+  });
+
+  it("streams SERVING then NOT_SERVING on Health.Watch during shutdown, and ends the stream", async () => {
+    const { server, baseUrl } = await start([serve(VaultService, {})]);
+    running.pop();
+    const { ServingStatus } = await import("./health.js");
+    server.health.setAll(ServingStatus.SERVING);
+    const health = createClient(Health, createGrpcTransport({ baseUrl }));
+    const statuses: Status[] = [];
+    const watching = (async () => {
+      for await (const res of health.watch({ service: "malha.vault.v1.VaultService" })) {
+        statuses.push(res.status);
+        if (statuses.length === 1) void server.shutdown({ drainMs: 50, timeoutMs: 2000 });
+      }
+    })();
+    await watching;
+    expect(statuses).toEqual([Status.SERVING, Status.NOT_SERVING]);
+    const list = ConnectError.from(await health.check({}).catch((e: unknown) => e));
+    expect(list.code).toBe(Code.Unavailable);
+  });
+
+  it("reports per-service status, NOT_FOUND for unknown services, and all statuses on List", async () => {
+    const { server, baseUrl } = await start([serve(VaultService, {})]);
+    const health = createClient(Health, createGrpcTransport({ baseUrl }));
+    expect((await health.check({ service: "" })).status).toBe(Status.NOT_SERVING);
+    server.health.set("malha.vault.v1.VaultService", Status.SERVING);
+    expect((await health.check({ service: "malha.vault.v1.VaultService" })).status).toBe(Status.SERVING);
+    const unknown = ConnectError.from(await health.check({ service: "nope.Service" }).catch((e: unknown) => e));
+    expect(unknown.code).toBe(Code.NotFound);
+    const list = await health.list({});
+    expect(Object.keys(list.statuses).sort()).toEqual(["", "malha.vault.v1.VaultService"]);
+  });
+
+  it("counts RPCs by code on the Prometheus endpoint", async () => {
+    const { baseUrl, metrics } = await start([serve(VaultService, {})]);
+    const http = await serveMetrics(metrics, "127.0.0.1", 0);
+    try {
+      const vault = createClient(VaultService, createGrpcTransport({ baseUrl }));
+      await vault.getCertificate({ id: "1" }).catch(() => undefined);
+      const address = http.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      expect(text).toContain(
+        'malha_rpc_handled_total{service="malha.vault.v1.VaultService",method="GetCertificate",code="Unimplemented",malha_service="test"} 1',
+      );
+      expect(text).toContain("process_cpu_seconds_total");
+      expect((await fetch(`http://127.0.0.1:${port}/other`)).status).toBe(404);
+    } finally {
+      http.close();
+    }
+  });
+});
+
+describe("RPC runtime over TLS", () => {
+  const pki = createMeshTls();
+  const read = (p: string) => readFileSync(p);
+
+  it("serves TLS, and with a client CA requires and exposes the client certificate (mTLS)", async () => {
+    const identities: (string | undefined)[] = [];
+    const { server } = await start(
+      [
+        serve(VaultService, {
+          getCertificate: (_req, ctx) => {
+            identities.push(ctx.values.get(peerIdentityKey)?.subjectCommonName);
+            return {};
+          },
+        }),
+      ],
+      { tls: { cert: read(pki.serverCert), key: read(pki.serverKey), clientCa: read(pki.caCert) } },
+    );
+    const baseUrl = `https://127.0.0.1:${server.port}`;
+    const trusted = createServiceClient(VaultService, {
+      baseUrl,
+      tls: { ca: read(pki.caCert), cert: read(pki.clientCert), key: read(pki.clientKey) },
+    });
+    await trusted.client.getCertificate({ id: "1" });
+    trusted.close();
+    expect(identities).toEqual(["adn-gateway"]);
+
+    for (const tls of [
+      { ca: read(pki.caCert) },
+      { ca: read(pki.caCert), cert: read(pki.strangerCert), key: read(pki.strangerKey) },
+    ]) {
+      const refused = createServiceClient(VaultService, { baseUrl, tls, defaultTimeoutMs: 5000 });
+      // TLS 1.3 reports the refused certificate after the handshake, so the call fails either with the
+      // alert or as a cancelled stream; what matters is that it fails and the handler never runs.
+      await expect(refused.client.getCertificate({ id: "1" })).rejects.toBeInstanceOf(ConnectError);
+      refused.close();
+    }
+    expect(identities).toHaveLength(1);
+  });
+
+  it("speaks Connect/JSON over HTTP/1.1 when TLS is on", async () => {
+    const { server } = await start([serve(VaultService, {})], {
+      tls: { cert: read(pki.serverCert), key: read(pki.serverKey) },
+    });
+    server.health.setAll(Status.SERVING);
+    const { request } = await import("undici");
+    const { Agent } = await import("undici");
+    const res = await request(`https://127.0.0.1:${server.port}/grpc.health.v1.Health/Check`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+      dispatcher: new Agent({ connect: { ca: read(pki.caCert) } }),
+    });
+    expect(res.statusCode).toBe(200);
+    expect(await res.body.json()).toEqual({ status: "SERVING" });
+  });
+});

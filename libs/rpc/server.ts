@@ -1,0 +1,133 @@
+import type { TLSSocket } from "node:tls";
+import type { DescService } from "@bufbuild/protobuf";
+import { createContextKey, createContextValues, type ServiceImpl } from "@connectrpc/connect";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import type { Logger } from "../log/logger.js";
+import { Health } from "../gen/health/v1/health_pb.js";
+import * as reflectionV1 from "../gen/grpc/reflection/v1/reflection_pb.js";
+import * as reflectionV1alpha from "../gen/grpc/reflection/v1alpha/reflection_pb.js";
+import { HealthRegistry, healthService, ServingStatus } from "./health.js";
+import { serverInterceptor } from "./interceptors.js";
+import { createListener, type TlsFiles } from "./listener.js";
+import type { Metrics } from "./metrics.js";
+import { reflectionServices } from "./reflection.js";
+
+/** A service and its (possibly partial) implementation; missing methods answer UNIMPLEMENTED. */
+export interface ServedService<S extends DescService = DescService> {
+  service: S;
+  impl: Partial<ServiceImpl<S>>;
+}
+
+/** Pairs a service with its implementation with the types checked against each other. */
+export function serve<S extends DescService>(service: S, impl: Partial<ServiceImpl<S>>): ServedService {
+  return { service, impl } as unknown as ServedService;
+}
+
+/** The verified identity of an mTLS client, for handlers that authorise by caller. */
+export interface PeerIdentity {
+  subjectCommonName?: string;
+  subjectAltNames: string[];
+  fingerprint256: string;
+}
+
+export const peerIdentityKey = createContextKey<PeerIdentity | undefined>(undefined, {
+  description: "mTLS client certificate identity",
+});
+
+export interface RpcServerOptions {
+  services: ServedService[];
+  host: string;
+  port: number;
+  tls?: TlsFiles;
+  log: Logger;
+  metrics: Metrics;
+  /** Upper bound for deadlines clients may ask for. */
+  maxTimeoutMs?: number;
+  /** Largest single message accepted; streaming RPCs chunk larger payloads. */
+  readMaxBytes?: number;
+}
+
+export interface RpcServer {
+  readonly port: number;
+  readonly health: HealthRegistry;
+  /**
+   * Graceful stop: NOT_SERVING, wait `drainMs` for load balancers to notice, refuse new connections,
+   * let in-flight calls finish for up to `timeoutMs`, then cut what is left.
+   */
+  shutdown(opts: { drainMs: number; timeoutMs: number }): Promise<void>;
+}
+
+export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer> {
+  const health = new HealthRegistry(opts.services.map((s) => s.service.typeName));
+  const reflection = reflectionServices([...opts.services.map((s) => s.service), Health]);
+  const shutdownController = new AbortController();
+
+  const handler = connectNodeAdapter({
+    grpc: true,
+    grpcWeb: true,
+    connect: true,
+    // connect treats 0 as "no timeout allowed"; unset means no upper bound.
+    ...(opts.maxTimeoutMs ? { maxTimeoutMs: opts.maxTimeoutMs } : {}),
+    readMaxBytes: opts.readMaxBytes ?? 16 * 1024 * 1024,
+    shutdownSignal: shutdownController.signal,
+    interceptors: [serverInterceptor(opts.log, opts.metrics)],
+    contextValues: (req) => {
+      const values = createContextValues();
+      const socket = req.socket as Partial<TLSSocket>;
+      if (opts.tls?.clientCa && typeof socket.getPeerCertificate === "function") {
+        const cert = socket.getPeerCertificate();
+        if (cert && cert.fingerprint256) {
+          values.set(peerIdentityKey, {
+            subjectCommonName: typeof cert.subject?.CN === "string" ? cert.subject.CN : undefined,
+            subjectAltNames: (cert.subjectaltname ?? "").split(/,\s*/).filter(Boolean),
+            fingerprint256: cert.fingerprint256,
+          });
+        }
+      }
+      return values;
+    },
+    routes(router) {
+      for (const s of opts.services) router.service(s.service, s.impl);
+      router.service(Health, healthService(health));
+      router.service(reflectionV1.ServerReflection, reflection.v1);
+      router.service(reflectionV1alpha.ServerReflection, reflection.v1alpha);
+    },
+  });
+
+  const listener = createListener(handler, opts.tls);
+  await new Promise<void>((resolve, reject) => {
+    listener.server.once("error", reject);
+    listener.server.listen(opts.port, opts.host, () => {
+      listener.server.off("error", reject);
+      resolve();
+    });
+  });
+  const address = listener.server.address();
+  const port = typeof address === "object" && address ? address.port : opts.port;
+
+  let stopping: Promise<void> | undefined;
+  const shutdown = ({ drainMs, timeoutMs }: { drainMs: number; timeoutMs: number }) => {
+    stopping ??= (async () => {
+      health.setAll(ServingStatus.NOT_SERVING);
+      await sleep(drainMs);
+      health.close();
+      const closed = new Promise<void>((resolve) => listener.server.close(() => resolve()));
+      // GOAWAY: sessions finish their open streams and then close, instead of waiting for the client.
+      for (const session of listener.sessions) session.close();
+      const timedOut = await Promise.race([closed.then(() => false), sleep(timeoutMs).then(() => true)]);
+      if (timedOut) {
+        opts.log.warn({ sessions: listener.sessions.size }, "shutdown timeout: aborting in-flight calls");
+        shutdownController.abort();
+        for (const session of listener.sessions) session.destroy();
+        await Promise.race([closed, sleep(1000)]);
+      }
+    })();
+    return stopping;
+  };
+
+  return { port, health, shutdown };
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
