@@ -1,0 +1,99 @@
+import { createPool } from "mysql2";
+import type { Pool } from "mysql2/promise";
+import type { SslOptions } from "mysql2";
+
+export const MYSQL_URL_FORMAT = "mysql://user:pass@host:port/db";
+
+export interface MysqlUrlParts {
+  host: string;
+  port: number;
+  user: string;
+  password: string;
+  database: string;
+}
+
+export class MysqlUrlError extends Error {
+  override name = "MysqlUrlError";
+}
+
+/**
+ * Parses `mysql://user:pass@host:port/db`. Query parameters are refused because mysql2 would turn them
+ * into connection options (e.g. `?multipleStatements=true`), bypassing the settings below. Error messages
+ * never repeat the URL, which carries the password.
+ */
+export function parseMysqlUrl(url: string): MysqlUrlParts {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new MysqlUrlError(`not a URL (expected ${MYSQL_URL_FORMAT})`);
+  }
+  if (parsed.protocol !== "mysql:") throw new MysqlUrlError(`scheme must be mysql: (expected ${MYSQL_URL_FORMAT})`);
+  if (parsed.hostname === "") throw new MysqlUrlError(`host is missing (expected ${MYSQL_URL_FORMAT})`);
+  if (parsed.search !== "") throw new MysqlUrlError("query parameters are not supported; pass options in code");
+  const database = decodeURIComponent(parsed.pathname.replace(/^\//, ""));
+  if (database === "" || database.includes("/")) {
+    throw new MysqlUrlError(`database name is missing (expected ${MYSQL_URL_FORMAT})`);
+  }
+  const user = decodeURIComponent(parsed.username);
+  if (user === "") throw new MysqlUrlError(`user is missing (expected ${MYSQL_URL_FORMAT})`);
+  const port = parsed.port === "" ? 3306 : Number(parsed.port);
+  const host = parsed.hostname.startsWith("[") ? parsed.hostname.slice(1, -1) : parsed.hostname;
+  return { host, port, user, password: decodeURIComponent(parsed.password), database };
+}
+
+/** The same server and credentials with another database, e.g. for a throwaway test database. */
+export function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${encodeURIComponent(database)}`;
+  return parsed.toString();
+}
+
+export interface MysqlPoolOptions {
+  /** Maximum open connections (default 10). Size it to the service's concurrent transactions. */
+  connectionLimit?: number;
+  /** Idle connections kept open (default: connectionLimit). */
+  maxIdle?: number;
+  /** Milliseconds before an idle connection above maxIdle is closed (default 60 000). */
+  idleTimeoutMs?: number;
+  /** Requests allowed to wait for a connection; 0 means unbounded (default 0). */
+  queueLimit?: number;
+  /** Milliseconds allowed for the TCP connect and handshake (default 10 000). */
+  connectTimeoutMs?: number;
+  ssl?: SslOptions;
+}
+
+// Every DATETIME column holds UTC. mysql2's `timezone: 'Z'` only covers how JS Dates are sent and read;
+// the session zone additionally makes NOW()/CURRENT_TIMESTAMP defaults UTC whatever the server's zone.
+const SESSION_SETUP = "SET time_zone = '+00:00'";
+
+export function createMysqlPool(url: string, options: MysqlPoolOptions = {}): Pool {
+  const parts = parseMysqlUrl(url);
+  const core = createPool({
+    ...parts,
+    charset: "utf8mb4_unicode_ci",
+    timezone: "Z",
+    // BIGINT UNSIGNED (NSU, ids) can exceed 2^53: always hand them over as strings, never as lossy numbers.
+    supportBigNumbers: true,
+    bigNumberStrings: true,
+    // mysql2 adds IGNORE_SPACE to the session sql_mode by default; keep the server's exact 5.6-like mode.
+    flags: ["-IGNORE_SPACE"],
+    multipleStatements: false,
+    connectionLimit: options.connectionLimit ?? 10,
+    maxIdle: options.maxIdle ?? options.connectionLimit ?? 10,
+    idleTimeout: options.idleTimeoutMs ?? 60_000,
+    queueLimit: options.queueLimit ?? 0,
+    connectTimeout: options.connectTimeoutMs ?? 10_000,
+    waitForConnections: true,
+    enableKeepAlive: true,
+    ...(options.ssl ? { ssl: options.ssl } : {}),
+  });
+  // The pool emits "connection" before handing a new connection to its first user, and a connection runs
+  // its commands in order, so this SET always precedes the first real query.
+  core.on("connection", (connection) => {
+    connection.query(SESSION_SETUP, (err) => {
+      if (err) connection.destroy();
+    });
+  });
+  return core.promise();
+}
