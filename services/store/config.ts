@@ -1,0 +1,21 @@
+import { join } from "node:path";
+import type { EnvReader } from "../../libs/config/env.js";
+import { projectRoot } from "../../libs/config/paths.js";
+import { MYSQL_URL_FORMAT, parseMysqlUrl } from "../../libs/db/pool.js";
+
+export interface StoreConfig {
+  mysqlUrl: string;
+  /** Apply pending migrations before reporting SERVING (replicas serialise on a server lock). */
+  migrateOnStart: boolean;
+  migrationsDir: string;
+  mysqlConnectionLimit: number;
+}
+
+export function readStoreConfig(env: EnvReader): StoreConfig {
+  return {
+    mysqlUrl: env.parse("MYSQL_URL", (url) => (parseMysqlUrl(url), url), { hint: MYSQL_URL_FORMAT }),
+    migrateOnStart: env.bool("STORE_MIGRATE_ON_START", { default: true }),
+    migrationsDir: env.string("MIGRATIONS_DIR", { default: join(projectRoot(), "migrations") }),
+    mysqlConnectionLimit: env.int("MYSQL_CONNECTION_LIMIT", { default: 20, min: 1, max: 1000 }),
+  };
+}
