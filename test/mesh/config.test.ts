@@ -1,0 +1,24 @@
+// A bad or missing variable stops a service before it listens, with one line that names it.
+import { describe, expect, it } from "vitest";
+import { EPHEMERAL_ENV, spawnService } from "../support/service-process.js";
+import type { MeshServiceName } from "../../libs/rpc/mesh.js";
+
+async function startFailing(name: MeshServiceName, env: Record<string, string | undefined>) {
+  const { lines, exited } = spawnService(name, { ...EPHEMERAL_ENV, ...env });
+  const { code } = await exited;
+  return { code, lines };
+}
+
+describe("configuration errors", () => {
+  it.each([
+    ["vault", { GRPC_PORT: "fifty" }, "vault: config error: GRPC_PORT must be an integer between 0 and 65535, got a non-integer"],
+    ["billing", { LOG_LEVEL: "loud" }, "billing: config error: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent"],
+    ["artifacts", { TLS_CERT_FILE: "/nonexistent/cert.pem" }, "artifacts: config error: TLS_CERT_FILE names a file that cannot be read (ENOENT: /nonexistent/cert.pem)"],
+    ["store", { MYSQL_URL: undefined }, "store: config error: MYSQL_URL is required (mysql://user:pass@host:port/db)"],
+    ["store", { MYSQL_URL: "mysql://malha:s3cret@127.0.0.1:1" }, "store: config error: MYSQL_URL is invalid: database name is missing (expected mysql://user:pass@host:port/db)"],
+  ] as const)("%s with %j exits 78 with one line", async (name, env, line) => {
+    const result = await startFailing(name, env);
+    expect(result.code).toBe(78);
+    expect(result.lines).toEqual([line]);
+  });
+});
