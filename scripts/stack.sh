@@ -2,7 +2,8 @@
 # Throwaway local infrastructure for development and CI: nats-server with JetStream and MariaDB with
 # MySQL 5.6-like settings, both on loopback, both living in one temporary directory.
 #   usage: scripts/stack.sh install|start|stop|env|status
-# install needs root (or sudo) and only runs apt-get when a binary is missing. start is idempotent.
+# install needs root (or sudo) and only runs apt-get when a binary is missing. start is idempotent and
+# prints the environment to use (NATS_URL, MYSQL_URL) on stdout; everything else goes to stderr.
 set -euo pipefail
 
 STACK_DIR=${MALHA_STACK_DIR:-/tmp/malha-stack}
@@ -23,6 +24,8 @@ install() {
   command -v mariadbd >/dev/null || need+=(mariadb-server-core)
   command -v mariadb >/dev/null || need+=(mariadb-client-core)
   command -v curl >/dev/null || need+=(curl)
+  # Test tool: renders PDFs to PNG so tests can decode the printed barcodes.
+  command -v pdftoppm >/dev/null || need+=(poppler-utils)
   if ((${#need[@]} == 0)); then log "packages present"; return; fi
   local sudo=; ((EUID == 0)) || sudo=sudo
   log "installing ${need[*]}"
@@ -94,7 +97,9 @@ case ${1:-} in
   install) install ;;
   start)
     start_nats & n=$!; start_mysql & m=$!
-    rc=0; wait $n || rc=1; wait $m || rc=1; exit $rc ;;
+    rc=0; wait $n || rc=1; wait $m || rc=1
+    ((rc == 0)) && { log "environment to use:"; print_env; }
+    exit $rc ;;
   stop)
     stop_pidfile "$STACK_DIR/nats.pid" & stop_pidfile "$STACK_DIR/mysql/mysqld.pid" & wait
     [[ ${KEEP:-0} == 1 ]] || rm -rf "$STACK_DIR"
