@@ -133,6 +133,39 @@ describe("RPC runtime", () => {
     expect(list.code).toBe(Code.Unavailable);
   });
 
+  it("lets an in-flight call finish during shutdown, and aborts one that outlives the timeout", async () => {
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let aborted = false;
+    const { server, baseUrl } = await start([
+      serve(VaultService, {
+        getCertificate: async () => {
+          await released;
+          return { certificate: { id: "done" } };
+        },
+        listCertificates: async (_req, ctx) => {
+          await new Promise<void>((resolve) => ctx.signal.addEventListener("abort", () => resolve(), { once: true }));
+          aborted = true;
+          throw new ConnectError("stopped", Code.Unavailable);
+        },
+      }),
+    ]);
+    running.pop();
+    const vault = createClient(VaultService, createGrpcTransport({ baseUrl }));
+    const finishing = vault.getCertificate({ id: "1" });
+    const hanging = vault.listCertificates({}).catch((e: unknown) => ConnectError.from(e));
+    await new Promise((r) => setTimeout(r, 50)); // both calls are in flight
+    const stopped = server.shutdown({ drainMs: 0, timeoutMs: 300 });
+    setTimeout(release, 50);
+    expect((await finishing).certificate?.id).toBe("done");
+    await stopped;
+    expect(aborted).toBe(true);
+    expect((await hanging) instanceof ConnectError).toBe(true);
+    // The listener is closed: a new connection is refused.
+    const again = ConnectError.from(await createClient(VaultService, createGrpcTransport({ baseUrl })).getCertificate({ id: "2" }).catch((e: unknown) => e));
+    expect(again.code).toBe(Code.Unavailable);
+  });
+
   it("reports per-service status, NOT_FOUND for unknown services, and all statuses on List", async () => {
     const { server, baseUrl } = await start([serve(VaultService, {})]);
     const health = createClient(Health, createGrpcTransport({ baseUrl }));
