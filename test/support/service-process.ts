@@ -25,13 +25,23 @@ export const EPHEMERAL_ENV = {
   LOG_LEVEL: "info",
 };
 
+export interface SpawnOptions {
+  /** Run the compiled `dist/services/<name>/main.js` (after `npm run build`) instead of the source. */
+  compiled?: boolean;
+}
+
 /** Spawns `services/<name>/main.ts` the way an operator would (a real process, a real socket). */
-export function spawnService(name: MeshServiceName, env: Record<string, string | undefined>): {
+export function spawnService(
+  name: MeshServiceName,
+  env: Record<string, string | undefined>,
+  opts: SpawnOptions = {},
+): {
   proc: ChildProcess;
   lines: string[];
   exited: ServiceProcess["exited"];
 } {
-  const proc = spawn(process.execPath, ["--import", "tsx", `services/${name}/main.ts`], {
+  const args = opts.compiled ? [`dist/services/${name}/main.js`] : ["--import", "tsx", `services/${name}/main.ts`];
+  const proc = spawn(process.execPath, args, {
     cwd: ROOT,
     env: { PATH: process.env.PATH, ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -50,8 +60,9 @@ export function spawnService(name: MeshServiceName, env: Record<string, string |
 export async function startService(
   name: MeshServiceName,
   env: Record<string, string | undefined> = {},
+  opts: SpawnOptions = {},
 ): Promise<ServiceProcess> {
-  const { proc, lines, exited } = spawnService(name, { ...EPHEMERAL_ENV, ...env });
+  const { proc, lines, exited } = spawnService(name, { ...EPHEMERAL_ENV, ...env }, opts);
   const serving = await new Promise<{ port: number; metricsPort?: number }>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${name} did not start:\n${lines.join("\n")}`)), 30_000);
     const poll = setInterval(() => {
