@@ -1,0 +1,197 @@
+import { hostname } from "node:os";
+import { randomBytes } from "node:crypto";
+import { performance } from "node:perf_hooks";
+import type { NatsConnection } from "@nats-io/transport-node";
+import { Kvm, type KV } from "@nats-io/kv";
+import { assertLeaseKey } from "./keys.js";
+import { LeaseLostError, type Lease, type LeaseHolderInfo, type LeaseManager } from "./types.js";
+
+export interface KvLeaseOptions {
+  /** A bucket used for leases only: every key in it expires after `ttlMs`. */
+  bucket: string;
+  /** Lease length: the bucket's max age. NATS 2.9 has no per-key TTL. */
+  ttlMs: number;
+  /** Who we are, as other replicas will see it; defaults to host, pid and a random suffix. */
+  holder?: string;
+  /** Renew period (default ttl/3). */
+  renewEveryMs?: number;
+  /** Stop this long before the lease could expire on the server (default max(10% of ttl, 100 ms)). */
+  safetyMarginMs?: number;
+  onRenewError?: (key: string, err: unknown) => void;
+}
+
+const WRONG_LAST_SEQUENCE = 10071;
+
+function isWrongLastSequence(err: unknown): boolean {
+  const e = err as { code?: unknown; api_error?: { err_code?: number }; message?: string } | null;
+  return (
+    e?.api_error?.err_code === WRONG_LAST_SEQUENCE ||
+    e?.code === WRONG_LAST_SEQUENCE ||
+    /wrong last sequence/i.test(String(e?.message ?? ""))
+  );
+}
+
+export function defaultHolderId(): string {
+  return `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`;
+}
+
+/**
+ * Leases on a NATS JetStream KV bucket (stack.md §4): acquire = create (fails if the key exists),
+ * renew = update with the last revision, release = delete with the last revision. A dead holder's key
+ * disappears when the bucket's max age passes. The holder keeps its own deadline on the monotonic
+ * clock, measured from the moment it *sent* its last successful write, so it gives up before the
+ * server can let anyone else in — even if its process was paused or the server is unreachable.
+ */
+export class KvLeaseManager implements LeaseManager {
+  private readonly leases = new Set<KvLease>();
+
+  private constructor(
+    private readonly kv: KV,
+    private readonly opts: Required<Omit<KvLeaseOptions, "onRenewError">> & Pick<KvLeaseOptions, "onRenewError">,
+  ) {}
+
+  static async open(nc: NatsConnection, opts: KvLeaseOptions): Promise<KvLeaseManager> {
+    if (!(opts.ttlMs >= 300)) throw new Error("lease ttl must be at least 300 ms");
+    const kv = await new Kvm(nc).create(opts.bucket, { ttl: opts.ttlMs, history: 1 });
+    const status = await kv.status();
+    // Never edit a bucket's config live (nats-server#6920): a mismatch is an operator decision.
+    if (status.ttl !== opts.ttlMs) {
+      throw new Error(`lease bucket ${opts.bucket} has ttl ${status.ttl} ms, configured ${opts.ttlMs} ms`);
+    }
+    const ttl = opts.ttlMs;
+    return new KvLeaseManager(kv, {
+      bucket: opts.bucket,
+      ttlMs: ttl,
+      holder: opts.holder ?? defaultHolderId(),
+      renewEveryMs: opts.renewEveryMs ?? Math.floor(ttl / 3),
+      safetyMarginMs: opts.safetyMarginMs ?? Math.max(Math.floor(ttl / 10), 100),
+      onRenewError: opts.onRenewError,
+    });
+  }
+
+  get holder(): string {
+    return this.opts.holder;
+  }
+
+  async tryAcquire(key: string): Promise<Lease | null> {
+    assertLeaseKey(key);
+    const sentAt = performance.now();
+    let revision: number;
+    try {
+      revision = await this.kv.create(key, new TextEncoder().encode(this.opts.holder));
+    } catch (err) {
+      if (isWrongLastSequence(err)) return null;
+      throw err;
+    }
+    const lease = new KvLease(this.kv, key, revision, sentAt, this.opts, () => this.leases.delete(lease));
+    this.leases.add(lease);
+    return lease;
+  }
+
+  async holderOf(key: string): Promise<LeaseHolderInfo | null> {
+    assertLeaseKey(key);
+    const entry = await this.kv.get(key);
+    if (!entry || entry.operation !== "PUT") return null;
+    return { holder: entry.string(), revision: BigInt(entry.revision) };
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.leases].map((l) => l.release().catch(() => false)));
+  }
+}
+
+class KvLease implements Lease {
+  readonly fenceToken: bigint;
+  readonly holder: string;
+  private readonly controller = new AbortController();
+  private revision: number;
+  private deadline: number;
+  private renewTimer?: NodeJS.Timeout;
+  private deadlineTimer?: NodeJS.Timeout;
+  private ended = false;
+
+  constructor(
+    private readonly kv: KV,
+    readonly key: string,
+    revision: number,
+    sentAt: number,
+    private readonly opts: Required<Omit<KvLeaseOptions, "onRenewError">> & Pick<KvLeaseOptions, "onRenewError">,
+    private readonly onEnd: () => void,
+  ) {
+    this.revision = revision;
+    this.fenceToken = BigInt(revision);
+    this.holder = opts.holder;
+    this.deadline = sentAt + opts.ttlMs - opts.safetyMarginMs;
+    this.armDeadline();
+    this.scheduleRenew();
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  remainingMs(): number {
+    return this.ended ? 0 : Math.max(0, this.deadline - performance.now());
+  }
+
+  async release(): Promise<boolean> {
+    if (this.ended) return false;
+    this.end("released");
+    try {
+      await this.kv.delete(this.key, { previousSeq: this.revision });
+      return true;
+    } catch (err) {
+      if (isWrongLastSequence(err)) return false;
+      throw err;
+    }
+  }
+
+  private scheduleRenew(): void {
+    this.renewTimer = setTimeout(() => void this.renew(), this.opts.renewEveryMs);
+    this.renewTimer.unref();
+  }
+
+  private async renew(): Promise<void> {
+    if (this.ended) return;
+    const sentAt = performance.now();
+    try {
+      const revision = await this.kv.update(
+        this.key,
+        new TextEncoder().encode(this.holder),
+        this.revision,
+        Math.max(100, Math.min(this.remainingMs(), 5000)),
+      );
+      if (this.ended) return;
+      this.revision = revision;
+      this.deadline = sentAt + this.opts.ttlMs - this.opts.safetyMarginMs;
+      this.armDeadline();
+    } catch (err) {
+      if (this.ended) return;
+      if (isWrongLastSequence(err)) {
+        this.end(new LeaseLostError(this.key, "taken-over"));
+        return;
+      }
+      // Transient (server restarting, network): keep trying until the deadline decides.
+      this.opts.onRenewError?.(this.key, err);
+    }
+    if (!this.ended) this.scheduleRenew();
+  }
+
+  private armDeadline(): void {
+    clearTimeout(this.deadlineTimer);
+    this.deadlineTimer = setTimeout(() => {
+      if (performance.now() >= this.deadline) this.end(new LeaseLostError(this.key, "deadline-passed"));
+      else this.armDeadline();
+    }, Math.max(0, this.deadline - performance.now()));
+    this.deadlineTimer.unref();
+  }
+
+  private end(reason: LeaseLostError | "released"): void {
+    if (this.ended) return;
+    this.ended = true;
+    clearTimeout(this.renewTimer);
+    clearTimeout(this.deadlineTimer);
+    this.controller.abort(reason);
+    this.onEnd();
+  }
+}
