@@ -1,0 +1,388 @@
+/**
+ * Bank rules as data: for every bank, the inputs of its campo livre and nosso número, the check digits
+ * derived from them (by algorithm name) and the 25-digit campo livre as a list of segments. The engine
+ * in campo-livre.ts interprets these tables; adding a bank is adding an entry here (README).
+ * Facts and vectors: shared/domain/cobranca.md §3.
+ */
+import type { CheckDigitAlgorithm } from "./checkdigits.js";
+
+/** An input of a bank variant: digits only, zero-padded on the left to `len`. */
+export interface InputSpec {
+  readonly len: number;
+  /** Exact number of significant digits required (e.g. a 7-digit BB convênio); else ≤ len. */
+  readonly exact?: boolean;
+  readonly default?: string;
+  /** Allowed values after padding (carteiras, modalidades). */
+  readonly oneOf?: readonly string[];
+}
+
+export type Operand = string | { readonly field: string; readonly len: number };
+
+export type Derivation =
+  | { readonly name: string; readonly concat: readonly string[] }
+  | { readonly name: string; readonly dv: CheckDigitAlgorithm; readonly over: readonly Operand[] };
+
+export type Segment =
+  | { readonly field: string }
+  | { readonly const: string }
+  | { readonly slice: string; readonly start: number; readonly len: number }
+  /** A check digit (or two, for Banrisul NC) over everything emitted before it. */
+  | { readonly dvPrevious: CheckDigitAlgorithm; readonly len: number }
+  /** Sicredi: "1" when the value field of the barcode is filled, else "0". */
+  | { readonly valueFilled: true };
+
+export interface VariantSelector {
+  readonly convenioLength?: readonly number[];
+  readonly carteiras?: readonly string[];
+  /** Significant digits (leading zeros ignored) of the nosso número. */
+  readonly nossoNumeroMinDigits?: number;
+  readonly nossoNumeroMaxDigits?: number;
+}
+
+export interface BankVariant {
+  readonly id: string;
+  readonly when?: VariantSelector;
+  readonly inputs: Readonly<Record<string, InputSpec>>;
+  readonly derive: readonly Derivation[];
+  readonly campoLivre: readonly Segment[];
+  /** Printed nosso número, `{name}` placeholders. */
+  readonly nossoNumeroImpresso: string;
+  /** Nosso número as digits (+ DV) for CNAB and storage, `{name}` placeholders. */
+  readonly nossoNumeroCompleto: string;
+  /** Agência/código do beneficiário as printed on the ficha. */
+  readonly agenciaCodigoImpresso: string;
+  /** Carteira as printed. */
+  readonly carteiraImpressa: string;
+  /** Text of "Local de pagamento". */
+  readonly localPagamento?: string;
+}
+
+export interface BankDef {
+  readonly code: string;
+  /** Code + DV printed on the ficha: a constant (Caixa prints 104-0 although mod 11 gives X). */
+  readonly codeWithDv: string;
+  readonly name: string;
+  /** Short name for CNAB headers. */
+  readonly cnabName: string;
+  readonly variants: readonly BankVariant[];
+  /** Value cap in cents if lower than the global 9,999,999,999. */
+  readonly valorMaximoCentavos?: number;
+}
+
+const LOCAL_PADRAO = "PAGÁVEL EM QUALQUER BANCO ATÉ O VENCIMENTO";
+
+const BB_CARTEIRAS = ["11", "12", "15", "16", "17", "18", "31", "51"];
+const BB_COMMON_INPUTS = {
+  agencia: { len: 4 },
+  conta: { len: 8 },
+  carteira: { len: 2, oneOf: BB_CARTEIRAS },
+} as const;
+
+export const BANKS: Readonly<Record<string, BankDef>> = {
+  "001": {
+    code: "001",
+    codeWithDv: "001-9",
+    name: "Banco do Brasil S.A.",
+    cnabName: "BANCO DO BRASIL SA",
+    variants: [
+      {
+        id: "bb-convenio-4",
+        when: { convenioLength: [4] },
+        inputs: { convenio: { len: 4, exact: true }, nossoNumero: { len: 7 }, ...BB_COMMON_INPUTS },
+        derive: [
+          { name: "nn", concat: ["convenio", "nossoNumero"] },
+          { name: "nnDv", dv: "mod11BB", over: ["nn"] },
+        ],
+        campoLivre: [{ field: "nn" }, { field: "agencia" }, { field: "conta" }, { field: "carteira" }],
+        nossoNumeroImpresso: "{nn}-{nnDv}",
+        nossoNumeroCompleto: "{nn}{nnDv}",
+        agenciaCodigoImpresso: "{agencia} / {conta}",
+        carteiraImpressa: "{carteira}",
+      },
+      {
+        id: "bb-convenio-6",
+        when: { convenioLength: [6], nossoNumeroMaxDigits: 5 },
+        inputs: { convenio: { len: 6, exact: true }, nossoNumero: { len: 5 }, ...BB_COMMON_INPUTS },
+        derive: [
+          { name: "nn", concat: ["convenio", "nossoNumero"] },
+          { name: "nnDv", dv: "mod11BB", over: ["nn"] },
+        ],
+        campoLivre: [{ field: "nn" }, { field: "agencia" }, { field: "conta" }, { field: "carteira" }],
+        nossoNumeroImpresso: "{nn}-{nnDv}",
+        nossoNumeroCompleto: "{nn}{nnDv}",
+        agenciaCodigoImpresso: "{agencia} / {conta}",
+        carteiraImpressa: "{carteira}",
+      },
+      {
+        // Legacy "sem registro" NN of 17 free digits with service code 21 (BB-DOC Anexo IX).
+        id: "bb-convenio-6-nn17",
+        when: { convenioLength: [6], nossoNumeroMinDigits: 6 },
+        inputs: { convenio: { len: 6, exact: true }, nossoNumero: { len: 17 }, carteira: { len: 2, default: "18", oneOf: ["16", "18"] } },
+        derive: [],
+        campoLivre: [{ field: "convenio" }, { field: "nossoNumero" }, { const: "21" }],
+        nossoNumeroImpresso: "{nossoNumero}",
+        nossoNumeroCompleto: "{nossoNumero}",
+        agenciaCodigoImpresso: "{convenio}",
+        carteiraImpressa: "{carteira}",
+      },
+      {
+        id: "bb-convenio-7",
+        when: { convenioLength: [7] },
+        inputs: { convenio: { len: 7, exact: true }, nossoNumero: { len: 10 }, carteira: BB_COMMON_INPUTS.carteira, agencia: { len: 4, default: "0" }, conta: { len: 8, default: "0" } },
+        derive: [{ name: "nn", concat: ["convenio", "nossoNumero"] }],
+        campoLivre: [{ const: "000000" }, { field: "nn" }, { field: "carteira" }],
+        nossoNumeroImpresso: "{nn}",
+        nossoNumeroCompleto: "{nn}",
+        agenciaCodigoImpresso: "{agencia} / {conta}",
+        carteiraImpressa: "{carteira}",
+      },
+      {
+        id: "bb-convenio-8",
+        when: { convenioLength: [8] },
+        inputs: { convenio: { len: 8, exact: true }, nossoNumero: { len: 9 }, carteira: BB_COMMON_INPUTS.carteira, agencia: { len: 4, default: "0" }, conta: { len: 8, default: "0" } },
+        derive: [{ name: "nn", concat: ["convenio", "nossoNumero"] }],
+        campoLivre: [{ const: "000000" }, { field: "nn" }, { field: "carteira" }],
+        nossoNumeroImpresso: "{nn}",
+        nossoNumeroCompleto: "{nn}",
+        agenciaCodigoImpresso: "{agencia} / {conta}",
+        carteiraImpressa: "{carteira}",
+      },
+    ],
+  },
+  "237": {
+    code: "237",
+    codeWithDv: "237-2",
+    name: "Banco Bradesco S.A.",
+    cnabName: "BRADESCO",
+    variants: [
+      {
+        id: "bradesco",
+        inputs: {
+          agencia: { len: 4 },
+          carteira: { len: 2, oneOf: ["02", "04", "06", "09", "19", "21", "26"] },
+          nossoNumero: { len: 11 },
+          conta: { len: 7 },
+        },
+        derive: [{ name: "nnDv", dv: "mod11Bradesco", over: ["carteira", "nossoNumero"] }],
+        campoLivre: [{ field: "agencia" }, { field: "carteira" }, { field: "nossoNumero" }, { field: "conta" }, { const: "0" }],
+        nossoNumeroImpresso: "{carteira}/{nossoNumero}-{nnDv}",
+        nossoNumeroCompleto: "{nossoNumero}{nnDv}",
+        agenciaCodigoImpresso: "{agencia} / {conta}",
+        carteiraImpressa: "{carteira}",
+      },
+    ],
+  },
+  "341": {
+    code: "341",
+    codeWithDv: "341-7",
+    name: "Itaú Unibanco S.A.",
+    cnabName: "BANCO ITAU SA",
+    variants: [
+      {
+        // Carteiras whose DAC of the NN skips agência/conta (ITAU-400 Anexo 4; UNVERIFIED list, see README).
+        id: "itau-dac-carteira-nn",
+        when: { carteiras: ["126", "131", "146", "150", "168"] },
+        inputs: { carteira: { len: 3 }, nossoNumero: { len: 8 }, agencia: { len: 4 }, conta: { len: 5 } },
+        derive: [
+          { name: "dac", dv: "mod10", over: ["carteira", "nossoNumero"] },
+          { name: "dacConta", dv: "mod10", over: ["agencia", "conta"] },
+        ],
+        campoLivre: [{ field: "carteira" }, { field: "nossoNumero" }, { field: "dac" }, { field: "agencia" }, { field: "conta" }, { field: "dacConta" }, { const: "000" }],
+        nossoNumeroImpresso: "{carteira}/{nossoNumero}-{dac}",
+        nossoNumeroCompleto: "{nossoNumero}{dac}",
+        agenciaCodigoImpresso: "{agencia} / {conta}-{dacConta}",
+        carteiraImpressa: "{carteira}",
+      },
+      {
+        id: "itau-especial",
+        when: { carteiras: ["106", "107", "122", "142", "143", "195", "196", "198"] },
+        inputs: { carteira: { len: 3 }, nossoNumero: { len: 8 }, seuNumero: { len: 7 }, codigoCliente: { len: 5 }, agencia: { len: 4, default: "0" }, conta: { len: 5, default: "0" } },
+        derive: [
+          { name: "dac", dv: "mod10", over: ["carteira", "nossoNumero"] },
+          { name: "dacConta", dv: "mod10", over: ["agencia", "conta"] },
+        ],
+        campoLivre: [{ field: "carteira" }, { field: "nossoNumero" }, { field: "seuNumero" }, { field: "codigoCliente" }, { dvPrevious: "mod10", len: 1 }, { const: "0" }],
+        nossoNumeroImpresso: "{carteira}/{nossoNumero}-{dac}",
+        nossoNumeroCompleto: "{nossoNumero}{dac}",
+        agenciaCodigoImpresso: "{agencia} / {conta}-{dacConta}",
+        carteiraImpressa: "{carteira}",
+      },
+      {
+        id: "itau",
+        inputs: {
+          carteira: { len: 3, oneOf: ["104", "105", "108", "109", "110", "111", "112", "115", "121", "145", "175", "180", "188"] },
+          nossoNumero: { len: 8 },
+          agencia: { len: 4 },
+          conta: { len: 5 },
+        },
+        derive: [
+          { name: "dac", dv: "mod10", over: ["agencia", "conta", "carteira", "nossoNumero"] },
+          { name: "dacConta", dv: "mod10", over: ["agencia", "conta"] },
+        ],
+        campoLivre: [{ field: "carteira" }, { field: "nossoNumero" }, { field: "dac" }, { field: "agencia" }, { field: "conta" }, { field: "dacConta" }, { const: "000" }],
+        nossoNumeroImpresso: "{carteira}/{nossoNumero}-{dac}",
+        nossoNumeroCompleto: "{nossoNumero}{dac}",
+        agenciaCodigoImpresso: "{agencia} / {conta}-{dacConta}",
+        carteiraImpressa: "{carteira}",
+      },
+    ],
+  },
+  "104": {
+    code: "104",
+    codeWithDv: "104-0",
+    name: "Caixa Econômica Federal",
+    cnabName: "CAIXA ECONOMICA FEDERAL",
+    valorMaximoCentavos: 999_999_999,
+    variants: [
+      {
+        id: "caixa-sigcb",
+        inputs: {
+          convenio: { len: 6, exact: true },
+          nossoNumero: { len: 15 },
+          modalidade: { len: 1, default: "1", oneOf: ["1", "2"] },
+          emissao: { len: 1, default: "4" },
+          agencia: { len: 4, default: "0" },
+        },
+        derive: [
+          { name: "nn", concat: ["modalidade", "emissao", "nossoNumero"] },
+          { name: "nnDv", dv: "mod11S", over: ["nn"] },
+          { name: "convenioDv", dv: "mod11S", over: ["convenio"] },
+        ],
+        campoLivre: [
+          { field: "convenio" },
+          { field: "convenioDv" },
+          { slice: "nn", start: 2, len: 3 },
+          { slice: "nn", start: 0, len: 1 },
+          { slice: "nn", start: 5, len: 3 },
+          { slice: "nn", start: 1, len: 1 },
+          { slice: "nn", start: 8, len: 9 },
+          { dvPrevious: "mod11S", len: 1 },
+        ],
+        nossoNumeroImpresso: "{nn}-{nnDv}",
+        nossoNumeroCompleto: "{nn}{nnDv}",
+        agenciaCodigoImpresso: "{agencia} / {convenio}-{convenioDv}",
+        carteiraImpressa: "RG",
+        localPagamento: "PREFERENCIALMENTE NAS CASAS LOTÉRICAS ATÉ O VALOR LIMITE",
+      },
+    ],
+  },
+  "033": {
+    code: "033",
+    codeWithDv: "033-7",
+    name: "Banco Santander (Brasil) S.A.",
+    cnabName: "BANCO SANTANDER",
+    variants: [
+      {
+        id: "santander",
+        inputs: {
+          convenio: { len: 7 },
+          nossoNumero: { len: 12 },
+          carteira: { len: 3, oneOf: ["101", "102", "104", "201"] },
+          ios: { len: 1, default: "0" },
+          agencia: { len: 4, default: "0" },
+        },
+        derive: [{ name: "nnDv", dv: "mod11S", over: ["nossoNumero"] }],
+        campoLivre: [{ const: "9" }, { field: "convenio" }, { field: "nossoNumero" }, { field: "nnDv" }, { field: "ios" }, { field: "carteira" }],
+        nossoNumeroImpresso: "{nossoNumero}-{nnDv}",
+        nossoNumeroCompleto: "{nossoNumero}{nnDv}",
+        agenciaCodigoImpresso: "{agencia} / {convenio}",
+        carteiraImpressa: "{carteira}",
+      },
+    ],
+  },
+  "756": {
+    code: "756",
+    codeWithDv: "756-0",
+    name: "Sicoob (Bancoob)",
+    cnabName: "SICOOB",
+    variants: [
+      {
+        id: "sicoob",
+        inputs: {
+          carteira: { len: 1, default: "1", oneOf: ["1", "3"] },
+          agencia: { len: 4 }, // cooperativa
+          modalidade: { len: 2, default: "01" },
+          convenio: { len: 7 }, // código do cliente
+          nossoNumero: { len: 7 },
+          parcela: { len: 3, default: "001" },
+        },
+        derive: [{ name: "nnDv", dv: "sicoob3197", over: ["agencia", { field: "convenio", len: 10 }, "nossoNumero"] }],
+        campoLivre: [{ field: "carteira" }, { field: "agencia" }, { field: "modalidade" }, { field: "convenio" }, { field: "nossoNumero" }, { field: "nnDv" }, { field: "parcela" }],
+        nossoNumeroImpresso: "{nossoNumero}-{nnDv}",
+        nossoNumeroCompleto: "{nossoNumero}{nnDv}",
+        agenciaCodigoImpresso: "{agencia} / {convenio}",
+        carteiraImpressa: "{carteira}",
+      },
+    ],
+  },
+  "748": {
+    code: "748",
+    codeWithDv: "748-X",
+    name: "Banco Cooperativo Sicredi S.A.",
+    cnabName: "SICREDI",
+    variants: [
+      {
+        id: "sicredi",
+        inputs: {
+          tipoCobranca: { len: 1, default: "1", oneOf: ["1", "3"] },
+          ano: { len: 2 },
+          byteGeracao: { len: 1, default: "2", oneOf: ["1", "2", "3", "4", "5", "6", "7", "8", "9"] },
+          nossoNumero: { len: 5 },
+          agencia: { len: 4 }, // cooperativa
+          posto: { len: 2 },
+          convenio: { len: 5 }, // código do beneficiário
+          carteira: { len: 1, default: "1", oneOf: ["1"] },
+        },
+        derive: [{ name: "nnDv", dv: "mod11S", over: ["agencia", "posto", "convenio", "ano", "byteGeracao", "nossoNumero"] }],
+        campoLivre: [
+          { field: "tipoCobranca" },
+          { field: "carteira" },
+          { field: "ano" },
+          { field: "byteGeracao" },
+          { field: "nossoNumero" },
+          { field: "nnDv" },
+          { field: "agencia" },
+          { field: "posto" },
+          { field: "convenio" },
+          { valueFilled: true },
+          { const: "0" },
+          { dvPrevious: "mod11S", len: 1 },
+        ],
+        nossoNumeroImpresso: "{ano}/{byteGeracao}{nossoNumero}-{nnDv}",
+        nossoNumeroCompleto: "{ano}{byteGeracao}{nossoNumero}{nnDv}",
+        agenciaCodigoImpresso: "{agencia}.{posto}.{convenio}",
+        carteiraImpressa: "{carteira}",
+      },
+    ],
+  },
+  "041": {
+    code: "041",
+    codeWithDv: "041-8",
+    name: "Banco do Estado do Rio Grande do Sul S.A.",
+    cnabName: "BANRISUL",
+    variants: [
+      {
+        id: "banrisul",
+        inputs: {
+          produto: { len: 1, default: "2", oneOf: ["1", "2"] },
+          agencia: { len: 4 },
+          convenio: { len: 7 },
+          nossoNumero: { len: 8 },
+          carteira: { len: 1, default: "1" },
+        },
+        derive: [{ name: "nnNc", dv: "banrisulNC", over: ["nossoNumero"] }],
+        campoLivre: [{ field: "produto" }, { const: "1" }, { field: "agencia" }, { field: "convenio" }, { field: "nossoNumero" }, { const: "40" }, { dvPrevious: "banrisulNC", len: 2 }],
+        nossoNumeroImpresso: "{nossoNumero}-{nnNc}",
+        nossoNumeroCompleto: "{nossoNumero}{nnNc}",
+        agenciaCodigoImpresso: "{agencia} / {convenio}",
+        carteiraImpressa: "{carteira}",
+      },
+    ],
+  },
+};
+
+export const LOCAL_PAGAMENTO_PADRAO = LOCAL_PADRAO;
+
+export function bankCodes(): string[] {
+  return Object.keys(BANKS).sort();
+}
