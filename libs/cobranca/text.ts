@@ -1,0 +1,83 @@
+import { fail } from "./errors.js";
+
+/** Non-ASCII characters that NFD does not decompose, with their ASCII spelling. */
+const SPECIAL: Readonly<Record<string, string>> = {
+  ß: "ss", æ: "ae", Æ: "AE", ø: "o", Ø: "O", œ: "oe", Œ: "OE", đ: "d", Đ: "D", ł: "l", Ł: "L", þ: "th", Þ: "TH",
+  ð: "d", Ð: "D", ı: "i", ħ: "h", Ħ: "H", "‘": "'", "’": "'", "‚": "'", "′": "'", "“": '"', "”": '"', "„": '"',
+  "″": '"', "–": "-", "—": "-", "‐": "-", "‑": "-", "…": "...", ª: "a", º: "o", "°": "o", "\u00a0": " ", "\u2009": " ",
+  "\u202f": " ", "·": ".", "×": "x", "´": "'", "`": "'", "¨": "", "¸": "",
+};
+
+/**
+ * Fold text to printable ASCII: strip diacritics (NFD), spell the few letters NFD keeps, map typographic
+ * punctuation. Anything left outside printable ASCII is an error (TEXTO_NAO_CONVERSIVEL) — never dropped.
+ * Control characters (tabs, newlines) become spaces.
+ */
+export function foldAscii(input: string, field = "texto"): string {
+  if (typeof input !== "string") fail("CAMPO_INVALIDO", "text expected", field);
+  let out = "";
+  for (const ch of input.normalize("NFD")) {
+    const cp = ch.codePointAt(0)!;
+    if (cp >= 0x300 && cp <= 0x36f) continue; // combining marks
+    if (cp >= 0x20 && cp < 0x7f) out += ch;
+    else if (cp < 0x20 || cp === 0x7f) out += " ";
+    else if (SPECIAL[ch] !== undefined) out += SPECIAL[ch];
+    else fail("TEXTO_NAO_CONVERSIVEL", `character ${JSON.stringify(ch)} (U+${cp.toString(16).toUpperCase().padStart(4, "0")}) cannot be written in ASCII`, field, { char: ch });
+  }
+  return out;
+}
+
+/**
+ * CNAB text: ASCII-folded, upper-case, punctuation removed, runs of spaces collapsed, trimmed
+ * (what the reference generators do, so the golden files come back byte for byte).
+ */
+export function cnabText(input: string, field = "texto"): string {
+  return foldAscii(input, field)
+    .toUpperCase()
+    .replace(/[^A-Z0-9 ]/g, "")
+    .replace(/ +/g, " ")
+    .trim();
+}
+
+/** Digits only of a CPF/CNPJ/CEP written with punctuation. */
+export function onlyDigits(s: string): string {
+  return s.replace(/\D/g, "");
+}
+
+function cpfValid(d: string): boolean {
+  if (!/^\d{11}$/.test(d) || /^(\d)\1{10}$/.test(d)) return false;
+  const calc = (n: number) => {
+    let sum = 0;
+    for (let i = 0; i < n; i++) sum += Number(d[i]) * (n + 1 - i);
+    const r = (sum * 10) % 11;
+    return r === 10 ? 0 : r;
+  };
+  return calc(9) === Number(d[9]) && calc(10) === Number(d[10]);
+}
+
+function cnpjValid(d: string): boolean {
+  if (!/^\d{14}$/.test(d) || /^(\d)\1{13}$/.test(d)) return false;
+  const calc = (n: number) => {
+    const w = n === 12 ? [5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2] : [6, 5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2];
+    let sum = 0;
+    for (let i = 0; i < n; i++) sum += Number(d[i]) * w[i]!;
+    const r = sum % 11;
+    return r < 2 ? 0 : 11 - r;
+  };
+  return calc(12) === Number(d[12]) && calc(13) === Number(d[13]);
+}
+
+export type TipoInscricao = "CPF" | "CNPJ";
+
+/**
+ * Validate a CPF (11) or CNPJ (14) given with or without punctuation. `strict: false` accepts
+ * well-shaped numbers with wrong check digits (test data in the golden files uses them).
+ */
+export function documento(input: string, field = "documento", strict = true): { tipo: TipoInscricao; numero: string } {
+  if (input === undefined || input === null || input === "") fail("CAMPO_OBRIGATORIO", "CPF/CNPJ is required", field);
+  if (typeof input !== "string" || !/^[\d.\-/ ]+$/.test(input)) fail("CPF_CNPJ_INVALIDO", `not a CPF/CNPJ: ${JSON.stringify(input)}`, field);
+  const d = onlyDigits(input);
+  if (d.length === 11 && (!strict || cpfValid(d))) return { tipo: "CPF", numero: d };
+  if (d.length === 14 && (!strict || cnpjValid(d))) return { tipo: "CNPJ", numero: d };
+  fail("CPF_CNPJ_INVALIDO", `invalid CPF/CNPJ ${JSON.stringify(input)}`, field);
+}
