@@ -1,0 +1,45 @@
+import type { EnvReader } from "../../libs/config/env.js";
+
+/** Coordinator settings; the NFSE_* names are seed 000's and stay as they are. */
+export interface CoordinatorConfig {
+  natsUrl: string;
+  /** Incremental pool size (seed: NFSE_WORKER_CONCURRENCY). */
+  workerConcurrency: number;
+  /** Bootstrap pool size: long first syncs, kept small so they never starve incrementals. */
+  bootstrapConcurrency: number;
+  syncIntervalMs: number;
+  /** Wait after "no more documents" (the ADN's one-hour rule; never below 3600 s in production). */
+  emptyResultBackoffMs: number;
+  progressEvery: number;
+  staleLockMs: number;
+  leaseBucket: string;
+  leaseTtlMs: number;
+  /** A bootstrap run gives its lease back after this long and resumes later from its cursor. */
+  bootstrapSliceMs: number;
+  /** A feed whose cursor is this far behind what the ADN reported counts as a bootstrap. */
+  bootstrapThresholdNsu: bigint;
+  /** Single-NSU look-ups per feed per hour for gap back-fill (the NF-e rule is 20/h). */
+  reconciliationBudgetPerHour: number;
+  /** Backoff after a failed run: base, doubled per consecutive failure, capped. */
+  failureBackoffBaseMs: number;
+  failureBackoffMaxMs: number;
+}
+
+export function readCoordinatorConfig(env: EnvReader): CoordinatorConfig {
+  return {
+    natsUrl: env.url("NATS_URL", ["nats:", "tls:"], { hint: "nats://host:4222" }),
+    workerConcurrency: env.int("NFSE_WORKER_CONCURRENCY", { default: 4, min: 1, max: 256 }),
+    bootstrapConcurrency: env.int("NFSE_BOOTSTRAP_CONCURRENCY", { default: 1, min: 1, max: 64 }),
+    syncIntervalMs: env.durationMs("NFSE_SYNC_INTERVAL_SECONDS", { default: 300_000, minSeconds: 1 }),
+    emptyResultBackoffMs: env.durationMs("NFSE_EMPTY_RESULT_BACKOFF_SECONDS", { default: 3_600_000 }),
+    progressEvery: env.int("NFSE_SYNC_PROGRESS_EVERY", { default: 100, min: 1, max: 100_000 }),
+    staleLockMs: env.int("NFSE_SYNC_STALE_LOCK_MINUTES", { default: 120, min: 1, max: 10_080 }) * 60_000,
+    leaseBucket: env.string("COORDINATOR_LEASE_BUCKET", { default: "malha_leases", pattern: /^[A-Za-z0-9_-]{1,64}$/, hint: "letters, digits, _ and -" }),
+    leaseTtlMs: env.durationMs("COORDINATOR_LEASE_TTL_SECONDS", { default: 30_000, minSeconds: 1, maxSeconds: 3600 }),
+    bootstrapSliceMs: env.durationMs("NFSE_BOOTSTRAP_SLICE_SECONDS", { default: 600_000, minSeconds: 1 }),
+    bootstrapThresholdNsu: BigInt(env.int("NFSE_BOOTSTRAP_THRESHOLD_NSU", { default: 10_000, min: 1 })),
+    reconciliationBudgetPerHour: env.int("NFSE_RECONCILIATION_BUDGET_PER_HOUR", { default: 20, min: 0, max: 3600 }),
+    failureBackoffBaseMs: env.durationMs("NFSE_FAILURE_BACKOFF_SECONDS", { default: 60_000, minSeconds: 1 }),
+    failureBackoffMaxMs: env.durationMs("NFSE_FAILURE_BACKOFF_MAX_SECONDS", { default: 3_600_000, minSeconds: 1 }),
+  };
+}
