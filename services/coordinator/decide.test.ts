@@ -8,7 +8,7 @@ import { decide, poolFor } from "./decide.js";
 import { feedKey } from "./feed-key.js";
 
 const NOW = Date.UTC(2026, 10, 29, 12, 0, 0);
-const state = (over: Partial<SyncState> = {}): SyncState =>
+const state = (over: Omit<Partial<SyncState>, "$typeName" | "$unknown"> = {}): SyncState =>
   create(SyncStateSchema, {
     feed: feedKey("3550308", Ambiente.PRODUCAO, TipoNsu.DISTRIBUICAO),
     enabled: true,

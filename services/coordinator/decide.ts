@@ -1,5 +1,5 @@
 import { create } from "@bufbuild/protobuf";
-import { timestampDate, timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { timestampDate, timestampFromMs, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { FeedDecisionSchema, SkipReason, type FeedDecision } from "../../libs/gen/malha/coordinator/v1/coordinator_pb.js";
 import { SyncPool, type SyncState } from "../../libs/gen/malha/store/v1/types_pb.js";
 
@@ -26,7 +26,7 @@ export function poolFor(state: SyncState, thresholdNsu: bigint): SyncPool {
  */
 export function decide(state: SyncState, ctx: DecideContext): FeedDecision {
   const base = { feed: state.feed, pool: poolFor(state, ctx.bootstrapThresholdNsu) };
-  const skip = (reason: SkipReason, extra: Partial<FeedDecision> = {}) =>
+  const skip = (reason: SkipReason, extra: { notBefore?: Timestamp; leaseHolder?: string } = {}) =>
     create(FeedDecisionSchema, { ...base, accepted: false, reason, ...extra });
   if (!state.municipalityActive) return skip(SkipReason.MUNICIPALITY_INACTIVE);
   if (!state.enabled) return skip(SkipReason.FEED_DISABLED);
