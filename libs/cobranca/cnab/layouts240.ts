@@ -1,0 +1,297 @@
+/**
+ * CNAB 240 (FEBRABAN, cobrança) as data: the generic records and, per bank, a profile with versions
+ * and field overrides (cobranca.md §4.2). Context paths are documented in remessa.ts.
+ */
+import { A, B, K, N, type FieldDef, type RecordLayout, Z, defineRecord, overrideRecord } from "./record.js";
+
+const common = (_tipo: string): FieldDef[] => [N("banco", 1, 3, { src: "banco" })];
+
+export const HEADER_ARQUIVO_240 = defineRecord("headerArquivo", 240, [
+  ...common("0"),
+  K("lote", 4, 7, "0000", "N"),
+  K("tipoRegistro", 8, 8, "0", "N"),
+  B(9, 17),
+  N("tipoInscricao", 18, 18, { src: "beneficiario.tipoInscricao" }),
+  N("documento", 19, 32, { src: "beneficiario.documento" }),
+  A("convenio", 33, 52, { src: "beneficiario.convenio", fmt: "raw" }),
+  N("agencia", 53, 57, { src: "beneficiario.agencia" }),
+  A("agenciaDv", 58, 58, { src: "beneficiario.agenciaDv", fmt: "raw" }),
+  N("conta", 59, 70, { src: "beneficiario.conta" }),
+  A("contaDv", 71, 71, { src: "beneficiario.contaDv", fmt: "raw" }),
+  A("agenciaContaDv", 72, 72, { src: "beneficiario.agenciaContaDv", fmt: "raw" }),
+  A("nomeEmpresa", 73, 102, { src: "beneficiario.nome", truncate: true }),
+  A("nomeBanco", 103, 132, { src: "bancoNome", truncate: true }),
+  B(133, 142),
+  N("codigoRemessaRetorno", 143, 143, { src: "arquivo.direcao" }),
+  N("dataGeracao", 144, 151, { src: "arquivo.data", fmt: "date8" }),
+  N("horaGeracao", 152, 157, { src: "arquivo.hora" }),
+  N("nsa", 158, 163, { src: "arquivo.nsa" }),
+  N("versaoLayout", 164, 166, { src: "arquivo.versao" }),
+  N("densidade", 167, 171, { src: "arquivo.densidade" }),
+  A("reservadoBanco", 172, 191, { src: "arquivo.reservadoBanco", fmt: "raw" }),
+  A("reservadoEmpresa", 192, 211, { src: "arquivo.reservadoEmpresa", fmt: "raw" }),
+  B(212, 240),
+]);
+
+export const HEADER_LOTE_240 = defineRecord("headerLote", 240, [
+  ...common("1"),
+  N("lote", 4, 7, { src: "lote.numero" }),
+  K("tipoRegistro", 8, 8, "1", "N"),
+  A("operacao", 9, 9, { src: "lote.operacao", fmt: "raw" }),
+  K("servico", 10, 11, "01", "N"),
+  B(12, 13),
+  N("versaoLote", 14, 16, { src: "lote.versao" }),
+  B(17, 17),
+  N("tipoInscricao", 18, 18, { src: "beneficiario.tipoInscricao" }),
+  N("documento", 19, 33, { src: "beneficiario.documento" }),
+  A("convenio", 34, 53, { src: "beneficiario.convenio", fmt: "raw" }),
+  N("agencia", 54, 58, { src: "beneficiario.agencia" }),
+  A("agenciaDv", 59, 59, { src: "beneficiario.agenciaDv", fmt: "raw" }),
+  N("conta", 60, 71, { src: "beneficiario.conta" }),
+  A("contaDv", 72, 72, { src: "beneficiario.contaDv", fmt: "raw" }),
+  A("agenciaContaDv", 73, 73, { src: "beneficiario.agenciaContaDv", fmt: "raw" }),
+  A("nomeEmpresa", 74, 103, { src: "beneficiario.nome", truncate: true }),
+  A("mensagem1", 104, 143, { src: "lote.mensagem1", truncate: true }),
+  A("mensagem2", 144, 183, { src: "lote.mensagem2", truncate: true }),
+  N("numeroRemessa", 184, 191, { src: "arquivo.nsa" }),
+  N("dataGravacao", 192, 199, { src: "arquivo.data", fmt: "date8" }),
+  N("dataCredito", 200, 207, { src: "lote.dataCredito", fmt: "date8" }),
+  B(208, 240),
+]);
+
+const detalhe = (seg: string): FieldDef[] => [
+  ...common("3"),
+  N("lote", 4, 7, { src: "lote.numero" }),
+  K("tipoRegistro", 8, 8, "3", "N"),
+  N("sequencial", 9, 13, { src: "seq" }),
+  K("segmento", 14, 14, seg),
+  B(15, 15),
+  N("movimento", 16, 17, { src: "titulo.movimento" }),
+];
+
+export const SEGMENTO_P = defineRecord("segmentoP", 240, [
+  ...detalhe("P"),
+  N("agencia", 18, 22, { src: "beneficiario.agencia" }),
+  A("agenciaDv", 23, 23, { src: "beneficiario.agenciaDv", fmt: "raw" }),
+  N("conta", 24, 35, { src: "beneficiario.conta" }),
+  A("contaDv", 36, 36, { src: "beneficiario.contaDv", fmt: "raw" }),
+  A("agenciaContaDv", 37, 37, { src: "beneficiario.agenciaContaDv", fmt: "raw" }),
+  A("nossoNumero", 38, 57, { src: "titulo.nossoNumero", fmt: "raw" }),
+  N("carteira", 58, 58, { src: "beneficiario.codigoCarteira", default: "1" }),
+  N("formaCadastramento", 59, 59, { src: "titulo.formaCadastramento", default: "1" }),
+  A("tipoDocumento", 60, 60, { src: "titulo.tipoDocumento", fmt: "raw", default: "1" }),
+  N("emissaoBoleto", 61, 61, { src: "titulo.emissaoBoleto", default: "2" }),
+  N("distribuicaoBoleto", 62, 62, { src: "titulo.distribuicaoBoleto", default: "2" }),
+  A("numeroDocumento", 63, 77, { src: "titulo.numeroDocumento" }),
+  N("vencimento", 78, 85, { src: "titulo.vencimento", fmt: "date8" }),
+  N("valor", 86, 100, { src: "titulo.valorCentavos", fmt: "cents" }),
+  N("agenciaCobradora", 101, 105, { src: "titulo.agenciaCobradora" }),
+  A("agenciaCobradoraDv", 106, 106, { src: "titulo.agenciaCobradoraDv", fmt: "raw" }),
+  N("especie", 107, 108, { src: "titulo.especie", default: "02" }),
+  A("aceite", 109, 109, { src: "titulo.aceite", fmt: "raw", default: "N" }),
+  N("emissao", 110, 117, { src: "titulo.emissao", fmt: "date8" }),
+  N("jurosCodigo", 118, 118, { src: "titulo.juros.codigo", default: "3" }),
+  N("jurosData", 119, 126, { src: "titulo.juros.data", fmt: "date8" }),
+  N("jurosValor", 127, 141, { src: "titulo.juros.valor", fmt: "cents" }),
+  N("descontoCodigo", 142, 142, { src: "titulo.desconto.codigo", default: "0" }),
+  N("descontoData", 143, 150, { src: "titulo.desconto.data", fmt: "date8" }),
+  N("descontoValor", 151, 165, { src: "titulo.desconto.valor", fmt: "cents" }),
+  N("iof", 166, 180, { src: "titulo.iofCentavos", fmt: "cents" }),
+  N("abatimento", 181, 195, { src: "titulo.abatimentoCentavos", fmt: "cents" }),
+  A("identificacaoTitulo", 196, 220, { src: "titulo.id", fmt: "raw" }),
+  N("protestoCodigo", 221, 221, { src: "titulo.protesto.codigo", default: "3" }),
+  N("protestoDias", 222, 223, { src: "titulo.protesto.dias" }),
+  N("baixaCodigo", 224, 224, { src: "titulo.baixa.codigo", default: "0" }),
+  N("baixaDias", 225, 227, { src: "titulo.baixa.dias" }),
+  K("moeda", 228, 229, "09", "N"),
+  N("contrato", 230, 239, { src: "titulo.contrato" }),
+  B(240, 240),
+]);
+
+export const SEGMENTO_Q = defineRecord("segmentoQ", 240, [
+  ...detalhe("Q"),
+  N("tipoInscricao", 18, 18, { src: "pagador.tipoInscricao" }),
+  N("documento", 19, 33, { src: "pagador.documento" }),
+  A("nome", 34, 73, { src: "pagador.nome", truncate: true }),
+  A("endereco", 74, 113, { src: "pagador.endereco", truncate: true }),
+  A("bairro", 114, 128, { src: "pagador.bairro", truncate: true }),
+  N("cep", 129, 136, { src: "pagador.cep" }),
+  A("cidade", 137, 151, { src: "pagador.cidade", truncate: true }),
+  A("uf", 152, 153, { src: "pagador.uf" }),
+  N("avalistaTipoInscricao", 154, 154, { src: "avalista.tipoInscricao" }),
+  N("avalistaDocumento", 155, 169, { src: "avalista.documento" }),
+  A("avalistaNome", 170, 209, { src: "avalista.nome", truncate: true }),
+  N("bancoCorrespondente", 210, 212, { src: "titulo.bancoCorrespondente" }),
+  A("nossoNumeroCorrespondente", 213, 232, { src: "titulo.nossoNumeroCorrespondente", fmt: "raw" }),
+  B(233, 240),
+]);
+
+export const SEGMENTO_R = defineRecord("segmentoR", 240, [
+  ...detalhe("R"),
+  N("desconto2Codigo", 18, 18, { src: "titulo.desconto2.codigo", default: "0" }),
+  N("desconto2Data", 19, 26, { src: "titulo.desconto2.data", fmt: "date8" }),
+  N("desconto2Valor", 27, 41, { src: "titulo.desconto2.valor", fmt: "cents" }),
+  N("desconto3Codigo", 42, 42, { src: "titulo.desconto3.codigo", default: "0" }),
+  N("desconto3Data", 43, 50, { src: "titulo.desconto3.data", fmt: "date8" }),
+  N("desconto3Valor", 51, 65, { src: "titulo.desconto3.valor", fmt: "cents" }),
+  N("multaCodigo", 66, 66, { src: "titulo.multa.codigo", default: "0" }),
+  N("multaData", 67, 74, { src: "titulo.multa.data", fmt: "date8" }),
+  N("multaValor", 75, 89, { src: "titulo.multa.valor", fmt: "cents" }),
+  A("informacaoPagador", 90, 99, { src: "titulo.informacaoPagador", truncate: true }),
+  A("mensagem3", 100, 139, { src: "titulo.mensagem3", truncate: true }),
+  A("mensagem4", 140, 179, { src: "titulo.mensagem4", truncate: true }),
+  B(180, 199),
+  N("ocorrenciaPagador", 200, 207),
+  N("debitoBanco", 208, 210),
+  N("debitoAgencia", 211, 215),
+  A("debitoAgenciaDv", 216, 216),
+  N("debitoConta", 217, 228),
+  A("debitoContaDv", 229, 229),
+  A("debitoAgContaDv", 230, 230),
+  N("avisoDebito", 231, 231),
+  B(232, 240),
+]);
+
+export const TRAILER_LOTE_240 = defineRecord("trailerLote", 240, [
+  ...common("5"),
+  N("lote", 4, 7, { src: "lote.numero" }),
+  K("tipoRegistro", 8, 8, "5", "N"),
+  B(9, 17),
+  N("quantidadeRegistros", 18, 23, { src: "totais.registrosLote" }),
+  N("quantidadeSimples", 24, 29, { src: "totais.titulos" }),
+  N("valorSimples", 30, 46, { src: "totais.valorCentavos", fmt: "cents" }),
+  Z(47, 52),
+  Z(53, 69),
+  Z(70, 75),
+  Z(76, 92),
+  Z(93, 98),
+  Z(99, 115),
+  B(116, 123),
+  B(124, 240),
+]);
+
+export const TRAILER_ARQUIVO_240 = defineRecord("trailerArquivo", 240, [
+  ...common("9"),
+  K("lote", 4, 7, "9999", "N"),
+  K("tipoRegistro", 8, 8, "9", "N"),
+  B(9, 17),
+  N("quantidadeLotes", 18, 23, { src: "totais.lotes" }),
+  N("quantidadeRegistros", 24, 29, { src: "totais.registrosArquivo" }),
+  Z(30, 35),
+  B(36, 240),
+]);
+
+export type Cnab240Record = "headerArquivo" | "headerLote" | "P" | "Q" | "R" | "trailerLote" | "trailerArquivo";
+
+export interface Cnab240Profile {
+  readonly banco: string;
+  readonly versaoArquivo: string;
+  readonly versaoLote: string;
+  readonly densidade: string;
+  /** Template of P 38–57 (nosso número block), placeholders as in record.ts. */
+  readonly nossoNumeroTpl: string;
+  /** Segments written per título. */
+  readonly segmentos: readonly ("P" | "Q" | "R")[];
+  readonly overrides: Partial<Record<Cnab240Record, readonly FieldDef[]>>;
+}
+
+const BASE: Record<Cnab240Record, RecordLayout> = {
+  headerArquivo: HEADER_ARQUIVO_240,
+  headerLote: HEADER_LOTE_240,
+  P: SEGMENTO_P,
+  Q: SEGMENTO_Q,
+  R: SEGMENTO_R,
+  trailerLote: TRAILER_LOTE_240,
+  trailerArquivo: TRAILER_ARQUIVO_240,
+};
+
+/** Right-aligned identification of the título, as BB/Sicoob/Sicredi write it (brcobranca golden files). */
+const ID_RIGHT = A("identificacaoTitulo", 196, 220, { src: "titulo.id", fmt: "raw", align: "right" });
+const DOC_NUM = N("numeroDocumento", 63, 77, { src: "titulo.numeroDocumento" });
+
+export const CNAB240_PROFILES: Readonly<Record<string, Cnab240Profile>> = {
+  "001": {
+    banco: "001",
+    versaoArquivo: "083",
+    versaoLote: "042",
+    densidade: "00000",
+    nossoNumeroTpl: "{beneficiario.convenioNumero:7}{titulo.nossoNumeroSequencial:10}",
+    segmentos: ["P", "Q", "R"],
+    overrides: {
+      // 33–52: convênio(9) + "0014" + carteira(2) + variação(3) (LB Bb.php; brcobranca golden)
+      headerArquivo: [
+        A("convenio", 33, 52, { fmt: "template", tpl: "{beneficiario.convenioNumero:9}0014{beneficiario.carteira:2}{beneficiario.variacao:3}" }),
+        Z(172, 191),
+        Z(192, 211),
+      ],
+      headerLote: [A("convenio", 34, 53, { fmt: "template", tpl: "{beneficiario.convenioNumero:9}0014{beneficiario.carteira:2}{beneficiario.variacao:3}" })],
+      P: [
+        N("carteira", 58, 58, { src: "beneficiario.codigoCarteira", default: "7" }),
+        A("tipoDocumento", 60, 60, { src: "titulo.tipoDocumento", fmt: "raw" }),
+        N("emissaoBoleto", 61, 61, { src: "titulo.emissaoBoleto", default: "0" }),
+        N("distribuicaoBoleto", 62, 62, { src: "titulo.distribuicaoBoleto", default: "0" }),
+        DOC_NUM,
+        ID_RIGHT,
+      ],
+      trailerLote: [Z(24, 240)],
+      trailerArquivo: [B(30, 35)],
+    },
+  },
+  "756": {
+    banco: "756",
+    versaoArquivo: "081",
+    versaoLote: "040",
+    densidade: "00000",
+    // NN(10, with DV) + parcela(2) + modalidade(2) + "4" (formulário), left-aligned
+    nossoNumeroTpl: "{titulo.nossoNumeroSequencial:10}{titulo.parcela:2}{beneficiario.modalidade:2}4",
+    segmentos: ["P", "Q", "R"],
+    overrides: {
+      headerArquivo: [B(33, 52)],
+      headerLote: [B(34, 53)],
+      P: [
+        N("formaCadastramento", 59, 59, { src: "titulo.formaCadastramento", default: "0" }),
+        A("tipoDocumento", 60, 60, { src: "titulo.tipoDocumento", fmt: "raw" }),
+        DOC_NUM,
+        ID_RIGHT,
+        A("baixaDias", 225, 227, { src: "titulo.baixa.dias", fmt: "raw" }),
+      ],
+    },
+  },
+  "748": {
+    banco: "748",
+    versaoArquivo: "081",
+    versaoLote: "040",
+    densidade: "01600",
+    nossoNumeroTpl: "{titulo.nossoNumeroSequencial}",
+    segmentos: ["P", "Q", "R"],
+    overrides: {
+      headerArquivo: [B(33, 52)],
+      headerLote: [B(34, 53)],
+      P: [DOC_NUM, ID_RIGHT],
+      trailerLote: [Z(24, 29), Z(30, 46)],
+    },
+  },
+};
+
+/** FEBRABAN generic profile for banks without a specific one (Bradesco, Itaú, Banrisul…; UNVERIFIED per bank). */
+export function genericProfile(banco: string): Cnab240Profile {
+  return { banco, versaoArquivo: "040", versaoLote: "030", densidade: "00000", nossoNumeroTpl: "{titulo.nossoNumero}", segmentos: ["P", "Q", "R"], overrides: {} };
+}
+
+const cache = new Map<string, RecordLayout>();
+export function layout240(profile: Cnab240Profile, rec: Cnab240Record): RecordLayout {
+  const key = `${profile.banco}:${rec}`;
+  let l = cache.get(key);
+  if (!l) {
+    const ov = [...(profile.overrides[rec] ?? [])];
+    if (rec === "P" && !ov.some((f) => f.start === 38))
+      ov.push(A("nossoNumero", 38, 57, { src: "titulo.nossoNumeroCampo", fmt: "template", tpl: profile.nossoNumeroTpl }));
+    l = ov.length ? overrideRecord(BASE[rec], `${rec}-${profile.banco}`, ov) : BASE[rec];
+    cache.set(key, l);
+  }
+  return l;
+}
+
+export function profile240(banco: string): Cnab240Profile {
+  return CNAB240_PROFILES[banco] ?? genericProfile(banco);
+}
