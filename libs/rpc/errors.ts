@@ -12,10 +12,15 @@ export function toWireError(err: unknown, requestId: string): ConnectError {
   return new ConnectError(`internal error (request id ${requestId})`, Code.Internal);
 }
 
-/** True for errors worth a stack trace in our logs: everything but deliberate ConnectErrors. */
-export function isUnexpected(err: unknown): boolean {
-  if (!(err instanceof ConnectError)) return !isAbort(err);
-  return err.code === Code.Internal || err.code === Code.Unknown || err.code === Code.DataLoss;
+/**
+ * How loudly a failed call is logged: "error" (with the stack) for bugs and infrastructure faults,
+ * "warn" for DATA_LOSS (tampered or corrupted data deserves attention, but it was detected on
+ * purpose), "info" for deliberate refusals such as INVALID_ARGUMENT or NOT_FOUND.
+ */
+export function logLevelOf(err: unknown): "error" | "warn" | "info" {
+  if (!(err instanceof ConnectError)) return isAbort(err) ? "info" : "error";
+  if (err.code === Code.Internal || err.code === Code.Unknown) return "error";
+  return err.code === Code.DataLoss ? "warn" : "info";
 }
 
 function isAbort(err: unknown): boolean {

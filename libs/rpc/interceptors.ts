@@ -1,7 +1,7 @@
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import type { Logger } from "../log/logger.js";
 import { currentScope, requestIdFrom, REQUEST_ID_HEADER, runInScope, timeoutMsFrom, type RequestScope } from "./context.js";
-import { isUnexpected, toWireError } from "./errors.js";
+import { logLevelOf, toWireError } from "./errors.js";
 import type { Metrics } from "./metrics.js";
 
 /**
@@ -29,9 +29,10 @@ export function serverInterceptor(log: Logger, metrics: Metrics): Interceptor {
       const wire = err === undefined ? undefined : toWireError(err, requestId);
       const code = wire ? Code[wire.code] : "OK";
       metrics.rpcHandled.inc({ service, method, code });
-      if (err === undefined) scope.log.debug("rpc ok");
-      else if (isUnexpected(err)) scope.log.error({ err }, "rpc failed unexpectedly");
-      else scope.log.info({ code, reason: wire?.rawMessage }, "rpc refused");
+      const level = err === undefined ? undefined : logLevelOf(err);
+      if (level === undefined) scope.log.debug("rpc ok");
+      else if (level === "error") scope.log.error({ err }, "rpc failed unexpectedly");
+      else scope.log[level]({ code, reason: wire?.rawMessage }, "rpc refused");
       wire?.metadata.set(REQUEST_ID_HEADER, requestId);
       return wire;
     };
