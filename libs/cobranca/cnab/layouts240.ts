@@ -295,3 +295,92 @@ export function layout240(profile: Cnab240Profile, rec: Cnab240Record): RecordLa
 export function profile240(banco: string): Cnab240Profile {
   return CNAB240_PROFILES[banco] ?? genericProfile(banco);
 }
+
+// ---------------------------------------------------------------- retorno (segments T and U)
+
+const detalheRetorno = (seg: string): FieldDef[] => [
+  N("banco", 1, 3, { src: "banco" }),
+  A("lote", 4, 7, { fmt: "raw" }),
+  K("tipoRegistro", 8, 8, "3", "N"),
+  N("sequencial", 9, 13, { src: "seq" }),
+  K("segmento", 14, 14, seg),
+  A("brancos15", 15, 15, { fmt: "raw" }),
+  A("movimento", 16, 17, { src: "ocorrencia", fmt: "raw" }),
+];
+
+export const SEGMENTO_T = defineRecord("segmentoT", 240, [
+  ...detalheRetorno("T"),
+  A("agencia", 18, 22, { src: "agencia", fmt: "raw" }),
+  A("agenciaDv", 23, 23, { fmt: "raw" }),
+  A("conta", 24, 36, { src: "conta", fmt: "raw" }),
+  A("agContaDv", 37, 37, { fmt: "raw" }),
+  A("nossoNumero", 38, 57, { src: "nossoNumero", fmt: "raw" }),
+  A("carteira", 58, 58, { src: "carteira", fmt: "raw" }),
+  A("seuNumero", 59, 73, { src: "numeroDocumento", fmt: "raw" }),
+  N("vencimento", 74, 81, { src: "vencimento", fmt: "date8" }),
+  N("valor", 82, 96, { src: "valorCentavos", fmt: "cents" }),
+  A("bancoCobrador", 97, 99, { src: "bancoRecebedor", fmt: "raw" }),
+  A("agenciaCobradora", 100, 105, { src: "agenciaRecebedora", fmt: "raw" }),
+  A("identificacaoTitulo", 106, 130, { src: "id", fmt: "raw", align: "right" }),
+  A("moeda", 131, 132, { fmt: "raw" }),
+  A("pagadorTipoInscricao", 133, 133, { src: "pagador.tipoInscricao", fmt: "raw" }),
+  A("pagadorDocumento", 134, 148, { src: "pagador.documento", fmt: "raw" }),
+  A("pagadorNome", 149, 188, { src: "pagador.nome", fmt: "raw" }),
+  A("contrato", 189, 198, { fmt: "raw" }),
+  N("tarifa", 199, 213, { src: "tarifaCentavos", fmt: "cents" }),
+  A("motivos", 214, 223, { src: "motivosRaw", fmt: "raw" }),
+  A("brancos224", 224, 240, { fmt: "raw" }),
+]);
+
+export const SEGMENTO_U = defineRecord("segmentoU", 240, [
+  ...detalheRetorno("U"),
+  N("juros", 18, 32, { src: "jurosCentavos", fmt: "cents" }),
+  N("desconto", 33, 47, { src: "descontoCentavos", fmt: "cents" }),
+  N("abatimento", 48, 62, { src: "abatimentoCentavos", fmt: "cents" }),
+  N("iof", 63, 77, { src: "iofCentavos", fmt: "cents" }),
+  N("valorPago", 78, 92, { src: "valorPagoCentavos", fmt: "cents" }),
+  N("valorLiquido", 93, 107, { src: "valorLiquidoCentavos", fmt: "cents" }),
+  N("outrasDespesas", 108, 122, { src: "outrasDespesasCentavos", fmt: "cents" }),
+  N("outrosCreditos", 123, 137, { src: "outrosCreditosCentavos", fmt: "cents" }),
+  N("dataOcorrencia", 138, 145, { src: "dataOcorrencia", fmt: "date8" }),
+  N("dataCredito", 146, 153, { src: "dataCredito", fmt: "date8" }),
+  A("resto", 154, 240, { fmt: "raw" }),
+]);
+
+/** Retorno segment T per bank: FEBRABAN positions unless the bank moves them (errata 3 and 5). */
+export const SEGMENTO_T_POR_BANCO: Readonly<Record<string, RecordLayout>> = {
+  // Caixa SIGCB: 17-digit NN at 40–56 and its DV at 57 (errata 5)
+  "104": overrideRecord(SEGMENTO_T, "segmentoT-104", [
+    A("nnPrefixo", 38, 39, { fmt: "raw" }),
+    A("nossoNumero", 40, 56, { src: "nossoNumero", fmt: "raw" }),
+    A("nossoNumeroDv", 57, 57, { src: "nossoNumeroDv", fmt: "raw" }),
+  ]),
+  // Santander: its own T positions (errata 3; laravel-boleto Santander 240 file)
+  "033": defineRecord("segmentoT-033", 240, [
+    ...detalheRetorno("T"),
+    A("agencia", 18, 21, { src: "agencia", fmt: "raw" }),
+    A("agenciaDv", 22, 22, { fmt: "raw" }),
+    A("conta", 23, 32, { src: "conta", fmt: "raw" }),
+    A("brancos33", 33, 40, { fmt: "raw" }),
+    A("nossoNumero", 41, 53, { src: "nossoNumero", fmt: "raw" }),
+    A("carteira", 54, 54, { src: "carteira", fmt: "raw" }),
+    A("seuNumero", 55, 69, { src: "numeroDocumento", fmt: "raw" }),
+    N("vencimento", 70, 77, { src: "vencimento", fmt: "date8" }),
+    N("valor", 78, 92, { src: "valorCentavos", fmt: "cents" }),
+    A("bancoCobrador", 93, 95, { src: "bancoRecebedor", fmt: "raw" }),
+    A("agenciaCobradora", 96, 100, { src: "agenciaRecebedora", fmt: "raw" }),
+    A("identificacaoTitulo", 101, 125, { src: "id", fmt: "raw", align: "right" }),
+    A("moeda", 126, 127, { fmt: "raw" }),
+    A("pagadorTipoInscricao", 128, 128, { src: "pagador.tipoInscricao", fmt: "raw" }),
+    A("pagadorDocumento", 129, 143, { src: "pagador.documento", fmt: "raw" }),
+    A("pagadorNome", 144, 183, { src: "pagador.nome", fmt: "raw" }),
+    A("contaCobranca", 184, 193, { fmt: "raw" }),
+    N("tarifa", 194, 208, { src: "tarifaCentavos", fmt: "cents" }),
+    A("motivos", 209, 218, { src: "motivosRaw", fmt: "raw" }),
+    A("brancos219", 219, 240, { fmt: "raw" }),
+  ]),
+};
+
+export function segmentoT(banco: string): RecordLayout {
+  return SEGMENTO_T_POR_BANCO[banco] ?? SEGMENTO_T;
+}

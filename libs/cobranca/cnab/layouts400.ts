@@ -3,7 +3,7 @@
  * retorno details of Bradesco, Itaú, Santander and Banco do Brasil (CBR643), cobranca.md §4.3/§5.2 and
  * the golden files' README.
  */
-import { A, B, K, N, type RecordLayout, Z, defineRecord } from "./record.js";
+import { A, B, K, N, type RecordLayout, Z, defineRecord, overrideRecord } from "./record.js";
 
 const seq = N("sequencial", 395, 400, { src: "seq" });
 
@@ -234,7 +234,8 @@ export const ITAU_400_RETORNO = defineRecord("itau400Retorno", 400, [
   N("dataOcorrencia", 111, 116, { src: "dataOcorrencia", fmt: "date6" }),
   A("numeroDocumento", 117, 126, { src: "numeroDocumento", fmt: "raw" }),
   A("nossoNumero3", 127, 134, { fmt: "raw" }),
-  A("motivosSantander", 135, 146, { src: "motivosSantanderRaw", fmt: "raw" }),
+  A("brancos135", 135, 136, { fmt: "raw" }),
+  A("motivosSantander", 137, 146, { src: "motivosSantanderRaw", fmt: "raw" }),
   N("vencimento", 147, 152, { src: "vencimento", fmt: "date6" }),
   N("valor", 153, 165, { src: "valorCentavos", fmt: "cents" }),
   N("bancoCobrador", 166, 168, { src: "bancoRecebedor" }),
@@ -255,6 +256,12 @@ export const ITAU_400_RETORNO = defineRecord("itau400Retorno", 400, [
   A("brancos386", 386, 392, { fmt: "raw" }),
   A("codigoLiquidacao", 393, 394, { src: "codigoLiquidacao", fmt: "raw" }),
   seq,
+]);
+
+/** Santander CNAB 400 retorno: Itaú-like positions, but the nosso número is at 63–70 (no DAC at 86–94). */
+export const SANTANDER_400_RETORNO = overrideRecord(ITAU_400_RETORNO, "santander400Retorno", [
+  A("nossoNumero", 63, 70, { src: "nossoNumero", fmt: "raw" }),
+  A("nossoNumeroBanco", 86, 94, { fmt: "raw" }),
 ]);
 
 /** Santander CNAB 400 retorno PIX record (type 2): chave type, chave DICT, txid. */

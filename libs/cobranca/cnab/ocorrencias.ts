@@ -1,0 +1,180 @@
+/**
+ * Retorno movement codes → canonical states, per (bank, layout), as explicit tables (cobranca.md §5).
+ * A code missing from a table is UNKNOWN — never PAID.
+ */
+export const ESTADOS = ["REGISTERED", "REJECTED", "PAID", "PARTIALLY_PAID", "WRITTEN_OFF", "PROTESTED", "CHANGED", "FEE", "UNKNOWN"] as const;
+export type EstadoCanonico = (typeof ESTADOS)[number];
+
+export interface Ocorrencia {
+  readonly estado: EstadoCanonico;
+  readonly descricao: string;
+}
+
+type Tabela = Readonly<Record<string, Ocorrencia>>;
+const o = (estado: EstadoCanonico, descricao: string): Ocorrencia => ({ estado, descricao });
+
+/** FEBRABAN C044 (CEF-240), the base of every CNAB 240 retorno. */
+const FEBRABAN_240: Tabela = {
+  "02": o("REGISTERED", "entrada confirmada"),
+  "03": o("REJECTED", "entrada rejeitada"),
+  "04": o("CHANGED", "transferência de carteira/entrada"),
+  "05": o("WRITTEN_OFF", "transferência de carteira/baixa"),
+  "06": o("PAID", "liquidação"),
+  "07": o("CHANGED", "confirmação do recebimento da instrução de desconto"),
+  "08": o("CHANGED", "confirmação do recebimento do cancelamento do desconto"),
+  "09": o("WRITTEN_OFF", "baixa"),
+  "11": o("UNKNOWN", "títulos em carteira (em ser)"),
+  "12": o("CHANGED", "confirmação recebimento instrução de abatimento"),
+  "13": o("CHANGED", "confirmação recebimento instrução de cancelamento abatimento"),
+  "14": o("CHANGED", "confirmação recebimento instrução alteração de vencimento"),
+  "17": o("PAID", "liquidação após baixa ou liquidação título não registrado"),
+  "19": o("CHANGED", "confirmação recebimento instrução de protesto"),
+  "20": o("CHANGED", "confirmação recebimento instrução de sustação/cancelamento de protesto"),
+  "23": o("CHANGED", "remessa a cartório (aponte em cartório)"),
+  "24": o("CHANGED", "retirada de cartório e manutenção em carteira"),
+  "25": o("PROTESTED", "protestado e baixado (baixa por ter sido protestado)"),
+  "26": o("REJECTED", "instrução rejeitada"),
+  "27": o("CHANGED", "confirmação do pedido de alteração de outros dados"),
+  "28": o("FEE", "débito de tarifas/custas"),
+  "30": o("REJECTED", "alteração de dados rejeitada"),
+  "44": o("UNKNOWN", "estorno de baixa/liquidação"),
+  "45": o("CHANGED", "alteração de dados"),
+  "61": o("CHANGED", "confirmação de alteração do valor nominal do título"),
+  "62": o("CHANGED", "confirmação de alteração do valor/percentual mínimo/máximo"),
+};
+
+const CAIXA_240: Tabela = {
+  ...FEBRABAN_240,
+  "39": o("REJECTED", "alteração rejeitada"),
+  "40": o("REJECTED", "alteração rejeitada"),
+  "41": o("REJECTED", "alteração rejeitada"),
+  "46": o("PAID", "liquidação on-line"),
+  "47": o("UNKNOWN", "estorno de liquidação on-line"),
+};
+
+const BRADESCO_400: Tabela = {
+  "02": o("REGISTERED", "entrada confirmada"),
+  "03": o("REJECTED", "entrada rejeitada"),
+  "06": o("PAID", "liquidação normal"),
+  "09": o("WRITTEN_OFF", "baixado automaticamente via arquivo"),
+  "10": o("WRITTEN_OFF", "baixado conforme instruções da agência"),
+  "11": o("UNKNOWN", "em ser (arquivo de títulos pendentes)"),
+  "12": o("CHANGED", "abatimento concedido"),
+  "13": o("CHANGED", "abatimento cancelado"),
+  "14": o("CHANGED", "vencimento alterado"),
+  "15": o("PAID", "liquidação em cartório"),
+  "17": o("PAID", "liquidação após baixa ou título não registrado"),
+  "18": o("CHANGED", "acerto de depositária"),
+  "19": o("CHANGED", "confirmação recebimento instrução de protesto"),
+  "20": o("CHANGED", "confirmação recebimento instrução sustação de protesto"),
+  "21": o("CHANGED", "acerto do controle do participante"),
+  "23": o("PROTESTED", "entrada do título em cartório"),
+  "24": o("REJECTED", "entrada rejeitada por CEP irregular"),
+  "27": o("REJECTED", "baixa rejeitada"),
+  "28": o("FEE", "débito de tarifas/custas"),
+  "30": o("REJECTED", "alteração de outros dados rejeitados"),
+  "32": o("REJECTED", "instrução rejeitada"),
+  "33": o("CHANGED", "confirmação pedido alteração outros dados"),
+  "35": o("CHANGED", "desagendamento do débito automático"),
+};
+
+const ITAU_400: Tabela = {
+  "02": o("REGISTERED", "entrada confirmada"),
+  "03": o("REJECTED", "entrada rejeitada"),
+  "04": o("CHANGED", "alteração de dados - nova entrada ou alteração/exclusão de dados acatada"),
+  "05": o("WRITTEN_OFF", "alteração de dados - baixa"),
+  "06": o("PAID", "liquidação normal"),
+  "07": o("PARTIALLY_PAID", "liquidação parcial - cobrança inteligente"),
+  "08": o("PAID", "liquidação em cartório"),
+  "09": o("WRITTEN_OFF", "baixa simples"),
+  // Itaú sends 06 and then 10 for the same payment: 10 is the baixa, the payment is the 06 event.
+  "10": o("WRITTEN_OFF", "baixa por ter sido liquidado"),
+  "11": o("UNKNOWN", "em ser"),
+  "12": o("CHANGED", "abatimento concedido"),
+  "13": o("CHANGED", "abatimento cancelado"),
+  "14": o("CHANGED", "vencimento alterado"),
+  "15": o("REJECTED", "baixas rejeitadas"),
+  "16": o("REJECTED", "instruções rejeitadas"),
+  "17": o("REJECTED", "alteração/exclusão de dados rejeitados"),
+  "18": o("REJECTED", "cobrança contratual - instruções/alterações rejeitadas/pendentes"),
+  "19": o("CHANGED", "confirma recebimento de instrução de protesto"),
+  "20": o("CHANGED", "confirma recebimento de instrução de sustação de protesto"),
+  "23": o("CHANGED", "título enviado a cartório/tarifa"),
+  "25": o("UNKNOWN", "alegações do pagador"),
+  "28": o("FEE", "débito de tarifas/custas"),
+  "32": o("PROTESTED", "baixa por ter sido protestado"),
+  "47": o("WRITTEN_OFF", "baixa com transferência para desconto"),
+  "59": o("PAID", "baixa por crédito em c/c através do SISPAG"),
+  "60": o("REJECTED", "entrada rejeitada carnê"),
+  "64": o("REGISTERED", "entrada confirmada com rateio de crédito"),
+  "71": o("REGISTERED", "entrada registrada, aguardando avaliação (PIX)"),
+  "72": o("WRITTEN_OFF", "baixa por crédito em c/c através do SISPAG sem título correspondente"),
+  "73": o("REGISTERED", "confirmação de entrada na cobrança simples - entrada não aceita na cobrança contratual"),
+};
+
+const SANTANDER_400: Tabela = {
+  "02": o("REGISTERED", "entrada confirmada"),
+  "03": o("REJECTED", "entrada rejeitada"),
+  "06": o("PAID", "liquidação normal"),
+  "07": o("PAID", "liquidação por conta"),
+  "08": o("PAID", "liquidação por saldo"),
+  "09": o("WRITTEN_OFF", "baixa automática"),
+  "10": o("PROTESTED", "título baixado conforme instrução ou por protesto"),
+  "12": o("CHANGED", "abatimento concedido"),
+  "13": o("CHANGED", "abatimento cancelado"),
+  "14": o("CHANGED", "prorrogação de vencimento"),
+  "16": o("PAID", "título já baixado/liquidado"),
+  "17": o("PAID", "liquidado em cartório"),
+  "21": o("CHANGED", "entrada em cartório"),
+  "22": o("CHANGED", "retirado de cartório"),
+  "24": o("FEE", "custas de cartório"),
+  "25": o("PROTESTED", "protestar título"),
+  "26": o("CHANGED", "sustar protesto"),
+};
+
+const BB_CBR643: Tabela = {
+  "02": o("REGISTERED", "confirmação de entrada de título"),
+  "03": o("REJECTED", "comando recusado"),
+  "05": o("PAID", "liquidado sem registro"),
+  "06": o("PAID", "liquidação normal"),
+  "07": o("PARTIALLY_PAID", "liquidação por conta/parcial"),
+  "08": o("PAID", "liquidação por saldo"),
+  "09": o("WRITTEN_OFF", "baixa de título"),
+  "10": o("WRITTEN_OFF", "baixa solicitada"),
+  "11": o("UNKNOWN", "títulos em ser"),
+  "12": o("CHANGED", "abatimento concedido"),
+  "13": o("CHANGED", "abatimento cancelado"),
+  "14": o("CHANGED", "alteração de vencimento do título"),
+  "15": o("PAID", "liquidação em cartório"),
+  "16": o("CHANGED", "confirmação de alteração de juros de mora"),
+  "19": o("CHANGED", "confirmação de recebimento de instruções para protesto"),
+  "20": o("CHANGED", "débito em conta"),
+  "21": o("CHANGED", "alteração do nome do sacado"),
+  "22": o("CHANGED", "alteração do endereço do sacado"),
+  "23": o("CHANGED", "indicação de encaminhamento a cartório"),
+  "24": o("CHANGED", "sustar protesto"),
+  "25": o("WRITTEN_OFF", "dispensar juros de mora"),
+  "28": o("FEE", "manutenção de título vencido"),
+  "96": o("FEE", "despesas de protesto"),
+  "97": o("FEE", "despesas de sustação de protesto"),
+  "98": o("FEE", "débito de custas antecipadas"),
+};
+
+/** Key: `${banco}:${layout}`; "*:240" is the FEBRABAN fallback for other CNAB 240 banks. */
+export const OCORRENCIAS: Readonly<Record<string, Tabela>> = {
+  "*:240": FEBRABAN_240,
+  "001:240": FEBRABAN_240,
+  "033:240": FEBRABAN_240,
+  "104:240": CAIXA_240,
+  "748:240": FEBRABAN_240,
+  "756:240": FEBRABAN_240,
+  "001:400": BB_CBR643,
+  "033:400": SANTANDER_400,
+  "237:400": BRADESCO_400,
+  "341:400": ITAU_400,
+};
+
+export function mapearOcorrencia(banco: string, layout: 240 | 400, codigo: string): Ocorrencia {
+  const t = OCORRENCIAS[`${banco}:${layout}`] ?? (layout === 240 ? OCORRENCIAS["*:240"] : undefined);
+  return t?.[codigo] ?? o("UNKNOWN", `código ${codigo} sem mapeamento para o banco ${banco} (CNAB ${layout})`);
+}
