@@ -1,7 +1,56 @@
-// Wiring only. Leases, the scheduler and the sync loop arrive with the coordinator issue; until then
-// every method answers UNIMPLEMENTED.
+// Wiring only: NATS (leases), clients for the store, the ADN gateway and the vault, the scheduler with
+// its two pools, and the RPC handlers. Behaviour lives in the modules beside this file.
+import { connect } from "@nats-io/transport-node";
+import { AdnGatewayService } from "../../libs/gen/malha/adn/v1/adn_gateway_pb.js";
 import { CoordinatorService } from "../../libs/gen/malha/coordinator/v1/coordinator_pb.js";
+import { StoreService } from "../../libs/gen/malha/store/v1/store_pb.js";
+import { CertificateStatus, VaultService } from "../../libs/gen/malha/vault/v1/vault_pb.js";
+import { defaultHolderId, KvLeaseManager } from "../../libs/leases/nats-kv-leases.js";
+import { peerClient } from "../../libs/rpc/peers.js";
 import { runService } from "../../libs/rpc/run.js";
 import { serve } from "../../libs/rpc/server.js";
+import { readCoordinatorConfig } from "./config.js";
+import { coordinatorHandlers } from "./handlers.js";
+import { FeedRunner } from "./runner.js";
+import { Scheduler } from "./scheduler.js";
 
-await runService("coordinator", () => ({ services: [serve(CoordinatorService, {})] }));
+await runService("coordinator", async ({ env, log }) => {
+  const config = readCoordinatorConfig(env);
+  const store = peerClient(env, "store", StoreService);
+  const gateway = peerClient(env, "adn-gateway", AdnGatewayService, { defaultTimeoutMs: 10 * 60_000 });
+  const vault = peerClient(env, "vault", VaultService);
+  const holder = env.string("COORDINATOR_HOLDER_ID", { default: defaultHolderId() });
+  const nc = await connect({ servers: config.natsUrl, maxReconnectAttempts: -1, reconnectTimeWait: 250, name: holder });
+  const leases = await KvLeaseManager.open(nc, {
+    bucket: config.leaseBucket,
+    ttlMs: config.leaseTtlMs,
+    holder,
+    onRenewError: (key, err) => log.warn({ key, err }, "lease renewal failed; retrying until the deadline"),
+  });
+  const now = () => Date.now();
+  const runner = new FeedRunner(leases, { store: store.client, gateway: gateway.client, now }, config, log);
+  const scheduler = new Scheduler({
+    store: store.client,
+    leases,
+    runner,
+    config,
+    log,
+    now,
+    hasActiveCertificate: async (ibge) => {
+      const res = await vault.client.listCertificates({ ibge, status: CertificateStatus.ACTIVE, pageSize: 1 });
+      return res.certificates.length > 0;
+    },
+  });
+  return {
+    services: [serve(CoordinatorService, coordinatorHandlers({ store: store.client, leases, scheduler, config, now }))],
+    async ready() {
+      scheduler.start();
+    },
+    async close() {
+      await scheduler.stop();
+      await leases.close();
+      await nc.drain();
+      for (const c of [store, gateway, vault]) c.close();
+    },
+  };
+});

@@ -1,0 +1,65 @@
+import type { FeedKey } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
+import { RunOutcome, SyncPool, type RunTrigger } from "../../libs/gen/malha/store/v1/types_pb.js";
+import type { Logger } from "../../libs/log/logger.js";
+import type { LeaseManager } from "../../libs/leases/types.js";
+import type { CoordinatorConfig } from "./config.js";
+import { feedId, leaseKeyOf } from "./feed-key.js";
+import { syncFeed, type SyncFeedDeps, type SyncFeedResult } from "./sync-feed.js";
+
+export interface FeedJob {
+  key: string;
+  feed: FeedKey;
+  trigger: RunTrigger;
+  pool: SyncPool;
+}
+
+export type RunResult = SyncFeedResult | { kind: "lease-held"; holder?: string };
+
+/**
+ * Runs one feed job: take the feed's lease (or leave it to whoever holds it), sync, give the lease
+ * back. Consecutive failures of a feed stretch its backoff, so a broken certificate or a sick ADN is
+ * not hammered.
+ */
+export class FeedRunner {
+  private readonly failures = new Map<string, number>();
+
+  constructor(
+    private readonly leases: LeaseManager,
+    private readonly deps: SyncFeedDeps,
+    private readonly config: CoordinatorConfig,
+    private readonly log: Logger,
+  ) {}
+
+  failureBackoffMs(key: string): number {
+    const n = this.failures.get(key) ?? 0;
+    return Math.min(this.config.failureBackoffMaxMs, this.config.failureBackoffBaseMs * 2 ** n);
+  }
+
+  async run(job: FeedJob): Promise<RunResult> {
+    const lease = await this.leases.tryAcquire(leaseKeyOf(job.feed));
+    if (!lease) {
+      const current = await this.leases.holderOf(leaseKeyOf(job.feed)).catch(() => null);
+      return { kind: "lease-held", ...(current ? { holder: current.holder } : {}) };
+    }
+    const log = this.log.child({ feed: feedId(job.feed), fence: lease.fenceToken.toString() });
+    try {
+      const result = await syncFeed(this.deps, lease, job.feed, {
+        trigger: job.trigger,
+        pool: job.pool,
+        emptyResultBackoffMs: this.config.emptyResultBackoffMs,
+        failureBackoffMs: this.failureBackoffMs(job.key),
+        ...(job.pool === SyncPool.BOOTSTRAP ? { sliceMs: this.config.bootstrapSliceMs } : {}),
+      });
+      if (result.kind === "finished" && result.outcome === RunOutcome.FAILED) {
+        this.failures.set(job.key, (this.failures.get(job.key) ?? 0) + 1);
+        log.warn({ runId: result.runId, error: result.error }, "feed run failed");
+      } else {
+        if (result.kind === "finished") this.failures.delete(job.key);
+        log.info({ result: { ...result, cursor: "cursor" in result ? result.cursor.toString() : undefined } }, "feed run ended");
+      }
+      return result;
+    } finally {
+      await lease.release().catch(() => false);
+    }
+  }
+}

@@ -1,0 +1,131 @@
+import { timestampDate, timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError, type Client } from "@connectrpc/connect";
+import { RateLimitedSchema } from "../../libs/gen/malha/adn/v1/errors_pb.js";
+import { BatchStatus, type AdnGatewayService, type FetchBatchResponse } from "../../libs/gen/malha/adn/v1/adn_gateway_pb.js";
+import type { FeedKey } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
+import type { StoreService } from "../../libs/gen/malha/store/v1/store_pb.js";
+import { NotEligibleSchema, RunOutcome, StaleFenceSchema, type RunTrigger, type SyncPool } from "../../libs/gen/malha/store/v1/types_pb.js";
+import type { Lease } from "../../libs/leases/types.js";
+
+export interface SyncFeedDeps {
+  store: Client<typeof StoreService>;
+  gateway: Client<typeof AdnGatewayService>;
+  /** Wall clock for persisted times (next eligible, cool-down); leases use the monotonic clock. */
+  now: () => number;
+}
+
+export interface SyncFeedOptions {
+  trigger: RunTrigger;
+  pool: SyncPool;
+  /** Wait after end of stream before the ADN may be asked again for this feed. */
+  emptyResultBackoffMs: number;
+  /** Wait after a failed run (the scheduler grows it with consecutive failures). */
+  failureBackoffMs: number;
+  /** Give the lease back after this long (bootstrap time slice); undefined = run to the end. */
+  sliceMs?: number;
+}
+
+export type SyncFeedResult =
+  | { kind: "not-eligible"; nextEligibleAt?: Date; cooldownUntil?: Date }
+  | { kind: "finished"; outcome: RunOutcome; runId: string; items: number; cursor: bigint; error?: string }
+  | { kind: "lease-lost"; runId?: string; items: number };
+
+/**
+ * One run of one feed under a held lease (blueprint §3): BeginRun, then FetchBatch → ApplyBatch until
+ * the ADN says there is nothing newer. The fetch of batch k+1 is in flight while batch k is being
+ * persisted, so the store's latency hides behind the ADN's. Every write carries the lease's fence token;
+ * the store refuses a stale one, which is what makes a paused or partitioned holder harmless.
+ */
+export async function syncFeed(
+  deps: SyncFeedDeps,
+  lease: Lease,
+  feed: FeedKey,
+  opts: SyncFeedOptions,
+): Promise<SyncFeedResult> {
+  const { store, gateway, now } = deps;
+  const call = { signal: lease.signal };
+  let begin;
+  try {
+    begin = await store.beginRun(
+      { feed, holder: lease.holder, fenceToken: lease.fenceToken, trigger: opts.trigger, pool: opts.pool },
+      call,
+    );
+  } catch (err) {
+    const e = ConnectError.from(err);
+    const notEligible = e.findDetails(NotEligibleSchema)[0];
+    if (notEligible) {
+      return {
+        kind: "not-eligible",
+        ...(notEligible.nextEligibleAt ? { nextEligibleAt: timestampDate(notEligible.nextEligibleAt) } : {}),
+        ...(notEligible.cooldownUntil ? { cooldownUntil: timestampDate(notEligible.cooldownUntil) } : {}),
+      };
+    }
+    if (lease.signal.aborted) return { kind: "lease-lost", items: 0 };
+    throw e;
+  }
+
+  const runId = begin.runId;
+  let cursor = begin.cursor;
+  let items = 0;
+  const startedAt = performance.now();
+  const finish = async (outcome: RunOutcome, extra: { error?: string; nextEligibleAt?: number; cooldownUntil?: number }) => {
+    await store.finishRun(
+      {
+        feed,
+        runId,
+        fenceToken: lease.fenceToken,
+        outcome,
+        errorMessage: extra.error ?? "",
+        ...(extra.nextEligibleAt !== undefined ? { nextEligibleAt: timestampFromMs(extra.nextEligibleAt) } : {}),
+        ...(extra.cooldownUntil !== undefined ? { cooldownUntil: timestampFromMs(extra.cooldownUntil) } : {}),
+      },
+      call,
+    );
+    return { kind: "finished" as const, outcome, runId, items, cursor, ...(extra.error ? { error: extra.error } : {}) };
+  };
+
+  const fetch = (after: bigint): Promise<FetchBatchResponse> => gateway.fetchBatch({ feed, afterNsu: after }, call);
+  let next: Promise<FetchBatchResponse> | undefined = fetch(cursor);
+  // A rejected prefetch must not become an unhandled rejection while we are still applying.
+  next.catch(() => undefined);
+
+  try {
+    while (next) {
+      const batch: FetchBatchResponse = await next;
+      next = undefined;
+      const highest = batch.items.reduce((max, it) => (it.nsu > max ? it.nsu : max), cursor);
+      const endOfStream = batch.status === BatchStatus.END_OF_STREAM;
+      const sliceOver = opts.sliceMs !== undefined && performance.now() - startedAt >= opts.sliceMs;
+      if (!endOfStream && !sliceOver && lease.remainingMs() > 0) {
+        next = fetch(highest);
+        next.catch(() => undefined);
+      }
+      if (batch.items.length > 0) {
+        const applied = await store.applyBatch(
+          { feed, runId, fenceToken: lease.fenceToken, items: batch.items, newCursor: highest, progress: { maxNsuSeen: highest } },
+          call,
+        );
+        cursor = applied.cursor;
+        items += batch.items.length;
+        if (applied.cancelRequested) return await finish(RunOutcome.CANCELLED, {});
+      }
+      if (endOfStream) return await finish(RunOutcome.CAUGHT_UP, { nextEligibleAt: now() + opts.emptyResultBackoffMs });
+      if (sliceOver) return await finish(RunOutcome.YIELDED, {});
+      if (lease.signal.aborted) return { kind: "lease-lost", runId, items };
+    }
+    return await finish(RunOutcome.YIELDED, {});
+  } catch (err) {
+    if (lease.signal.aborted) return { kind: "lease-lost", runId, items };
+    const e = ConnectError.from(err);
+    if (e.findDetails(StaleFenceSchema).length > 0) {
+      // Someone with a newer fence owns the feed: our writes are refused, and so would FinishRun be.
+      return { kind: "lease-lost", runId, items };
+    }
+    const rateLimited = e.code === Code.ResourceExhausted ? e.findDetails(RateLimitedSchema)[0] : undefined;
+    if (rateLimited) {
+      const until = rateLimited.cooldownUntil ? timestampDate(rateLimited.cooldownUntil).getTime() : now() + opts.failureBackoffMs;
+      return await finish(RunOutcome.RATE_LIMITED, { error: e.rawMessage, cooldownUntil: until });
+    }
+    return await finish(RunOutcome.FAILED, { error: `${Code[e.code]}: ${e.rawMessage}`, nextEligibleAt: now() + opts.failureBackoffMs });
+  }
+}

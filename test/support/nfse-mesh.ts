@@ -1,0 +1,147 @@
+// The NFS-e sync path as separate processes on real sockets: the ADN simulator (HTTPS + mTLS, test CA),
+// the store on a throwaway MariaDB database, the ADN gateway (credentials from a directory of test
+// e-CNPJ certificates) and any number of coordinators sharing leases on the stack's NATS.
+import { randomBytes } from "node:crypto";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createClient, type Client } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { Ambiente, TipoNsu } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
+import { StoreService } from "../../libs/gen/malha/store/v1/store_pb.js";
+import { startAdnSimulator, type AdnSimulator } from "../adn-sim/server.js";
+import type { SimSwitches } from "../adn-sim/switches.js";
+import { createTestRoot, issueEcnpj, issueServer } from "./icp-brasil.js";
+import { createThrowawayDatabase, type ThrowawayDatabase } from "./mysql.js";
+import { startService, type ServiceProcess } from "./service-process.js";
+
+/** Real IBGE codes of a few capitals (UF prefix valid), for demo and test municipalities. */
+export const DEMO_MUNICIPALITIES = [
+  { ibge: "3550308", name: "São Paulo", uf: "SP" },
+  { ibge: "3304557", name: "Rio de Janeiro", uf: "RJ" },
+  { ibge: "4106902", name: "Curitiba", uf: "PR" },
+  { ibge: "5300108", name: "Brasília", uf: "DF" },
+  { ibge: "2304400", name: "Fortaleza", uf: "CE" },
+] as const;
+
+/** A CNPJ with valid check digits built from a 12-digit base. */
+export function cnpjFrom(base12: string): string {
+  const dv = (digits: string) => {
+    const weights = digits.length === 12 ? [5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2] : [6, 5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2];
+    const sum = [...digits].reduce((acc, d, i) => acc + Number(d) * weights[i]!, 0);
+    const r = sum % 11;
+    return r < 2 ? "0" : String(11 - r);
+  };
+  const first = base12 + dv(base12);
+  return first + dv(first);
+}
+
+export interface NfseMeshOptions {
+  municipalities: number;
+  feedSize: number;
+  coordinators: number;
+  switches?: Partial<SimSwitches>;
+  coordinatorEnv?: Record<string, string>;
+}
+
+export interface NfseMesh {
+  sim: AdnSimulator;
+  db: ThrowawayDatabase;
+  store: ServiceProcess;
+  gateway: ServiceProcess;
+  coordinators: ServiceProcess[];
+  storeClient: Client<typeof StoreService>;
+  municipalities: { ibge: string; cnpj: string; name: string; uf: string }[];
+  startCoordinator(extraEnv?: Record<string, string>): Promise<ServiceProcess>;
+  registerAll(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startNfseMesh(opts: NfseMeshOptions): Promise<NfseMesh> {
+  const natsUrl = process.env.NATS_URL;
+  if (!natsUrl) throw new Error("NATS_URL is not set: run `bash scripts/stack.sh start` and export its env");
+  const dir = mkdtempSync(join(tmpdir(), "malha-mesh-"));
+  const root = createTestRoot();
+  const server = issueServer(root);
+  const municipalities = DEMO_MUNICIPALITIES.slice(0, opts.municipalities).map((m, i) => ({
+    ...m,
+    cnpj: cnpjFrom(`${String(46_395_000 + i).padStart(8, "0")}0001`),
+  }));
+  const credentials = join(dir, "credentials");
+
+  mkdirSync(credentials, { recursive: true, mode: 0o700 });
+  for (const m of municipalities) {
+    const cert = issueEcnpj(root, { cnpj: m.cnpj, razaoSocial: `MUNICIPIO DE ${m.name.toUpperCase()}` });
+    writeFileSync(join(credentials, `${m.ibge}.pem`), cert.certPem + root.certPem);
+    writeFileSync(join(credentials, `${m.ibge}.key`), cert.keyPem, { mode: 0o600 });
+  }
+  const caFile = join(dir, "adn-ca.pem");
+  writeFileSync(caFile, root.certPem);
+
+  const sim = await startAdnSimulator({
+    serverCertPem: server.certPem,
+    serverKeyPem: server.keyPem,
+    clientCaPem: root.certPem,
+    municipalities: municipalities.map(({ ibge, cnpj }) => ({ ibge, cnpj })),
+    feedSize: opts.feedSize,
+    ...(opts.switches ? { switches: opts.switches } : {}),
+  });
+  const db = await createThrowawayDatabase();
+  const store = await startService("store", { MYSQL_URL: db.url });
+  const gateway = await startService("adn-gateway", {
+    ADN_CREDENTIALS_DIR: credentials,
+    ADN_CA_FILE: caFile,
+    ADN_BASE_URL_PRODUCAO: sim.url,
+    ADN_BASE_URL_PRODUCAO_RESTRITA: sim.url,
+    NFSE_REQUEST_TIMEOUT_SECONDS: "5",
+    NFSE_RETRY_BACKOFF_BASE_SECONDS: "0.05",
+    NFSE_RETRY_BACKOFF_MAX_SECONDS: "0.5",
+  });
+  const bucket = `leases_e2e_${randomBytes(4).toString("hex")}`;
+  const coordinators: ServiceProcess[] = [];
+  const startCoordinator = async (extraEnv: Record<string, string> = {}) => {
+    const c = await startService("coordinator", {
+      NATS_URL: natsUrl,
+      STORE_URL: store.baseUrl,
+      ADN_GATEWAY_URL: gateway.baseUrl,
+      // No vault in this mesh: the certificate check is skipped when the vault cannot be reached.
+      VAULT_URL: "http://127.0.0.1:1",
+      COORDINATOR_LEASE_BUCKET: bucket,
+      COORDINATOR_LEASE_TTL_SECONDS: "3",
+      NFSE_SYNC_INTERVAL_SECONDS: "1",
+      ...opts.coordinatorEnv,
+      ...extraEnv,
+    });
+    coordinators.push(c);
+    return c;
+  };
+  for (let i = 0; i < opts.coordinators; i++) await startCoordinator();
+  const storeClient = createClient(StoreService, createGrpcTransport({ baseUrl: store.baseUrl }));
+  return {
+    sim,
+    db,
+    store,
+    gateway,
+    coordinators,
+    storeClient,
+    municipalities,
+    startCoordinator,
+    async registerAll() {
+      for (const m of municipalities) {
+        await storeClient.registerMunicipality({
+          ibge: m.ibge,
+          name: m.name,
+          uf: m.uf,
+          active: true,
+          feeds: [{ ambiente: Ambiente.PRODUCAO_RESTRITA, tipoNsu: TipoNsu.DISTRIBUICAO }],
+        });
+      }
+    },
+    async stop() {
+      for (const p of [...coordinators, gateway, store]) p.kill("SIGKILL");
+      await sim.close();
+      await db.drop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
