@@ -1,24 +1,29 @@
-// Wiring only. The store owns MySQL: it applies migrations before it reports SERVING. Its RPCs
-// (cursor, batches, queries) arrive with the store issue; until then they answer UNIMPLEMENTED.
+// Wiring only. The store owns MySQL: it applies migrations before it reports SERVING, then serves the
+// municipality, sync-cursor, run-log and query RPCs (services/store/handlers).
 import { createMysqlPool } from "../../libs/db/pool.js";
 import { migrate } from "../../libs/db/migrate.js";
 import { StoreService } from "../../libs/gen/malha/store/v1/store_pb.js";
 import { runService } from "../../libs/rpc/run.js";
 import { serve } from "../../libs/rpc/server.js";
 import { readStoreConfig } from "./config.js";
+import { createStoreDb, fitStatementBudget } from "./db.js";
+import { createStoreHandlers } from "./handlers/index.js";
 
 await runService("store", ({ env, log }) => {
   const config = readStoreConfig(env);
   const pool = createMysqlPool(config.mysqlUrl, { connectionLimit: config.mysqlConnectionLimit });
+  const db = createStoreDb(pool, config);
+  if (config.pageTokenSecretGenerated) log.info("STORE_PAGE_TOKEN_SECRET unset: page tokens are valid for this process only");
   return {
-    services: [serve(StoreService, {})],
+    services: [serve(StoreService, createStoreHandlers(db, log))],
     async ready() {
-      if (!config.migrateOnStart) {
+      if (config.migrateOnStart) {
+        const result = await migrate(pool, config.migrationsDir, { log: (line) => log.info(line) });
+        log.info({ applied: result.applied.length, alreadyApplied: result.alreadyApplied.length }, "schema up to date");
+      } else {
         await pool.query("SELECT 1");
-        return;
       }
-      const result = await migrate(pool, config.migrationsDir, { log: (line) => log.info(line) });
-      log.info({ applied: result.applied.length, alreadyApplied: result.alreadyApplied.length }, "schema up to date");
+      log.info({ statementBudgetBytes: await fitStatementBudget(db, config) }, "statement budget");
     },
     close: () => pool.end(),
   };

@@ -1,0 +1,118 @@
+// Store errors: every refusal carries a malha.common.v1.ErrorInfo (domain "malha.store") so that callers
+// switch on the reason, never on the message (store.proto lists the reasons and their codes).
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { ErrorInfoSchema } from "../../libs/gen/malha/common/v1/common_pb.js";
+import { NotEligibleSchema, StaleFenceSchema } from "../../libs/gen/malha/store/v1/types_pb.js";
+
+export const STORE_ERROR_DOMAIN = "malha.store";
+
+export type StoreErrorReason =
+  | "INVALID_IBGE"
+  | "MUNICIPALITY_NOT_FOUND"
+  | "FEED_NOT_FOUND"
+  | "RUN_NOT_FOUND"
+  | "FEED_DISABLED"
+  | "STALE_FENCE"
+  | "NOT_ELIGIBLE"
+  | "RUN_NOT_RUNNING"
+  | "RUN_IN_PROGRESS"
+  | "CURSOR_OUT_OF_RANGE"
+  | "INVALID_PAGE_TOKEN";
+
+function storeError(
+  message: string,
+  code: Code,
+  reason: StoreErrorReason | undefined,
+  metadata: Record<string, string> = {},
+  extra: ConnectError["details"] = [],
+): ConnectError {
+  const details = reason ? [{ desc: ErrorInfoSchema, value: { reason, domain: STORE_ERROR_DOMAIN, metadata } }] : [];
+  return new ConnectError(message, code, undefined, [...details, ...extra] as never);
+}
+
+/** INVALID_ARGUMENT for a malformed request field (no specific reason). */
+export const badRequest = (message: string) => storeError(message, Code.InvalidArgument, undefined);
+
+export const invalidIbge = (value: string, why: string) =>
+  // The value is echoed JSON-quoted and cut short: it may be anything a caller typed, including SQL.
+  storeError(`invalid ibge ${JSON.stringify(value.slice(0, 32))}: ${why}`, Code.InvalidArgument, "INVALID_IBGE");
+
+export const municipalityNotFound = (ibge: string) =>
+  storeError(`municipality ${ibge} is not registered`, Code.NotFound, "MUNICIPALITY_NOT_FOUND", { ibge });
+
+export const feedNotFound = (feed: string) =>
+  storeError(`feed ${feed} is not configured`, Code.NotFound, "FEED_NOT_FOUND", { feed });
+
+export const runNotFound = (runId: string) =>
+  storeError(`run ${JSON.stringify(runId.slice(0, 40))} not found`, Code.NotFound, "RUN_NOT_FOUND");
+
+export const feedDisabled = (feed: string, why: string) =>
+  storeError(`feed ${feed} cannot run: ${why}`, Code.FailedPrecondition, "FEED_DISABLED", { feed });
+
+export const runNotRunning = (runId: string, outcome: string) =>
+  storeError(`run ${runId} already finished (${outcome})`, Code.FailedPrecondition, "RUN_NOT_RUNNING", {
+    run_id: runId,
+    outcome,
+  });
+
+export const runInProgress = (feed: string, runId: string) =>
+  storeError(`feed ${feed} is held by run ${runId}`, Code.FailedPrecondition, "RUN_IN_PROGRESS", {
+    feed,
+    run_id: runId,
+  });
+
+export const cursorOutOfRange = (message: string) =>
+  storeError(message, Code.InvalidArgument, "CURSOR_OUT_OF_RANGE");
+
+export const invalidPageToken = (why: string) =>
+  storeError(`invalid page token: ${why}`, Code.InvalidArgument, "INVALID_PAGE_TOKEN");
+
+export function staleFence(feed: string, presented: bigint, current: bigint, holder: string): ConnectError {
+  return storeError(
+    `stale fence token ${presented} for feed ${feed}: the feed is held with token ${current}; nothing was written`,
+    Code.FailedPrecondition,
+    "STALE_FENCE",
+    { feed, presented_fence_token: String(presented), current_fence_token: String(current) },
+    [
+      {
+        desc: StaleFenceSchema,
+        value: create(StaleFenceSchema, {
+          presentedFenceToken: presented,
+          currentFenceToken: current,
+          currentHolder: holder,
+        }),
+      },
+    ] as never,
+  );
+}
+
+export function notEligible(feed: string, nextEligibleAt: Date | undefined, cooldownUntil: Date | undefined): ConnectError {
+  const parts: string[] = [];
+  if (cooldownUntil) parts.push(`cooling down until ${cooldownUntil.toISOString()}`);
+  if (nextEligibleAt) parts.push(`not eligible before ${nextEligibleAt.toISOString()}`);
+  return storeError(
+    `feed ${feed} may not be synced yet: ${parts.join("; ")}`,
+    Code.FailedPrecondition,
+    "NOT_ELIGIBLE",
+    { feed },
+    [
+      {
+        desc: NotEligibleSchema,
+        value: create(NotEligibleSchema, {
+          ...(nextEligibleAt ? { nextEligibleAt: timestampFromDate(nextEligibleAt) } : {}),
+          ...(cooldownUntil ? { cooldownUntil: timestampFromDate(cooldownUntil) } : {}),
+        }),
+      },
+    ] as never,
+  );
+}
+
+/** The contract defines no reason for it: the municipality exists, the note is just not stored (yet). */
+export const documentNotFound = (ibge: string, chave: string) =>
+  storeError(`note ${chave} is not stored in municipality ${ibge} (its events may be: see ListEvents)`, Code.NotFound, undefined);
+
+export const alreadyExists = (message: string) => storeError(message, Code.AlreadyExists, undefined);
+
+export const unavailable = (message: string) => storeError(message, Code.Unavailable, undefined);

@@ -1,0 +1,82 @@
+// Transactions with the store's retry policy: a deadlock or lock-wait timeout rolls back the whole
+// transaction and runs it again (a few times); connection-level failures become UNAVAILABLE. Errors the
+// callback throws on purpose (ConnectError) roll back and pass through unchanged.
+import { ConnectError } from "@connectrpc/connect";
+import type { Pool, PoolConnection } from "mysql2/promise";
+import { unavailable } from "../errors.js";
+
+const RETRYABLE = new Set(["ER_LOCK_DEADLOCK", "ER_LOCK_WAIT_TIMEOUT"]);
+const CONNECTION_LEVEL = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+  "PROTOCOL_CONNECTION_LOST",
+  "PROTOCOL_SEQUENCE_TIMEOUT",
+  "ER_CON_COUNT_ERROR",
+  "ER_SERVER_SHUTDOWN",
+  "POOL_CLOSED",
+]);
+
+function sqlCode(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? code : undefined;
+}
+
+export function isRetryable(err: unknown): boolean {
+  const code = sqlCode(err);
+  return code !== undefined && RETRYABLE.has(code);
+}
+
+/** Turns infrastructure failures into UNAVAILABLE; anything else is left for the runtime (INTERNAL). */
+export function mapDbError(err: unknown): unknown {
+  if (err instanceof ConnectError) return err;
+  const code = sqlCode(err);
+  if (code !== undefined && CONNECTION_LEVEL.has(code)) return unavailable(`database unavailable (${code})`);
+  if (code !== undefined && RETRYABLE.has(code)) return unavailable(`database contention did not clear (${code}); retry`);
+  return err;
+}
+
+export interface TxOptions {
+  attempts?: number;
+}
+
+export async function inTransaction<T>(pool: Pool, work: (conn: PoolConnection) => Promise<T>, opts: TxOptions = {}): Promise<T> {
+  const attempts = opts.attempts ?? 3;
+  for (let attempt = 1; ; attempt++) {
+    let conn: PoolConnection;
+    try {
+      conn = await pool.getConnection();
+    } catch (err) {
+      throw mapDbError(err);
+    }
+    let broken = false;
+    try {
+      await conn.beginTransaction();
+      const result = await work(conn);
+      await conn.commit();
+      return result;
+    } catch (err) {
+      try {
+        await conn.rollback();
+      } catch {
+        broken = true;
+      }
+      if (isRetryable(err) && attempt < attempts) continue;
+      if (!(err instanceof ConnectError)) broken ||= CONNECTION_LEVEL.has(sqlCode(err) ?? "");
+      throw mapDbError(err);
+    } finally {
+      if (broken) conn.destroy();
+      else conn.release();
+    }
+  }
+}
+
+/** A single statement outside an explicit transaction, with the same error mapping. */
+export async function withDb<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    throw mapDbError(err);
+  }
+}
