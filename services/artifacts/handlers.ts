@@ -1,0 +1,171 @@
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { timestampFromDate, type Duration } from "@bufbuild/protobuf/wkt";
+import type { ServiceImpl } from "@connectrpc/connect";
+import {
+  ArtifactSchema,
+  ArtifactState,
+  type Artifact,
+  type ArtifactsService,
+  type GetArtifactResponseSchema,
+} from "../../libs/gen/malha/artifacts/v1/artifacts_pb.js";
+import { artifactExpired, artifactNotFound, badRequest, contentMissing, invalidPageToken, unavailable } from "./errors.js";
+import type { LinkSigner } from "./links.js";
+import { isExpired, type ArtifactMetadataStore, type ArtifactRecord, type ListCursor } from "./metadata.js";
+import { ARTIFACT_ID, checkJobId, checkTenant } from "./names.js";
+import { putArtifact } from "./put.js";
+import { BlobNotFoundError, type BlobStore } from "./storage/blob-store.js";
+
+export const READ_CHUNK_BYTES = 256 * 1024;
+export const DEFAULT_LINK_TTL_MS = 15 * 60 * 1000;
+export const MAX_LINK_TTL_MS = 7 * 24 * 3600 * 1000;
+
+export interface HandlerDeps {
+  blobs: BlobStore;
+  meta: ArtifactMetadataStore;
+  signer: LinkSigner;
+  maxBytes: number;
+  defaultTtlMs: number;
+  /** Base of signed links; known only once the HTTP port is bound. */
+  linkBaseUrl: () => string;
+  now?: () => Date;
+}
+
+export function toArtifact(r: ArtifactRecord, now: Date): Artifact {
+  return create(ArtifactSchema, {
+    id: r.id,
+    tenant: r.tenant,
+    name: r.name,
+    contentType: r.contentType,
+    sizeBytes: r.sizeBytes,
+    sha256: r.sha256,
+    jobId: r.jobId,
+    createdAt: timestampFromDate(r.createdAt),
+    expiresAt: timestampFromDate(r.expiresAt),
+    state: isExpired(r, now) ? ArtifactState.EXPIRED : ArtifactState.AVAILABLE,
+  });
+}
+
+// Connection-level MySQL failures are "backend unreachable" in the contract; anything else stays INTERNAL.
+const UNREACHABLE = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EHOSTUNREACH", "PROTOCOL_CONNECTION_LOST", "ER_CON_COUNT_ERROR"]);
+
+async function guard<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (UNREACHABLE.has((err as { code?: string }).code ?? "")) throw unavailable("artifact metadata database unreachable");
+    throw err;
+  }
+}
+
+/** Reads a tenant's artifact; an id that cannot be ours is as missing as another tenant's. */
+async function find(deps: HandlerDeps, tenant: string, id: string): Promise<ArtifactRecord> {
+  checkTenant(tenant);
+  if (!ARTIFACT_ID.test(id)) throw artifactNotFound(id);
+  const record = await guard(() => deps.meta.get(tenant, id));
+  if (!record) throw artifactNotFound(id);
+  return record;
+}
+
+function toSafeNumber(value: bigint, field: string): number {
+  if (value < 0n) throw badRequest(`${field} must not be negative`);
+  if (value > BigInt(Number.MAX_SAFE_INTEGER)) throw badRequest(`${field} is too large`);
+  return Number(value);
+}
+
+interface PageToken {
+  createdAtMs: number;
+  id: string;
+  /** The filters the token was issued for: reusing it with others would skip or repeat rows. */
+  filter: string;
+}
+
+function encodePageToken(t: PageToken): string {
+  return Buffer.from(JSON.stringify([t.createdAtMs, t.id, t.filter]), "utf8").toString("base64url");
+}
+
+function decodePageToken(token: string, filter: string): ListCursor {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(token, "base64url").toString("utf8"));
+  } catch {
+    throw invalidPageToken("not a token issued by ListArtifacts");
+  }
+  if (!Array.isArray(parsed) || parsed.length !== 3) throw invalidPageToken("not a token issued by ListArtifacts");
+  const [ms, id, tokenFilter] = parsed as unknown[];
+  if (typeof ms !== "number" || !Number.isSafeInteger(ms) || typeof id !== "string" || !ARTIFACT_ID.test(id)) {
+    throw invalidPageToken("not a token issued by ListArtifacts");
+  }
+  if (tokenFilter !== filter) throw invalidPageToken("issued for a different job_id or include_expired");
+  return { createdAt: new Date(ms), id };
+}
+
+function linkTtlMs(ttl: Duration | undefined): number {
+  if (ttl === undefined) return DEFAULT_LINK_TTL_MS;
+  const ms = Number(ttl.seconds) * 1000 + Math.floor(ttl.nanos / 1e6);
+  if (!(ms > 0)) throw badRequest("ttl must be positive");
+  return Math.min(ms, MAX_LINK_TTL_MS);
+}
+
+export function createHandlers(deps: HandlerDeps): Partial<ServiceImpl<typeof ArtifactsService>> {
+  const clock = deps.now ?? (() => new Date());
+  return {
+    async putArtifact(requests) {
+      const { record, created } = await guard(() => putArtifact({ ...deps, now: clock }, requests));
+      return { artifact: toArtifact(record, clock()), created };
+    },
+
+    async *getArtifact(req): AsyncGenerator<MessageInitShape<typeof GetArtifactResponseSchema>> {
+      const record = await find(deps, req.tenant, req.id);
+      const now = clock();
+      if (isExpired(record, now)) throw artifactExpired(record.id, record.expiresAt);
+      const offset = toSafeNumber(req.offset, "offset");
+      const length = req.length === undefined ? undefined : toSafeNumber(req.length, "length");
+      if (BigInt(offset) > record.sizeBytes) throw badRequest(`offset ${offset} is beyond the size ${record.sizeBytes}`);
+      let content: AsyncIterable<Uint8Array>;
+      try {
+        content = await deps.blobs.read(record.storageKey, { offset, ...(length !== undefined ? { length } : {}) }, READ_CHUNK_BYTES);
+      } catch (err) {
+        if (!(err instanceof BlobNotFoundError)) throw err;
+        // The sweep of another replica may have just removed it: that is expiry, not loss.
+        if (isExpired(record, clock())) throw artifactExpired(record.id, record.expiresAt);
+        throw contentMissing(record.id);
+      }
+      yield { part: { case: "metadata", value: toArtifact(record, now) } };
+      for await (const chunk of content) yield { part: { case: "chunk", value: chunk } };
+    },
+
+    async statArtifact(req) {
+      const record = await find(deps, req.tenant, req.id);
+      return { artifact: toArtifact(record, clock()) };
+    },
+
+    async listArtifacts(req) {
+      const tenant = checkTenant(req.tenant);
+      const jobId = checkJobId(req.jobId);
+      const pageSize = req.pageSize <= 0 ? 50 : Math.min(req.pageSize, 500);
+      const filter = `${jobId}|${req.includeExpired ? 1 : 0}`;
+      const after = req.pageToken === "" ? undefined : decodePageToken(req.pageToken, filter);
+      const now = clock();
+      const rows = await guard(() =>
+        deps.meta.list({ tenant, jobId, includeExpired: req.includeExpired, now, limit: pageSize + 1, ...(after ? { after } : {}) }),
+      );
+      const page = rows.slice(0, pageSize);
+      const last = page[page.length - 1];
+      const nextPageToken =
+        rows.length > pageSize && last ? encodePageToken({ createdAtMs: last.createdAt.getTime(), id: last.id, filter }) : "";
+      return { artifacts: page.map((r) => toArtifact(r, now)), nextPageToken };
+    },
+
+    async createDownloadLink(req) {
+      const ttlMs = linkTtlMs(req.ttl);
+      const record = await find(deps, req.tenant, req.id);
+      const now = clock();
+      if (isExpired(record, now)) throw artifactExpired(record.id, record.expiresAt);
+      // Whole seconds, rounded down, so the link never outlives the artifact.
+      const expiresSec = Math.floor(Math.min(now.getTime() + ttlMs, record.expiresAt.getTime()) / 1000);
+      const path = deps.signer.pathFor({ tenant: record.tenant, id: record.id, expiresSec });
+      const expiresAt = timestampFromDate(new Date(expiresSec * 1000));
+      return { url: `${deps.linkBaseUrl()}${path}`, expiresAt };
+    },
+  };
+}

@@ -1,0 +1,87 @@
+// The upload pipeline without the network: real disk, real MariaDB, concurrent uploads of one name.
+import { createHash, randomBytes } from "node:crypto";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { migrate } from "../../libs/db/migrate.js";
+import { projectRoot } from "../../libs/config/paths.js";
+import { PutArtifactRequestSchema, type PutArtifactRequest } from "../../libs/gen/malha/artifacts/v1/artifacts_pb.js";
+import { createThrowawayDatabase, type ThrowawayDatabase } from "../../test/support/mysql.js";
+import { ArtifactMetadataStore } from "./metadata.js";
+import { putArtifact, type PutDeps } from "./put.js";
+import { DiskBlobStore } from "./storage/disk.js";
+
+let db: ThrowawayDatabase;
+let dir: string;
+let deps: PutDeps;
+
+beforeAll(async () => {
+  db = await createThrowawayDatabase();
+  await migrate(db.pool, join(projectRoot(), "migrations"));
+  dir = mkdtempSync(join(tmpdir(), "malha-put-"));
+  deps = { blobs: await DiskBlobStore.open(dir), meta: new ArtifactMetadataStore(db.pool), maxBytes: 1 << 20, defaultTtlMs: 86_400_000 };
+});
+afterAll(async () => {
+  await db?.drop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const msg = (init: MessageInitShape<typeof PutArtifactRequestSchema>): PutArtifactRequest => create(PutArtifactRequestSchema, init);
+
+/** An upload whose chunks arrive only when `gate` opens, so that two uploads really overlap. */
+async function* upload(name: string, content: Buffer, gate: Promise<void>): AsyncIterable<PutArtifactRequest> {
+  yield msg({ part: { case: "header", value: { tenant: "t", name, contentType: "application/pdf" } } });
+  yield msg({ part: { case: "chunk", value: content.subarray(0, 10) } });
+  await gate;
+  yield msg({ part: { case: "chunk", value: content.subarray(10) } });
+}
+
+const blobCount = () => readdirSync(join(dir, "blobs", "t")).length;
+
+describe("concurrent uploads of one name", () => {
+  it("identical bytes: one creates, the other gets the same artifact, one blob on disk", async () => {
+    const content = randomBytes(50_000);
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    const both = Promise.all([putArtifact(deps, upload("same.pdf", content, gate)), putArtifact(deps, upload("same.pdf", content, gate))]);
+    open();
+    const [a, b] = await both;
+    expect([a.created, b.created].sort()).toEqual([false, true]);
+    expect(a.record.id).toBe(b.record.id);
+    expect(a.record.sha256).toBe(createHash("sha256").update(content).digest("hex"));
+    expect(blobCount()).toBe(1);
+    expect(readdirSync(join(dir, "tmp"))).toEqual([]);
+  });
+
+  it("different bytes: exactly one wins, the other is ALREADY_EXISTS, and the loser left nothing", async () => {
+    const before = blobCount();
+    const one = randomBytes(40_000);
+    const two = randomBytes(40_000);
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    const results = Promise.allSettled([putArtifact(deps, upload("race.pdf", one, gate)), putArtifact(deps, upload("race.pdf", two, gate))]);
+    open();
+    const settled = await results;
+    const won = settled.filter((s) => s.status === "fulfilled");
+    const lost = settled.filter((s): s is PromiseRejectedResult => s.status === "rejected");
+    expect(won).toHaveLength(1);
+    expect(lost).toHaveLength(1);
+    expect(ConnectError.from(lost[0]!.reason).code).toBe(Code.AlreadyExists);
+    expect(blobCount()).toBe(before + 1);
+    expect(readdirSync(join(dir, "tmp"))).toEqual([]);
+  });
+
+  it("a client that goes away mid-stream leaves no temp file", async () => {
+    async function* broken(): AsyncIterable<PutArtifactRequest> {
+      yield msg({ part: { case: "header", value: { tenant: "t", name: "gone.pdf", contentType: "application/pdf" } } });
+      yield msg({ part: { case: "chunk", value: randomBytes(1000) } });
+      throw new ConnectError("client went away", Code.Canceled);
+    }
+    await expect(putArtifact(deps, broken())).rejects.toMatchObject({ code: Code.Canceled });
+    expect(readdirSync(join(dir, "tmp"))).toEqual([]);
+    expect(await deps.meta.findByName("t", "", "gone.pdf")).toBeUndefined();
+  });
+});
