@@ -1,7 +1,34 @@
-// Wiring only. The vault's behaviour (PFX import, encryption at rest, credentials for the ADN gateway)
-// arrives with its own issue; until then every method answers UNIMPLEMENTED.
+// Wiring only. The vault keeps ICP-Brasil A1 certificates encrypted at rest (AES-256-GCM under master
+// keys that never enter the database) and hands decrypted client credentials to the ADN gateway alone.
+import { createMysqlPool } from "../../libs/db/pool.js";
+import { migrate } from "../../libs/db/migrate.js";
 import { VaultService } from "../../libs/gen/malha/vault/v1/vault_pb.js";
 import { runService } from "../../libs/rpc/run.js";
 import { serve } from "../../libs/rpc/server.js";
+import { readVaultConfig } from "./config.js";
+import { Keyring } from "./crypto.js";
+import { createVaultHandlers } from "./handlers.js";
+import { registerCertificateMetrics } from "./metrics.js";
+import { CertificateRepository } from "./repository.js";
+import { reportAtStart } from "./start-report.js";
+import { Vault } from "./vault.js";
 
-await runService("vault", () => ({ services: [serve(VaultService, {})] }));
+await runService("vault", ({ env, config: runtime, log, metrics }) => {
+  const config = readVaultConfig(env, runtime);
+  const pool = createMysqlPool(config.mysqlUrl, { connectionLimit: config.mysqlConnectionLimit });
+  const repo = new CertificateRepository(pool);
+  const keyring = new Keyring(config.masterKeys);
+  const vault = new Vault(repo, keyring, log);
+  registerCertificateMetrics(metrics.registry, repo, config.expiringSoonDays);
+  return {
+    services: [serve(VaultService, createVaultHandlers({ vault, repo, keyring, credentialsAuth: config.credentialsAuth }))],
+    async ready() {
+      if (config.migrateOnStart) {
+        const result = await migrate(pool, config.migrationsDir, { log: (line) => log.info(line) });
+        log.info({ applied: result.applied.length, alreadyApplied: result.alreadyApplied.length }, "schema up to date");
+      }
+      await reportAtStart({ repo, keyring, log, credentialsAuth: config.credentialsAuth, expiringSoonDays: config.expiringSoonDays });
+    },
+    close: () => pool.end(),
+  };
+});

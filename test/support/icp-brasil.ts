@@ -165,3 +165,12 @@ export function toLegacyPfx(entity: Issued, chain: Issued[], password: string): 
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+/**
+ * A 3DES PFX with an explicit key and certificate list, for refusal tests: `key` null gives a PFX
+ * without a private key; a key from another Issued gives a key/certificate mismatch.
+ */
+export function toPfxWith(key: forge.pki.rsa.PrivateKey | null, certs: Issued[], password: string): Buffer {
+  const p12 = forge.pkcs12.toPkcs12Asn1(key, certs.map((c) => c.cert), password, { algorithm: "3des" });
+  return Buffer.from(forge.asn1.toDer(p12).getBytes(), "binary");
+}
