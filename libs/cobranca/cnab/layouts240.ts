@@ -192,6 +192,8 @@ export interface Cnab240Profile {
   readonly nossoNumeroTpl: string;
   /** Segments written per título. */
   readonly segmentos: readonly ("P" | "Q" | "R")[];
+  /** NN check digit made available to the template as {titulo.nossoNumeroDv}. */
+  readonly nossoNumeroDv?: { readonly algo: import("../checkdigits.js").CheckDigitAlgorithm; readonly tpl: readonly [string, number][] };
   readonly overrides: Partial<Record<Cnab240Record, readonly FieldDef[]>>;
 }
 
@@ -208,6 +210,81 @@ const BASE: Record<Cnab240Record, RecordLayout> = {
 /** Right-aligned identification of the título, as BB/Sicoob/Sicredi write it (brcobranca golden files). */
 const ID_RIGHT = A("identificacaoTitulo", 196, 220, { src: "titulo.id", fmt: "raw", align: "right" });
 const DOC_NUM = N("numeroDocumento", 63, 77, { src: "titulo.numeroDocumento" });
+
+const CAIXA: Cnab240Profile = {
+  banco: "104",
+  versaoArquivo: "050",
+  versaoLote: "030",
+  densidade: "00000",
+  nossoNumeroTpl: "",
+  segmentos: ["P", "Q", "R"],
+  overrides: {
+    headerArquivo: [
+      Z(33, 52),
+      N("convenio", 59, 64, { src: "beneficiario.convenio" }),
+      Z(65, 72),
+      A("reservadoEmpresa", 192, 211, { src: "arquivo.reservadoEmpresa", fmt: "raw", default: "REMESSA-PRODUCAO" }),
+      A("versaoAplicativo", 212, 215, { src: "beneficiario.versaoAplicativo", fmt: "raw" }),
+      B(216, 240),
+    ],
+    headerLote: [Z(12, 13), N("convenio", 34, 39, { src: "beneficiario.convenio" }), Z(40, 53), N("convenio2", 60, 65, { src: "beneficiario.convenio" }), Z(66, 73)],
+    P: [
+      N("convenio", 24, 29, { src: "beneficiario.convenio" }),
+      Z(30, 40),
+      // modalidade 1 (registrada: every boleto is registered, cobranca.md §1.5) + emissão 4 (beneficiário) + NN(15)
+      A("nossoNumero", 41, 57, { src: "titulo.nossoNumeroCampo", fmt: "template", tpl: "14{titulo.nossoNumeroSequencial:15}" }),
+      A("tipoDocumento", 60, 60, { src: "titulo.tipoDocumento", fmt: "raw", default: "2" }),
+      N("distribuicaoBoleto", 62, 62, { src: "titulo.distribuicaoBoleto", default: "0" }),
+      N("numeroDocumento", 63, 73, { src: "titulo.numeroDocumento" }),
+      B(74, 77),
+      N("agenciaCobradoraDv", 106, 106),
+    ],
+    R: [B(200, 240)],
+    trailerLote: [Z(24, 29), Z(30, 46), B(93, 98), B(99, 115)],
+    trailerArquivo: [B(30, 35)],
+  },
+};
+
+const SANTANDER: Cnab240Profile = {
+  banco: "033",
+  versaoArquivo: "040",
+  versaoLote: "030",
+  densidade: "",
+  nossoNumeroTpl: "",
+  segmentos: ["P", "Q", "R"],
+  nossoNumeroDv: { algo: "mod11S", tpl: [["titulo.nossoNumeroSequencial", 12]] },
+  overrides: {
+    // Santander shifts the header: tipo de inscrição at 17, CNPJ 18–32, código de transmissão 33–47 (LB Santander.php)
+    headerArquivo: [
+      B(9, 16),
+      N("tipoInscricao", 17, 17, { src: "beneficiario.tipoInscricao" }),
+      N("documento", 18, 32, { src: "beneficiario.documento" }),
+      A("codigoTransmissao", 33, 47, { src: "beneficiario.codigoTransmissao", fmt: "raw" }),
+      B(48, 72),
+      B(152, 157),
+      B(167, 240),
+    ],
+    headerLote: [B(34, 53), A("codigoTransmissao", 54, 68, { src: "beneficiario.codigoTransmissao", fmt: "raw" }), B(69, 73)],
+    P: [
+      N("agencia", 18, 21, { src: "beneficiario.agencia" }),
+      A("agenciaDv", 22, 22, { src: "beneficiario.agenciaDv", fmt: "raw" }),
+      N("conta", 23, 31, { src: "beneficiario.conta" }),
+      A("contaDv", 32, 32, { src: "beneficiario.contaDv", fmt: "raw" }),
+      N("contaCobranca", 33, 41, { src: "beneficiario.conta" }),
+      A("contaCobrancaDv", 42, 42, { src: "beneficiario.contaDv", fmt: "raw" }),
+      B(43, 44),
+      A("nossoNumero", 45, 57, { src: "titulo.nossoNumeroCampo", fmt: "template", tpl: "{titulo.nossoNumeroSequencial:12}{titulo.nossoNumeroDv}" }),
+      A("tipoDocumento", 60, 60, { src: "titulo.tipoDocumento", fmt: "raw", default: "2" }),
+      B(61, 62),
+      Z(228, 229),
+      B(230, 239),
+    ],
+    Q: [Z(213, 221), B(222, 232)],
+    R: [B(200, 240)],
+    trailerLote: [B(24, 240)],
+    trailerArquivo: [B(30, 35)],
+  },
+};
 
 export const CNAB240_PROFILES: Readonly<Record<string, Cnab240Profile>> = {
   "001": {
@@ -271,7 +348,10 @@ export const CNAB240_PROFILES: Readonly<Record<string, Cnab240Profile>> = {
       trailerLote: [Z(24, 29), Z(30, 46)],
     },
   },
+  "104": CAIXA,
+  "033": SANTANDER,
 };
+
 
 /** FEBRABAN generic profile for banks without a specific one (Bradesco, Itaú, Banrisul…; UNVERIFIED per bank). */
 export function genericProfile(banco: string): Cnab240Profile {
@@ -284,7 +364,7 @@ export function layout240(profile: Cnab240Profile, rec: Cnab240Record): RecordLa
   let l = cache.get(key);
   if (!l) {
     const ov = [...(profile.overrides[rec] ?? [])];
-    if (rec === "P" && !ov.some((f) => f.start === 38))
+    if (rec === "P" && !ov.some((f) => f.start <= 57 && f.end >= 38))
       ov.push(A("nossoNumero", 38, 57, { src: "titulo.nossoNumeroCampo", fmt: "template", tpl: profile.nossoNumeroTpl }));
     l = ov.length ? overrideRecord(BASE[rec], `${rec}-${profile.banco}`, ov) : BASE[rec];
     cache.set(key, l);

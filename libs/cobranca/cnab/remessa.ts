@@ -28,6 +28,10 @@ export interface Beneficiario {
   /** Carteira code of CNAB 240 P 58 / Itaú 400 col 108. */
   readonly codigoCarteira?: string;
   readonly modalidade?: string;
+  /** Santander: código de transmissão (15 digits in CNAB 240, 20 in CNAB 400). */
+  readonly codigoTransmissao?: string;
+  /** Caixa: versão do aplicativo (header de arquivo 212–215). */
+  readonly versaoAplicativo?: string;
 }
 
 export interface Pessoa {
@@ -310,9 +314,15 @@ function remessa240(
   let seq = 0;
   titulos.forEach((t, i) => {
     withPath(`titulos[${i}]`, () => {
+      const titulo: Record<string, unknown> = { ...t };
+      if (profile.nossoNumeroDv) {
+        const c = { ...base, titulo };
+        const src = profile.nossoNumeroDv.tpl.map(([path, n]) => String(getPath(c, path) ?? "").padStart(n, "0")).join("");
+        titulo.nossoNumeroDv = CHECK_DIGITS[profile.nossoNumeroDv.algo](src);
+      }
       for (const s of profile.segmentos) {
         seq++;
-        const ctx = { ...base, seq, titulo: t, pagador: t.pagador, avalista: t.avalista };
+        const ctx = { ...base, seq, titulo, pagador: t.pagador, avalista: t.avalista };
         lines.push(encodeRecord(layout240(profile, s), ctx, warnings, `segmento${s}`));
       }
     });
