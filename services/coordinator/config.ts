@@ -20,6 +20,8 @@ export interface CoordinatorConfig {
   bootstrapThresholdNsu: bigint;
   /** Single-NSU look-ups per feed per hour for gap back-fill (the NF-e rule is 20/h). */
   reconciliationBudgetPerHour: number;
+  /** How often caught-up feeds are checked for NSU gaps. */
+  reconciliationIntervalMs: number;
   /** Backoff after a failed run: base, doubled per consecutive failure, capped. */
   failureBackoffBaseMs: number;
   failureBackoffMaxMs: number;
@@ -39,6 +41,7 @@ export function readCoordinatorConfig(env: EnvReader): CoordinatorConfig {
     bootstrapSliceMs: env.durationMs("NFSE_BOOTSTRAP_SLICE_SECONDS", { default: 600_000, minSeconds: 1 }),
     bootstrapThresholdNsu: BigInt(env.int("NFSE_BOOTSTRAP_THRESHOLD_NSU", { default: 10_000, min: 1 })),
     reconciliationBudgetPerHour: env.int("NFSE_RECONCILIATION_BUDGET_PER_HOUR", { default: 20, min: 0, max: 3600 }),
+    reconciliationIntervalMs: env.durationMs("NFSE_RECONCILIATION_INTERVAL_SECONDS", { default: 3_600_000, minSeconds: 1 }),
     failureBackoffBaseMs: env.durationMs("NFSE_FAILURE_BACKOFF_SECONDS", { default: 60_000, minSeconds: 1 }),
     failureBackoffMaxMs: env.durationMs("NFSE_FAILURE_BACKOFF_MAX_SECONDS", { default: 3_600_000, minSeconds: 1 }),
   };

@@ -31,6 +31,7 @@ await runService("coordinator", async ({ env, log }) => {
   const runner = new FeedRunner(leases, { store: store.client, gateway: gateway.client, now }, config, log);
   const scheduler = new Scheduler({
     store: store.client,
+    gateway: gateway.client,
     leases,
     runner,
     config,

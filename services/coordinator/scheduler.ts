@@ -4,6 +4,7 @@ import type { Client } from "@connectrpc/connect";
 import type { FeedDecision } from "../../libs/gen/malha/coordinator/v1/coordinator_pb.js";
 import type { Ambiente, TipoNsu } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
 import type { StoreService } from "../../libs/gen/malha/store/v1/store_pb.js";
+import type { AdnGatewayService } from "../../libs/gen/malha/adn/v1/adn_gateway_pb.js";
 import { RunOutcome, RunTrigger, SyncPool, type SyncState } from "../../libs/gen/malha/store/v1/types_pb.js";
 import type { LeaseManager } from "../../libs/leases/types.js";
 import type { Logger } from "../../libs/log/logger.js";
@@ -11,6 +12,7 @@ import type { CoordinatorConfig } from "./config.js";
 import { decide } from "./decide.js";
 import { feedId, leaseKeyOf } from "./feed-key.js";
 import { WorkerPool } from "./pool.js";
+import { reconcileFeed } from "./reconcile.js";
 import type { FeedJob, FeedRunner } from "./runner.js";
 
 export interface FeedFilter {
@@ -21,6 +23,7 @@ export interface FeedFilter {
 
 export interface SchedulerDeps {
   store: Client<typeof StoreService>;
+  gateway: Client<typeof AdnGatewayService>;
   leases: LeaseManager;
   runner: FeedRunner;
   config: CoordinatorConfig;
@@ -39,6 +42,8 @@ export class Scheduler {
   readonly bootstrap: WorkerPool<FeedJob>;
   private readonly sweeps = new Map<string, WorkerPool<FeedJob>>();
   private readonly timers: NodeJS.Timeout[] = [];
+  /** Single-NSU look-ups spent per feed in the current hour (this replica's share of the budget). */
+  private readonly spent = new Map<string, { hour: number; calls: number }>();
 
   constructor(private readonly deps: SchedulerDeps) {
     const onError = (job: FeedJob, err: unknown) => deps.log.error({ err, feed: job.key }, "feed job crashed");
@@ -134,15 +139,64 @@ export class Scheduler {
     return { sweepId, decisions };
   }
 
-  /** Periodic work: the incremental sweep, the watchdog and the run-log cleanup. */
+  private budgetLeft(key: string): number {
+    const hour = Math.floor(this.deps.now() / 3_600_000);
+    const used = this.spent.get(key);
+    return this.deps.config.reconciliationBudgetPerHour - (used && used.hour === hour ? used.calls : 0);
+  }
+
+  private spend(key: string, calls: number): void {
+    const hour = Math.floor(this.deps.now() / 3_600_000);
+    const used = this.spent.get(key);
+    this.spent.set(key, { hour, calls: (used && used.hour === hour ? used.calls : 0) + calls });
+  }
+
+  /**
+   * Gap back-fill for every idle feed: under the feed's lease, single-NSU look-ups within the hourly
+   * budget. A feed that is queued or running here is left for the next round.
+   */
+  async reconcileAll(): Promise<{ looked: number; filled: number; holes: number }> {
+    const total = { looked: 0, filled: 0, holes: 0 };
+    for await (const state of this.states({})) {
+      if (!state.feed || !state.enabled || !state.municipalityActive) continue;
+      const key = feedId(state.feed);
+      const budget = this.budgetLeft(key);
+      if (budget <= 0 || this.isQueuedHere(key)) continue;
+      const lease = await this.deps.leases.tryAcquire(leaseKeyOf(state.feed));
+      if (!lease) continue;
+      try {
+        const result = await reconcileFeed({ store: this.deps.store, gateway: this.deps.gateway }, lease, state.feed, budget);
+        if (result.kind === "done") {
+          this.spend(key, result.looked);
+          total.looked += result.looked;
+          total.filled += result.filled;
+          total.holes += result.holes;
+        }
+      } finally {
+        await lease.release().catch(() => false);
+      }
+    }
+    if (total.looked > 0) this.deps.log.info(total, "reconciliation round");
+    return total;
+  }
+
+  /** Periodic work: the incremental sweep, reconciliation, the watchdog and the run-log cleanup. */
   start(): void {
     const { config, log, store, now } = this.deps;
     const every = (ms: number, what: string, fn: () => Promise<unknown>) => {
-      const timer = setInterval(() => void fn().catch((err: unknown) => log.error({ err }, `${what} failed`)), ms);
+      let busy = false; // a slow round is never overlapped by the next one
+      const timer = setInterval(() => {
+        if (busy) return;
+        busy = true;
+        void fn()
+          .catch((err: unknown) => log.error({ err }, `${what} failed`))
+          .finally(() => (busy = false));
+      }, ms);
       timer.unref();
       this.timers.push(timer);
     };
     every(config.syncIntervalMs, "sweep", () => this.enqueueFeeds({}, RunTrigger.SCHEDULED));
+    every(config.reconciliationIntervalMs, "reconciliation", () => this.reconcileAll());
     every(Math.min(config.staleLockMs / 4, 300_000), "watchdog", () =>
       store.expireStaleRuns({ staleBefore: timestampFromMs(now() - config.staleLockMs), requestedBy: "coordinator-watchdog" }),
     );
