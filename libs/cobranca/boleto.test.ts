@@ -10,7 +10,7 @@ import {
   parseBoletoCode,
 } from "./boleto.js";
 import { dvGeral, mod10 } from "./checkdigits.js";
-import { date, saoPauloDate } from "./date.js";
+import { addDays, date, saoPauloDate } from "./date.js";
 import { CobrancaError } from "./errors.js";
 
 const code = (fn: () => unknown) => {
@@ -67,7 +67,7 @@ describe("fator de vencimento (cobranca.md §1.3)", () => {
     for (let i = 0; i < 22000; i++) {
       const f = fatorVencimento(d);
       expect(decodeFator(f, d)!.date).toEqual(d);
-      d = { ...saoPauloDate(new Date(Date.UTC(d.year, d.month - 1, d.day + 1, 12))) };
+      d = addDays(d, 1);
     }
   });
 });
@@ -123,6 +123,14 @@ describe("barcode and linha digitável (cobranca.md §1–2)", () => {
     }
     expect(code(() => linhaToBarcode("8".repeat(47)))).toBe("BOLETO_DE_ARRECADACAO");
     expect(code(() => parseBoletoCode("8".repeat(48)))).toBe("BOLETO_DE_ARRECADACAO");
+  });
+
+  it("a leading 0 in the fator means no due date, and the 14 digits are the value (BB-DOC Anexo IV)", () => {
+    const body = "0019" + "00012345678901" + bb.slice(19);
+    const bc = body.slice(0, 4) + dvGeral(body) + body.slice(4);
+    const p = parseBarcode(bc, { referenceDate: date(2026, 1, 1) });
+    expect(p.vencimento).toBeNull();
+    expect(p.valorCentavos).toBe(12345678901);
   });
 
   it("parses value and due date with a reference date", () => {

@@ -117,7 +117,9 @@ export function parseBarcode(input: string, opts: { referenceDate?: CalendarDate
   const fator = bc.slice(5, 9);
   let vencimento: CalendarDate | null | undefined;
   let vencimentoNaJanela: boolean | undefined;
-  if (fator === "0000") vencimento = null;
+  // CEF-BOL §5.2.3 / BB-DOC Anexo IV: a leading 0 means "no fator"; the 14 digits are then all value
+  const semFator = fator[0] === "0";
+  if (semFator) vencimento = null;
   else if (opts.referenceDate) {
     const dec = decodeFator(fator, opts.referenceDate);
     vencimento = dec!.date;
@@ -131,7 +133,7 @@ export function parseBarcode(input: string, opts: { referenceDate?: CalendarDate
     fator,
     vencimento,
     vencimentoNaJanela,
-    valorCentavos: Number(bc.slice(9, 19)),
+    valorCentavos: semFator ? Number(bc.slice(5, 19)) : Number(bc.slice(9, 19)),
     campoLivre: bc.slice(19),
   };
 }

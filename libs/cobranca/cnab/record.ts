@@ -135,7 +135,8 @@ export function encodeRecord(layout: RecordLayout, ctx: unknown, warnings: Warni
   let out = "";
   for (const f of layout.fields) {
     const width = f.end - f.start + 1;
-    const where = f.src ? `${path}.${f.src}` : `${path}.${f.name}`;
+    const rel = f.src ?? f.name;
+    const where = path ? `${path}.${rel}` : rel;
     let s: string;
     if (f.value !== undefined) s = f.value;
     else if (f.fmt === "template") s = fillTpl(f.tpl ?? "", ctx, where, warnings);

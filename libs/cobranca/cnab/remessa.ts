@@ -3,6 +3,7 @@
  * layout tables → structural check → bytes. Timestamps and the NSA are inputs; nothing reads a clock.
  */
 import { CHECK_DIGITS, type CheckDigitAlgorithm } from "../checkdigits.js";
+import { assertValorCentavos } from "../boleto.js";
 import { getBank } from "../campo-livre.js";
 import { type CalendarDate, type LocalDateTime, addDays, assertDate } from "../date.js";
 import { CobrancaError, fail } from "../errors.js";
@@ -199,8 +200,8 @@ function tituloCtx(t: Titulo, i: number, strict: boolean) {
   digits(t.nossoNumero, `${f}.nossoNumero`, 20);
   const venc = assertDate(t.vencimento, `${f}.vencimento`);
   const emissao = assertDate(t.emissao, `${f}.emissao`);
-  if (typeof t.valorCentavos !== "number" || !Number.isSafeInteger(t.valorCentavos) || t.valorCentavos < 0)
-    fail("VALOR_INVALIDO", "valorCentavos must be a non-negative integer", `${f}.valorCentavos`);
+  // a título becomes a boleto: the barcode's 10-digit value is the limit
+  assertValorCentavos(t.valorCentavos, `${f}.valorCentavos`);
   const enc = (e: Encargo | undefined, name: string) => {
     if (!e) return undefined;
     if (!/^\d$/.test(e.codigo ?? "")) fail("CAMPO_INVALIDO", "código must be one digit", `${f}.${name}.codigo`);
@@ -256,7 +257,8 @@ function withPath<T>(prefix: string, fn: () => T): T {
     return fn();
   } catch (e) {
     if (e instanceof CobrancaError && e.field && !e.field.startsWith(prefix)) {
-      throw new CobrancaError(e.code, e.message.replace(/^[A-Z_]+(?: \([^)]*\))?: /, ""), `${prefix}.${e.field}`, e.details ? { ...e.details } : undefined);
+      const rel = e.field.replace(/^titulo\./, "");
+      throw new CobrancaError(e.code, e.message.replace(/^[A-Z_]+(?: \([^)]*\))?: /, ""), `${prefix}.${rel}`, e.details ? { ...e.details } : undefined);
     }
     throw e;
   }
@@ -323,7 +325,7 @@ function remessa240(
       for (const s of profile.segmentos) {
         seq++;
         const ctx = { ...base, seq, titulo, pagador: t.pagador, avalista: t.avalista };
-        lines.push(encodeRecord(layout240(profile, s), ctx, warnings, `segmento${s}`));
+        lines.push(encodeRecord(layout240(profile, s), ctx, warnings, ""));
       }
     });
   });
@@ -354,8 +356,8 @@ function remessa400(p: Cnab400Profile, arquivo: Ctx, beneficiario: Ctx, titulos:
         const src = p.nossoNumeroDv.tpl.map(([path, n]) => String(getPath(ctx, path) ?? "").padStart(n, "0")).join("");
         tt.nossoNumeroDv = CHECK_DIGITS[p.nossoNumeroDv.algo](src);
       }
-      lines.push(encodeRecord(p.detalhe, { ...ctx, seq: lines.length + 1 }, warnings, "detalhe"));
-      for (const x of p.extras) if (getPath(ctx, x.when) !== undefined) lines.push(encodeRecord(x.layout, { ...ctx, seq: lines.length + 1 }, warnings, x.layout.name));
+      lines.push(encodeRecord(p.detalhe, { ...ctx, seq: lines.length + 1 }, warnings, ""));
+      for (const x of p.extras) if (getPath(ctx, x.when) !== undefined) lines.push(encodeRecord(x.layout, { ...ctx, seq: lines.length + 1 }, warnings, ""));
     });
   });
   lines.push(encodeRecord(p.trailer, { seq: lines.length + 1 }, warnings, "trailer"));
