@@ -274,6 +274,24 @@ export const SANTANDER_400_PIX = defineRecord("santander400Pix", 400, [
   seq,
 ]);
 
+/** Itaú CNAB 400 retorno PIX record (type 3): the full EMV BR Code at 2–391, PIX error at 392–394 (cobranca.md §5.2). */
+export const ITAU_400_PIX = defineRecord("itau400Pix", 400, [
+  K("tipoRegistro", 1, 1, "3", "N"),
+  A("emv", 2, 391, { src: "pix.emv", fmt: "raw" }),
+  A("erro", 392, 394, { src: "pix.erro", fmt: "raw" }),
+  seq,
+]);
+
+/** Bradesco CNAB 400 retorno PIX record (type 4): location URL 29–105, txid 106–140 (cobranca.md §5.2). */
+export const BRADESCO_400_PIX = defineRecord("bradesco400Pix", 400, [
+  K("tipoRegistro", 1, 1, "4", "N"),
+  A("uso2", 2, 28, { fmt: "raw" }),
+  A("url", 29, 105, { src: "pix.url", fmt: "raw" }),
+  A("txid", 106, 140, { src: "pix.txid", fmt: "raw" }),
+  A("resto", 141, 394, { fmt: "raw" }),
+  seq,
+]);
+
 /** Banco do Brasil CBR643 detail (type 7, convênio of 7 digits). */
 export const BB_CBR643_RETORNO = defineRecord("bbCbr643Retorno", 400, [
   K("tipoRegistro", 1, 1, "7", "N"),

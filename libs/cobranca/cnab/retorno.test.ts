@@ -7,6 +7,7 @@ import { mapearOcorrencia } from "./ocorrencias.js";
 import { encodeRecord } from "./record.js";
 import { gerarRemessa } from "./remessa.js";
 import { lerRetorno } from "./retorno.js";
+import { buildPixDinamico, parsePix } from "../pix.js";
 
 const count = (xs: readonly { ocorrencia: string }[]) =>
   xs.reduce<Record<string, number>>((m, e) => ((m[e.ocorrencia] = (m[e.ocorrencia] ?? 0) + 1), m), {});
@@ -195,6 +196,25 @@ describe("retorno CNAB 400: expected values of the fixtures README", () => {
     expect(s.eventos).toHaveLength(1);
     expect(s.eventos[0]).toMatchObject({ nossoNumero: "00000019", ocorrencia: "02", estado: "REGISTERED", vencimento: date(2016, 10, 20), valorCentavos: 10000 });
     expect(s.eventos[0]!.pix).toBeUndefined();
+  });
+});
+
+describe("Bolepix: the bank's PIX data in the retorno", () => {
+  const lines = (f: string) => Buffer.from(fixture(f)).toString("latin1").split("\r\n").filter((l) => l.length === 400);
+  it("Itaú type 3 carries the full EMV, which parses as a BR Code", () => {
+    const [h, d] = lines("retorno/400/laravel-boleto-341-itau.ret");
+    const emv = buildPixDinamico({ url: "pix.itau.example/qr/v2/cobv/9d36b84fc70b478fb95c12729b90ca25", nome: "EMPRESA", cidade: "SAO PAULO" });
+    const pix = "3" + emv.padEnd(390, " ") + "   " + "000003";
+    const text = [h!, d!.slice(0, 394) + "000002", pix, "9" + " ".repeat(393) + "000004"].join("\r\n") + "\r\n";
+    const e = lerRetorno(text).eventos[0]!;
+    expect(e.pix?.emv).toBe(emv);
+    expect(parsePix(e.pix!.emv!).tipo).toBe("DINAMICO");
+  });
+  it("Bradesco type 4 carries location and txid", () => {
+    const [h, d] = lines("retorno/400/laravel-boleto-237-bradesco.ret");
+    const rec = "4" + " ".repeat(27) + "pix.bradesco.example/cobv/abc".padEnd(77, " ") + "TXID0123456789ABCDEFGHIJKLMNOP".padEnd(35, " ") + " ".repeat(254) + "000003";
+    const text = [h!, d!.slice(0, 394) + "000002", rec, "9" + " ".repeat(393) + "000004"].join("\r\n") + "\r\n";
+    expect(lerRetorno(text).eventos[0]!.pix).toEqual({ url: "pix.bradesco.example/cobv/abc", txid: "TXID0123456789ABCDEFGHIJKLMNOP" });
   });
 });
 

@@ -6,7 +6,16 @@ import { type CalendarDate, isoDate } from "../date.js";
 import { fail } from "../errors.js";
 import { assertCnab, type CheckResult, splitLines } from "./checker.js";
 import { SEGMENTO_U, segmentoT } from "./layouts240.js";
-import { BB_CBR643_RETORNO, BRADESCO_400_RETORNO, HEADER_400_RETORNO, ITAU_400_RETORNO, SANTANDER_400_PIX, SANTANDER_400_RETORNO } from "./layouts400.js";
+import {
+  BB_CBR643_RETORNO,
+  BRADESCO_400_PIX,
+  BRADESCO_400_RETORNO,
+  HEADER_400_RETORNO,
+  ITAU_400_PIX,
+  ITAU_400_RETORNO,
+  SANTANDER_400_PIX,
+  SANTANDER_400_RETORNO,
+} from "./layouts400.js";
 import { type EstadoCanonico, mapearOcorrencia } from "./ocorrencias.js";
 import { type RecordLayout, type Warning, decodeRecord } from "./record.js";
 
@@ -47,7 +56,8 @@ export interface EventoRetorno {
   readonly especie?: string;
   /** Itaú 393–394: liquidation channel. */
   readonly codigoLiquidacao?: string;
-  readonly pix?: { readonly tipoChave?: string; readonly chave?: string; readonly txid?: string };
+  /** PIX data the bank returned for the título (Santander type 2, Itaú type 3 with the EMV, Bradesco type 4). */
+  readonly pix?: { readonly tipoChave?: string; readonly chave?: string; readonly txid?: string; readonly emv?: string; readonly url?: string; readonly erro?: string };
   /** Stable key for idempotent ingestion: bank, convênio/conta, NN, code, occurrence date, amount paid. */
   readonly chaveIdempotencia: string;
 }
@@ -142,7 +152,7 @@ export function lerRetorno(content: string | Uint8Array): RetornoLido {
       const d = decodeRecord(extra, l, warnings, i + 1).data;
       const last = eventos[eventos.length - 1]! as unknown as Record<string, unknown>;
       const pix = d.pix as Record<string, string> | undefined;
-      if (pix) last.pix = Object.fromEntries(Object.entries(pix).map(([k, v]) => [k, v.trim()]));
+      if (pix) last.pix = Object.fromEntries(Object.entries(pix).map(([k, v]) => [k, v.trim()]).filter(([, v]) => v !== "" && v !== "000"));
       return;
     }
     warnings.push({ code: "REGISTRO_IGNORADO", field: `linha ${i + 1}`, message: `record type ${l[0]} not read` });
@@ -151,8 +161,8 @@ export function lerRetorno(content: string | Uint8Array): RetornoLido {
 }
 
 const DETALHES_400: Readonly<Record<string, { tipo: string; layout: RecordLayout; extras?: Readonly<Record<string, RecordLayout>> }>> = {
-  "237": { tipo: "1", layout: BRADESCO_400_RETORNO },
-  "341": { tipo: "1", layout: ITAU_400_RETORNO },
+  "237": { tipo: "1", layout: BRADESCO_400_RETORNO, extras: { "4": BRADESCO_400_PIX } },
+  "341": { tipo: "1", layout: ITAU_400_RETORNO, extras: { "3": ITAU_400_PIX } },
   "033": { tipo: "1", layout: SANTANDER_400_RETORNO, extras: { "2": SANTANDER_400_PIX } },
   "001": { tipo: "7", layout: BB_CBR643_RETORNO },
 };
