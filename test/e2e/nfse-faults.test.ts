@@ -1,0 +1,130 @@
+// Faults on the sync path, each with its own mesh: a coordinator killed or paused mid-sync, every
+// coordinator restarted after a catch-up, a 429 from the ADN, new documents after the first sync.
+import type { RowDataPacket } from "mysql2/promise";
+import { afterEach, describe, expect, it } from "vitest";
+import { Ambiente, TipoNsu } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
+import { RunOutcome } from "../../libs/gen/malha/store/v1/types_pb.js";
+import { startNfseMesh, type NfseMesh } from "../support/nfse-mesh.js";
+import type { ServiceProcess } from "../support/service-process.js";
+
+const until = async (cond: () => Promise<boolean>, what: string, timeoutMs = 90_000) => {
+  const end = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+};
+
+let mesh: NfseMesh | undefined;
+afterEach(async () => {
+  await mesh?.stop();
+  mesh = undefined;
+});
+
+const feedOf = (m: NfseMesh) => ({ ibge: m.municipalities[0]!.ibge, ambiente: Ambiente.PRODUCAO_RESTRITA, tipoNsu: TipoNsu.DISTRIBUICAO });
+const state = async (m: NfseMesh) => (await m.storeClient.getSyncState({ feed: feedOf(m) })).state!;
+const holderProcess = (m: NfseMesh, holder: string): ServiceProcess | undefined =>
+  m.coordinators.find((c) => holder.includes(`-${c.proc.pid}-`));
+
+async function storedNsus(m: NfseMesh): Promise<bigint[]> {
+  const ibge = m.municipalities[0]!.ibge;
+  const out: bigint[] = [];
+  for (const sql of [`SELECT nsu FROM nfse_documentos_${ibge}`, `SELECT nsu FROM nfse_eventos_${ibge}`, "SELECT nsu FROM nfse_quarantine"]) {
+    const [rows] = await m.db.pool.query<RowDataPacket[]>(sql);
+    out.push(...rows.map((r) => BigInt(r.nsu as string)));
+  }
+  return out.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+/** Everything lote=true distributed is stored exactly once. */
+async function expectComplete(m: NfseMesh): Promise<void> {
+  const feed = m.sim.feed(m.municipalities[0]!.ibge, "DISTRIBUICAO");
+  const stored = await storedNsus(m);
+  expect(new Set(stored).size).toBe(stored.length);
+  const hidden = new Set(feed.entries.filter((e) => e.hidden).map((e) => e.nsu));
+  expect(stored.filter((n) => !hidden.has(n))).toEqual(feed.entries.filter((e) => !e.hidden).map((e) => e.nsu));
+}
+
+const caughtUp = (m: NfseMesh) => async () => (await state(m)).lastOutcome === RunOutcome.CAUGHT_UP;
+
+describe("NFS-e sync under faults", () => {
+  it("kill -9 of the holder mid-sync: another replica takes the feed after the lease TTL and finishes it", async () => {
+    mesh = await startNfseMesh({ municipalities: 1, feedSize: 2500, coordinators: 2, switches: { latencyMs: 25 } });
+    await mesh.registerAll();
+    await until(async () => (await state(mesh!)).lastNsu > 300n, "the sync to be under way");
+    const victim = holderProcess(mesh, (await state(mesh)).lockedBy);
+    expect(victim).toBeDefined();
+    victim!.kill("SIGKILL");
+    await until(caughtUp(mesh), "the survivor to finish the feed");
+    const finalHolder = (await state(mesh)).lockedBy;
+    expect(holderProcess(mesh, finalHolder)).not.toBe(victim);
+    await expectComplete(mesh);
+  });
+
+  it("a paused holder is fenced out when it resumes, and stops by itself", async () => {
+    mesh = await startNfseMesh({ municipalities: 1, feedSize: 2500, coordinators: 2, switches: { latencyMs: 25 } });
+    await mesh.registerAll();
+    await until(async () => (await state(mesh!)).lastNsu > 300n, "the sync to be under way");
+    const sleeper = holderProcess(mesh, (await state(mesh)).lockedBy)!;
+    sleeper.kill("SIGSTOP");
+    // Lease TTL is 3 s: the other replica takes over once it expires.
+    await until(async () => holderProcess(mesh!, (await state(mesh!)).lockedBy) !== sleeper, "another replica to take over");
+    sleeper.kill("SIGCONT");
+    await until(async () => sleeper.lines.some((l) => l.includes('"kind":"lease-lost"')), "the resumed holder to notice");
+    await until(caughtUp(mesh), "the feed to finish");
+    await expectComplete(mesh);
+  });
+
+  it("keeps the one-hour rule after every coordinator restarts", async () => {
+    mesh = await startNfseMesh({ municipalities: 2, feedSize: 200, coordinators: 2 });
+    await mesh.registerAll();
+    await until(async () => {
+      const { states } = await mesh!.storeClient.listSyncStates({});
+      return states.length === 2 && states.every((s) => s.lastOutcome === RunOutcome.CAUGHT_UP);
+    }, "both feeds to catch up");
+    for (const c of mesh.coordinators.splice(0)) {
+      c.kill("SIGKILL");
+      await c.exited;
+    }
+    const batches = () => Object.fromEntries(Object.entries(mesh!.sim.counters().byFeed).map(([k, v]) => [k, v.batch]));
+    const before = batches();
+    const fresh = [await mesh.startCoordinator(), await mesh.startCoordinator()];
+    // Let the new replicas run several sweeps (interval 1 s).
+    await until(async () => fresh.every((c) => c.lines.filter((l) => l.includes("serving")).length > 0), "the new replicas");
+    await new Promise((r) => setTimeout(r, 4000));
+    expect(batches()).toEqual(before);
+  });
+
+  it("after a 429 the feed cools down and the ADN is not called again inside the cool-down", async () => {
+    mesh = await startNfseMesh({
+      municipalities: 1,
+      feedSize: 400,
+      coordinators: 1,
+      switches: { rateLimit: { maxCalls: 3, windowMs: 60_000 } },
+    });
+    await mesh.registerAll();
+    await until(async () => (await state(mesh!)).lastOutcome === RunOutcome.RATE_LIMITED, "the 429 to be recorded");
+    const s = await state(mesh);
+    expect(s.cooldownUntil).toBeDefined();
+    const calls = mesh.sim.counters().total;
+    expect(mesh.sim.counters().byStatus["429"]).toBe(1);
+    await new Promise((r) => setTimeout(r, 4000));
+    expect(mesh.sim.counters().total).toBe(calls);
+  });
+
+  it("documents that reach the ADN after a catch-up arrive on a later sweep", async () => {
+    mesh = await startNfseMesh({
+      municipalities: 1,
+      feedSize: 150,
+      coordinators: 1,
+      coordinatorEnv: { NFSE_EMPTY_RESULT_BACKOFF_SECONDS: "2" },
+    });
+    await mesh.registerAll();
+    await until(caughtUp(mesh), "the first catch-up");
+    const feed = mesh.sim.feed(mesh.municipalities[0]!.ibge, "DISTRIBUICAO");
+    const added = feed.append(120).filter((e) => !e.hidden);
+    const last = added.at(-1)!.nsu;
+    await until(async () => (await state(mesh!)).lastNsu >= last, "the new documents");
+    await expectComplete(mesh);
+  });
+});
