@@ -62,16 +62,3 @@ export function fail(code: CobrancaErrorCode, message: string, field?: string, d
 export function isCobrancaError(e: unknown): e is CobrancaError {
   return e instanceof CobrancaError;
 }
-
-/** Prefix a field path: `withField("titulos[2]", () => ...)` rewrites errors raised inside. */
-export function withFieldPrefix<T>(prefix: string, fn: () => T): T {
-  try {
-    return fn();
-  } catch (e) {
-    if (e instanceof CobrancaError) {
-      const field = e.field ? `${prefix}.${e.field}` : prefix;
-      throw new CobrancaError(e.code, e.message.replace(/^[A-Z_]+(?: \([^)]*\))?: /, ""), field, e.details ? { ...e.details } : undefined);
-    }
-    throw e;
-  }
-}

@@ -83,6 +83,47 @@ describe("PDF of the ficha de compensação", () => {
     expect(found.find((r) => r.format === "QRCode")?.text).toBe(PIX);
   });
 
+  it("prints the mandatory fields of cobranca.md §7.2 (text layer read back with pdftotext)", async () => {
+    const file = join(dir, "texto.pdf");
+    writeFileSync(file, await renderizarBoletoPdf(input({ pix: PIX, avalista: { nome: "Avalista Garantidor SA", documento: "11222333000181" } })));
+    const text = execFileSync("pdftotext", ["-layout", file, "-"]).toString("utf8");
+    for (const s of [
+      "Banco Bradesco S.A.",
+      "237-2",
+      boleto.linhaDigitavelFormatada,
+      "Local de pagamento",
+      "Vencimento",
+      "15/12/2026",
+      "Beneficiário",
+      "Empresa Exemplo Ltda",
+      "11.222.333/0001-81",
+      "Av. Paulista, 1000",
+      "Agência / Código do Beneficiário",
+      "Data do documento",
+      "Nº do documento",
+      "NF-2026/0042",
+      "Espécie doc.",
+      "Aceite",
+      "Data do processamento",
+      "Nosso número",
+      boleto.nossoNumeroImpresso,
+      "Espécie moeda",
+      "(=) Valor do documento",
+      "150,00",
+      "Instruções",
+      "Não receber após 30 dias do vencimento.",
+      "Pagador",
+      "José da Conceição",
+      "529.982.247-25",
+      "CEP 01001-000",
+      "Sacador/Avalista: Avalista Garantidor SA",
+      "Autenticação Mecânica - Ficha de Compensação",
+      "Recibo do Pagador",
+      "Pague com PIX",
+    ])
+      expect(text, s).toContain(s);
+  });
+
   it("carnê layout and multi-page batch: every barcode decodes", async () => {
     const others = [1, 2, 3, 4].map((k) =>
       gerarBoleto({ dados: { banco: "341", carteira: "109", nossoNumero: String(1000 + k), agencia: "0810", conta: "53678" }, vencimento: date(2027, k, 10), valorCentavos: 9990 * k }),
