@@ -12,6 +12,7 @@ import { StoreService } from "../../libs/gen/malha/store/v1/store_pb.js";
 import { startAdnSimulator, type AdnSimulator } from "../adn-sim/server.js";
 import type { SimSwitches } from "../adn-sim/switches.js";
 import { createTestRoot, issueEcnpj, issueServer } from "./icp-brasil.js";
+import { createMysqlPool } from "../../libs/db/pool.js";
 import { createThrowawayDatabase, type ThrowawayDatabase } from "./mysql.js";
 import { startService, type ServiceProcess } from "./service-process.js";
 
@@ -42,6 +43,10 @@ export interface NfseMeshOptions {
   coordinators: number;
   switches?: Partial<SimSwitches>;
   coordinatorEnv?: Record<string, string>;
+  /** Coordinators use this NATS instead of the stack's (e.g. a private one the test restarts). */
+  natsUrl?: string;
+  /** The store uses this database instead of a throwaway one on the stack (e.g. a private server). */
+  mysqlUrl?: string;
 }
 
 export interface NfseMesh {
@@ -58,7 +63,7 @@ export interface NfseMesh {
 }
 
 export async function startNfseMesh(opts: NfseMeshOptions): Promise<NfseMesh> {
-  const natsUrl = process.env.NATS_URL;
+  const natsUrl = opts.natsUrl ?? process.env.NATS_URL;
   if (!natsUrl) throw new Error("NATS_URL is not set: run `bash scripts/stack.sh start` and export its env");
   const dir = mkdtempSync(join(tmpdir(), "malha-mesh-"));
   const root = createTestRoot();
@@ -86,7 +91,7 @@ export async function startNfseMesh(opts: NfseMeshOptions): Promise<NfseMesh> {
     feedSize: opts.feedSize,
     ...(opts.switches ? { switches: opts.switches } : {}),
   });
-  const db = await createThrowawayDatabase();
+  const db = opts.mysqlUrl ? externalDatabase(opts.mysqlUrl) : await createThrowawayDatabase();
   const store = await startService("store", { MYSQL_URL: db.url });
   const gateway = await startService("adn-gateway", {
     ADN_CREDENTIALS_DIR: credentials,
@@ -142,6 +147,24 @@ export async function startNfseMesh(opts: NfseMeshOptions): Promise<NfseMesh> {
       await sim.close();
       await db.drop();
       rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A database the test owns elsewhere: same shape as a throwaway one, dropping it only closes pools. */
+function externalDatabase(url: string): ThrowawayDatabase {
+  const pools = [createMysqlPool(url, { connectionLimit: 4 })];
+  return {
+    name: new URL(url).pathname.slice(1),
+    url,
+    pool: pools[0]!,
+    newPool(options) {
+      const pool = createMysqlPool(url, { connectionLimit: 4, ...options });
+      pools.push(pool);
+      return pool;
+    },
+    async drop() {
+      await Promise.all(pools.map((p) => p.end().catch(() => undefined)));
     },
   };
 }
