@@ -1,7 +1,46 @@
-// Wiring only. The ADN client (mTLS per certificate, retries, parsing) arrives with its own issue;
-// until then every method answers UNIMPLEMENTED.
+// Wiring only: configuration, the credential source (vault by default, a PEM directory when
+// ADN_CREDENTIALS_DIR is set), the ADN HTTP client and the handlers.
+import { AdnHttpClient } from "../../libs/adn/http.js";
 import { AdnGatewayService } from "../../libs/gen/malha/adn/v1/adn_gateway_pb.js";
+import { VaultService } from "../../libs/gen/malha/vault/v1/vault_pb.js";
+import { peerClient } from "../../libs/rpc/peers.js";
+import { peerUrlVariable, MESH } from "../../libs/rpc/mesh.js";
 import { runService } from "../../libs/rpc/run.js";
 import { serve } from "../../libs/rpc/server.js";
+import { readGatewayConfig } from "./config.js";
+import { Cooldowns } from "./cooldown.js";
+import { DirectoryCredentialSource } from "./credentials-dir.js";
+import { VaultCredentialSource } from "./credentials-vault.js";
+import type { CredentialSource } from "./credentials.js";
+import { AdnGateway } from "./gateway.js";
+import { createHandlers } from "./handlers.js";
+import { createAdnMetrics } from "./metrics.js";
 
-await runService("adn-gateway", () => ({ services: [serve(AdnGatewayService, {})] }));
+await runService("adn-gateway", ({ env, log, metrics }) => {
+  const config = readGatewayConfig(env);
+  const credentials: CredentialSource =
+    config.credentials.kind === "dir"
+      ? new DirectoryCredentialSource(config.credentials.dir)
+      : new VaultCredentialSource(peerClient(env, "vault", VaultService), {
+          ...(config.credentials.secret ? { secret: config.credentials.secret } : {}),
+          refreshMs: config.credentials.refreshMs,
+          url: env.optionalString(peerUrlVariable("vault")) ?? `http://127.0.0.1:${MESH.vault.port}`,
+        });
+  const http = new AdnHttpClient({ ...(config.extraCa ? { extraCa: config.extraCa } : {}), maxResponseBytes: config.maxResponseBytes });
+  const adnMetrics = createAdnMetrics(metrics.registry);
+  const gateway = new AdnGateway({ config, credentials, http, cooldowns: new Cooldowns(config.rateLimitCooldownMs), metrics: adnMetrics, log });
+  if (config.credentials.kind === "vault" && !config.credentials.secret && !env.optionalString("MESH_TLS_CERT_FILE")) {
+    log.warn("neither VAULT_CREDENTIALS_SECRET nor MESH_TLS_CERT_FILE is set: the vault will refuse to hand out ADN credentials");
+  }
+  log.info(
+    { credentials: credentials.description, producao: config.baseUrlProducao, producaoRestrita: config.baseUrlProducaoRestrita, extraCa: Boolean(config.extraCa) },
+    "ADN gateway configured",
+  );
+  return {
+    services: [serve(AdnGatewayService, createHandlers(gateway, adnMetrics, log))],
+    async close() {
+      credentials.close();
+      await http.close();
+    },
+  };
+});

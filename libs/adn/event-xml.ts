@@ -1,0 +1,54 @@
+// Event layouts 1.00 and 1.01 (adn.md §5) → Event. Version drift is absorbed here: `nDFe`|`nDFSe`,
+// `nPedRegEvento` ignored, rejection details inside `infRej` (1.00) or directly in the type element.
+import { create } from "@bufbuild/protobuf";
+import { EventSchema, type Event } from "../gen/malha/nfse/v1/event_pb.js";
+import { isChaveShaped } from "./chave.js";
+import { codeFromElementName, codeFromEventId, tipoEventoOf } from "./event-codes.js";
+import { FieldError, intCode, optionalDateTime, taxId } from "./fields.js";
+import { attr, child, childNames, text, type XmlNode } from "./xml-tree.js";
+
+/** `root` is the `evento` element. */
+export function parseEvento(root: XmlNode): Event {
+  const inf = child(root, "infEvento");
+  if (!inf) throw new FieldError("infEvento", "is missing");
+  const id = attr(inf, "Id");
+  const ped = child(inf, "pedRegEvento", "infPedReg");
+  if (!ped) throw new FieldError("pedRegEvento/infPedReg", "is missing");
+  const typeElement = childNames(ped).find((n) => codeFromElementName(n) !== undefined);
+  const codigo = (typeElement && codeFromElementName(typeElement)) || codeFromEventId(id);
+  if (!codigo) throw new FieldError("event code", "is neither an eNNNNNN element nor in infEvento/@Id");
+  const chave = text(ped, "chNFSe") || (/^EVT(\d{50})/.exec(id)?.[1] ?? "");
+  if (!isChaveShaped(chave)) throw new FieldError("infPedReg/chNFSe", "is not 50 digits");
+  const spec = typeElement ? child(ped, typeElement) : undefined;
+  // 1.00 rejections wrap their reason in infRej.
+  const reason = child(spec, "infRej") ?? spec;
+  const seq = text(inf, "nSeqEvento");
+  if (seq && !/^\d{1,3}$/.test(seq)) throw new FieldError("nSeqEvento", "is not a number");
+  const dhEvento = optionalDateTime(ped, "infPedReg/dhEvento", "dhEvento");
+  const dhProc = optionalDateTime(inf, "dhProc", "dhProc");
+  const autor = taxId(ped, { cnpj: "CNPJAutor", cpf: "CPFAutor" });
+  return create(EventSchema, {
+    id,
+    chave,
+    codigo,
+    tipo: tipoEventoOf(codigo),
+    nSeqEvento: seq ? Number(seq) : 0,
+    ...(dhEvento ? { dhEvento } : {}),
+    ...(dhProc ? { dhProc } : {}),
+    versao: attr(root, "versao"),
+    ambGer: intCode(inf, "ambGer", "ambGer"),
+    tpAmb: intCode(ped, "infPedReg/tpAmb", "tpAmb"),
+    nDfse: text(inf, "nDFSe") || text(inf, "nDFe"),
+    ...(autor ? { autor } : {}),
+    cMotivo: text(reason, "cMotivo"),
+    xMotivo: text(reason, "xMotivo"),
+    chaveSubstituta: text(spec, "chSubstituta"),
+    codEventoBloqueado: text(spec, "codEvento").replace(/^e/, ""),
+    cpfAgenteTributario: text(spec, "CPFAgTrib"),
+    nProcAdm: text(spec, "nProcAdm"),
+    xProcAdm: text(spec, "xProcAdm"),
+    idEventoRejeicao: text(spec, "idEvManifRej"),
+    idBloqueioOficio: text(spec, "idBloqOfic"),
+    xDesc: text(spec, "xDesc"),
+  });
+}

@@ -1,0 +1,131 @@
+// HTTP to the ADN: undici, HTTP/1.1 only (Sefin answers RST_STREAM to h2 and the ADN sits behind the same
+// front), `Accept: application/json`, one connection pool per client certificate, a hard cap on the
+// body size and one overall deadline per attempt.
+import { rootCertificates } from "node:tls";
+import { Agent, request } from "undici";
+
+export interface ClientCredentials {
+  /** Private key, PEM. Kept in memory only. */
+  privateKeyPem: string;
+  /** Leaf certificate followed by its intermediates, PEM. */
+  certificateChainPem: string;
+}
+
+export interface AdnHttpResponse {
+  status: number;
+  contentType: string;
+  body: Buffer;
+}
+
+export type AdnHttpFailureKind = "timeout" | "network" | "too-large";
+
+/** A failed attempt that got no usable response. */
+export class AdnHttpFailure extends Error {
+  override name = "AdnHttpFailure";
+  constructor(
+    readonly kind: AdnHttpFailureKind,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface AdnHttpOptions {
+  /** Extra trust (e.g. the simulator's test CA), added to Node's default bundle, never replacing it. */
+  extraCa?: Buffer;
+  maxResponseBytes: number;
+  /** Connections per origin and certificate. */
+  connections?: number;
+}
+
+export class AdnHttpClient {
+  private readonly agents = new Map<string, Agent>();
+  private readonly ca: string[] | undefined;
+
+  constructor(private readonly opts: AdnHttpOptions) {
+    this.ca = opts.extraCa ? [...rootCertificates, opts.extraCa.toString("utf8")] : undefined;
+  }
+
+  /**
+   * The pool for a certificate, created on first use. `poolKey` changes whenever the credentials do
+   * (the vault's version): pools of replaced credentials are closed gracefully.
+   */
+  pool(ibge: string, poolKey: string, creds: ClientCredentials): Agent {
+    const key = `${ibge}\u0000${poolKey}`;
+    const existing = this.agents.get(key);
+    if (existing) return existing;
+    for (const [k, agent] of this.agents) {
+      if (k.startsWith(`${ibge}\u0000`)) {
+        this.agents.delete(k);
+        void agent.close().catch(() => undefined);
+      }
+    }
+    const agent = new Agent({
+      allowH2: false,
+      connections: this.opts.connections ?? 4,
+      connect: {
+        key: creds.privateKeyPem,
+        cert: creds.certificateChainPem,
+        ...(this.ca ? { ca: this.ca } : {}),
+        rejectUnauthorized: true,
+      },
+    });
+    this.agents.set(key, agent);
+    return agent;
+  }
+
+  /** One GET; throws AdnHttpFailure for timeouts and network errors, rethrows the caller's abort. */
+  async get(pool: Agent, url: string, opts: { timeoutMs: number; signal?: AbortSignal }): Promise<AdnHttpResponse> {
+    const timeout = AbortSignal.timeout(opts.timeoutMs);
+    const signal = opts.signal ? AbortSignal.any([timeout, opts.signal]) : timeout;
+    try {
+      const res = await request(url, {
+        dispatcher: pool,
+        method: "GET",
+        headers: { accept: "application/json" },
+        signal,
+      });
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of res.body) {
+        size += (chunk as Buffer).length;
+        if (size > this.opts.maxResponseBytes) {
+          res.body.destroy();
+          throw new AdnHttpFailure("too-large", `response body exceeds ${this.opts.maxResponseBytes} bytes`);
+        }
+        chunks.push(chunk as Buffer);
+      }
+      const ct = res.headers["content-type"];
+      return { status: res.statusCode, contentType: Array.isArray(ct) ? (ct[0] ?? "") : (ct ?? ""), body: Buffer.concat(chunks) };
+    } catch (err) {
+      if (err instanceof AdnHttpFailure) throw err;
+      if (opts.signal?.aborted) throw err;
+      if (timeout.aborted) throw new AdnHttpFailure("timeout", `timeout after ${opts.timeoutMs / 1000}s`);
+      const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
+      throw new AdnHttpFailure("network", e.code ?? e.cause?.code ?? e.message);
+    }
+  }
+
+  async close(): Promise<void> {
+    const agents = [...this.agents.values()];
+    this.agents.clear();
+    await Promise.all(agents.map((a) => a.close().catch(() => undefined)));
+  }
+}
+
+/** Query value of each tipoNSU series. */
+export type TipoNsuParam = "DISTRIBUICAO" | "RECEPCAO" | "GERAL" | "MEI";
+
+/** `GET {base}/municipios/DFe/{nsu}?tipoNSU=…&lote=…` (the OAS casing). */
+export function municipiosDfeUrl(baseUrl: string, nsu: bigint, tipoNsu: TipoNsuParam, lote: boolean): string {
+  return `${trimSlash(baseUrl)}/municipios/DFe/${nsu}?tipoNSU=${tipoNsu}&lote=${lote}`;
+}
+
+/** `GET {base}/municipios/NFSe/{chave}/Eventos`. */
+export function municipiosEventosUrl(baseUrl: string, chave: string): string {
+  return `${trimSlash(baseUrl)}/municipios/NFSe/${chave}/Eventos`;
+}
+
+function trimSlash(url: string): string {
+  return url.replace(/\/+$/, "");
+}

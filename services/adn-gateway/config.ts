@@ -1,0 +1,64 @@
+import { readFileSync } from "node:fs";
+import { ConfigError, type EnvReader } from "../../libs/config/env.js";
+
+export type CredentialsConfig =
+  | { kind: "dir"; dir: string }
+  | { kind: "vault"; secret?: string; refreshMs: number };
+
+export interface GatewayConfig {
+  /** Root URLs (the APIs live under /municipios): index 1 = produção, 2 = produção restrita. */
+  baseUrlProducao: string;
+  baseUrlProducaoRestrita: string;
+  /** Extra CA to trust besides Node's bundle (the simulator's test CA). */
+  extraCa?: Buffer;
+  requestTimeoutMs: number;
+  maxRetries: number;
+  backoffBaseMs: number;
+  backoffMaxMs: number;
+  maxDecompressedBytes: number;
+  maxResponseBytes: number;
+  rateLimitCooldownMs: number;
+  credentials: CredentialsConfig;
+}
+
+export function readGatewayConfig(env: EnvReader): GatewayConfig {
+  const dir = env.optionalString("ADN_CREDENTIALS_DIR");
+  const backoffBaseMs = env.durationMs("NFSE_RETRY_BACKOFF_BASE_SECONDS", { default: 1000, maxSeconds: 600 });
+  const backoffMaxMs = env.durationMs("NFSE_RETRY_BACKOFF_MAX_SECONDS", { default: 30_000, maxSeconds: 3600 });
+  if (backoffMaxMs < backoffBaseMs) {
+    throw new ConfigError("NFSE_RETRY_BACKOFF_MAX_SECONDS", "must not be below NFSE_RETRY_BACKOFF_BASE_SECONDS");
+  }
+  const extraCa = env.file("ADN_CA_FILE");
+  return {
+    baseUrlProducao: env.url("ADN_BASE_URL_PRODUCAO", ["https:"], { default: "https://adn.nfse.gov.br" }),
+    baseUrlProducaoRestrita: env.url("ADN_BASE_URL_PRODUCAO_RESTRITA", ["https:"], {
+      default: "https://adn.producaorestrita.nfse.gov.br",
+    }),
+    ...(extraCa ? { extraCa } : {}),
+    requestTimeoutMs: env.durationMs("NFSE_REQUEST_TIMEOUT_SECONDS", { default: 60_000, minSeconds: 0.01, maxSeconds: 600 }),
+    maxRetries: env.int("NFSE_MAX_RETRIES", { default: 3, min: 0, max: 10 }),
+    backoffBaseMs,
+    backoffMaxMs,
+    maxDecompressedBytes: env.int("ADN_MAX_DECOMPRESSED_BYTES", { default: 8 * 1024 * 1024, min: 1024, max: 256 * 1024 * 1024 }),
+    maxResponseBytes: env.int("ADN_MAX_RESPONSE_BYTES", { default: 64 * 1024 * 1024, min: 1024, max: 1024 * 1024 * 1024 }),
+    rateLimitCooldownMs: env.durationMs("ADN_RATE_LIMIT_COOLDOWN_SECONDS", { default: 300_000, maxSeconds: 86_400 }),
+    credentials: dir ? { kind: "dir", dir } : { kind: "vault", ...vaultSecret(env), refreshMs: env.durationMs("ADN_CREDENTIALS_REFRESH_SECONDS", { default: 60_000, maxSeconds: 86_400 }) },
+  };
+}
+
+/** The shared secret the vault accepts from the gateway when the mesh runs without TLS. */
+function vaultSecret(env: EnvReader): { secret?: string } {
+  const inline = env.optionalString("VAULT_CREDENTIALS_SECRET");
+  const file = env.optionalString("VAULT_CREDENTIALS_SECRET_FILE");
+  if (inline && file) throw new ConfigError("VAULT_CREDENTIALS_SECRET_FILE", "must not be set together with VAULT_CREDENTIALS_SECRET");
+  if (inline) return { secret: inline };
+  if (!file) return {};
+  let secret: string;
+  try {
+    secret = readFileSync(file, "utf8").trim();
+  } catch (err) {
+    throw new ConfigError("VAULT_CREDENTIALS_SECRET_FILE", `names a file that cannot be read (${(err as NodeJS.ErrnoException).code ?? "unreadable"}: ${file})`);
+  }
+  if (!secret) throw new ConfigError("VAULT_CREDENTIALS_SECRET_FILE", "names an empty file");
+  return { secret };
+}

@@ -1,0 +1,48 @@
+// ADN call metrics: HTTP attempts by outcome, their latency and bytes, and the items decoded.
+import { Counter, Histogram, type Registry } from "prom-client";
+
+export interface AdnMetrics {
+  attempt(endpoint: string, outcome: string, seconds: number, bytes: number): void;
+  items(kind: string, count: number): void;
+}
+
+export function createAdnMetrics(registry: Registry): AdnMetrics {
+  const requests = new Counter({
+    name: "malha_adn_http_requests_total",
+    help: "HTTP attempts made to the ADN, by endpoint and outcome (HTTP status, timeout, network, too-large).",
+    labelNames: ["endpoint", "outcome"],
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: "malha_adn_http_request_duration_seconds",
+    help: "Latency of one HTTP attempt to the ADN, body included.",
+    labelNames: ["endpoint"],
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60],
+    registers: [registry],
+  });
+  const bytes = new Counter({
+    name: "malha_adn_response_bytes_total",
+    help: "Response body bytes received from the ADN.",
+    labelNames: ["endpoint"],
+    registers: [registry],
+  });
+  const items = new Counter({
+    name: "malha_adn_items_total",
+    help: "Distribution items decoded, by kind (document, event, fault).",
+    labelNames: ["kind"],
+    registers: [registry],
+  });
+  return {
+    attempt(endpoint, outcome, seconds, size) {
+      requests.inc({ endpoint, outcome });
+      duration.observe({ endpoint }, seconds);
+      if (size > 0) bytes.inc({ endpoint }, size);
+    },
+    items(kind, count) {
+      if (count > 0) items.inc({ kind }, count);
+    },
+  };
+}
+
+/** For unit tests and tools that need no registry. */
+export const noMetrics: AdnMetrics = { attempt() {}, items() {} };

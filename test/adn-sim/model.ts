@@ -1,0 +1,102 @@
+// What the simulator knows about each generated document, independent of its XML rendering: tests compare
+// the gateway's typed output against these facts.
+
+export type TaxIdFacts = { kind: "CNPJ" | "CPF"; number: string };
+
+export interface PartyFacts {
+  doc: TaxIdFacts;
+  /** Empty when the XML carries no xNome. */
+  name: string;
+  im: string;
+  cMun: string;
+  uf: string;
+}
+
+export interface NoteFacts {
+  chave: string;
+  numero: string;
+  versao: "1.00" | "1.01";
+  cStat: number;
+  /** ISO date-times with offset, as in the XML. */
+  dhProc: string;
+  dhEmi: string;
+  dCompet: string;
+  emitente: PartyFacts;
+  prestador: PartyFacts;
+  tomador?: PartyFacts;
+  intermediario?: PartyFacts;
+  cLocEmi: string;
+  xLocEmi: string;
+  cLocPrestacao: string;
+  xLocPrestacao: string;
+  cLocIncid: string;
+  xLocIncid: string;
+  cTribNac: string;
+  cTribMun: string;
+  cNBS: string;
+  xDescServ: string;
+  xTribNac: string;
+  vServ: bigint;
+  vBC?: bigint;
+  pAliqBps?: number;
+  vISSQN?: bigint;
+  vTotalRet?: bigint;
+  vLiq: bigint;
+  tribISSQN: number;
+  tpRetISSQN: number;
+  tpAmb: number;
+  ambGer: number;
+  tpEmis: number;
+  tpEmit: number;
+  serie: string;
+  nDPS: string;
+  nDFSe: string;
+  opSimpNac: number;
+  chSubstda: string;
+  cMotivoSubst: string;
+  /** Rendering choices that the parser must see through. */
+  pretty: boolean;
+  imPadded: boolean;
+}
+
+export interface EventFacts {
+  id: string;
+  chave: string;
+  codigo: string;
+  nSeqEvento: number;
+  dhEvento: string;
+  dhProc: string;
+  versao: "1.00" | "1.01";
+  ambGer: number;
+  tpAmb: number;
+  nDFSe: string;
+  autor: TaxIdFacts;
+  xDesc: string;
+  cMotivo: string;
+  xMotivo: string;
+  chSubstituta: string;
+  codEvento: string;
+  cpfAgTrib: string;
+  nProcAdm: string;
+  xProcAdm: string;
+  idEvManifRej: string;
+  idBloqOfic: string;
+  pretty: boolean;
+}
+
+export type Facts = { kind: "NFSE"; note: NoteFacts } | { kind: "EVENTO"; event: EventFacts; tipoEvento: string };
+
+/** One NSU of a feed. */
+export interface FeedEntry {
+  nsu: bigint;
+  facts: Facts;
+  /** The chave the batch item carries (the note's chave, also for events). */
+  chave: string;
+  xml: string;
+  /** `ArquivoXml`: Base64 of the gzip of `xml`. */
+  arquivoXml: string;
+  /** Local São Paulo time without offset, 1–3 fraction digits. */
+  dataHoraGeracao: string;
+  /** Left out of `lote=true` batches (a hole the client must back-fill with `lote=false`). */
+  hidden: boolean;
+}

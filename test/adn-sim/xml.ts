@@ -1,0 +1,182 @@
+// Renders facts into NFS-e / event XML of layouts 1.00 and 1.01 (adn.md §4, §5, §7), with the quirks real
+// documents have: pretty or compact, CR character references in the signature, padded IM, 1.00/1.01
+// placement differences.
+import type { EventFacts, NoteFacts, PartyFacts } from "./model.js";
+
+const NS = "http://www.sped.fazenda.gov.br/nfse";
+
+type Node = { name: string; attrs?: Record<string, string>; children?: Node[]; text?: string; raw?: string };
+
+const esc = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+const escAttr = (s: string) => esc(s).replace(/"/g, "&quot;");
+
+function el(name: string, children: (Node | undefined)[] | string, attrs?: Record<string, string>): Node {
+  return typeof children === "string"
+    ? { name, text: children, ...(attrs ? { attrs } : {}) }
+    : { name, children: children.filter((c): c is Node => c !== undefined), ...(attrs ? { attrs } : {}) };
+}
+/** An element only when its value is non-empty. */
+function opt(name: string, value: string | undefined): Node | undefined {
+  return value ? el(name, value) : undefined;
+}
+
+function render(node: Node, pretty: boolean, depth = 0): string {
+  const pad = pretty ? "\n" + " ".repeat(depth) : "";
+  const attrs = Object.entries(node.attrs ?? {}).map(([k, v]) => ` ${k}="${escAttr(v)}"`).join("");
+  if (node.raw !== undefined) return `${pad}${node.raw}`;
+  if (node.text !== undefined) return `${pad}<${node.name}${attrs}>${esc(node.text)}</${node.name}>`;
+  const inner = (node.children ?? []).map((c) => render(c, pretty, depth + 1)).join("");
+  return `${pad}<${node.name}${attrs}>${inner}${pad}</${node.name}>`;
+}
+
+function signature(seed: string): Node {
+  // Real municipal transcriptions carry CR references inside the signature value.
+  const value = Buffer.from(seed.repeat(8)).toString("base64");
+  return {
+    name: "Signature",
+    raw:
+      `<Signature xmlns="http://www.w3.org/2000/09/xmldsig#"><SignedInfo><SignatureMethod Algorithm="http://www.w3.org/2001/04/xmldsig-more#rsa-sha256"/></SignedInfo>` +
+      `<SignatureValue>${value.slice(0, 60)}&#13;\n${value.slice(60)}</SignatureValue></Signature>`,
+  };
+}
+
+function money(cents: bigint): string {
+  const neg = cents < 0n;
+  const abs = neg ? -cents : cents;
+  return `${neg ? "-" : ""}${abs / 100n}.${String(abs % 100n).padStart(2, "0")}`;
+}
+
+function taxIdNode(p: PartyFacts): Node {
+  return el(p.doc.kind, p.doc.number);
+}
+
+function dpsParty(name: string, p: PartyFacts | undefined, extra: Node[] = []): Node | undefined {
+  if (!p) return undefined;
+  return el(name, [
+    taxIdNode(p),
+    opt("IM", p.im),
+    opt("xNome", p.name),
+    p.cMun ? el("end", [el("endNac", [el("cMun", p.cMun), el("CEP", "01001000")]), el("xLgr", "RUA DOIS"), el("nro", "0"), el("xBairro", "CENTRO")]) : undefined,
+    ...extra,
+  ]);
+}
+
+export function renderNote(n: NoteFacts): string {
+  const v101 = n.versao === "1.01";
+  const outInf = el("xOutInf", "Documento gerado pelo simulador do ADN");
+  const valoresNfse = el("valores", [
+    opt("vBC", n.vBC !== undefined ? money(n.vBC) : undefined),
+    opt("pAliqAplic", n.pAliqBps !== undefined ? money(BigInt(n.pAliqBps)) : undefined),
+    opt("vISSQN", n.vISSQN !== undefined ? money(n.vISSQN) : undefined),
+    opt("vTotalRet", n.vTotalRet !== undefined ? money(n.vTotalRet) : undefined),
+    el("vLiq", money(n.vLiq)),
+    v101 ? undefined : outInf,
+  ]);
+  const emit = n.emitente;
+  const infDps = el(
+    "infDPS",
+    [
+      el("tpAmb", String(n.tpAmb)),
+      el("dhEmi", n.dhEmi),
+      el("verAplic", "Simulador_1.0"),
+      el("serie", n.serie),
+      el("nDPS", n.nDPS),
+      el("dCompet", n.dCompet),
+      el("tpEmit", String(n.tpEmit)),
+      el("cLocEmi", n.cLocEmi),
+      n.chSubstda ? el("subst", [el("chSubstda", n.chSubstda), el("cMotivo", n.cMotivoSubst), el("xMotivo", "Substituicao por erro de valores")]) : undefined,
+      dpsParty("prest", n.prestador, [el("regTrib", [el("opSimpNac", String(n.opSimpNac)), el("regEspTrib", "0")])]),
+      dpsParty("toma", n.tomador),
+      dpsParty("interm", n.intermediario),
+      el("serv", [
+        el("locPrest", [el("cLocPrestacao", n.cLocPrestacao)]),
+        el("cServ", [el("cTribNac", n.cTribNac), opt("cTribMun", n.cTribMun), el("xDescServ", n.xDescServ), opt("cNBS", n.cNBS)]),
+      ]),
+      el("valores", [
+        el("vServPrest", [el("vServ", money(n.vServ))]),
+        el("trib", [
+          el("tribMun", [el("tribISSQN", String(n.tribISSQN)), el("tpRetISSQN", String(n.tpRetISSQN))]),
+          el("totTrib", [el("indTotTrib", "0")]),
+        ]),
+      ]),
+      v101 ? el("IBSCBS", [el("finNFSe", "0"), el("indFinal", "0")]) : undefined,
+    ],
+    { Id: `DPS${n.cLocEmi}${n.emitente.doc.kind === "CNPJ" ? "2" : "1"}${emit.doc.number.padStart(14, "0")}${n.serie.padStart(5, "0")}${n.nDPS.padStart(15, "0")}` },
+  );
+  const inf = el(
+    "infNFSe",
+    [
+      el("xLocEmi", n.xLocEmi),
+      el("xLocPrestacao", n.xLocPrestacao),
+      el("nNFSe", n.numero),
+      opt("cLocIncid", n.cLocIncid),
+      opt("xLocIncid", n.xLocIncid),
+      el("xTribNac", n.xTribNac),
+      el("verAplic", "Simulador_1.0"),
+      el("ambGer", String(n.ambGer)),
+      el("tpEmis", String(n.tpEmis)),
+      el("procEmi", "1"),
+      el("cStat", String(n.cStat)),
+      el("dhProc", n.dhProc),
+      el("nDFSe", n.nDFSe),
+      el("emit", [
+        taxIdNode(emit),
+        el("IM", n.imPadded ? emit.im.padStart(15, " ") : emit.im),
+        el("xNome", emit.name),
+        el("enderNac", [el("xLgr", "RUA UM"), el("nro", "100"), el("xBairro", "CENTRO"), el("cMun", emit.cMun), el("UF", emit.uf), el("CEP", "01001000")]),
+      ]),
+      valoresNfse,
+      v101 ? outInf : undefined,
+      v101 ? el("IBSCBS", [el("cLocalidadeIncid", n.cLocEmi), el("totCIBS", [el("vTotNF", money(n.vLiq))])]) : undefined,
+      el("DPS", [infDps], { versao: n.versao }),
+    ],
+    { Id: `NFS${n.chave}` },
+  );
+  const root = el("NFSe", [inf, signature(n.chave)], { xmlns: NS, versao: n.versao });
+  return `<?xml version="1.0" encoding="UTF-8"?>${render(root, n.pretty)}${n.pretty ? "\n" : ""}`;
+}
+
+export function renderEvent(e: EventFacts): string {
+  const v100 = e.versao === "1.00";
+  const reasonNodes = [opt("cMotivo", e.cMotivo), opt("xMotivo", e.xMotivo)];
+  const isRejection = ["202205", "203206", "204207"].includes(e.codigo);
+  const spec = el(`e${e.codigo}`, [
+    el("xDesc", e.xDesc),
+    opt("CPFAgTrib", e.cpfAgTrib),
+    opt("nProcAdm", e.nProcAdm),
+    opt("idEvManifRej", e.idEvManifRej),
+    opt("idBloqOfic", e.idBloqOfic),
+    ...(isRejection && v100 ? [el("infRej", reasonNodes)] : reasonNodes),
+    opt("xProcAdm", e.xProcAdm),
+    opt("chSubstituta", e.chSubstituta),
+    opt("codEvento", e.codEvento ? `e${e.codEvento}` : ""),
+  ]);
+  const preId = `PRE${e.chave}${e.codigo}${v100 ? String(e.nSeqEvento).padStart(3, "0") : ""}`;
+  const ped = el(
+    "infPedReg",
+    [
+      el("tpAmb", String(e.tpAmb)),
+      el("verAplic", "ERP_Exemplo_2.3"),
+      el("dhEvento", e.dhEvento),
+      el(e.autor.kind === "CNPJ" ? "CNPJAutor" : "CPFAutor", e.autor.number),
+      el("chNFSe", e.chave),
+      v100 ? el("nPedRegEvento", String(e.nSeqEvento)) : undefined,
+      spec,
+    ],
+    { Id: preId },
+  );
+  const inf = el(
+    "infEvento",
+    [
+      el("verAplic", "Simulador_1.0"),
+      el("ambGer", String(e.ambGer)),
+      el("nSeqEvento", String(e.nSeqEvento)),
+      el("dhProc", e.dhProc),
+      el(v100 ? "nDFe" : "nDFSe", e.nDFSe),
+      el("pedRegEvento", [ped], { versao: e.versao }),
+    ],
+    { Id: e.id },
+  );
+  const root = el("evento", [inf, signature(e.id)], { xmlns: NS, versao: e.versao });
+  return `<?xml version="1.0" encoding="UTF-8"?>${render(root, e.pretty)}${e.pretty ? "\n" : ""}`;
+}
