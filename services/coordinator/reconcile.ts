@@ -1,3 +1,4 @@
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import type { Client } from "@connectrpc/connect";
 import { ConnectError } from "@connectrpc/connect";
 import type { AdnGatewayService } from "../../libs/gen/malha/adn/v1/adn_gateway_pb.js";
@@ -68,6 +69,12 @@ export async function reconcileFeed(deps: ReconcileDeps, lease: Lease, feed: Fee
     outcome = RunOutcome.FAILED;
     error = ConnectError.from(err).message;
   }
-  await deps.store.finishRun({ feed, runId, fenceToken: lease.fenceToken, outcome, errorMessage: error }, call);
+  // A reconciliation must not change when the feed may next ask for a batch: hand back the time the
+  // store already has (it only moves forward), or now for a feed that never finished a run.
+  const nextEligibleAt = begin.nextEligibleAt ?? timestampFromMs(Date.now());
+  await deps.store.finishRun(
+    { feed, runId, fenceToken: lease.fenceToken, outcome, errorMessage: error, ...(outcome === RunOutcome.CAUGHT_UP ? { nextEligibleAt } : {}) },
+    call,
+  );
   return { kind: "done", looked, filled, holes, remainingGaps };
 }

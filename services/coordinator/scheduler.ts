@@ -159,6 +159,8 @@ export class Scheduler {
     const total = { looked: 0, filled: 0, holes: 0 };
     for await (const state of this.states({})) {
       if (!state.feed || !state.enabled || !state.municipalityActive) continue;
+      // Gaps only mean something below a cursor that a finished sync has reached.
+      if (state.lastNsu === 0n || state.lastSuccessAt === undefined) continue;
       const key = feedId(state.feed);
       const budget = this.budgetLeft(key);
       if (budget <= 0 || this.isQueuedHere(key)) continue;

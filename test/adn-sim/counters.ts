@@ -11,10 +11,16 @@ export interface SimCounters {
   byFeed: Record<string, { batch: number; single: number }>;
   /** `/NFSe/{chave}/Eventos` calls per municipality. */
   eventos: Record<string, number>;
+  /**
+   * Most `/municipios/DFe/` calls of one feed ever in flight at the same time: 1 when a single
+   * consumer holds each feed, as the ADN expects (two consumers of one NSU series is what gets a
+   * CNPJ blocked).
+   */
+  maxConcurrentByFeed: Record<string, number>;
 }
 
 export function emptyCounters(): SimCounters {
-  return { total: 0, byStatus: {}, byCnpj: {}, byMunicipio: {}, byFeed: {}, eventos: {} };
+  return { total: 0, byStatus: {}, byCnpj: {}, byMunicipio: {}, byFeed: {}, eventos: {}, maxConcurrentByFeed: {} };
 }
 
 export function bump(map: Record<string, number>, key: string): void {

@@ -64,6 +64,7 @@ export async function startAdnSimulator(opts: AdnSimulatorOptions): Promise<AdnS
   const byCnpj = new Map(opts.municipalities.map((m) => [m.cnpj, m]));
   const rateWindows = new Map<string, { start: number; calls: number }>();
   const open = new Set<ServerResponse>();
+  const inFlight = new Map<string, number>();
 
   const itemFault = (feed: FeedLog, nsu: bigint): ItemFault | undefined => {
     const fixed = switches.faultsByNsu[String(nsu)];
@@ -134,6 +135,13 @@ export async function startAdnSimulator(opts: AdnSimulatorOptions): Promise<AdnS
     counters.total++;
     bump(counters.byCnpj, who.ok ? who.cnpj : "none");
     if (municipality) bump(counters.byMunicipio, municipality.ibge);
+    if (municipality && /^\/municipios\/dfe\//i.test(url.pathname)) {
+      const feedKey = `${municipality.ibge}/${(url.searchParams.get("tipoNSU") ?? "DISTRIBUICAO").toUpperCase()}`;
+      const now = (inFlight.get(feedKey) ?? 0) + 1;
+      inFlight.set(feedKey, now);
+      counters.maxConcurrentByFeed[feedKey] = Math.max(counters.maxConcurrentByFeed[feedKey] ?? 0, now);
+      res.once("close", () => inFlight.set(feedKey, (inFlight.get(feedKey) ?? 1) - 1));
+    }
 
     if (switches.latencyMs > 0) await sleep(switches.latencyMs);
     if (switches.hangNext > 0 || (switches.hangRate > 0 && callRng.next() < switches.hangRate)) {
