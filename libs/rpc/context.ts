@@ -22,6 +22,14 @@ export function runInScope<T>(scope: RequestScope, fn: () => T): T {
   return storage.run(scope, fn);
 }
 
+/**
+ * Runs `fn` outside any request scope: for background work started by an RPC (a queued job) that
+ * must not inherit the caller's cancellation, deadline or request id — it outlives the call.
+ */
+export function runDetached<T>(fn: () => T): T {
+  return storage.exit(fn);
+}
+
 export const REQUEST_ID_HEADER = "x-request-id";
 
 /** Accepts a caller's request id only if it is short and printable, so it is safe in logs. */

@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { createLogger } from "../../libs/log/logger.js";
+import { currentScope, runInScope } from "../../libs/rpc/context.js";
 import { WorkerPool } from "./pool.js";
 
 function gate() {
@@ -73,5 +75,18 @@ describe("WorkerPool", () => {
     g.open();
     await closing;
     expect(ran).toEqual(["running"]);
+  });
+
+  it("runs a job enqueued from inside an RPC outside that RPC's scope (it outlives the call)", async () => {
+    const seen: unknown[] = [];
+    const pool = new WorkerPool<{ key: string }>("t", 1, async () => {
+      seen.push(currentScope());
+    });
+    const rpc = new AbortController();
+    const scope = { requestId: "r1", signal: rpc.signal, log: createLogger({ service: "t", level: "silent" }) };
+    runInScope(scope, () => pool.enqueue({ key: "a" }));
+    rpc.abort();
+    await pool.idle();
+    expect(seen).toEqual([undefined]);
   });
 });

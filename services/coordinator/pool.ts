@@ -1,3 +1,5 @@
+import { runDetached } from "../../libs/rpc/context.js";
+
 /**
  * A bounded worker pool over a FIFO of keyed jobs. A key is either queued or running, never both and
  * never twice: the pool is how one coordinator avoids asking itself to sync a feed it is already
@@ -69,7 +71,8 @@ export class WorkerPool<J extends { key: string }> {
     while (this.running.size < this.concurrency && this.queue.length > 0) {
       const job = this.queue.shift()!;
       this.running.set(job.key, job);
-      void this.work(job)
+      // Started from an RPC (SyncNow) or a timer alike: the job must not inherit the RPC's cancellation.
+      void runDetached(() => this.work(job))
         .catch((err: unknown) => this.onError(job, err))
         .finally(() => {
           this.running.delete(job.key);

@@ -47,6 +47,26 @@ async function expectComplete(m: NfseMesh): Promise<void> {
 
 const caughtUp = (m: NfseMesh) => async () => (await state(m)).lastOutcome === RunOutcome.CAUGHT_UP;
 
+describe("NFS-e sync on request", () => {
+  it("SyncNow returns at once and the sync it started finishes in the background", async () => {
+    // No periodic sweep within the test: only SyncNow can start the feed.
+    mesh = await startNfseMesh({ municipalities: 1, feedSize: 600, coordinators: 1, coordinatorEnv: { NFSE_SYNC_INTERVAL_SECONDS: "3600" } });
+    await mesh.registerAll();
+    const { createClient } = await import("@connectrpc/connect");
+    const { createGrpcTransport } = await import("@connectrpc/connect-node");
+    const { CoordinatorService } = await import("../../libs/gen/malha/coordinator/v1/coordinator_pb.js");
+    const coordinator = createClient(CoordinatorService, createGrpcTransport({ baseUrl: mesh.coordinators[0]!.baseUrl }));
+    const { decisions } = await coordinator.syncNow({ ibge: mesh.municipalities[0]!.ibge, requestedBy: "test" });
+    expect(decisions.map((d) => d.accepted)).toEqual([true]);
+    await until(caughtUp(mesh), "the background sync to finish");
+    await expectComplete(mesh);
+    // The same request now is refused by the one-hour rule, and says until when.
+    const again = await coordinator.syncNow({ ibge: mesh.municipalities[0]!.ibge, requestedBy: "test" });
+    expect(again.decisions[0]?.accepted).toBe(false);
+    expect(again.decisions[0]?.notBefore).toBeDefined();
+  });
+});
+
 describe("NFS-e sync under faults", () => {
   it("kill -9 of the holder mid-sync: another replica takes the feed after the lease TTL and finishes it", async () => {
     mesh = await startNfseMesh({ municipalities: 1, feedSize: 2500, coordinators: 2, switches: { latencyMs: 25 } });
