@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The two quickstart commands (README):
-#   scripts/dev.sh up     install what is missing, start NATS + MariaDB and the six services; Ctrl-C stops all
+#   scripts/dev.sh up     install what is missing, start NATS + MariaDB, the ADN simulator and the six
+#                         services, sync the demo municipalities, leave it running; Ctrl-C stops all
+#                         (--exit-when-synced: stop once the demo is synced; the quickstart test uses it)
 #   scripts/dev.sh test   install what is missing, start the stack if it is not running, run the whole suite
 # Both work on a fresh Debian/Ubuntu machine with Node >= 20 (apt-get needs root or sudo).
 set -euo pipefail
@@ -54,45 +56,77 @@ cmd_test() {
 }
 
 cmd_up() {
+  local exit_when_synced=0
+  [[ ${1:-} == --exit-when-synced ]] && exit_when_synced=1
   ensure_node
   ensure_deps
   bash scripts/stack.sh install
-  bash scripts/stack.sh start
+  # Globals, not locals: the EXIT trap runs after this function has returned.
+  started_stack=0
+  pids=()
+  stack_running || started_stack=1
+  bash scripts/stack.sh start >/dev/null
   stack_env
-  npx tsx scripts/migrate.ts
-  local logs=${MALHA_STACK_DIR:-/tmp/malha-stack}/logs pids=()
-  mkdir -p "$logs"
+  local dir=${MALHA_STACK_DIR:-/tmp/malha-stack}
+  local dev=$dir/dev logs=$dir/logs sim_certs=$dir/adn-sim
+  local municipios=${MALHA_DEMO_MUNICIPIOS:-3550308,3304557,4106902}
+  mkdir -p "$dev" "$logs"
+  chmod 700 "$dev"
+  # Development secrets: random, made once per stack directory, never committed.
+  (
+    umask 077
+    [[ -s $dev/master.key ]] || head -c 32 /dev/urandom | base64 >"$dev/master.key"
+    [[ -s $dev/vault-secret ]] || head -c 24 /dev/urandom | base64 >"$dev/vault-secret"
+    [[ -s $dev/link-secret ]] || head -c 32 /dev/urandom | base64 >"$dev/link-secret"
+  )
+  export NFSE_MASTER_KEY_FILE=$dev/master.key VAULT_CREDENTIALS_SECRET_FILE=$dev/vault-secret
+  export ARTIFACT_LINK_SECRET_FILE=$dev/link-secret ARTIFACT_DIR=$dir/artifacts
+  export GRPC_HOST=127.0.0.1 METRICS_HOST=127.0.0.1 SHUTDOWN_DRAIN_SECONDS=0
+  export ADN_BASE_URL_PRODUCAO_RESTRITA=https://127.0.0.1:14443 ADN_CA_FILE=$sim_certs/ca.pem
+
   stop_all() {
     trap - INT TERM EXIT
-    log "stopping services"
+    log "stopping the mesh"
     ((${#pids[@]})) && kill -TERM "${pids[@]}" 2>/dev/null || true
     wait "${pids[@]}" 2>/dev/null || true
-    bash scripts/stack.sh stop
+    ((started_stack == 0)) || bash scripts/stack.sh stop
   }
   trap stop_all INT TERM EXIT
+
+  # The ADN simulator stands in for the real ADN: HTTPS + mTLS with a fresh test PKI in $sim_certs.
+  node --import tsx test/adn-sim/main.ts --municipios "$municipios" --certs-dir "$sim_certs" \
+    --feed-size "${MALHA_DEMO_FEED_SIZE:-1500}" >"$logs/adn-sim.log" 2>&1 &
+  pids+=($!)
+  for _ in $(seq 1 200); do grep -q '"adminUrl"' "$logs/adn-sim.log" 2>/dev/null && break; sleep 0.1; done
+  grep -q '"adminUrl"' "$logs/adn-sim.log" || { log "the ADN simulator did not start; see $logs/adn-sim.log"; exit 1; }
+
+  npx tsx scripts/migrate.ts
   for name in "${SERVICES[@]}"; do
-    GRPC_HOST=127.0.0.1 METRICS_HOST=127.0.0.1 SHUTDOWN_DRAIN_SECONDS=0 \
-      node --import tsx "services/$name/main.ts" >"$logs/$name.log" 2>&1 &
+    node --import tsx "services/$name/main.ts" >"$logs/$name.log" 2>&1 &
     pids+=($!)
   done
   if ! npx tsx scripts/mesh-status.ts --wait 60; then
     log "not every service became SERVING; logs are in $logs"
     exit 1
   fi
+  npx tsx scripts/demo.ts "$sim_certs" "$municipios"
+  if ((exit_when_synced)); then return 0; fi
   cat <<MSG
 
-Malha is up. Try:
-  npx buf curl --protocol grpc --http2-prior-knowledge --list-services http://127.0.0.1:50053
-  npx buf curl --protocol grpc --http2-prior-knowledge -d '{}' http://127.0.0.1:50053/grpc.health.v1.Health/Check
-Logs: $logs/<service>.log   Environment: $(bash scripts/stack.sh env | tr '\n' ' ')
+Malha is up, with the demo municipalities ($municipios) synced from the ADN simulator. Try:
+  npx buf curl --protocol grpc --http2-prior-knowledge -d '{}' http://127.0.0.1:50055/malha.coordinator.v1.CoordinatorService/ListFeedStatus
+  npx buf curl --protocol grpc --http2-prior-knowledge -d '{"ibge":"3550308","pageSize":3}' http://127.0.0.1:50053/malha.store.v1.StoreService/ListDocuments
+  mariadb -h127.0.0.1 -P33306 -umalha -pmalha malha -e 'SELECT nsu, chave, situacao FROM nfse_documentos_3550308 LIMIT 5'
+Logs: $logs/<service>.log   Simulator admin: http://127.0.0.1:14480/admin/counters
+Environment: $(bash scripts/stack.sh env | tr '\n' ' ')
 Press Ctrl-C to stop everything.
 MSG
   wait -n "${pids[@]}" || true
-  log "a service exited; see $logs"
+  log "a process exited; see $logs"
 }
 
 case ${1:-} in
-  up) cmd_up ;;
+  up) shift; cmd_up "$@" ;;
   test) shift; cmd_test "$@" ;;
   *) echo "usage: $0 up|test [vitest args]" >&2; exit 2 ;;
 esac
