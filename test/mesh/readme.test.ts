@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MESH, type MeshServiceName } from "../../libs/rpc/mesh.js";
 import { createThrowawayDatabase, type ThrowawayDatabase } from "../support/mysql.js";
+import { serviceEnv } from "../support/mesh-env.js";
 import { startService, type ServiceProcess } from "../support/service-process.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -25,7 +26,7 @@ beforeAll(async () => {
   for (const port of servicesUsed) {
     const name = byPort.get(port);
     if (!name) throw new Error(`README uses port ${port}, which is no mesh service`);
-    started.set(port, await startService(name, name === "store" ? { MYSQL_URL: db.url } : {}));
+    started.set(port, await startService(name, serviceEnv(name, db.url)));
   }
 });
 afterAll(async () => {

@@ -13,6 +13,7 @@ import type { MeshServiceName } from "../../libs/rpc/mesh.js";
 import { bufCurl } from "../support/buf-curl.js";
 import { grpcJsClient, unary } from "../support/grpcjs.js";
 import { createThrowawayDatabase, type ThrowawayDatabase } from "../support/mysql.js";
+import { serviceEnv } from "../support/mesh-env.js";
 import { startService, type ServiceProcess } from "../support/service-process.js";
 
 let db: ThrowawayDatabase;
@@ -23,19 +24,22 @@ afterAll(async () => {
   await db?.drop();
 });
 
-/** One method per service that the foundation leaves UNIMPLEMENTED, called with an empty request. */
-const SERVICES: { name: MeshServiceName; typeName: string; method: string }[] = [
-  { name: "vault", typeName: "malha.vault.v1.VaultService", method: "ListCertificates" },
-  { name: "adn-gateway", typeName: "malha.adn.v1.AdnGatewayService", method: "FetchBatch" },
-  { name: "store", typeName: "malha.store.v1.StoreService", method: "ListMunicipalities" },
-  { name: "artifacts", typeName: "malha.artifacts.v1.ArtifactsService", method: "ListArtifacts" },
-  { name: "coordinator", typeName: "malha.coordinator.v1.CoordinatorService", method: "ListFeedStatus" },
-  { name: "billing", typeName: "malha.billing.v1.BillingService", method: "GetBoletoJob" },
+/**
+ * One RPC per service called with an empty request over reflection: it is refused with the precise code
+ * (a required field is missing, or the empty id names nothing), never a crash or an accidental success.
+ */
+const SERVICES: { name: MeshServiceName; typeName: string; method: string; code: string }[] = [
+  { name: "vault", typeName: "malha.vault.v1.VaultService", method: "GetCertificate", code: "not_found" },
+  { name: "adn-gateway", typeName: "malha.adn.v1.AdnGatewayService", method: "FetchBatch", code: "invalid_argument" },
+  { name: "store", typeName: "malha.store.v1.StoreService", method: "GetMunicipality", code: "invalid_argument" },
+  { name: "artifacts", typeName: "malha.artifacts.v1.ArtifactsService", method: "ListArtifacts", code: "invalid_argument" },
+  { name: "coordinator", typeName: "malha.coordinator.v1.CoordinatorService", method: "SyncNow", code: "invalid_argument" },
+  { name: "billing", typeName: "malha.billing.v1.BillingService", method: "GetBoletoJob", code: "invalid_argument" },
 ];
 
-const envFor = (name: MeshServiceName) => (name === "store" ? { MYSQL_URL: db.url } : {});
+const envFor = (name: MeshServiceName) => serviceEnv(name, db.url);
 
-describe.each(SERVICES)("$name started from main.ts", ({ name, typeName, method }) => {
+describe.each(SERVICES)("$name started from main.ts", ({ name, typeName, method, code }) => {
   let svc: ServiceProcess;
   beforeAll(async () => {
     svc = await startService(name, envFor(name));
@@ -50,7 +54,7 @@ describe.each(SERVICES)("$name started from main.ts", ({ name, typeName, method 
     expect((await health.check({ service: typeName })).status).toBe(Status.SERVING);
   });
 
-  it("lists its service through reflection and answers an unbuilt method with UNIMPLEMENTED", async () => {
+  it("lists its service through reflection and refuses an empty request with a precise code", async () => {
     const list = await bufCurl(["--list-services", svc.baseUrl]);
     expect(list.code, list.stderr).toBe(0);
     expect(list.stdout.split("\n")).toEqual(
@@ -59,7 +63,7 @@ describe.each(SERVICES)("$name started from main.ts", ({ name, typeName, method 
     // buf curl resolves the request type through reflection: this fails if any imported file is missing.
     const call = await bufCurl(["-d", "{}", `${svc.baseUrl}/${typeName}/${method}`]);
     expect(call.code).not.toBe(0);
-    expect(JSON.parse(call.stderr)).toMatchObject({ code: "unimplemented" });
+    expect(JSON.parse(call.stderr)).toMatchObject({ code });
   });
 
   it("stops on SIGTERM with exit code 0", async () => {
@@ -71,17 +75,17 @@ describe.each(SERVICES)("$name started from main.ts", ({ name, typeName, method 
 describe("a service seen by different clients", () => {
   let vault: ServiceProcess;
   beforeAll(async () => {
-    vault = await startService("vault");
+    vault = await startService("vault", envFor("vault"));
   });
   afterAll(() => vault?.kill("SIGKILL"));
 
-  it("answers @grpc/grpc-js with health and UNIMPLEMENTED", async () => {
+  it("answers @grpc/grpc-js with health and a typed error", async () => {
     const address = `127.0.0.1:${vault.port}`;
     const health = grpcJsClient(Health, address);
     expect(await unary<{ status: Status }>(health, "check", { service: "" })).toMatchObject({ status: Status.SERVING });
     const client = grpcJsClient(VaultService, address);
-    const err = await unary(client, "getCertificate", { id: "1" }).catch((e: grpc.ServiceError) => e);
-    expect((err as grpc.ServiceError).code).toBe(grpc.status.UNIMPLEMENTED);
+    const err = await unary(client, "getCertificate", { id: "999999" }).catch((e: grpc.ServiceError) => e);
+    expect((err as grpc.ServiceError).code).toBe(grpc.status.NOT_FOUND);
     health.close();
     client.close();
   });
