@@ -5,7 +5,14 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     root: fileURLToPath(new URL("..", import.meta.url)),
-    include: ["libs/**/*.test.ts", "services/**/*.test.ts", "scripts/**/*.test.ts", "test/**/*.test.ts"],
+    include: [
+      "libs/**/*.test.ts",
+      "services/**/*.test.ts",
+      "scripts/**/*.test.ts",
+      "test/**/*.test.ts",
+      "deploy/**/*.test.ts",
+      "docker/**/*.test.ts",
+    ],
     exclude: ["**/node_modules/**", "dist/**"],
     // Tests start real servers and child processes: generous limits, no wall-clock assertions.
     testTimeout: 60_000,

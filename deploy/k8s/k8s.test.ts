@@ -1,0 +1,151 @@
+import { join } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { MESH } from "../../libs/rpc/mesh.js";
+import { ROOT, runtimeVariables, SERVICE_NAMES, serviceVariables } from "../../docker/config-vars.js";
+import { render, requireKubectl, validateAll, type K8sObject } from "./render.js";
+
+interface Container {
+  name: string;
+  args?: string[];
+  restartPolicy?: string;
+  securityContext?: { runAsNonRoot?: boolean; readOnlyRootFilesystem?: boolean; allowPrivilegeEscalation?: boolean; capabilities?: { drop?: string[] } };
+  readinessProbe?: { grpc?: { port: number } };
+  livenessProbe?: { grpc?: { port: number } };
+  startupProbe?: { grpc?: { port: number } };
+  resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
+  env?: { name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string } } }[];
+  envFrom?: { configMapRef?: { name: string } }[];
+  volumeMounts?: { name: string; mountPath: string }[];
+}
+interface PodSpec {
+  securityContext?: { runAsNonRoot?: boolean; seccompProfile?: { type: string } };
+  containers: Container[];
+  initContainers?: Container[];
+  volumes?: { name: string; emptyDir?: object }[];
+}
+interface Workload extends K8sObject {
+  spec: { replicas?: number; template: { spec: PodSpec } };
+}
+interface Policy extends K8sObject {
+  spec: {
+    podSelector: { matchLabels?: Record<string, string> };
+    policyTypes?: string[];
+    ingress?: { from?: { podSelector?: { matchLabels?: Record<string, string> }; namespaceSelector?: object; ipBlock?: object }[]; ports?: { port: number | string }[] }[];
+    egress?: { to?: { podSelector?: { matchLabels?: Record<string, string> }; ipBlock?: { cidr: string } }[]; ports?: { port: number | string }[] }[];
+  };
+}
+
+const OVERLAYS = ["dev", "prod"] as const;
+const rendered: Record<string, K8sObject[]> = {};
+
+beforeAll(() => {
+  requireKubectl();
+  for (const overlay of OVERLAYS) rendered[overlay] = render(join(ROOT, "deploy/k8s/overlays", overlay));
+});
+
+const of = <T extends K8sObject>(overlay: string, kind: string) => rendered[overlay]!.filter((o) => o.kind === kind) as T[];
+const deployment = (overlay: string, name: string) => of<Workload>(overlay, "Deployment").find((d) => d.metadata.name === name)!;
+
+describe.each(OVERLAYS)("kustomize overlay %s", (overlay) => {
+  it("renders, and every object validates against the Kubernetes schemas", async () => {
+    expect(rendered[overlay]!.length).toBeGreaterThan(20);
+    expect(await validateAll(rendered[overlay]!)).toEqual([]);
+  });
+
+  it("has a Deployment, Service and PodDisruptionBudget per service, in one namespace", () => {
+    for (const name of SERVICE_NAMES) {
+      expect(deployment(overlay, name), name).toBeDefined();
+      expect(of(overlay, "Service").some((s) => s.metadata.name === name), name).toBe(true);
+      expect(of(overlay, "PodDisruptionBudget").some((s) => s.metadata.name === name), name).toBe(true);
+      expect(deployment(overlay, name).spec.template.spec.containers[0]!.args).toEqual([name]);
+    }
+    const namespaces = new Set(rendered[overlay]!.filter((o) => o.kind !== "Namespace").map((o) => o.metadata.namespace));
+    expect(namespaces.size).toBe(1);
+  });
+
+  it("probes every service with native gRPC health on its own port", () => {
+    for (const name of SERVICE_NAMES) {
+      const c = deployment(overlay, name).spec.template.spec.containers.find((x) => x.name === name)!;
+      for (const probe of [c.readinessProbe, c.livenessProbe, c.startupProbe]) expect(probe?.grpc?.port, name).toBe(MESH[name].port);
+    }
+  });
+
+  it("runs every container non-root, read-only, without capabilities, under RuntimeDefault seccomp, with limits", () => {
+    for (const w of [...of<Workload>(overlay, "Deployment"), ...of<Workload>(overlay, "StatefulSet")]) {
+      const pod = w.spec.template.spec;
+      expect(pod.securityContext?.runAsNonRoot, w.metadata.name).toBe(true);
+      expect(pod.securityContext?.seccompProfile?.type, w.metadata.name).toBe("RuntimeDefault");
+      for (const c of [...pod.containers, ...(pod.initContainers ?? [])]) {
+        const where = `${w.metadata.name}/${c.name}`;
+        expect(c.securityContext?.runAsNonRoot, where).toBe(true);
+        expect(c.securityContext?.readOnlyRootFilesystem, where).toBe(true);
+        expect(c.securityContext?.allowPrivilegeEscalation, where).toBe(false);
+        expect(c.securityContext?.capabilities?.drop, where).toEqual(["ALL"]);
+        expect(c.resources?.requests?.memory, where).toBeDefined();
+        expect(c.resources?.limits?.memory, where).toBeDefined();
+      }
+    }
+  });
+
+  it("gives the mesh services a writable /tmp and nothing else but their volumes", () => {
+    for (const name of SERVICE_NAMES) {
+      const pod = deployment(overlay, name).spec.template.spec;
+      const tmp = pod.containers[0]!.volumeMounts!.find((m) => m.mountPath === "/tmp")!;
+      expect(pod.volumes!.find((v) => v.name === tmp.name)?.emptyDir, name).toBeDefined();
+    }
+  });
+
+  it("takes the master key and the DB/NATS URLs from Secrets, never from a ConfigMap", () => {
+    const vault = deployment(overlay, "vault").spec.template.spec.containers[0]!;
+    expect(vault.env!.find((e) => e.name === "NFSE_MASTER_KEY_FILE")?.value).toMatch(/^\/run\/secrets\//);
+    for (const [name, variable] of [["store", "MYSQL_URL"], ["vault", "MYSQL_URL"], ["coordinator", "NATS_URL"], ["billing", "NATS_URL"]] as const) {
+      const c = deployment(overlay, name).spec.template.spec.containers[0]!;
+      expect(c.env!.find((e) => e.name === variable)?.valueFrom?.secretKeyRef?.name, `${name} ${variable}`).toMatch(/^malha-/);
+    }
+    for (const cm of of<K8sObject & { data?: Record<string, string> }>(overlay, "ConfigMap")) {
+      for (const key of Object.keys(cm.data ?? {})) expect(key, cm.metadata.name).not.toMatch(/SECRET|MASTER_KEY|PASSWORD|MYSQL_URL|NATS_URL/);
+    }
+  });
+
+  it("denies all traffic by default and lets only the gateway reach the internet", () => {
+    const policies = of<Policy>(overlay, "NetworkPolicy");
+    const denyAll = policies.find((p) => Object.keys(p.spec.podSelector.matchLabels ?? {}).length === 0 && !p.spec.ingress && !p.spec.egress);
+    expect(denyAll?.spec.policyTypes?.sort()).toEqual(["Egress", "Ingress"]);
+    const withIpBlock = policies.filter((p) => (p.spec.egress ?? []).some((r) => (r.to ?? []).some((t) => t.ipBlock)));
+    expect(withIpBlock.map((p) => p.spec.podSelector.matchLabels?.["app.kubernetes.io/name"])).toEqual(["adn-gateway"]);
+  });
+
+  it("admits to the vault only the gateway (credentials) and the coordinator (certificate listing)", () => {
+    const vault = of<Policy>(overlay, "NetworkPolicy").filter((p) => p.spec.podSelector.matchLabels?.["app.kubernetes.io/name"] === "vault");
+    expect(vault).toHaveLength(1);
+    const sources = vault[0]!.spec.ingress!.flatMap((r) => r.from ?? []);
+    expect(sources.every((s) => s.namespaceSelector === undefined && s.ipBlock === undefined)).toBe(true);
+    expect(sources.map((s) => s.podSelector?.matchLabels?.["app.kubernetes.io/name"]).sort()).toEqual(["adn-gateway", "coordinator"]);
+  });
+});
+
+describe("overlay differences", () => {
+  it("every ConfigMap key is a variable the service it configures reads (no typo goes unnoticed)", () => {
+    for (const overlay of OVERLAYS) {
+      for (const cm of of<K8sObject & { data?: Record<string, string> }>(overlay, "ConfigMap")) {
+        const service = SERVICE_NAMES.find((s) => cm.metadata.name.startsWith(`${s}-config`));
+        const known = new Set([...runtimeVariables(), ...(service ? serviceVariables(service) : [])]);
+        for (const key of Object.keys(cm.data ?? {})) expect(known.has(key), `${overlay} ${cm.metadata.name} ${key}`).toBe(true);
+      }
+    }
+  });
+
+  it("the schema validation catches a wrongly typed field and an object it has no schema for", async () => {
+    const broken = structuredClone(deployment("prod", "store")) as Workload;
+    (broken.spec as Record<string, unknown>).replicas = "two";
+    expect((await validateAll([broken])).join("\n")).toMatch(/Deployment\/store: .*replicas/);
+    expect(await validateAll([{ apiVersion: "batch/v1", kind: "CronJob", metadata: { name: "x" } }])).toEqual(["CronJob/x: no schema for batch/v1 CronJob"]);
+  });
+
+  it("dev generates placeholder Secrets; prod generates none and runs two replicas of the stateless services", () => {
+    const devSecrets = of("dev", "Secret").map((s) => s.metadata.name.replace(/-[a-z0-9]{10}$/, ""));
+    expect(devSecrets).toEqual(expect.arrayContaining(["malha-mysql", "malha-nats", "malha-master-key", "malha-vault-credentials"]));
+    expect(of("prod", "Secret")).toEqual([]);
+    for (const name of ["vault", "store", "coordinator", "adn-gateway", "billing"]) expect(deployment("prod", name).spec.replicas, name).toBe(2);
+  });
+});

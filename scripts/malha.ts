@@ -1,0 +1,15 @@
+#!/usr/bin/env node
+// The operators' CLI: `malha <command>`; `malha help` lists the commands. A thin typed layer over the
+// services' gRPC contracts (libs/gen); see scripts/cli/.
+import { setTimeout as sleep } from "node:timers/promises";
+import { promptSecret } from "./cli/prompt.js";
+import { run } from "./cli/run.js";
+
+process.exitCode = await run(process.argv.slice(2), {
+  out: process.stdout,
+  err: process.stderr,
+  env: process.env,
+  tty: process.stdout.isTTY === true,
+  ...(process.stdin.isTTY ? { promptSecret } : {}),
+  sleep: (ms) => sleep(ms),
+});
