@@ -67,6 +67,45 @@ describe("NFS-e sync on request", () => {
   });
 });
 
+describe("NFS-e sync: bootstrap slices and cancellation", () => {
+  it("a bootstrap gives its lease back after its time slice and resumes from its cursor", async () => {
+    mesh = await startNfseMesh({
+      municipalities: 1,
+      feedSize: 2500,
+      coordinators: 1,
+      switches: { latencyMs: 25 },
+      coordinatorEnv: { NFSE_BOOTSTRAP_SLICE_SECONDS: "1" },
+    });
+    await mesh.registerAll();
+    await until(caughtUp(mesh), "the sliced bootstrap to finish");
+    const [runs] = await mesh.db.pool.query<RowDataPacket[]>("SELECT outcome, from_nsu FROM nfse_sync_runs ORDER BY id");
+    const yielded = runs.filter((r) => r.outcome === "yielded");
+    expect(yielded.length).toBeGreaterThan(0);
+    // Each resumed run starts where the previous one stopped, never from the beginning.
+    expect(runs.slice(1).every((r) => BigInt(r.from_nsu as string) > 0n)).toBe(true);
+    await expectComplete(mesh);
+  });
+
+  it("CancelSync stops a running sync after its batch; the next sweep picks the feed up again", async () => {
+    mesh = await startNfseMesh({ municipalities: 1, feedSize: 2500, coordinators: 1, switches: { latencyMs: 25 } });
+    await mesh.registerAll();
+    await until(async () => (await state(mesh!)).lastNsu > 200n, "the sync to be under way");
+    const { createClient } = await import("@connectrpc/connect");
+    const { createGrpcTransport } = await import("@connectrpc/connect-node");
+    const { CoordinatorService } = await import("../../libs/gen/malha/coordinator/v1/coordinator_pb.js");
+    const coordinator = createClient(CoordinatorService, createGrpcTransport({ baseUrl: mesh.coordinators[0]!.baseUrl }));
+    const res = await coordinator.cancelSync({ target: { case: "feed", value: feedOf(mesh) }, requestedBy: "test", reason: "e2e" });
+    expect(res.nothingToCancel).toBe(false);
+    await until(async () => {
+      const [rows] = await mesh!.db.pool.query<RowDataPacket[]>("SELECT COUNT(*) AS n FROM nfse_sync_runs WHERE outcome = 'cancelled'");
+      return Number(rows[0]!.n) === 1;
+    }, "the run to end as cancelled");
+    // Cancelling does not push next_eligible_at: the feed resumes and finishes.
+    await until(caughtUp(mesh), "the feed to finish after the cancellation");
+    await expectComplete(mesh);
+  });
+});
+
 describe("NFS-e sync under faults", () => {
   it("kill -9 of the holder mid-sync: another replica takes the feed after the lease TTL and finishes it", async () => {
     mesh = await startNfseMesh({ municipalities: 1, feedSize: 2500, coordinators: 2, switches: { latencyMs: 25 } });
