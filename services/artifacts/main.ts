@@ -2,7 +2,7 @@
 // retention sweep. Migrations are applied in ready() (serialised by a server lock with the store and other
 // replicas), and the HTTP server and sweep start only after them.
 import { createMysqlPool } from "../../libs/db/pool.js";
-import { migrate } from "../../libs/db/migrate.js";
+import { ensureSchema } from "../../libs/db/schema-ready.js";
 import { ArtifactsService } from "../../libs/gen/malha/artifacts/v1/artifacts_pb.js";
 import { runService } from "../../libs/rpc/run.js";
 import { serve } from "../../libs/rpc/server.js";
@@ -32,12 +32,7 @@ await runService("artifacts", async ({ env, log }) => {
       serve(ArtifactsService, createHandlers({ blobs, meta, signer, maxBytes: config.maxBytes, defaultTtlMs: config.defaultTtlMs, linkBaseUrl })),
     ],
     async ready() {
-      if (config.migrateOnStart) {
-        const result = await migrate(pool, config.migrationsDir, { log: (line) => log.info(line) });
-        log.info({ applied: result.applied.length, alreadyApplied: result.alreadyApplied.length }, "schema up to date");
-      } else {
-        await pool.query("SELECT 1");
-      }
+      await ensureSchema(pool, config, log);
       http = await startDownloadServer({ signer, meta, blobs, log }, config.httpHost, config.httpPort);
       log.info({ httpPort: http.port, dir: blobs.root }, "download server listening");
       sweeper = startSweeper({ meta, blobs, staleTempMs: config.staleTempMs }, config.sweepIntervalMs, config.orphanScanMs, log);

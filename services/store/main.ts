@@ -1,7 +1,7 @@
 // Wiring only. The store owns MySQL: it applies migrations before it reports SERVING, then serves the
 // municipality, sync-cursor, run-log and query RPCs (services/store/handlers).
 import { createMysqlPool } from "../../libs/db/pool.js";
-import { migrate } from "../../libs/db/migrate.js";
+import { ensureSchema } from "../../libs/db/schema-ready.js";
 import { StoreService } from "../../libs/gen/malha/store/v1/store_pb.js";
 import { runService } from "../../libs/rpc/run.js";
 import { serve } from "../../libs/rpc/server.js";
@@ -17,12 +17,7 @@ await runService("store", ({ env, log }) => {
   return {
     services: [serve(StoreService, createStoreHandlers(db, log))],
     async ready() {
-      if (config.migrateOnStart) {
-        const result = await migrate(pool, config.migrationsDir, { log: (line) => log.info(line) });
-        log.info({ applied: result.applied.length, alreadyApplied: result.alreadyApplied.length }, "schema up to date");
-      } else {
-        await pool.query("SELECT 1");
-      }
+      await ensureSchema(pool, config, log);
       log.info({ statementBudgetBytes: await fitStatementBudget(db, config) }, "statement budget");
     },
     close: () => pool.end(),

@@ -1,7 +1,7 @@
 // Wiring only. The vault keeps ICP-Brasil A1 certificates encrypted at rest (AES-256-GCM under master
 // keys that never enter the database) and hands decrypted client credentials to the ADN gateway alone.
 import { createMysqlPool } from "../../libs/db/pool.js";
-import { migrate } from "../../libs/db/migrate.js";
+import { ensureSchema } from "../../libs/db/schema-ready.js";
 import { VaultService } from "../../libs/gen/malha/vault/v1/vault_pb.js";
 import { runService } from "../../libs/rpc/run.js";
 import { serve } from "../../libs/rpc/server.js";
@@ -23,10 +23,7 @@ await runService("vault", ({ env, config: runtime, log, metrics }) => {
   return {
     services: [serve(VaultService, createVaultHandlers({ vault, repo, keyring, credentialsAuth: config.credentialsAuth }))],
     async ready() {
-      if (config.migrateOnStart) {
-        const result = await migrate(pool, config.migrationsDir, { log: (line) => log.info(line) });
-        log.info({ applied: result.applied.length, alreadyApplied: result.alreadyApplied.length }, "schema up to date");
-      }
+      await ensureSchema(pool, config, log);
       await reportAtStart({ repo, keyring, log, credentialsAuth: config.credentialsAuth, expiringSoonDays: config.expiringSoonDays });
     },
     close: () => pool.end(),
