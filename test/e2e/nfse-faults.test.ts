@@ -5,15 +5,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { Ambiente, TipoNsu } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
 import { RunOutcome } from "../../libs/gen/malha/store/v1/types_pb.js";
 import { startNfseMesh, type NfseMesh } from "../support/nfse-mesh.js";
+import { expectDistributedOnce, until } from "../support/sync-checks.js";
 import type { ServiceProcess } from "../support/service-process.js";
-
-const until = async (cond: () => Promise<boolean>, what: string, timeoutMs = 90_000) => {
-  const end = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-};
 
 let mesh: NfseMesh | undefined;
 afterEach(async () => {
@@ -26,24 +19,8 @@ const state = async (m: NfseMesh) => (await m.storeClient.getSyncState({ feed: f
 const holderProcess = (m: NfseMesh, holder: string): ServiceProcess | undefined =>
   m.coordinators.find((c) => holder.includes(`-${c.proc.pid}-`));
 
-async function storedNsus(m: NfseMesh): Promise<bigint[]> {
-  const ibge = m.municipalities[0]!.ibge;
-  const out: bigint[] = [];
-  for (const sql of [`SELECT nsu FROM nfse_documentos_${ibge}`, `SELECT nsu FROM nfse_eventos_${ibge}`, "SELECT nsu FROM nfse_quarantine"]) {
-    const [rows] = await m.db.pool.query<RowDataPacket[]>(sql);
-    out.push(...rows.map((r) => BigInt(r.nsu as string)));
-  }
-  return out.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-}
-
 /** Everything lote=true distributed is stored exactly once. */
-async function expectComplete(m: NfseMesh): Promise<void> {
-  const feed = m.sim.feed(m.municipalities[0]!.ibge, "DISTRIBUICAO");
-  const stored = await storedNsus(m);
-  expect(new Set(stored).size).toBe(stored.length);
-  const hidden = new Set(feed.entries.filter((e) => e.hidden).map((e) => e.nsu));
-  expect(stored.filter((n) => !hidden.has(n))).toEqual(feed.entries.filter((e) => !e.hidden).map((e) => e.nsu));
-}
+const expectComplete = (m: NfseMesh) => expectDistributedOnce(m, m.municipalities[0]!.ibge);
 
 const caughtUp = (m: NfseMesh) => async () => (await state(m)).lastOutcome === RunOutcome.CAUGHT_UP;
 

@@ -1,20 +1,12 @@
 // Infrastructure restarts in the middle of a sync, on private servers so nothing else is disturbed:
 // NATS (leases) and MariaDB (the store). The sync recovers and completes with nothing lost.
-import type { RowDataPacket } from "mysql2/promise";
 import { afterEach, describe, expect, it } from "vitest";
 import { Ambiente, TipoNsu } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
 import { RunOutcome } from "../../libs/gen/malha/store/v1/types_pb.js";
 import { startNfseMesh, type NfseMesh } from "../support/nfse-mesh.js";
+import { expectDistributedOnce, until } from "../support/sync-checks.js";
 import { startPrivateMariaDb, type PrivateMariaDb } from "../support/private-mariadb.js";
 import { startPrivateNats, type PrivateNats } from "../support/nats-server.js";
-
-const until = async (cond: () => Promise<boolean>, what: string, timeoutMs = 120_000) => {
-  const end = Date.now() + timeoutMs;
-  while (!(await cond().catch(() => false))) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 150));
-  }
-};
 
 let mesh: NfseMesh | undefined;
 let nats: PrivateNats | undefined;
@@ -29,19 +21,7 @@ afterEach(async () => {
 const feedOf = (m: NfseMesh) => ({ ibge: m.municipalities[0]!.ibge, ambiente: Ambiente.PRODUCAO_RESTRITA, tipoNsu: TipoNsu.DISTRIBUICAO });
 const state = async (m: NfseMesh) => (await m.storeClient.getSyncState({ feed: feedOf(m) })).state!;
 
-async function expectComplete(m: NfseMesh): Promise<void> {
-  const ibge = m.municipalities[0]!.ibge;
-  const feed = m.sim.feed(ibge, "DISTRIBUICAO");
-  const stored: bigint[] = [];
-  for (const sql of [`SELECT nsu FROM nfse_documentos_${ibge}`, `SELECT nsu FROM nfse_eventos_${ibge}`, "SELECT nsu FROM nfse_quarantine"]) {
-    const [rows] = await m.db.pool.query<RowDataPacket[]>(sql);
-    stored.push(...rows.map((r) => BigInt(r.nsu as string)));
-  }
-  stored.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  expect(new Set(stored).size).toBe(stored.length);
-  const hidden = new Set(feed.entries.filter((e) => e.hidden).map((e) => e.nsu));
-  expect(stored.filter((n) => !hidden.has(n))).toEqual(feed.entries.filter((e) => !e.hidden).map((e) => e.nsu));
-}
+const expectComplete = (m: NfseMesh) => expectDistributedOnce(m, m.municipalities[0]!.ibge);
 
 const FAST_RETRY = { NFSE_FAILURE_BACKOFF_SECONDS: "1", NFSE_FAILURE_BACKOFF_MAX_SECONDS: "2" };
 

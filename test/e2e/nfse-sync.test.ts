@@ -4,27 +4,7 @@ import type { RowDataPacket } from "mysql2/promise";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startNfseMesh, type NfseMesh } from "../support/nfse-mesh.js";
-
-const until = async (cond: () => Promise<boolean>, what: string, timeoutMs = 60_000) => {
-  const end = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-};
-
-async function storedNsus(mesh: NfseMesh, ibge: string): Promise<bigint[]> {
-  const nsus: bigint[] = [];
-  for (const sql of [
-    `SELECT nsu FROM nfse_documentos_${ibge}`,
-    `SELECT nsu FROM nfse_eventos_${ibge}`,
-    `SELECT nsu FROM nfse_quarantine WHERE ibge = '${ibge}'`,
-  ]) {
-    const [rows] = await mesh.db.pool.query<RowDataPacket[]>(sql);
-    nsus.push(...rows.map((r) => BigInt(r.nsu as string)));
-  }
-  return nsus.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-}
+import { storedNsus, until } from "../support/sync-checks.js";
 
 describe("NFS-e sync end to end", () => {
   let mesh: NfseMesh;

@@ -2,9 +2,9 @@
 // The shared stack's server (NATS_URL) is for tests that only need a server.
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort } from "./ports.js";
 
 export interface PrivateNats {
   url: string;
@@ -17,17 +17,6 @@ export interface PrivateNats {
   destroy(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const address = srv.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 async function waitHealthy(monitorPort: number): Promise<void> {
   for (let i = 0; i < 200; i++) {

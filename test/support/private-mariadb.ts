@@ -2,9 +2,9 @@
 // database under a running mesh. The shared stack's server is for tests that only need a database.
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort } from "./ports.js";
 
 export interface PrivateMariaDb {
   url: string;
@@ -13,17 +13,6 @@ export interface PrivateMariaDb {
   destroy(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const address = srv.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 const run = (cmd: string, args: string[]) =>
   new Promise<void>((resolve, reject) =>
