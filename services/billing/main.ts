@@ -1,7 +1,117 @@
-// Wiring only. Boleto, remessa and retorno jobs arrive with the billing issue; until then every
-// method answers UNIMPLEMENTED.
+// Wiring only: config, MySQL, NATS work queues (boleto, cnab, retorno), the artifacts client, the PDF
+// render threads, the queue consumers, the webhook sender and the RPC handlers. Migrations are applied
+// in ready(); consumers start only after them.
+import { connect } from "@nats-io/transport-node";
+import { createMysqlPool } from "../../libs/db/pool.js";
+import { ensureSchema } from "../../libs/db/schema-ready.js";
+import { ArtifactsService } from "../../libs/gen/malha/artifacts/v1/artifacts_pb.js";
 import { BillingService } from "../../libs/gen/malha/billing/v1/billing_pb.js";
+import { JobKind } from "../../libs/gen/malha/billing/v1/types_pb.js";
+import { peerClient } from "../../libs/rpc/peers.js";
 import { runService } from "../../libs/rpc/run.js";
 import { serve } from "../../libs/rpc/server.js";
+import { ArtifactStore } from "./artifacts-client.js";
+import { BoletoWorker } from "./boleto-worker.js";
+import { readBillingConfig } from "./config.js";
+import { createBillingMetrics } from "./metrics.js";
+import { createHandlers } from "./handlers.js";
+import { ItemRepo } from "./item-repo.js";
+import { JobRepo } from "./job-repo.js";
+import { ensureQueues, queueNames, WorkQueue } from "./queue.js";
+import { startReconciler } from "./reconcile.js";
+import { remessaHandlers } from "./remessa-handlers.js";
+import { RemessaRepo } from "./remessa-repo.js";
+import { RemessaWorker } from "./remessa-worker.js";
+import { RenderPool } from "./render-pool.js";
+import { retornoHandlers } from "./retorno-handlers.js";
+import { RetornoRepo } from "./retorno-repo.js";
+import { RetornoWorker } from "./retorno-worker.js";
+import { completionEventWriter } from "./webhook-events.js";
+import { webhookHandlers } from "./webhook-handlers.js";
+import { WebhookRepo } from "./webhook-repo.js";
+import { WebhookSender } from "./webhook-sender.js";
 
-await runService("billing", () => ({ services: [serve(BillingService, {})] }));
+await runService("billing", async ({ env, log, metrics }) => {
+  const config = readBillingConfig(env);
+  const artifactsPeer = peerClient(env, "artifacts", ArtifactsService);
+  const pool = createMysqlPool(config.mysqlUrl, { connectionLimit: config.mysqlConnectionLimit });
+  const nc = await connect({ servers: config.natsUrl, maxReconnectAttempts: -1, reconnectTimeWait: 250, name: `billing-${process.pid}` });
+  const boletoQueue = new WorkQueue(nc, queueNames(config.natsPrefix, "boleto"));
+  const cnabQueue = new WorkQueue(nc, queueNames(config.natsPrefix, "cnab"));
+  const retornoQueue = new WorkQueue(nc, queueNames(config.natsPrefix, "retorno"));
+  const retornos = new RetornoRepo(pool);
+  const jobs = new JobRepo(pool);
+  const items = new ItemRepo(pool);
+  const sublotes = new RemessaRepo(pool);
+  const artifacts = new ArtifactStore(artifactsPeer.client);
+  const renderPool = new RenderPool(config.renderThreads, config.itemTimeoutMs);
+  const webhooks = new WebhookRepo(pool);
+  const billingMetrics = createBillingMetrics(metrics.registry);
+  const sender = new WebhookSender(webhooks, config.webhook, log, billingMetrics);
+  const completionEvent = completionEventWriter(webhooks, config.webhook.maxAttempts);
+  const onFinished = () => sender.wake();
+  const common = { jobs, items, artifacts, log, tenantMaxRunningJobs: config.tenantMaxRunningJobs, artifactTtlMs: config.artifactTtlMs, completionEvent, onFinished, metrics: billingMetrics };
+  const boletoWorker = new BoletoWorker({
+    ...common,
+    queue: boletoQueue,
+    pool: renderPool,
+    ackWaitMs: config.ackWaitMs,
+    jobTimeoutMs: config.jobTimeoutMs,
+    ...(config.faultKillAt ? { killAt: config.faultKillAt } : {}),
+  });
+  const remessaWorker = new RemessaWorker({ ...common, sublotes, queue: cnabQueue });
+  const retornoWorker = new RetornoWorker({ ...common, retornos });
+  const stops: (() => Promise<void> | void)[] = [];
+
+  return {
+    services: [
+      serve(BillingService, {
+        ...createHandlers({ jobs, items, queue: boletoQueue, artifacts, log, maxItems: config.maxItems, artifactTtlDays: config.artifactTtlDays }),
+        ...remessaHandlers({
+          jobs,
+          items,
+          sublotes,
+          queue: cnabQueue,
+          artifacts,
+          log,
+          maxTitulos: config.remessaMaxTitulos,
+          ...(config.remessaMaxTitulosPorArquivo ? { maxTitulosPorArquivo: config.remessaMaxTitulosPorArquivo } : {}),
+        }),
+        ...retornoHandlers({ jobs, retornos, queue: retornoQueue, artifacts, log, inlineMaxBytes: config.retornoInlineMaxBytes, maxBytes: config.retornoMaxBytes }),
+        ...webhookHandlers({ repo: webhooks, sender, allowHttp: config.webhook.allowHttp, maxAttempts: config.webhook.maxAttempts }),
+      }),
+    ],
+    async ready() {
+      await ensureSchema(pool, config, log);
+      const settings = (concurrency: number) => ({ ackWaitMs: config.ackWaitMs, maxDeliver: config.maxDeliver, maxAckPending: concurrency * 4 });
+      await ensureQueues(nc, boletoQueue.names, settings(config.renderConcurrency));
+      await ensureQueues(nc, cnabQueue.names, settings(config.cnabConcurrency));
+      await ensureQueues(nc, retornoQueue.names, settings(config.retornoConcurrency));
+      const run = (q: WorkQueue, consumer: string, n: number, w: BoletoWorker | RemessaWorker | RetornoWorker) => q.run(consumer, n, config.ackWaitMs, config.maxDeliver, w.handle, w.onDead, log).stop;
+      stops.push(
+        run(boletoQueue, boletoQueue.names.controlConsumer, 2, boletoWorker),
+        run(boletoQueue, boletoQueue.names.itemConsumer, config.renderConcurrency, boletoWorker),
+        run(cnabQueue, cnabQueue.names.controlConsumer, 1, remessaWorker),
+        run(cnabQueue, cnabQueue.names.itemConsumer, config.cnabConcurrency, remessaWorker),
+        run(retornoQueue, retornoQueue.names.itemConsumer, config.retornoConcurrency, retornoWorker),
+      );
+      const reconciler = startReconciler({
+        pool,
+        queues: { [JobKind.BOLETO]: boletoQueue, [JobKind.REMESSA]: cnabQueue, [JobKind.RETORNO]: retornoQueue },
+        log,
+        intervalMs: config.reconcileIntervalMs,
+        staleMs: Math.max(config.ackWaitMs, config.reconcileIntervalMs),
+      });
+      sender.start();
+      stops.push(reconciler.stop, () => sender.stop());
+      log.info({ prefix: config.natsPrefix, renderConcurrency: config.renderConcurrency, renderThreads: config.renderThreads, cnabConcurrency: config.cnabConcurrency }, "billing workers started");
+    },
+    async close() {
+      await Promise.all(stops.map((s) => s()));
+      await renderPool.close();
+      await nc.drain().catch(() => undefined);
+      await pool.end();
+      artifactsPeer.close();
+    },
+  };
+});

@@ -1,0 +1,103 @@
+import { availableParallelism } from "node:os";
+import { join } from "node:path";
+import type { EnvReader } from "../../libs/config/env.js";
+import { projectRoot } from "../../libs/config/paths.js";
+import { MYSQL_URL_FORMAT, parseMysqlUrl } from "../../libs/db/pool.js";
+
+export interface BillingConfig {
+  mysqlUrl: string;
+  natsUrl: string;
+  /** Items accepted per boleto job (seed 003: JOB_MAX_ITENS). */
+  maxItems: number;
+  /** Prefix of the JetStream streams, subjects and consumers: separate deployments (and test runs) never share queues. */
+  natsPrefix: string;
+  /** Boleto items processed at once by this process. */
+  renderConcurrency: number;
+  /** CNAB sub-batches generated at once by this process. */
+  cnabConcurrency: number;
+  /** Retorno files parsed at once by this process. */
+  retornoConcurrency: number;
+  /** Títulos accepted per remessa job. */
+  remessaMaxTitulos: number;
+  /** Títulos per remessa file (below the layout's hard limit); unset = the hard limit. */
+  remessaMaxTitulosPorArquivo?: number;
+  /** Retorno bytes accepted inline in CreateRetornoJob; larger files go through artifacts. */
+  retornoInlineMaxBytes: number;
+  /** Largest retorno file parsed (inline or artifact). */
+  retornoMaxBytes: number;
+  /** Worker threads rendering PDFs. */
+  renderThreads: number;
+  /** A render slower than this fails the item with RENDER_TIMEOUT (retryable). */
+  itemTimeoutMs: number;
+  /** A job not finished this long after its pick-up has its unfinished items failed with JOB_TIMEOUT. */
+  jobTimeoutMs: number;
+  /** JetStream ack_wait: longer than the longest task; heartbeats (`working`) extend it while a task runs. */
+  ackWaitMs: number;
+  /** Deliveries before a message is given up (and logged as dead-lettered). */
+  maxDeliver: number;
+  /** Jobs of one tenant running at once; later ones wait in RECEIVED. */
+  tenantMaxRunningJobs: number;
+  /** Lifetime of the job's artifacts in days (the artifacts service's ARTIFACT_TTL_DIAS). */
+  artifactTtlDays: number;
+  /** The same in milliseconds; BILLING_ARTIFACT_TTL_SECONDS overrides it (tests of expiry). */
+  artifactTtlMs: number;
+  /** How often stalled jobs are looked for and re-enqueued. */
+  reconcileIntervalMs: number;
+  webhook: {
+    maxAttempts: number;
+    timeoutMs: number;
+    backoffBaseMs: number;
+    backoffMaxMs: number;
+    pollMs: number;
+    concurrency: number;
+    /** Plain-HTTP endpoints, for development only. */
+    allowHttp: boolean;
+  };
+  /** Test-only fault injection: SIGKILL this process at a named point of the boleto pipeline. */
+  faultKillAt?: "after-item-artifact" | "after-zip";
+  migrateOnStart: boolean;
+  migrationsDir: string;
+  mysqlConnectionLimit: number;
+}
+
+export function readBillingConfig(env: EnvReader): BillingConfig {
+  const renderConcurrency = env.int("BILLING_RENDER_CONCURRENCY", { default: 4, min: 1, max: 256 });
+  const artifactTtlDays = env.int("ARTIFACT_TTL_DIAS", { default: 7, min: 1, max: 3650 });
+  const itemTimeoutMs = env.durationMs("BILLING_ITEM_TIMEOUT_SECONDS", { default: 30_000, minSeconds: 0.001, maxSeconds: 3600 });
+  const porArquivo = env.optionalString("BILLING_REMESSA_MAX_TITULOS_POR_ARQUIVO") ? env.int("BILLING_REMESSA_MAX_TITULOS_POR_ARQUIVO", { min: 1, max: 999_999 }) : undefined;
+  return {
+    mysqlUrl: env.parse("MYSQL_URL", (url) => (parseMysqlUrl(url), url), { hint: MYSQL_URL_FORMAT }),
+    natsUrl: env.url("NATS_URL", ["nats:", "tls:"]),
+    maxItems: env.int("JOB_MAX_ITENS", { default: 200, min: 1, max: 100_000 }),
+    natsPrefix: env.string("BILLING_NATS_PREFIX", { default: "billing", pattern: /^[A-Za-z0-9_-]{1,32}$/, hint: "1-32 of [A-Za-z0-9_-]" }),
+    renderConcurrency,
+    cnabConcurrency: env.int("BILLING_CNAB_CONCURRENCY", { default: 2, min: 1, max: 64 }),
+    retornoConcurrency: env.int("BILLING_RETORNO_CONCURRENCY", { default: 2, min: 1, max: 64 }),
+    remessaMaxTitulos: env.int("BILLING_REMESSA_MAX_TITULOS", { default: 10_000, min: 1, max: 1_000_000 }),
+    ...(porArquivo !== undefined ? { remessaMaxTitulosPorArquivo: porArquivo } : {}),
+    retornoInlineMaxBytes: env.int("BILLING_RETORNO_INLINE_MAX_BYTES", { default: 4 * 1024 * 1024, min: 1024, max: 64 * 1024 * 1024 }),
+    retornoMaxBytes: env.int("BILLING_RETORNO_MAX_BYTES", { default: 64 * 1024 * 1024, min: 1024, max: 1024 * 1024 * 1024 }),
+    renderThreads: env.int("BILLING_RENDER_THREADS", { default: Math.max(1, Math.min(renderConcurrency, availableParallelism() - 1)), min: 1, max: 64 }),
+    itemTimeoutMs,
+    jobTimeoutMs: env.durationMs("BILLING_JOB_TIMEOUT_SECONDS", { default: 3_600_000, minSeconds: 1, maxSeconds: 7 * 86_400 }),
+    ackWaitMs: env.durationMs("BILLING_ACK_WAIT_SECONDS", { default: Math.max(60_000, 2 * itemTimeoutMs), minSeconds: 1, maxSeconds: 86_400 }),
+    maxDeliver: env.int("BILLING_MAX_DELIVER", { default: 10, min: 2, max: 1000 }),
+    tenantMaxRunningJobs: env.int("BILLING_TENANT_MAX_RUNNING_JOBS", { default: 4, min: 1, max: 10_000 }),
+    artifactTtlDays,
+    artifactTtlMs: env.durationMs("BILLING_ARTIFACT_TTL_SECONDS", { default: artifactTtlDays * 86_400_000, minSeconds: 1, maxSeconds: 3650 * 86_400 }),
+    reconcileIntervalMs: env.durationMs("BILLING_RECONCILE_SECONDS", { default: 30_000, minSeconds: 0.1, maxSeconds: 3600 }),
+    webhook: {
+      maxAttempts: env.int("BILLING_WEBHOOK_MAX_ATTEMPTS", { default: 8, min: 1, max: 100 }),
+      timeoutMs: env.durationMs("BILLING_WEBHOOK_TIMEOUT_SECONDS", { default: 10_000, minSeconds: 0.1, maxSeconds: 120 }),
+      backoffBaseMs: env.durationMs("BILLING_WEBHOOK_BACKOFF_SECONDS", { default: 5_000, minSeconds: 0.01, maxSeconds: 3600 }),
+      backoffMaxMs: env.durationMs("BILLING_WEBHOOK_BACKOFF_MAX_SECONDS", { default: 3_600_000, minSeconds: 0.01, maxSeconds: 86_400 }),
+      pollMs: env.durationMs("BILLING_WEBHOOK_POLL_SECONDS", { default: 1_000, minSeconds: 0.05, maxSeconds: 600 }),
+      concurrency: env.int("BILLING_WEBHOOK_CONCURRENCY", { default: 8, min: 1, max: 256 }),
+      allowHttp: env.bool("BILLING_WEBHOOK_ALLOW_HTTP", { default: false }),
+    },
+    ...(env.optionalString("BILLING_FAULT_KILL_AT") ? { faultKillAt: env.oneOf("BILLING_FAULT_KILL_AT", ["after-item-artifact", "after-zip"] as const) } : {}),
+    migrateOnStart: env.bool("BILLING_MIGRATE_ON_START", { default: true }),
+    migrationsDir: env.string("MIGRATIONS_DIR", { default: join(projectRoot(), "migrations") }),
+    mysqlConnectionLimit: env.int("MYSQL_CONNECTION_LIMIT", { default: 10, min: 1, max: 1000 }),
+  };
+}

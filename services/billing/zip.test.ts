@@ -1,0 +1,34 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { buildZip, crc32 } from "./zip.js";
+
+describe("zip writer", () => {
+  it("computes the standard CRC-32", () => {
+    expect(crc32(Buffer.from("123456789"))).toBe(0xcbf43926);
+    expect(crc32(new Uint8Array())).toBe(0);
+  });
+
+  it("writes an archive that the system unzip tests and extracts byte for byte", () => {
+    const entries = [
+      { name: "items/t-0001.pdf", data: Buffer.from("%PDF-1.3 fake\n\u0000\u00ff binary") },
+      { name: "manifest.json", data: Buffer.from(JSON.stringify({ a: "ção" })) },
+      { name: "empty.txt", data: new Uint8Array() },
+    ];
+    const dir = mkdtempSync(join(tmpdir(), "billing-zip-"));
+    try {
+      const zip = buildZip(entries);
+      expect(Buffer.compare(zip, buildZip(entries))).toBe(0);
+      writeFileSync(join(dir, "a.zip"), zip);
+      execFileSync("unzip", ["-tq", join(dir, "a.zip")]);
+      execFileSync("unzip", ["-q", join(dir, "a.zip"), "-d", join(dir, "out")]);
+      for (const e of entries) expect(Buffer.compare(readFileSync(join(dir, "out", e.name)), Buffer.from(e.data))).toBe(0);
+      const listing = execFileSync("unzip", ["-Z1", join(dir, "a.zip")], { encoding: "utf8" });
+      expect(listing.trim().split("\n")).toEqual(entries.map((e) => e.name));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
