@@ -55,7 +55,16 @@ export class FeedRunner {
         log.warn({ runId: result.runId, error: result.error }, "feed run failed");
       } else {
         if (result.kind === "finished") this.failures.delete(job.key);
-        log.info({ result: { ...result, cursor: "cursor" in result ? result.cursor.toString() : undefined } }, "feed run ended");
+        log.info(
+          {
+            kind: result.kind,
+            ...(result.kind === "finished"
+              ? { outcome: RunOutcome[result.outcome], runId: result.runId, items: result.items, cursor: result.cursor.toString() }
+              : {}),
+            ...(result.kind === "lease-lost" ? { runId: result.runId, items: result.items } : {}),
+          },
+          "feed run ended",
+        );
       }
       return result;
     } finally {
