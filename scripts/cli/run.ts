@@ -1,6 +1,9 @@
 import { parseArgs } from "node:util";
 import { ConnectError } from "@connectrpc/connect";
 import { MESH, type MeshServiceName } from "../../libs/rpc/mesh.js";
+import { TENANT_ENV } from "./billing-common.js";
+import { billingJobsDownload } from "./billing-download.js";
+import { billingJobsCreate, billingJobsItems, billingJobsStatus } from "./billing-jobs.js";
 import { certificatesExpiring, certificatesImport, certificatesList } from "./certificates.js";
 import type { Command, Options } from "./command.js";
 import { documentsList } from "./documents.js";
@@ -13,7 +16,7 @@ import { syncRuns } from "./sync-runs.js";
 import { syncStatus } from "./sync-status.js";
 import { Targets, urlVariable } from "./targets.js";
 
-// Billing commands come when the billing service implements its contract (they need a running service to test).
+// Keys are the command's words: two ("sync now") or three ("billing jobs create").
 export const COMMANDS: Record<string, Command> = {
   "municipalities add": municipalitiesAdd,
   "municipalities list": municipalitiesList,
@@ -25,6 +28,10 @@ export const COMMANDS: Record<string, Command> = {
   "sync status": syncStatus,
   "sync runs": syncRuns,
   "documents list": documentsList,
+  "billing jobs create": billingJobsCreate,
+  "billing jobs status": billingJobsStatus,
+  "billing jobs items": billingJobsItems,
+  "billing jobs download": billingJobsDownload,
 };
 
 const SERVICES = Object.keys(MESH) as MeshServiceName[];
@@ -48,9 +55,11 @@ export function help(): string {
     "  --timeout-seconds <s>  deadline of each call (default 30)",
     `  --<service>-url <url>  where a service is (default: $${urlVariable("store")} etc., else http://127.0.0.1:<port>)`,
     `                         TLS: https:// URLs with MALHA_TLS_CA_FILE, MALHA_TLS_CERT_FILE, MALHA_TLS_KEY_FILE`,
+    `  --tenant <tenant>      billing commands act for this tenant (default $${TENANT_ENV})`,
     `  PFX passwords come from --password-file, $${PASSWORD_ENV} or a prompt, never from an argument.`,
     "",
     "exit codes: 0 ok · 1 RPC error · 2 usage · 3 not found · 4 rejected by the service · 5 unavailable or timed out · 6 denied",
+    "            7 a followed run or job failed · 8 a download failed or did not match its sha256",
     "",
   ].join("\n");
 }
@@ -62,16 +71,18 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
     if (argv.some((a) => a === "--password" || a.startsWith("--password="))) {
       throw new UsageError(`the PFX password is never an argument (shell history, ps): use --password-file, ${PASSWORD_ENV} or the prompt`);
     }
-    const [group, action] = argv;
+    const [group, action, sub] = argv;
     if (group === undefined || group === "help" || group === "--help" || group === "-h") {
       io.out.write(help());
       return group === undefined ? EXIT.USAGE : EXIT.OK;
     }
-    const command = COMMANDS[`${group} ${action ?? ""}`];
-    if (!command) throw new UsageError(`unknown command "${[group, action].filter(Boolean).join(" ")}"; \`malha help\` lists them`);
+    // Three-word commands first, so "billing jobs create" is not read as "billing jobs" + a positional.
+    const three = COMMANDS[`${group} ${action ?? ""} ${sub ?? ""}`];
+    const command = three ?? COMMANDS[`${group} ${action ?? ""}`];
+    if (!command) throw new UsageError(`unknown command "${[group, action, sub].filter((w) => w && !w.startsWith("-")).join(" ")}"; \`malha help\` lists them`);
     let parsed: ReturnType<typeof parseArgs>;
     try {
-      parsed = parseArgs({ args: argv.slice(2), options: { ...GLOBAL, ...command.options }, allowPositionals: true, strict: true });
+      parsed = parseArgs({ args: argv.slice(three ? 3 : 2), options: { ...GLOBAL, ...command.options }, allowPositionals: true, strict: true });
     } catch (err) {
       throw new UsageError((err as Error).message);
     }

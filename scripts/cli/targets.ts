@@ -43,6 +43,11 @@ export class Targets {
   private readonly open: ServiceClient<DescService>[] = [];
   constructor(private readonly opts: TargetOptions) {}
 
+  /** The per-call deadline, also for plain HTTP downloads (signed links). */
+  get timeoutMs(): number {
+    return this.opts.timeoutMs;
+  }
+
   client<S extends DescService>(name: MeshServiceName, service: S): ServiceClient<S>["client"] {
     const c = createServiceClient(service, { baseUrl: targetUrl(name, this.opts), tls: tls(this.opts.env), defaultTimeoutMs: this.opts.timeoutMs });
     this.open.push(c as unknown as ServiceClient<DescService>);

@@ -1,0 +1,85 @@
+// What the billing commands share: the tenant, the client, and how a job and an item are shown.
+import { BillingService } from "../../libs/gen/malha/billing/v1/billing_pb.js";
+import type { BoletoJob, BoletoJobItem } from "../../libs/gen/malha/billing/v1/boleto_pb.js";
+import { Environment, ItemState, JobState } from "../../libs/gen/malha/billing/v1/types_pb.js";
+import { str, type Context } from "./command.js";
+import { UsageError } from "./exit-codes.js";
+import { enumName, iso, when } from "./format.js";
+
+export const TENANT_ENV = "MALHA_TENANT";
+export const tenantOption = { tenant: { type: "string" } } as const;
+
+/** --tenant, else MALHA_TENANT: every billing RPC is scoped to one tenant. */
+export function tenantOf(ctx: Context): string {
+  const tenant = str(ctx.values, "tenant") ?? ctx.io.env[TENANT_ENV];
+  if (!tenant) throw new UsageError(`the tenant is required: --tenant <tenant> or ${TENANT_ENV}`);
+  return tenant;
+}
+
+export const billing = (ctx: Context) => ctx.targets.client("billing", BillingService);
+
+export const FINAL_STATES: readonly JobState[] = [JobState.COMPLETED, JobState.PARTIALLY_COMPLETED, JobState.FAILED];
+
+export function jobRow(j: BoletoJob) {
+  const c = j.counters;
+  return {
+    jobId: j.jobId,
+    tenant: j.tenant,
+    state: enumName(JobState, j.state),
+    counters: { total: c?.total ?? 0, pending: c?.pending ?? 0, inProgress: c?.inProgress ?? 0, completed: c?.completed ?? 0, failed: c?.failed ?? 0, skipped: c?.skipped ?? 0 },
+    environment: enumName(Environment, j.metadata?.environment ?? Environment.UNSPECIFIED),
+    idempotencyKey: j.idempotencyKey || null,
+    requestedBy: j.metadata?.requestedBy || null,
+    banco: j.metadata?.banco || null,
+    templateVersion: j.metadata?.templateVersion || null,
+    bankRulesVersion: j.metadata?.bankRulesVersion || null,
+    createdAt: iso(j.createdAt),
+    startedAt: iso(j.startedAt),
+    finishedAt: iso(j.finishedAt),
+    retryRounds: j.retryRounds,
+    duracaoMs: j.metrics ? Number(j.metrics.duracaoMs) : null,
+    msPorItem: j.metrics ? j.metrics.msPorItem : null,
+    artifactsExpiresAt: iso(j.artifactsExpiresAt),
+  };
+}
+
+/** One line a human reads at a glance, also the progress line of `--wait`. */
+export function jobLine(j: BoletoJob): string {
+  const c = j.counters;
+  const counts = `${c?.completed ?? 0} completed, ${c?.failed ?? 0} failed, ${c?.skipped ?? 0} skipped, ${(c?.pending ?? 0) + (c?.inProgress ?? 0)} to go of ${c?.total ?? 0}`;
+  return `${j.jobId}: ${enumName(JobState, j.state).toLowerCase()}, ${counts}`;
+}
+
+/** `billing jobs status` as key/value lines: a job is one record, not a table. */
+export function jobDetails(j: BoletoJob): string {
+  const r = jobRow(j);
+  const lines: [string, string][] = [
+    ["job", r.jobId],
+    ["state", r.state.toLowerCase()],
+    ["items", `${r.counters.total} total · ${r.counters.completed} completed · ${r.counters.failed} failed · ${r.counters.skipped} skipped · ${r.counters.pending} pending · ${r.counters.inProgress} in progress`],
+    ["environment", r.environment.toLowerCase()],
+    ["idempotency key", r.idempotencyKey ?? "-"],
+    ["requested by", r.requestedBy ?? "-"],
+    ["bank", r.banco ?? "(mixed)"],
+    ["created", when(j.createdAt)],
+    ["started", when(j.startedAt)],
+    ["finished", when(j.finishedAt)],
+    ["duration", r.duracaoMs === null ? "-" : `${r.duracaoMs} ms (${r.msPorItem?.toFixed(1)} ms per item)`],
+    ["artifacts expire", when(j.artifactsExpiresAt)],
+  ];
+  const width = Math.max(...lines.map(([k]) => k.length));
+  return lines.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join("\n") + "\n";
+}
+
+export function itemRow(i: BoletoJobItem) {
+  return {
+    itemId: i.itemId,
+    position: i.position,
+    state: enumName(ItemState, i.state),
+    attempts: i.attemptCount,
+    nossoNumero: i.result?.nossoNumeroFormatado || null,
+    linhaDigitavel: i.result?.linhaDigitavel || null,
+    pdfSha256: i.result?.pdf?.sha256 || null,
+    errors: i.errors.map((e) => ({ code: e.code, field: e.field || null, message: e.message, retryable: e.retryable })),
+  };
+}

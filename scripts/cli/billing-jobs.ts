@@ -1,0 +1,123 @@
+// `billing jobs create|status|items`: boleto jobs of the billing service (proto/malha/billing/v1).
+import { readFileSync } from "node:fs";
+import { fromJsonString } from "@bufbuild/protobuf";
+import { CreateBoletoJobRequestSchema } from "../../libs/gen/malha/billing/v1/billing_pb.js";
+import type { BoletoJobItem } from "../../libs/gen/malha/billing/v1/boleto_pb.js";
+import { Environment, ItemState, JobState } from "../../libs/gen/malha/billing/v1/types_pb.js";
+import { billing, FINAL_STATES, itemRow, jobDetails, jobLine, jobRow, tenantOf, tenantOption } from "./billing-common.js";
+import { str, type Command, type Context } from "./command.js";
+import { CliFailure, EXIT, UsageError } from "./exit-codes.js";
+import { enumName, json, parseEnum } from "./format.js";
+import { write } from "./io.js";
+import { pacing } from "./sync-common.js";
+import { table } from "./table.js";
+
+function enumFlag<E extends Record<string, string | number>>(ctx: Context, name: string, e: E): E[keyof E] | undefined {
+  const text = str(ctx.values, name);
+  if (text === undefined) return undefined;
+  try {
+    return parseEnum(e, text, `--${name}`);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
+
+/** The request file: CreateBoletoJobRequest in the proto3 JSON mapping (camelCase or snake_case names). */
+function readRequest(ctx: Context, file: string) {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    throw new UsageError(`cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? "error"})`);
+  }
+  let req;
+  try {
+    req = fromJsonString(CreateBoletoJobRequestSchema, text);
+  } catch (err) {
+    throw new UsageError(`${file} is not a CreateBoletoJobRequest in JSON: ${(err as Error).message}`);
+  }
+  // The file names the tenant or --tenant / MALHA_TENANT does; an explicit --tenant never silently
+  // redirects a file written for another tenant.
+  const flag = str(ctx.values, "tenant");
+  if (req.tenant && flag && flag !== req.tenant) throw new UsageError(`--tenant ${flag} contradicts the file's tenant ${req.tenant}`);
+  if (!req.tenant) req.tenant = tenantOf(ctx);
+  const key = str(ctx.values, "idempotency-key");
+  if (key !== undefined) req.idempotencyKey = key;
+  const environment = enumFlag(ctx, "environment", Environment);
+  if (environment !== undefined) req.environment = environment;
+  if (!req.requestedBy) req.requestedBy = ctx.io.env.USER ?? "malha-cli";
+  return req;
+}
+
+export const billingJobsCreate: Command = {
+  usage: "billing jobs create <file.json> [--idempotency-key <k>] [--environment <e>] [--wait]",
+  summary: "create a boleto job from a CreateBoletoJobRequest JSON file (--environment sandbox|production fills or overrides the file's); --wait [--interval <s>] [--timeout <s>] follows it to its end, exit 7 if it FAILED",
+  options: { ...tenantOption, "idempotency-key": { type: "string" }, environment: { type: "string" }, wait: { type: "boolean" }, interval: { type: "string" }, timeout: { type: "string" } },
+  positionals: [1, 1],
+  async run(ctx) {
+    if (!ctx.values.wait && (str(ctx.values, "interval") || str(ctx.values, "timeout"))) throw new UsageError("--interval and --timeout go with --wait");
+    const { intervalMs, maxPolls } = pacing(ctx);
+    const req = readRequest(ctx, ctx.positionals[0]!);
+    const client = billing(ctx);
+    const res = await client.createBoletoJob(req);
+    let job = res.job!;
+    if (!ctx.json) write(ctx.io.out, `${res.idempotentReplay ? "already created (same key and request)" : "created"}: ${jobLine(job)}`);
+    if (ctx.values.wait) {
+      for (let poll = 1; !FINAL_STATES.includes(job.state); poll++) {
+        if (poll > maxPolls) throw new CliFailure(`--timeout passed; ${jobLine(job)}`, EXIT.UNAVAILABLE);
+        await ctx.io.sleep(intervalMs);
+        const next = (await client.getBoletoJob({ tenant: req.tenant, jobId: job.jobId })).job!;
+        // Progress only when something moved, so a quiet wait does not flood the terminal.
+        if (!ctx.json && (next.state !== job.state || next.counters?.completed !== job.counters?.completed || next.counters?.failed !== job.counters?.failed)) write(ctx.io.out, jobLine(next));
+        job = next;
+      }
+    }
+    if (ctx.json) write(ctx.io.out, json({ ...jobRow(job), idempotentReplay: res.idempotentReplay }));
+    if (ctx.values.wait && job.state === JobState.FAILED) throw new CliFailure(`job ${job.jobId} FAILED: no item could be produced (\`malha billing jobs items ${job.jobId} --status failed\`)`, EXIT.RUN_FAILED);
+  },
+};
+
+export const billingJobsStatus: Command = {
+  usage: "billing jobs status <job>",
+  summary: "a boleto job's state, counters, timestamps and metrics",
+  options: tenantOption,
+  positionals: [1, 1],
+  async run(ctx) {
+    const job = (await billing(ctx).getBoletoJob({ tenant: tenantOf(ctx), jobId: ctx.positionals[0]! })).job!;
+    if (ctx.json) write(ctx.io.out, json(jobRow(job)));
+    else ctx.io.out.write(jobDetails(job));
+  },
+};
+
+export const billingJobsItems: Command = {
+  usage: "billing jobs items <job> [--status <state>]",
+  summary: "a boleto job's items in position order, with results or error codes; --status pending|validating|rendering|completed|failed|skipped",
+  options: { ...tenantOption, status: { type: "string" } },
+  positionals: [1, 1],
+  async run(ctx) {
+    const state = enumFlag(ctx, "status", ItemState) ?? ItemState.UNSPECIFIED;
+    const tenant = tenantOf(ctx);
+    const client = billing(ctx);
+    const items: BoletoJobItem[] = [];
+    let pageToken = "";
+    do {
+      const res = await client.listBoletoJobItems({ tenant, jobId: ctx.positionals[0]!, state, pageSize: 500, pageToken });
+      items.push(...res.items);
+      pageToken = res.nextPageToken;
+    } while (pageToken);
+    if (ctx.json) return write(ctx.io.out, json(items.map(itemRow)));
+    ctx.io.out.write(
+      table(
+        ["#", "item", "state", "attempts", "nosso numero", "linha digitavel / errors"],
+        items.map((i) => [
+          String(i.position),
+          i.itemId,
+          enumName(ItemState, i.state).toLowerCase(),
+          String(i.attemptCount),
+          i.result?.nossoNumeroFormatado || "-",
+          i.errors.length ? i.errors.map((e) => `${e.code}${e.field ? ` (${e.field})` : ""}`).join(", ") : i.result?.linhaDigitavelFormatada || "-",
+        ]),
+      ),
+    );
+  },
+};

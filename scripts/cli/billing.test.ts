@@ -1,0 +1,193 @@
+// The billing commands against real services (test/support/billing-mesh.ts: a throwaway database, the
+// artifacts service and a billing process, each its own process): create a job from a JSON file, follow
+// it, list its items, download its zip through the signed link and check it. Commands run in-process
+// through run(), the function `scripts/malha.ts` calls.
+import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Writable } from "node:stream";
+import { setTimeout as sleep } from "node:timers/promises";
+import { create, toJsonString } from "@bufbuild/protobuf";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CreateBoletoJobRequestSchema } from "../../libs/gen/malha/billing/v1/billing_pb.js";
+import { Environment } from "../../libs/gen/malha/billing/v1/types_pb.js";
+import { boletoInvalido, boletoValido, INVALIDOS } from "../../services/billing/fixtures.js";
+import { startBillingMesh, type BillingMesh } from "../../test/support/billing-mesh.js";
+import { downloadVerified } from "./billing-download.js";
+import { EXIT } from "./exit-codes.js";
+import type { Io } from "./io.js";
+import { run } from "./run.js";
+
+const TENANT = "cli-acme";
+let mesh: BillingMesh;
+let dir: string;
+let env: Record<string, string>;
+let requestFile: string;
+
+beforeAll(async () => {
+  mesh = await startBillingMesh();
+  dir = mkdtempSync(join(tmpdir(), "malha-cli-billing-"));
+  env = { MALHA_BILLING_URL: mesh.billing[0]!.baseUrl };
+  // Five boletos, the third one invalid (pagador CPF): the job ends PARTIALLY_COMPLETED.
+  const items = [1, 2, 3, 4, 5].map((n) => (n === 3 ? boletoInvalido(n, 0) : boletoValido(n)));
+  const req = create(CreateBoletoJobRequestSchema, { tenant: TENANT, idempotencyKey: "cli-lote-1", environment: Environment.SANDBOX, items });
+  requestFile = join(dir, "job.json");
+  writeFileSync(requestFile, toJsonString(CreateBoletoJobRequestSchema, req, { prettySpaces: 2 }));
+}, 120_000);
+
+afterAll(async () => {
+  await mesh?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+function collector(): { stream: Writable; text: () => string } {
+  const chunks: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      chunks.push(chunk.toString());
+      done();
+    },
+  });
+  return { stream, text: () => chunks.join("") };
+}
+
+async function malha(args: string[], extra: Partial<Io> & { extraEnv?: Record<string, string> } = {}) {
+  const out = collector();
+  const err = collector();
+  const { extraEnv, ...io } = extra;
+  const code = await run(args, { out: out.stream, err: err.stream, env: { ...env, ...extraEnv }, tty: false, sleep: (ms) => sleep(ms), ...io });
+  return { code, out: out.text(), err: err.text() };
+}
+
+const jsonOf = <T>(text: string): T => JSON.parse(text) as T;
+const sha = (b: Uint8Array) => createHash("sha256").update(b).digest("hex");
+type JobJson = { jobId: string; state: string; counters: Record<string, number>; idempotentReplay?: boolean; environment: string };
+
+describe("malha billing jobs against the running billing and artifacts services", () => {
+  let jobId: string;
+
+  it("creates a job from a JSON file, follows it to its end, and a repeat is the same job", async () => {
+    const created = await malha(["billing", "jobs", "create", requestFile, "--wait", "--interval", "0.1", "--timeout", "60", "--json"]);
+    expect(created.code, created.err).toBe(EXIT.OK);
+    const job = jsonOf<JobJson>(created.out);
+    expect(job).toMatchObject({ state: "PARTIALLY_COMPLETED", environment: "SANDBOX", idempotentReplay: false, counters: { total: 5, completed: 4, failed: 1, skipped: 0 } });
+    jobId = job.jobId;
+
+    // Same file, same key: the original job (the tenant comes from the file either way).
+    const again = await malha(["billing", "jobs", "create", requestFile], { extraEnv: { MALHA_TENANT: "someone-else" } });
+    expect(again.code, again.err).toBe(EXIT.OK);
+    expect(again.out).toMatch(new RegExp(`^already created \\(same key and request\\): ${jobId}: partially_completed, 4 completed, 1 failed`));
+
+    // Same key, different request: refused by the service (exit 4), nothing created.
+    const changed = await malha(["billing", "jobs", "create", requestFile, "--environment", "production"]);
+    expect(changed.code).toBe(EXIT.REJECTED);
+    expect(changed.err).toMatch(/^malha: .*idempotency/i);
+  }, 90_000);
+
+  it("shows the job's status as JSON and as a human record", async () => {
+    const status = jsonOf<JobJson & { finishedAt: string | null; duracaoMs: number | null }>((await malha(["billing", "jobs", "status", jobId, "--tenant", TENANT, "--json"])).out);
+    expect(status).toMatchObject({ jobId, state: "PARTIALLY_COMPLETED", counters: { completed: 4, failed: 1 } });
+    expect(status.finishedAt).not.toBeNull();
+    expect(status.duracaoMs).toBeGreaterThanOrEqual(0);
+    const human = await malha(["billing", "jobs", "status", jobId], { extraEnv: { MALHA_TENANT: TENANT } });
+    expect(human.code, human.err).toBe(EXIT.OK);
+    expect(human.out).toMatch(/^job\s+\S+\nstate\s+partially_completed\nitems\s+5 total · 4 completed · 1 failed/);
+  });
+
+  it("lists items, all or by state, with results and error codes", async () => {
+    const all = jsonOf<{ itemId: string; position: number; state: string; linhaDigitavel: string | null }[]>((await malha(["billing", "jobs", "items", jobId, "--tenant", TENANT, "--json"])).out);
+    expect(all.map((i) => i.position)).toEqual([1, 2, 3, 4, 5]);
+    expect(all.map((i) => i.state)).toEqual(["COMPLETED", "COMPLETED", "FAILED", "COMPLETED", "COMPLETED"]);
+    expect(all[0]!.linhaDigitavel).toMatch(/^237\d{44}$/);
+
+    const failed = jsonOf<{ itemId: string; errors: { code: string }[] }[]>((await malha(["billing", "jobs", "items", jobId, "--tenant", TENANT, "--status", "failed", "--json"])).out);
+    expect(failed).toEqual([expect.objectContaining({ itemId: "t-0003", errors: [expect.objectContaining({ code: INVALIDOS[0]!.code })] })]);
+
+    const table = (await malha(["billing", "jobs", "items", jobId, "--tenant", TENANT])).out.split("\n");
+    expect(table[0]).toMatch(/^#\s+ITEM\s+STATE\s+ATTEMPTS\s+NOSSO NUMERO/);
+    expect(table.find((l) => l.includes("t-0003"))).toMatch(/failed\s+1\s+-\s+CPF_CNPJ_INVALIDO/);
+    expect((await malha(["billing", "jobs", "items", jobId, "--tenant", TENANT, "--status", "done"])).code).toBe(EXIT.USAGE);
+  });
+
+  it("downloads the zip through its signed link, verified, and its contents match the manifest", async () => {
+    const out = join(dir, "downloads");
+    const r = await malha(["billing", "jobs", "download", jobId, "--tenant", TENANT, "--out", out, "--json"]);
+    expect(r.code, r.err).toBe(EXIT.OK);
+    const got = jsonOf<{ path: string; bytes: number; sha256: string; pdfs: number; items: number }>(r.out);
+    expect(got).toMatchObject({ path: join(out, `${jobId}.zip`), pdfs: 4, items: 5 });
+    const zip = readFileSync(got.path);
+    expect(sha(zip)).toBe(got.sha256);
+    expect(zip.length).toBe(got.bytes);
+    expect(readdirSync(out)).toEqual([`${jobId}.zip`]); // no partial file left behind
+
+    execFileSync("unzip", ["-q", got.path, "-d", join(dir, "unzipped")]);
+    expect(readdirSync(join(dir, "unzipped", "items")).sort()).toEqual(["t-0001.pdf", "t-0002.pdf", "t-0004.pdf", "t-0005.pdf"]);
+    const manifest = JSON.parse(readFileSync(join(dir, "unzipped", "manifest.json"), "utf8")) as { items: { item_id: string; pdf?: { sha256: string } }[] };
+    for (const m of manifest.items.filter((i) => i.pdf)) expect(sha(readFileSync(join(dir, "unzipped", "items", `${m.item_id}.pdf`)))).toBe(m.pdf!.sha256);
+    const errors = JSON.parse(readFileSync(join(dir, "unzipped", "errors.json"), "utf8")) as { items: unknown[] };
+    expect(errors.items).toHaveLength(1);
+
+    const human = await malha(["billing", "jobs", "download", jobId, "--tenant", TENANT, "--out", out]);
+    expect(human.out).toMatch(/\.zip: \d+ bytes, sha256 [0-9a-f]{64} \(verified\), 4 PDFs of 5 items/);
+  });
+
+  it("keeps nothing when the bytes do not match the manifest (exit 8)", async () => {
+    const body = Buffer.from("not the zip");
+    const server: Server = createServer((_req, res) => res.end(body));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/x`;
+      const path = join(dir, "tampered.zip");
+      await expect(downloadVerified({ downloadUrl: url, sha256: sha(Buffer.from("the real zip")), sizeBytes: 12n }, path, 5000)).rejects.toMatchObject({ code: EXIT.DOWNLOAD_FAILED });
+      expect(existsSync(path)).toBe(false);
+      expect(readdirSync(dir).filter((f) => f.startsWith("tampered"))).toEqual([]);
+      // The same bytes with the right hash are kept.
+      await expect(downloadVerified({ downloadUrl: url, sha256: sha(body), sizeBytes: BigInt(body.length) }, path, 5000)).resolves.toMatchObject({ bytes: body.length });
+      expect(readFileSync(path)).toEqual(body);
+    } finally {
+      server.close();
+    }
+  });
+
+  it("exit codes: no tenant 2, another tenant's job 3, unreadable or invalid file 2, unreachable 5", async () => {
+    const none = await malha(["billing", "jobs", "status", jobId]);
+    expect(none.code).toBe(EXIT.USAGE);
+    expect(none.err).toContain("MALHA_TENANT");
+    for (const args of [["status", jobId], ["items", jobId], ["download", jobId, "--out", join(dir, "intruder")]]) {
+      expect((await malha(["billing", "jobs", ...args, "--tenant", "intruso"])).code).toBe(EXIT.NOT_FOUND);
+    }
+    expect(existsSync(join(dir, "intruder"))).toBe(false);
+    expect((await malha(["billing", "jobs", "status", "no-such-job", "--tenant", TENANT])).code).toBe(EXIT.NOT_FOUND);
+
+    expect((await malha(["billing", "jobs", "create", join(dir, "missing.json"), "--tenant", TENANT])).code).toBe(EXIT.USAGE);
+    const bad = join(dir, "bad.json");
+    writeFileSync(bad, JSON.stringify({ tenant: TENANT, items: [{ valorCents: "abc" }] }));
+    expect((await malha(["billing", "jobs", "create", bad])).code).toBe(EXIT.USAGE);
+    expect((await malha(["billing", "jobs", "create", requestFile, "--tenant", "other"])).code).toBe(EXIT.USAGE);
+
+    const down = await malha(["billing", "jobs", "status", jobId, "--tenant", TENANT, "--billing-url", "http://127.0.0.1:1"]);
+    expect(down.code).toBe(EXIT.UNAVAILABLE);
+    expect((await malha(["billing", "jobs", "frobnicate"])).code).toBe(EXIT.USAGE);
+    const help = await malha(["help"]);
+    for (const c of ["create", "status", "items", "download"]) expect(help.out).toContain(`billing jobs ${c} `);
+    expect(help.out).toContain("8 a download failed");
+  });
+
+  it("a tenant from MALHA_TENANT fills a file without one, and --wait on a job that FAILED exits 7", async () => {
+    const req = create(CreateBoletoJobRequestSchema, { idempotencyKey: "cli-all-bad", environment: Environment.SANDBOX, items: [boletoInvalido(1, 1), boletoInvalido(2, 2)] });
+    const file = join(dir, "all-bad.json");
+    writeFileSync(file, toJsonString(CreateBoletoJobRequestSchema, req));
+    const r = await malha(["billing", "jobs", "create", file, "--wait", "--interval", "0.1", "--timeout", "60"], { extraEnv: { MALHA_TENANT: TENANT } });
+    expect(r.code, r.err).toBe(EXIT.RUN_FAILED);
+    expect(r.out).toMatch(/^created: \S+: received/);
+    expect(r.out.trim().split("\n").at(-1)).toMatch(/: failed, 0 completed, 2 failed/);
+    const id = /^created: (\S+):/.exec(r.out)![1]!;
+    expect(jsonOf<JobJson>((await malha(["billing", "jobs", "status", id, "--tenant", TENANT, "--json"])).out).state).toBe("FAILED");
+    // Nothing completed, so there is no zip to download.
+    expect((await malha(["billing", "jobs", "download", id, "--tenant", TENANT, "--out", join(dir, "none")])).code).toBe(EXIT.NOT_FOUND);
+  }, 90_000);
+});
