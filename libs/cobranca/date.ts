@@ -109,21 +109,25 @@ export interface LocalDateTime extends CalendarDate {
   readonly second: number;
 }
 
+// Building an Intl formatter loads time-zone data: once per process, not once per call (a hot path
+// when every boleto of a batch is stamped).
+const SAO_PAULO = new Intl.DateTimeFormat("en-CA", {
+  timeZone: "America/Sao_Paulo",
+  year: "numeric",
+  month: "2-digit",
+  day: "2-digit",
+  hour: "2-digit",
+  minute: "2-digit",
+  second: "2-digit",
+  hourCycle: "h23",
+});
+
 /**
  * The calendar date (and wall time) of an instant in America/Sao_Paulo. Pure: the instant is an
  * argument, the clock is never read. Use it at the edge to turn "now" into the engine's inputs.
  */
 export function saoPauloDateTime(instant: Date): LocalDateTime {
-  const parts = new Intl.DateTimeFormat("en-CA", {
-    timeZone: "America/Sao_Paulo",
-    year: "numeric",
-    month: "2-digit",
-    day: "2-digit",
-    hour: "2-digit",
-    minute: "2-digit",
-    second: "2-digit",
-    hourCycle: "h23",
-  }).formatToParts(instant);
+  const parts = SAO_PAULO.formatToParts(instant);
   const get = (t: string) => Number(parts.find((p) => p.type === t)?.value);
   return { year: get("year"), month: get("month"), day: get("day"), hour: get("hour"), minute: get("minute"), second: get("second") };
 }
