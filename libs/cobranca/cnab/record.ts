@@ -94,9 +94,20 @@ export function overrideRecord(base: RecordLayout, name: string, overrides: read
   return defineRecord(name, base.length, out.sort((a, b) => a.start - b.start));
 }
 
+// Layout paths are few and fixed, records are many: split each path once per process.
+const splitPaths = new Map<string, readonly string[]>();
+function keysOf(path: string): readonly string[] {
+  let keys = splitPaths.get(path);
+  if (!keys) {
+    keys = path.split(".");
+    splitPaths.set(path, keys);
+  }
+  return keys;
+}
+
 export function getPath(ctx: unknown, path: string): unknown {
   let cur: unknown = ctx;
-  for (const k of path.split(".")) {
+  for (const k of keysOf(path)) {
     if (cur === null || cur === undefined || typeof cur !== "object") return undefined;
     cur = (cur as Record<string, unknown>)[k];
   }
@@ -104,9 +115,10 @@ export function getPath(ctx: unknown, path: string): unknown {
 }
 
 function setPath(obj: Record<string, unknown>, path: string, v: unknown): void {
-  const keys = path.split(".");
+  const keys = keysOf(path);
   let cur = obj;
-  for (const k of keys.slice(0, -1)) {
+  for (let i = 0; i < keys.length - 1; i++) {
+    const k = keys[i]!;
     if (typeof cur[k] !== "object" || cur[k] === null) cur[k] = {};
     cur = cur[k] as Record<string, unknown>;
   }
