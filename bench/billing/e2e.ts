@@ -93,10 +93,10 @@ async function oneJob(mesh: BillingMesh, admin: Pool, pids: Record<string, numbe
 /** One unmeasured warm-up job (JIT, worker threads, fonts, pools), then `reps` measured jobs in a row. */
 export async function runE2e(reps: number, n = 200, renderConcurrency = "4", renderThreads = "2"): Promise<E2eResult> {
   // The mesh's own defaults are 4 and 2; the benchmark can try others without touching the service.
-  // BENCH_PROFILE_DIR: the billing process writes a CPU profile there when it stops (see cpu-prof-preload.mjs).
+  // BENCH_PROFILE_DIR: the billing process writes a CPU profile there when it stops (see ../cpu-prof-preload.mjs).
   const profileDir = process.env.BENCH_PROFILE_DIR;
   if (profileDir) mkdirSync(profileDir, { recursive: true });
-  const profiling: Record<string, string> = profileDir ? { NODE_OPTIONS: `--import ${fileURLToPath(new URL("./cpu-prof-preload.mjs", import.meta.url))}`, BENCH_PROFILE_DIR: profileDir } : {};
+  const profiling: Record<string, string> = profileDir ? { NODE_OPTIONS: `--import ${fileURLToPath(new URL("../cpu-prof-preload.mjs", import.meta.url))}`, BENCH_CPU_PROF_DIR: profileDir } : {};
   const mesh = await startBillingMesh({ billingEnv: { BILLING_RENDER_CONCURRENCY: renderConcurrency, BILLING_RENDER_THREADS: renderThreads, ...profiling } });
   const admin = createMysqlPool(process.env.MYSQL_URL!, { connectionLimit: 1 });
   try {

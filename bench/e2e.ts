@@ -1,0 +1,164 @@
+// End-to-end ingest through the real mesh: register N municipalities, let the coordinator sync them from
+// NSU 0 until every feed has caught up, and read the time the store recorded for the runs, the CPU time
+// each process used in between (/proc/<pid>/stat) and each service's peak RSS (VmHWM) at the end.
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { RowDataPacket } from "mysql2/promise";
+import type { SimSwitches } from "../test/adn-sim/switches.js";
+import { startBenchMesh, type BenchMesh, type ServiceName } from "./mesh.js";
+import { cpuSeconds, peakRssMb, pidFromFile } from "./procstat.js";
+import { mixOf, pagesOf, type FeedPages, type Mix } from "./workload.js";
+
+const PRELOAD = fileURLToPath(new URL("./cpu-prof-preload.mjs", import.meta.url));
+
+export const SERVICES: ServiceName[] = ["adn-gateway", "coordinator", "store"];
+export type Meter = ServiceName | "sim+bench" | "mariadbd";
+
+export interface IngestResult {
+  municipalities: number;
+  feedSize: number;
+  mix: Mix;
+  documents: number;
+  /** First run started → last run finished, as recorded by the store (DB clock). */
+  seconds: number;
+  docsPerSecond: number;
+  /** Registration → every feed caught up (includes the ≤ 1 s scheduler sweep delay). */
+  wallSeconds: number;
+  cpuSeconds: Partial<Record<Meter, number>>;
+  peakRssMb: Partial<Record<ServiceName, number>>;
+  /** VmHWM once the service is serving, before the first registration (start-up footprint). */
+  startRssMb: Partial<Record<ServiceName, number>>;
+  calls: number;
+  verified: boolean;
+  /** With trackCommits: median ms between batch commits after the first `warmupBatches` (steady state). */
+  steadyBatchMs?: number;
+  batches?: number;
+  mariadbPid?: number;
+}
+
+export interface IngestOptions {
+  municipalities: number;
+  feedSize: number;
+  switches?: Partial<SimSwitches>;
+  bootstrapConcurrency: number;
+  profileDir?: string;
+  /** Runs with the mesh still up after catch-up (ceiling, MVP on the same database). */
+  after?: (mesh: BenchMesh, feeds: FeedPages[], mariadbPid: number | undefined) => Promise<void>;
+  timeoutMs?: number;
+  /** Poll nfse_sync_runs.batches every 10 ms to time the period between batch commits (one feed). */
+  trackCommits?: boolean;
+  warmupBatches?: number;
+}
+
+function profileEnv(dir: string | undefined, name: string): Record<string, string> {
+  if (!dir) return {};
+  const d = join(dir, name);
+  mkdirSync(d, { recursive: true });
+  // Node 20 refuses --cpu-prof in NODE_OPTIONS; the preload starts the same V8 profiler.
+  return { NODE_OPTIONS: `--import ${PRELOAD}`, BENCH_CPU_PROF_DIR: d };
+}
+
+export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
+  const mesh = await startBenchMesh({
+    municipalities: opts.municipalities,
+    feedSize: opts.feedSize,
+    ...(opts.switches ? { switches: opts.switches } : {}),
+    coordinatorEnv: {
+      NFSE_BOOTSTRAP_CONCURRENCY: String(opts.bootstrapConcurrency),
+      NFSE_WORKER_CONCURRENCY: String(opts.bootstrapConcurrency),
+    },
+    serviceEnv: {
+      store: profileEnv(opts.profileDir, "store"),
+      "adn-gateway": profileEnv(opts.profileDir, "adn-gateway"),
+      coordinator: profileEnv(opts.profileDir, "coordinator"),
+    },
+  });
+  try {
+    const feeds = mesh.municipalities.map((m) => mesh.sim.feed(m.ibge, "DISTRIBUICAO"));
+    const mix = mixOf(feeds);
+    const stackDir = process.env.MALHA_STACK_DIR ?? "/tmp/malha-stack";
+    const mariadbPid = pidFromFile(join(stackDir, "mysql", "mysqld.pid"));
+    const pids: [Meter, number][] = SERVICES.map((s) => [s, mesh.services[s].proc.pid!] as [Meter, number]);
+    if (mariadbPid) pids.push(["mariadbd", mariadbPid]);
+    const before = new Map(pids.map(([k, pid]) => [k, cpuSeconds(pid) ?? 0]));
+    const startRss: Partial<Record<ServiceName, number>> = {};
+    for (const s of SERVICES) startRss[s] = peakRssMb(mesh.services[s].proc.pid!);
+    const selfBefore = process.cpuUsage();
+    const callsBefore = mesh.sim.counters().total;
+
+    const t0 = performance.now();
+    await mesh.registerAll();
+    const deadline = Date.now() + (opts.timeoutMs ?? 30 * 60_000);
+    const commits: { t: number; batches: number }[] = [];
+    let tracking = opts.trackCommits === true;
+    const tracker = (async () => {
+      let last = 0;
+      while (tracking) {
+        const [rows] = await mesh.db.pool.query<RowDataPacket[]>("SELECT SUM(batches) AS b FROM nfse_sync_runs");
+        const b = Number(rows[0]?.b ?? 0);
+        if (b !== last) {
+          last = b;
+          commits.push({ t: performance.now(), batches: b });
+        }
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    })();
+    for (;;) {
+      const { states } = await mesh.storeClient.listSyncStates({ pageSize: 500 });
+      if (states.length === opts.municipalities && states.every((s) => s.lastSuccessAt !== undefined && s.nextEligibleAt !== undefined)) break;
+      if (Date.now() > deadline) throw new Error("ingest did not catch up in time");
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const wallSeconds = (performance.now() - t0) / 1000;
+    tracking = false;
+    await tracker;
+    const self = process.cpuUsage(selfBefore);
+    const cpu: Partial<Record<Meter, number>> = {};
+    for (const [k, pid] of pids) cpu[k] = (cpuSeconds(pid) ?? 0) - before.get(k)!;
+    cpu["sim+bench"] = (self.user + self.system) / 1e6;
+    const rss: Partial<Record<ServiceName, number>> = {};
+    for (const s of SERVICES) rss[s] = peakRssMb(mesh.services[s].proc.pid!);
+    const calls = mesh.sim.counters().total - callsBefore;
+
+    const [span] = await mesh.db.pool.query<RowDataPacket[]>(
+      "SELECT TIMESTAMPDIFF(MICROSECOND, MIN(started_at), MAX(finished_at)) AS us, SUM(documents + events + faults) AS items FROM nfse_sync_runs",
+    );
+    const seconds = Number(span[0]!.us) / 1e6;
+    // Everything lote=true distributed is stored exactly once (hidden NSUs are reconciliation's, not measured).
+    let stored = 0;
+    for (const m of mesh.municipalities) {
+      const [rows] = await mesh.db.pool.query<RowDataPacket[]>(
+        `SELECT (SELECT COUNT(*) FROM nfse_documentos_${m.ibge}) + (SELECT COUNT(*) FROM nfse_eventos_${m.ibge}) AS n`,
+      );
+      stored += Number(rows[0]!.n);
+    }
+    const verified = stored === mix.visible && Number(span[0]!.items) === mix.visible;
+    const warm = opts.warmupBatches ?? 5;
+    const periods = commits
+      .slice(1)
+      .map((c, i) => ({ batch: c.batches, ms: (c.t - commits[i]!.t) / (c.batches - commits[i]!.batches) }))
+      .filter((p) => p.batch > warm)
+      .map((p) => p.ms)
+      .sort((a, b) => a - b);
+    if (opts.after) await opts.after(mesh, feeds.map((f) => pagesOf(f, mesh.sim.switches.pageSize)), mariadbPid);
+    return {
+      municipalities: opts.municipalities,
+      feedSize: opts.feedSize,
+      mix,
+      documents: mix.visible,
+      seconds,
+      docsPerSecond: mix.visible / seconds,
+      wallSeconds,
+      cpuSeconds: cpu,
+      peakRssMb: rss,
+      startRssMb: startRss,
+      calls,
+      verified,
+      ...(periods.length > 0 ? { steadyBatchMs: periods[periods.length >> 1]!, batches: commits.at(-1)?.batches ?? 0 } : {}),
+      ...(mariadbPid ? { mariadbPid } : {}),
+    };
+  } finally {
+    await mesh.stop();
+  }
+}

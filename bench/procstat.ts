@@ -1,0 +1,51 @@
+// CPU time and peak memory of processes, from /proc (Linux): utime + stime of /proc/<pid>/stat, VmHWM and
+// VmRSS of /proc/<pid>/status.
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+
+let ticksPerSecond: number | undefined;
+function clockTicks(): number {
+  if (ticksPerSecond === undefined) {
+    try {
+      ticksPerSecond = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+    } catch {
+      ticksPerSecond = 100;
+    }
+  }
+  return ticksPerSecond;
+}
+
+/** User + system CPU seconds of a process so far (undefined if it is gone). */
+export function cpuSeconds(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // Fields after the ")" that closes the command name: state is field 3, utime 14, stime 15.
+    const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const utime = Number(rest[11]);
+    const stime = Number(rest[12]);
+    return (utime + stime) / clockTicks();
+  } catch {
+    return undefined;
+  }
+}
+
+/** Peak resident set (VmHWM) in MB (undefined if the process is gone). */
+export function peakRssMb(pid: number): number | undefined {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    const m = /^VmHWM:\s+(\d+)\s+kB/m.exec(status);
+    return m ? Number(m[1]) / 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Pid from a pid file, if the process is alive. */
+export function pidFromFile(file: string): number | undefined {
+  try {
+    const pid = Number(readFileSync(file, "utf8").trim());
+    return pid > 0 && cpuSeconds(pid) !== undefined ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
