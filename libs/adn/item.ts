@@ -29,8 +29,9 @@ export function decodeItem(raw: RawLoteItem, opts: DecodeOptions): DistributionI
     tipoDocumento: raw.tipoDocumento,
     tipoEvento: raw.tipoEvento,
   });
-  const rawPayload = new TextEncoder().encode(raw.arquivoXml ?? "");
   const fault = (reason: FaultReason, message: string): DistributionItem => {
+    // The raw payload is kept only where it is needed: for the quarantine, never for good items.
+    const rawPayload = new TextEncoder().encode(raw.arquivoXml ?? "");
     item.content = { case: "fault", value: create(FaultSchema, { reason, message, rawPayload }) };
     return item;
   };

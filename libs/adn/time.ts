@@ -10,12 +10,22 @@ const ZONE = "America/Sao_Paulo";
 
 const offsetFormat = new Intl.DateTimeFormat("en-US", { timeZone: ZONE, timeZoneName: "longOffset" });
 
+// Intl formatting dominated date parsing (two calls per date): offsets only change on quarter-hour
+// boundaries, so one look-up per quarter hour is exact. Bounded so a long-running process stays small.
+const QUARTER_HOUR_MS = 15 * 60_000;
+const offsetCache = new Map<number, number>();
+
 /** São Paulo's UTC offset in minutes at an instant (−180 since 2019; DST before). */
 function saoPauloOffsetMinutes(epochMs: number): number {
-  const name = offsetFormat.formatToParts(epochMs).find((p) => p.type === "timeZoneName")?.value ?? "GMT-03:00";
+  const slot = Math.floor(epochMs / QUARTER_HOUR_MS);
+  const cached = offsetCache.get(slot);
+  if (cached !== undefined) return cached;
+  const name = offsetFormat.formatToParts(slot * QUARTER_HOUR_MS).find((p) => p.type === "timeZoneName")?.value ?? "GMT-03:00";
   const m = /GMT([+-])(\d{2}):?(\d{2})?/.exec(name);
-  if (!m) return -180;
-  return (m[1] === "-" ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3] ?? 0));
+  const offset = m ? (m[1] === "-" ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3] ?? 0)) : -180;
+  if (offsetCache.size > 50_000) offsetCache.clear();
+  offsetCache.set(slot, offset);
+  return offset;
 }
 
 /**
