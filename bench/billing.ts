@@ -5,7 +5,7 @@ import { checkCnab, gerarRemessa, lerRetorno } from "../libs/cobranca/index.js";
 import { remessaInput, retorno240 } from "./billing/cnab.js";
 import { runE2e } from "./billing/e2e.js";
 import { runPdf } from "./billing/pdf.js";
-import { fmt, median, sample } from "./billing/stats.js";
+import { fmt, median, sample } from "./stats.js";
 
 const REPS = Number(process.env.BENCH_REPS ?? "5");
 const rows: [string, string, string, string][] = [];

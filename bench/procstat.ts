@@ -29,16 +29,21 @@ export function cpuSeconds(pid: number): number | undefined {
   }
 }
 
-/** Peak resident set (VmHWM) in MB (undefined if the process is gone). */
-export function peakRssMb(pid: number): number | undefined {
+function statusMb(pid: number, field: "VmHWM" | "VmRSS"): number | undefined {
   try {
     const status = readFileSync(`/proc/${pid}/status`, "utf8");
-    const m = /^VmHWM:\s+(\d+)\s+kB/m.exec(status);
+    const m = new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, "m").exec(status);
     return m ? Number(m[1]) / 1024 : undefined;
   } catch {
     return undefined;
   }
 }
+
+/** Peak resident set (VmHWM) in MB (undefined if the process is gone). */
+export const peakRssMb = (pid: number) => statusMb(pid, "VmHWM");
+
+/** Current resident set (VmRSS) in MB (undefined if the process is gone). */
+export const rssMb = (pid: number) => statusMb(pid, "VmRSS");
 
 /** Pid from a pid file, if the process is alive. */
 export function pidFromFile(file: string): number | undefined {

@@ -10,6 +10,7 @@ import { runCeiling, mapFeeds, type CeilingResult } from "./ceiling.js";
 import { runIngest, SERVICES, type IngestResult, type Meter } from "./e2e.js";
 import { runMvp, type MvpResult } from "./mvp.js";
 import { cpuSeconds } from "./procstat.js";
+import { median } from "./stats.js";
 import { runParse, type ParseResult } from "./parse.js";
 import type { FeedPages } from "./workload.js";
 
@@ -41,11 +42,6 @@ const PARSE_REPS = Math.max(1, flag("parse-reps", 3));
 const BOOT = Math.max(1, flag("bootstrap-concurrency", N));
 const PROFILE = textFlag("profile");
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = s.length >> 1;
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-};
 const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
 const log = (msg: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
 

@@ -3,7 +3,7 @@
 import { renderizarBoletoPdf } from "../../libs/cobranca/index.js";
 import { boletoPair } from "./boletos.js";
 import { peerLinha, renderPeer } from "./peer.js";
-import { median } from "./stats.js";
+import { median } from "../stats.js";
 
 export interface PdfResult {
   boletos: number;

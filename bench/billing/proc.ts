@@ -1,9 +1,9 @@
-// Per-process CPU and peak memory from /proc (Linux): what each service of the mesh spent, measured
-// from outside so the services need no instrumentation. utime+stime include every thread (the
-// billing service renders PDFs on worker threads).
-import { readFileSync } from "node:fs";
+// Per-process CPU and peak memory of the billing mesh, from /proc (bench/procstat.ts): measured from
+// outside so the services need no instrumentation; utime+stime include every thread (the billing
+// service renders PDFs on worker threads).
+import { cpuSeconds, peakRssMb, rssMb } from "../procstat.js";
 
-const TICKS_PER_SECOND = 100; // USER_HZ: 100 on every Linux ABI Node supports
+export { pidFromFile } from "../procstat.js";
 
 export interface ProcSample {
   cpuSeconds: number;
@@ -12,28 +12,8 @@ export interface ProcSample {
   rssMb: number;
 }
 
-function statusKb(text: string, field: string): number {
-  const m = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(text);
-  return m ? Number(m[1]) : Number.NaN;
-}
-
 export function procSample(pid: number): ProcSample {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  // The command name (field 2) may hold spaces and parentheses: count fields after its last ")".
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  const utime = Number(fields[11]);
-  const stime = Number(fields[12]);
-  const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  return { cpuSeconds: (utime + stime) / TICKS_PER_SECOND, peakRssMb: statusKb(status, "VmHWM") / 1024, rssMb: statusKb(status, "VmRSS") / 1024 };
-}
-
-/** The pid in a pid file, when the process is alive and readable (the stack's NATS and MariaDB). */
-export function pidFromFile(path: string): number | undefined {
-  try {
-    const pid = Number(readFileSync(path, "utf8").trim());
-    readFileSync(`/proc/${pid}/stat`);
-    return pid;
-  } catch {
-    return undefined;
-  }
+  const cpu = cpuSeconds(pid);
+  if (cpu === undefined) throw new Error(`process ${pid} is gone`);
+  return { cpuSeconds: cpu, peakRssMb: peakRssMb(pid) ?? Number.NaN, rssMb: rssMb(pid) ?? Number.NaN };
 }
