@@ -16,14 +16,30 @@ import { createMysqlPool } from "../../libs/db/pool.js";
 import { createThrowawayDatabase, type ThrowawayDatabase } from "./mysql.js";
 import { startService, type ServiceProcess } from "./service-process.js";
 
-/** Real IBGE codes of a few capitals (UF prefix valid), for demo and test municipalities. */
-export const DEMO_MUNICIPALITIES = [
+/** Real IBGE codes of capitals (UF prefix valid): the first five are the demo/test municipalities. */
+export const CAPITALS = [
   { ibge: "3550308", name: "São Paulo", uf: "SP" },
   { ibge: "3304557", name: "Rio de Janeiro", uf: "RJ" },
   { ibge: "4106902", name: "Curitiba", uf: "PR" },
   { ibge: "5300108", name: "Brasília", uf: "DF" },
   { ibge: "2304400", name: "Fortaleza", uf: "CE" },
+  { ibge: "3106200", name: "Belo Horizonte", uf: "MG" },
+  { ibge: "2927408", name: "Salvador", uf: "BA" },
+  { ibge: "1302603", name: "Manaus", uf: "AM" },
+  { ibge: "4314902", name: "Porto Alegre", uf: "RS" },
+  { ibge: "2611606", name: "Recife", uf: "PE" },
+  { ibge: "5208707", name: "Goiânia", uf: "GO" },
+  { ibge: "1501402", name: "Belém", uf: "PA" },
+  { ibge: "2111300", name: "São Luís", uf: "MA" },
+  { ibge: "2704302", name: "Maceió", uf: "AL" },
+  { ibge: "5002704", name: "Campo Grande", uf: "MS" },
+  { ibge: "2211001", name: "Teresina", uf: "PI" },
+  { ibge: "2408102", name: "Natal", uf: "RN" },
+  { ibge: "4205407", name: "Florianópolis", uf: "SC" },
+  { ibge: "2507507", name: "João Pessoa", uf: "PB" },
+  { ibge: "5103403", name: "Cuiabá", uf: "MT" },
 ] as const;
+export const DEMO_MUNICIPALITIES = CAPITALS.slice(0, 5);
 
 /** A CNPJ with valid check digits built from a 12-digit base. */
 export function cnpjFrom(base12: string): string {
@@ -47,6 +63,8 @@ export interface NfseMeshOptions {
   natsUrl?: string;
   /** The store uses this database instead of a throwaway one on the stack (e.g. a private server). */
   mysqlUrl?: string;
+  /** Extra env of the store / gateway processes (e.g. NODE_OPTIONS for profiling). */
+  serviceEnv?: { store?: Record<string, string>; "adn-gateway"?: Record<string, string> };
 }
 
 export interface NfseMesh {
@@ -59,16 +77,18 @@ export interface NfseMesh {
   municipalities: { ibge: string; cnpj: string; name: string; uf: string }[];
   startCoordinator(extraEnv?: Record<string, string>): Promise<ServiceProcess>;
   registerAll(): Promise<void>;
-  stop(): Promise<void>;
+  /** SIGKILL by default; `graceful` sends SIGTERM (coordinators first) and waits, so exit hooks run. */
+  stop(opts?: { graceful?: boolean }): Promise<void>;
 }
 
 export async function startNfseMesh(opts: NfseMeshOptions): Promise<NfseMesh> {
   const natsUrl = opts.natsUrl ?? process.env.NATS_URL;
   if (!natsUrl) throw new Error("NATS_URL is not set: run `bash scripts/stack.sh start` and export its env");
+  if (opts.municipalities > CAPITALS.length) throw new Error(`at most ${CAPITALS.length} municipalities`);
   const dir = mkdtempSync(join(tmpdir(), "malha-mesh-"));
   const root = createTestRoot();
   const server = issueServer(root);
-  const municipalities = DEMO_MUNICIPALITIES.slice(0, opts.municipalities).map((m, i) => ({
+  const municipalities = CAPITALS.slice(0, opts.municipalities).map((m, i) => ({
     ...m,
     cnpj: cnpjFrom(`${String(46_395_000 + i).padStart(8, "0")}0001`),
   }));
@@ -92,7 +112,7 @@ export async function startNfseMesh(opts: NfseMeshOptions): Promise<NfseMesh> {
     ...(opts.switches ? { switches: opts.switches } : {}),
   });
   const db = opts.mysqlUrl ? externalDatabase(opts.mysqlUrl) : await createThrowawayDatabase();
-  const store = await startService("store", { MYSQL_URL: db.url });
+  const store = await startService("store", { MYSQL_URL: db.url, ...opts.serviceEnv?.store });
   const gateway = await startService("adn-gateway", {
     ADN_CREDENTIALS_DIR: credentials,
     ADN_CA_FILE: caFile,
@@ -101,6 +121,7 @@ export async function startNfseMesh(opts: NfseMeshOptions): Promise<NfseMesh> {
     NFSE_REQUEST_TIMEOUT_SECONDS: "5",
     NFSE_RETRY_BACKOFF_BASE_SECONDS: "0.05",
     NFSE_RETRY_BACKOFF_MAX_SECONDS: "0.5",
+    ...opts.serviceEnv?.["adn-gateway"],
   });
   const bucket = `leases_e2e_${randomBytes(4).toString("hex")}`;
   const coordinators: ServiceProcess[] = [];
@@ -142,8 +163,12 @@ export async function startNfseMesh(opts: NfseMeshOptions): Promise<NfseMesh> {
         });
       }
     },
-    async stop() {
-      for (const p of [...coordinators, gateway, store]) p.kill("SIGKILL");
+    async stop({ graceful = false } = {}) {
+      // Coordinators first: they call the others.
+      for (const p of [...coordinators, gateway, store]) {
+        if (graceful) await stopGracefully(p);
+        else p.kill("SIGKILL");
+      }
       await sim.close();
       await db.drop();
       rmSync(dir, { recursive: true, force: true });
@@ -167,4 +192,12 @@ function externalDatabase(url: string): ThrowawayDatabase {
       await Promise.all(pools.map((p) => p.end().catch(() => undefined)));
     },
   };
+}
+
+async function stopGracefully(p: ServiceProcess): Promise<void> {
+  if (p.proc.exitCode !== null || p.proc.signalCode !== null) return;
+  p.kill("SIGTERM");
+  const timer = setTimeout(() => p.kill("SIGKILL"), 30_000);
+  await p.exited;
+  clearTimeout(timer);
 }
