@@ -1,4 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
+import { ErrorInfoSchema } from "../gen/malha/common/v1/common_pb.js";
 
 /**
  * What leaves the server for a failed call. A ConnectError thrown on purpose keeps its code and
@@ -35,3 +36,19 @@ export const alreadyExists = (msg: string) => new ConnectError(msg, Code.Already
 export const permissionDenied = (msg: string) => new ConnectError(msg, Code.PermissionDenied);
 export const resourceExhausted = (msg: string) => new ConnectError(msg, Code.ResourceExhausted);
 export const unavailable = (msg: string) => new ConnectError(msg, Code.Unavailable);
+
+/**
+ * A refusal with a machine-readable reason: a malha.common.v1.ErrorInfo detail (reason, domain,
+ * metadata) so callers switch on the reason, never on the message, plus any typed details.
+ */
+export function reasonedError(
+  domain: string,
+  message: string,
+  code: Code,
+  reason: string | undefined,
+  metadata: Record<string, string> = {},
+  extra: ConnectError["details"] = [],
+): ConnectError {
+  const details = reason ? [{ desc: ErrorInfoSchema, value: { reason, domain, metadata } }] : [];
+  return new ConnectError(message, code, undefined, [...details, ...extra] as never);
+}

@@ -3,7 +3,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { ErrorInfoSchema } from "../../libs/gen/malha/common/v1/common_pb.js";
+import { reasonedError } from "../../libs/rpc/errors.js";
 import { ArtifactExpiredSchema } from "../../libs/gen/malha/artifacts/v1/artifacts_pb.js";
 
 export const ARTIFACTS_ERROR_DOMAIN = "malha.artifacts";
@@ -28,8 +28,7 @@ function artifactsError(
   metadata: Record<string, string> = {},
   extra: ConnectError["details"] = [],
 ): ConnectError {
-  const details = reason ? [{ desc: ErrorInfoSchema, value: { reason, domain: ARTIFACTS_ERROR_DOMAIN, metadata } }] : [];
-  return new ConnectError(message, code, undefined, [...details, ...extra] as never);
+  return reasonedError(ARTIFACTS_ERROR_DOMAIN, message, code, reason, metadata, extra);
 }
 
 /** A caller's value in a message: JSON-quoted and cut short, since it may be anything a caller typed. */

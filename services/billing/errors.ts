@@ -1,7 +1,7 @@
 // Billing errors: every refusal carries a malha.common.v1.ErrorInfo (domain "malha.billing"), reasons as
 // billing.proto lists them. Messages are precise and never carry a stack or another tenant's data.
 import { Code, ConnectError } from "@connectrpc/connect";
-import { ErrorInfoSchema } from "../../libs/gen/malha/common/v1/common_pb.js";
+import { reasonedError } from "../../libs/rpc/errors.js";
 
 export const BILLING_ERROR_DOMAIN = "malha.billing";
 
@@ -21,8 +21,7 @@ export type BillingErrorReason =
   | "DELIVERY_NOT_FOUND";
 
 export function billingError(message: string, code: Code, reason?: BillingErrorReason, metadata: Record<string, string> = {}): ConnectError {
-  const details = reason ? [{ desc: ErrorInfoSchema, value: { reason, domain: BILLING_ERROR_DOMAIN, metadata } }] : [];
-  return new ConnectError(message, code, undefined, details as never);
+  return reasonedError(BILLING_ERROR_DOMAIN, message, code, reason, metadata);
 }
 
 const quote = (value: string) => JSON.stringify(value.length > 64 ? `${value.slice(0, 64)}…` : value);

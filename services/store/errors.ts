@@ -3,7 +3,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { ErrorInfoSchema } from "../../libs/gen/malha/common/v1/common_pb.js";
+import { reasonedError } from "../../libs/rpc/errors.js";
 import { NotEligibleSchema, StaleFenceSchema } from "../../libs/gen/malha/store/v1/types_pb.js";
 
 export const STORE_ERROR_DOMAIN = "malha.store";
@@ -28,8 +28,7 @@ function storeError(
   metadata: Record<string, string> = {},
   extra: ConnectError["details"] = [],
 ): ConnectError {
-  const details = reason ? [{ desc: ErrorInfoSchema, value: { reason, domain: STORE_ERROR_DOMAIN, metadata } }] : [];
-  return new ConnectError(message, code, undefined, [...details, ...extra] as never);
+  return reasonedError(STORE_ERROR_DOMAIN, message, code, reason, metadata, extra);
 }
 
 /** INVALID_ARGUMENT for a malformed request field (no specific reason). */
