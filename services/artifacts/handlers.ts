@@ -13,6 +13,7 @@ import type { LinkSigner } from "./links.js";
 import { isExpired, type ArtifactMetadataStore, type ArtifactRecord, type ListCursor } from "./metadata.js";
 import { ARTIFACT_ID, checkJobId, checkTenant } from "./names.js";
 import { putArtifact } from "./put.js";
+import { putArtifacts } from "./put-many.js";
 import { BlobNotFoundError, type BlobStore } from "./storage/blob-store.js";
 
 export const READ_CHUNK_BYTES = 256 * 1024;
@@ -106,12 +107,29 @@ function linkTtlMs(ttl: Duration | undefined): number {
   return Math.min(ms, MAX_LINK_TTL_MS);
 }
 
+/** A manifest's worth of links per call; more would make one response unboundedly large. */
+export const MAX_LINKS_PER_CALL = 1000;
+
+function signLink(deps: HandlerDeps, record: ArtifactRecord, now: Date, ttlMs: number) {
+  if (isExpired(record, now)) throw artifactExpired(record.id, record.expiresAt);
+  // Whole seconds, rounded down, so the link never outlives the artifact.
+  const expiresSec = Math.floor(Math.min(now.getTime() + ttlMs, record.expiresAt.getTime()) / 1000);
+  const path = deps.signer.pathFor({ tenant: record.tenant, id: record.id, expiresSec });
+  return { url: `${deps.linkBaseUrl()}${path}`, expiresAt: timestampFromDate(new Date(expiresSec * 1000)) };
+}
+
 export function createHandlers(deps: HandlerDeps): Partial<ServiceImpl<typeof ArtifactsService>> {
   const clock = deps.now ?? (() => new Date());
   return {
     async putArtifact(requests) {
       const { record, created } = await guard(() => putArtifact({ ...deps, now: clock }, requests));
       return { artifact: toArtifact(record, clock()), created };
+    },
+
+    async putArtifacts(requests) {
+      const results = await guard(() => putArtifacts({ ...deps, now: clock }, requests));
+      const now = clock();
+      return { results: results.map(({ record, created }) => ({ artifact: toArtifact(record, now), created })) };
     },
 
     async *getArtifact(req): AsyncGenerator<MessageInitShape<typeof GetArtifactResponseSchema>> {
@@ -159,13 +177,29 @@ export function createHandlers(deps: HandlerDeps): Partial<ServiceImpl<typeof Ar
     async createDownloadLink(req) {
       const ttlMs = linkTtlMs(req.ttl);
       const record = await find(deps, req.tenant, req.id);
+      return signLink(deps, record, clock(), ttlMs);
+    },
+
+    async createDownloadLinks(req) {
+      const ttlMs = linkTtlMs(req.ttl);
+      checkTenant(req.tenant);
+      if (req.ids.length === 0) throw badRequest("ids must name at least one artifact");
+      if (req.ids.length > MAX_LINKS_PER_CALL) throw badRequest(`ids names ${req.ids.length} artifacts; at most ${MAX_LINKS_PER_CALL} per call`);
+      const seen = new Set<string>();
+      for (const id of req.ids) {
+        if (seen.has(id)) throw badRequest(`ids repeats ${JSON.stringify(id.slice(0, 80))}`);
+        seen.add(id);
+      }
+      const malformed = req.ids.find((id) => !ARTIFACT_ID.test(id));
+      if (malformed !== undefined) throw artifactNotFound(malformed);
+      const records = new Map((await guard(() => deps.meta.getMany(req.tenant, req.ids))).map((r) => [r.id, r]));
       const now = clock();
-      if (isExpired(record, now)) throw artifactExpired(record.id, record.expiresAt);
-      // Whole seconds, rounded down, so the link never outlives the artifact.
-      const expiresSec = Math.floor(Math.min(now.getTime() + ttlMs, record.expiresAt.getTime()) / 1000);
-      const path = deps.signer.pathFor({ tenant: record.tenant, id: record.id, expiresSec });
-      const expiresAt = timestampFromDate(new Date(expiresSec * 1000));
-      return { url: `${deps.linkBaseUrl()}${path}`, expiresAt };
+      const links = req.ids.map((id) => {
+        const record = records.get(id);
+        if (!record) throw artifactNotFound(id);
+        return { id, ...signLink(deps, record, now, ttlMs) };
+      });
+      return { links };
     },
   };
 }

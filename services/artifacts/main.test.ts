@@ -20,6 +20,7 @@ import {
   type Artifact,
   type ArtifactHeader,
   type PutArtifactRequestSchema,
+  type PutArtifactsRequestSchema,
 } from "../../libs/gen/malha/artifacts/v1/artifacts_pb.js";
 import { createThrowawayDatabase, type ThrowawayDatabase } from "../../test/support/mysql.js";
 import { EPHEMERAL_ENV, spawnService, startService, type ServiceProcess } from "../../test/support/service-process.js";
@@ -72,6 +73,7 @@ afterAll(async () => {
 });
 
 type PutInit = MessageInitShape<typeof PutArtifactRequestSchema>;
+type PutManyInit = MessageInitShape<typeof PutArtifactsRequestSchema>;
 type HeaderInit = Partial<Omit<ArtifactHeader, "$typeName">>;
 
 function header(h: HeaderInit): ArtifactHeader {
@@ -269,6 +271,60 @@ describe("put and get", () => {
   });
 });
 
+describe("batched puts (PutArtifacts)", () => {
+  async function* batchStream(items: { h: HeaderInit; content: Uint8Array }[]): AsyncIterable<PutManyInit> {
+    for (const { h, content } of items) {
+      yield { part: { case: "header", value: header(h) } };
+      for (let i = 0; i < content.length; i += 3) yield { part: { case: "chunk", value: content.subarray(i, i + 3) } };
+    }
+  }
+  const putBatch = (items: { h: HeaderInit; content: Uint8Array }[]) => client.putArtifacts(batchStream(items));
+
+  it("stores every artifact of the stream with its own hash and size, in order; an identical re-send changes nothing", async () => {
+    const items = [0, 1, 2].map((i) => ({ h: { jobId: "job_batch", name: `items/${i}.pdf` }, content: randomBytes(10 + i * 7) }));
+    const res = await putBatch(items);
+    expect(res.results.map((r) => [r.artifact!.name, r.artifact!.sha256, Number(r.artifact!.sizeBytes), r.created])).toEqual(
+      items.map((it) => [it.h.name, sha256(it.content), it.content.length, true]),
+    );
+    for (const [i, r] of res.results.entries()) expect((await get("acme", r.artifact!.id)).content.equals(items[i]!.content)).toBe(true);
+    const again = await putBatch(items);
+    expect(again.results.map((r) => [r.artifact!.id, r.created])).toEqual(res.results.map((r) => [r.artifact!.id, false]));
+    expect((await rowsNamed("items/1.pdf")).filter((r) => r.job_id === "job_batch")).toHaveLength(1);
+  });
+
+  it("names the refused artifact (index in the message and ErrorInfo) and still stores the valid ones", async () => {
+    await put({ jobId: "job_batch2", name: "taken.pdf" }, Buffer.from("first version"));
+    const items = [
+      { h: { jobId: "job_batch2", name: "ok-1.pdf" }, content: Buffer.from("one") },
+      { h: { jobId: "job_batch2", name: "taken.pdf" }, content: Buffer.from("other bytes") },
+      { h: { jobId: "job_batch2", name: "ok-2.pdf" }, content: Buffer.from("two") },
+    ];
+    const { err, reason } = await refusal(putBatch(items));
+    expect(err.code).toBe(Code.AlreadyExists);
+    expect(reason).toBe("NAME_TAKEN");
+    expect(err.rawMessage).toMatch(/^artifact 1 \("taken.pdf"\)/);
+    expect(err.findDetails(ErrorInfoSchema)[0]?.metadata.artifact_index).toBe("1");
+    expect(await rowsNamed("ok-1.pdf")).toHaveLength(1);
+    expect(await rowsNamed("ok-2.pdf")).toHaveLength(1);
+  });
+
+  it("refuses a chunk before any header, an empty stream and more than 100 artifacts, storing nothing", async () => {
+    const before = files("blobs").length;
+    async function* chunkFirst(): AsyncIterable<PutManyInit> {
+      yield { part: { case: "chunk", value: Buffer.from("x") } };
+    }
+    expect((await refusal(client.putArtifacts(chunkFirst()))).err.rawMessage).toContain("first message must be a header");
+    async function* empty(): AsyncIterable<PutManyInit> {}
+    expect((await refusal(client.putArtifacts(empty()))).err.code).toBe(Code.InvalidArgument);
+    const many = Array.from({ length: 101 }, (_, i) => ({ h: { jobId: "job_many", name: `m${i}.pdf` }, content: Buffer.from(`${i}`) }));
+    const tooMany = await refusal(putBatch(many));
+    expect(tooMany.err.code).toBe(Code.InvalidArgument);
+    expect(tooMany.err.rawMessage).toContain("more than 100 artifacts");
+    expect(files("blobs").length).toBe(before);
+    expect(await rowsNamed("m0.pdf")).toHaveLength(0);
+  });
+});
+
 describe("containment", () => {
   const badNames = [
     "../escape.pdf",
@@ -358,6 +414,7 @@ describe("tenant isolation", () => {
       () => get("tenant-b", id),
       () => client.statArtifact({ tenant: "tenant-b", id }),
       () => client.createDownloadLink({ tenant: "tenant-b", id }),
+      () => client.createDownloadLinks({ tenant: "tenant-b", ids: [id] }),
     ]) {
       const { err, reason } = await refusal(call);
       expect(err.code).toBe(Code.NotFound);
@@ -440,6 +497,39 @@ describe("signed download links", () => {
   });
 });
 
+describe("download links in bulk", () => {
+  it("signs many links in one call, in request order, each opening its own artifact", async () => {
+    const contents = [0, 1, 2].map((i) => Buffer.from(`boleto ${i}`));
+    const ids: string[] = [];
+    for (const [i, c] of contents.entries()) ids.push((await put({ jobId: "job_bulk", name: `items/${i}.pdf` }, c)).artifact!.id);
+    const order = [ids[2]!, ids[0]!, ids[1]!];
+    const res = await client.createDownloadLinks({ tenant: "acme", ids: order, ttl: { seconds: 600n, nanos: 0 } });
+    expect(res.links.map((l) => l.id)).toEqual(order);
+    for (const link of res.links) {
+      const body = (await httpGet(pathOf(link.url))).body;
+      expect(body.equals(contents[ids.indexOf(link.id)]!)).toBe(true);
+      expect(timestampDate(link.expiresAt!).getTime()).toBeLessThanOrEqual(Date.now() + 600_000);
+    }
+  });
+
+  it("is all or nothing: an unknown, repeated or malformed id, no ids or too many are refused with the id named", async () => {
+    const { artifact } = await put({ jobId: "job_bulk2", name: "a.pdf" }, Buffer.from("a"));
+    const unknown = `art_${"0".repeat(32)}`;
+    const missing = await refusal(client.createDownloadLinks({ tenant: "acme", ids: [artifact!.id, unknown] }));
+    expect(missing.err.code).toBe(Code.NotFound);
+    expect(missing.err.rawMessage).toContain(unknown);
+    expect((await refusal(client.createDownloadLinks({ tenant: "acme", ids: [artifact!.id, "../etc"] }))).err.code).toBe(Code.NotFound);
+    const repeated = await refusal(client.createDownloadLinks({ tenant: "acme", ids: [artifact!.id, artifact!.id] }));
+    expect(repeated.err.code).toBe(Code.InvalidArgument);
+    expect(repeated.err.rawMessage).toContain("repeats");
+    expect((await refusal(client.createDownloadLinks({ tenant: "acme", ids: [] }))).err.code).toBe(Code.InvalidArgument);
+    const many = Array.from({ length: 1001 }, (_, i) => `art_${i.toString(16).padStart(32, "0")}`);
+    const tooMany = await refusal(client.createDownloadLinks({ tenant: "acme", ids: many }));
+    expect(tooMany.err.code).toBe(Code.InvalidArgument);
+    expect(tooMany.err.rawMessage).toContain("at most 1000");
+  });
+});
+
 describe("expiry and retention", () => {
   it("answers FAILED_PRECONDITION + ArtifactExpired, keeps metadata as EXPIRED, 410/403 on links, and sweeps the content", async () => {
     const { artifact: shortLived } = await put({ name: "short.pdf", expiry: { case: "ttl", value: { seconds: 1n, nanos: 0 } } } as never, Buffer.from("soon gone"));
@@ -459,6 +549,7 @@ describe("expiry and retention", () => {
     expect(detail?.artifactId).toBe(id);
     expect(timestampDate(detail!.expiredAt!).getTime()).toBe(timestampDate(shortLived!.expiresAt!).getTime());
     expect((await refusal(client.createDownloadLink({ tenant: "acme", id }))).err.code).toBe(Code.FailedPrecondition);
+    expect((await refusal(client.createDownloadLinks({ tenant: "acme", ids: [longLived!.id, id] }))).err.code).toBe(Code.FailedPrecondition);
     const stat = (await client.statArtifact({ tenant: "acme", id })).artifact!;
     expect(stat).toMatchObject({ name: "short.pdf", sha256: shortLived!.sha256, state: ArtifactState.EXPIRED });
 

@@ -115,6 +115,13 @@ export class ArtifactMetadataStore {
     return rows[0] ? fromRow(rows[0]) : undefined;
   }
 
+  /** Several of a tenant's artifacts by id (those it has; order not kept). */
+  async getMany(tenant: string, ids: readonly string[]): Promise<ArtifactRecord[]> {
+    if (ids.length === 0) return [];
+    const [rows] = await this.pool.query<Row[]>(`SELECT ${COLUMNS} FROM artifact_metadata WHERE tenant = ? AND id IN (?)`, [tenant, ids]);
+    return rows.map(fromRow);
+  }
+
   /** Newest first, keyset-paginated on (created_at, id). */
   async list(q: ListQuery): Promise<ArtifactRecord[]> {
     const where = ["tenant = ?"];

@@ -107,7 +107,10 @@ function resolveExisting(existing: ArtifactRecord, sha256: string, size: bigint,
   return { record: existing, created: false };
 }
 
-export async function putArtifact(deps: PutDeps, requests: AsyncIterable<PutArtifactRequest>): Promise<PutResult> {
+/** A message of an upload stream: PutArtifact's, or PutArtifacts' (same shape). */
+export type UploadPart = Pick<PutArtifactRequest, "part">;
+
+export async function putArtifact(deps: PutDeps, requests: AsyncIterable<UploadPart>): Promise<PutResult> {
   const clock = deps.now ?? (() => new Date());
   const iterator = requests[Symbol.asyncIterator]();
   const first = await iterator.next();

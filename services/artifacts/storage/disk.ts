@@ -9,6 +9,7 @@ import { randomBytes } from "node:crypto";
 import { constants, type Stats } from "node:fs";
 import { lstat, mkdir, open, readdir, realpath, rename, stat, unlink, type FileHandle } from "node:fs/promises";
 import { join, sep } from "node:path";
+import { DirSyncer } from "./dir-sync.js";
 import { BlobNotFoundError, StorageFullError, UnsafeKeyError, type BlobStore, type BlobWriter, type ReadRange } from "./blob-store.js";
 
 const KEY_SEGMENT = /^[A-Za-z0-9._-]{1,128}$/;
@@ -39,6 +40,8 @@ async function fsyncDir(path: string): Promise<void> {
 }
 
 export class DiskBlobStore implements BlobStore {
+  private readonly dirSyncs = new DirSyncer(fsyncDir);
+
   private constructor(
     /** realpath of the root: what every resolved directory is compared against. */
     readonly root: string,
@@ -72,7 +75,7 @@ export class DiskBlobStore implements BlobStore {
     if (create) {
       const created = await mkdir(dir, { recursive: true, mode: 0o750 });
       // A new directory entry is only durable once its parent is synced.
-      if (created !== undefined) await fsyncDir(this.blobsDir);
+      if (created !== undefined) await this.dirSyncs.sync(this.blobsDir);
     }
     await this.checkDir(dir, dir);
     return join(dir, file);
@@ -107,7 +110,7 @@ export class DiskBlobStore implements BlobStore {
   async publish(tmp: string, key: string): Promise<void> {
     const path = await this.pathOf(key, true);
     await rename(tmp, path);
-    await fsyncDir(join(path, ".."));
+    await this.dirSyncs.sync(join(path, ".."));
   }
 
   async read(key: string, range: ReadRange, chunkBytes: number): Promise<AsyncIterable<Uint8Array>> {

@@ -29,7 +29,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file malha/artifacts/v1/artifacts.proto.
  */
 export const file_malha_artifacts_v1_artifacts: GenFile = /*@__PURE__*/
-  fileDesc("CiJtYWxoYS9hcnRpZmFjdHMvdjEvYXJ0aWZhY3RzLnByb3RvEhJtYWxoYS5hcnRpZmFjdHMudjEikAIKCEFydGlmYWN0EgoKAmlkGAEgASgJEg4KBnRlbmFudBgCIAEoCRIMCgRuYW1lGAMgASgJEhQKDGNvbnRlbnRfdHlwZRgEIAEoCRISCgpzaXplX2J5dGVzGAUgASgDEg4KBnNoYTI1NhgGIAEoCRIOCgZqb2JfaWQYByABKAkSLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKZXhwaXJlc19hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoFc3RhdGUYCiABKA4yIS5tYWxoYS5hcnRpZmFjdHMudjEuQXJ0aWZhY3RTdGF0ZSJWCg9BcnRpZmFjdEV4cGlyZWQSEwoLYXJ0aWZhY3RfaWQYASABKAkSLgoKZXhwaXJlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAijQIKDkFydGlmYWN0SGVhZGVyEg4KBnRlbmFudBgBIAEoCRIMCgRuYW1lGAIgASgJEhQKDGNvbnRlbnRfdHlwZRgDIAEoCRIOCgZqb2JfaWQYBCABKAkSMAoKZXhwaXJlc19hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIABIoCgN0dGwYBiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb25IABIXCg9leHBlY3RlZF9zaGEyNTYYByABKAkSIAoTZXhwZWN0ZWRfc2l6ZV9ieXRlcxgIIAEoA0gBiAEBQggKBmV4cGlyeUIWChRfZXhwZWN0ZWRfc2l6ZV9ieXRlcyJjChJQdXRBcnRpZmFjdFJlcXVlc3QSNAoGaGVhZGVyGAEgASgLMiIubWFsaGEuYXJ0aWZhY3RzLnYxLkFydGlmYWN0SGVhZGVySAASDwoFY2h1bmsYAiABKAxIAEIGCgRwYXJ0IlYKE1B1dEFydGlmYWN0UmVzcG9uc2USLgoIYXJ0aWZhY3QYASABKAsyHC5tYWxoYS5hcnRpZmFjdHMudjEuQXJ0aWZhY3QSDwoHY3JlYXRlZBgCIAEoCCJgChJHZXRBcnRpZmFjdFJlcXVlc3QSDgoGdGVuYW50GAEgASgJEgoKAmlkGAIgASgJEg4KBm9mZnNldBgDIAEoAxITCgZsZW5ndGgYBCABKANIAIgBAUIJCgdfbGVuZ3RoImAKE0dldEFydGlmYWN0UmVzcG9uc2USMAoIbWV0YWRhdGEYASABKAsyHC5tYWxoYS5hcnRpZmFjdHMudjEuQXJ0aWZhY3RIABIPCgVjaHVuaxgCIAEoDEgAQgYKBHBhcnQiMQoTU3RhdEFydGlmYWN0UmVxdWVzdBIOCgZ0ZW5hbnQYASABKAkSCgoCaWQYAiABKAkiRgoUU3RhdEFydGlmYWN0UmVzcG9uc2USLgoIYXJ0aWZhY3QYASABKAsyHC5tYWxoYS5hcnRpZmFjdHMudjEuQXJ0aWZhY3QidgoUTGlzdEFydGlmYWN0c1JlcXVlc3QSDgoGdGVuYW50GAEgASgJEg4KBmpvYl9pZBgCIAEoCRIXCg9pbmNsdWRlX2V4cGlyZWQYAyABKAgSEQoJcGFnZV9zaXplGAQgASgFEhIKCnBhZ2VfdG9rZW4YBSABKAkiYQoVTGlzdEFydGlmYWN0c1Jlc3BvbnNlEi8KCWFydGlmYWN0cxgBIAMoCzIcLm1hbGhhLmFydGlmYWN0cy52MS5BcnRpZmFjdBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiXwoZQ3JlYXRlRG93bmxvYWRMaW5rUmVxdWVzdBIOCgZ0ZW5hbnQYASABKAkSCgoCaWQYAiABKAkSJgoDdHRsGAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIl8KGkNyZWF0ZURvd25sb2FkTGlua1Jlc3BvbnNlEhEKA3VybBgBIAEoCUIEiLUYARIuCgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCppCg1BcnRpZmFjdFN0YXRlEh4KGkFSVElGQUNUX1NUQVRFX1VOU1BFQ0lGSUVEEAASHAoYQVJUSUZBQ1RfU1RBVEVfQVZBSUxBQkxFEAESGgoWQVJUSUZBQ1RfU1RBVEVfRVhQSVJFRBACMpQEChBBcnRpZmFjdHNTZXJ2aWNlEmAKC1B1dEFydGlmYWN0EiYubWFsaGEuYXJ0aWZhY3RzLnYxLlB1dEFydGlmYWN0UmVxdWVzdBonLm1hbGhhLmFydGlmYWN0cy52MS5QdXRBcnRpZmFjdFJlc3BvbnNlKAESYAoLR2V0QXJ0aWZhY3QSJi5tYWxoYS5hcnRpZmFjdHMudjEuR2V0QXJ0aWZhY3RSZXF1ZXN0GicubWFsaGEuYXJ0aWZhY3RzLnYxLkdldEFydGlmYWN0UmVzcG9uc2UwARJhCgxTdGF0QXJ0aWZhY3QSJy5tYWxoYS5hcnRpZmFjdHMudjEuU3RhdEFydGlmYWN0UmVxdWVzdBooLm1hbGhhLmFydGlmYWN0cy52MS5TdGF0QXJ0aWZhY3RSZXNwb25zZRJkCg1MaXN0QXJ0aWZhY3RzEigubWFsaGEuYXJ0aWZhY3RzLnYxLkxpc3RBcnRpZmFjdHNSZXF1ZXN0GikubWFsaGEuYXJ0aWZhY3RzLnYxLkxpc3RBcnRpZmFjdHNSZXNwb25zZRJzChJDcmVhdGVEb3dubG9hZExpbmsSLS5tYWxoYS5hcnRpZmFjdHMudjEuQ3JlYXRlRG93bmxvYWRMaW5rUmVxdWVzdBouLm1hbGhhLmFydGlmYWN0cy52MS5DcmVhdGVEb3dubG9hZExpbmtSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_timestamp, file_malha_common_v1_options]);
+  fileDesc("CiJtYWxoYS9hcnRpZmFjdHMvdjEvYXJ0aWZhY3RzLnByb3RvEhJtYWxoYS5hcnRpZmFjdHMudjEikAIKCEFydGlmYWN0EgoKAmlkGAEgASgJEg4KBnRlbmFudBgCIAEoCRIMCgRuYW1lGAMgASgJEhQKDGNvbnRlbnRfdHlwZRgEIAEoCRISCgpzaXplX2J5dGVzGAUgASgDEg4KBnNoYTI1NhgGIAEoCRIOCgZqb2JfaWQYByABKAkSLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKZXhwaXJlc19hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoFc3RhdGUYCiABKA4yIS5tYWxoYS5hcnRpZmFjdHMudjEuQXJ0aWZhY3RTdGF0ZSJWCg9BcnRpZmFjdEV4cGlyZWQSEwoLYXJ0aWZhY3RfaWQYASABKAkSLgoKZXhwaXJlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAijQIKDkFydGlmYWN0SGVhZGVyEg4KBnRlbmFudBgBIAEoCRIMCgRuYW1lGAIgASgJEhQKDGNvbnRlbnRfdHlwZRgDIAEoCRIOCgZqb2JfaWQYBCABKAkSMAoKZXhwaXJlc19hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIABIoCgN0dGwYBiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb25IABIXCg9leHBlY3RlZF9zaGEyNTYYByABKAkSIAoTZXhwZWN0ZWRfc2l6ZV9ieXRlcxgIIAEoA0gBiAEBQggKBmV4cGlyeUIWChRfZXhwZWN0ZWRfc2l6ZV9ieXRlcyJjChJQdXRBcnRpZmFjdFJlcXVlc3QSNAoGaGVhZGVyGAEgASgLMiIubWFsaGEuYXJ0aWZhY3RzLnYxLkFydGlmYWN0SGVhZGVySAASDwoFY2h1bmsYAiABKAxIAEIGCgRwYXJ0IlYKE1B1dEFydGlmYWN0UmVzcG9uc2USLgoIYXJ0aWZhY3QYASABKAsyHC5tYWxoYS5hcnRpZmFjdHMudjEuQXJ0aWZhY3QSDwoHY3JlYXRlZBgCIAEoCCJkChNQdXRBcnRpZmFjdHNSZXF1ZXN0EjQKBmhlYWRlchgBIAEoCzIiLm1hbGhhLmFydGlmYWN0cy52MS5BcnRpZmFjdEhlYWRlckgAEg8KBWNodW5rGAIgASgMSABCBgoEcGFydCJPChRQdXRBcnRpZmFjdHNSZXNwb25zZRI3CgdyZXN1bHRzGAEgAygLMiYubWFsaGEuYXJ0aWZhY3RzLnYxLlB1dEFydGlmYWN0c1Jlc3VsdCJVChJQdXRBcnRpZmFjdHNSZXN1bHQSLgoIYXJ0aWZhY3QYASABKAsyHC5tYWxoYS5hcnRpZmFjdHMudjEuQXJ0aWZhY3QSDwoHY3JlYXRlZBgCIAEoCCJgChJHZXRBcnRpZmFjdFJlcXVlc3QSDgoGdGVuYW50GAEgASgJEgoKAmlkGAIgASgJEg4KBm9mZnNldBgDIAEoAxITCgZsZW5ndGgYBCABKANIAIgBAUIJCgdfbGVuZ3RoImAKE0dldEFydGlmYWN0UmVzcG9uc2USMAoIbWV0YWRhdGEYASABKAsyHC5tYWxoYS5hcnRpZmFjdHMudjEuQXJ0aWZhY3RIABIPCgVjaHVuaxgCIAEoDEgAQgYKBHBhcnQiMQoTU3RhdEFydGlmYWN0UmVxdWVzdBIOCgZ0ZW5hbnQYASABKAkSCgoCaWQYAiABKAkiRgoUU3RhdEFydGlmYWN0UmVzcG9uc2USLgoIYXJ0aWZhY3QYASABKAsyHC5tYWxoYS5hcnRpZmFjdHMudjEuQXJ0aWZhY3QidgoUTGlzdEFydGlmYWN0c1JlcXVlc3QSDgoGdGVuYW50GAEgASgJEg4KBmpvYl9pZBgCIAEoCRIXCg9pbmNsdWRlX2V4cGlyZWQYAyABKAgSEQoJcGFnZV9zaXplGAQgASgFEhIKCnBhZ2VfdG9rZW4YBSABKAkiYQoVTGlzdEFydGlmYWN0c1Jlc3BvbnNlEi8KCWFydGlmYWN0cxgBIAMoCzIcLm1hbGhhLmFydGlmYWN0cy52MS5BcnRpZmFjdBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiXwoZQ3JlYXRlRG93bmxvYWRMaW5rUmVxdWVzdBIOCgZ0ZW5hbnQYASABKAkSCgoCaWQYAiABKAkSJgoDdHRsGAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIl8KGkNyZWF0ZURvd25sb2FkTGlua1Jlc3BvbnNlEhEKA3VybBgBIAEoCUIEiLUYARIuCgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJhChpDcmVhdGVEb3dubG9hZExpbmtzUmVxdWVzdBIOCgZ0ZW5hbnQYASABKAkSCwoDaWRzGAIgAygJEiYKA3R0bBgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiJdCgxEb3dubG9hZExpbmsSCgoCaWQYASABKAkSEQoDdXJsGAIgASgJQgSItRgBEi4KCmV4cGlyZXNfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIk4KG0NyZWF0ZURvd25sb2FkTGlua3NSZXNwb25zZRIvCgVsaW5rcxgBIAMoCzIgLm1hbGhhLmFydGlmYWN0cy52MS5Eb3dubG9hZExpbmsqaQoNQXJ0aWZhY3RTdGF0ZRIeChpBUlRJRkFDVF9TVEFURV9VTlNQRUNJRklFRBAAEhwKGEFSVElGQUNUX1NUQVRFX0FWQUlMQUJMRRABEhoKFkFSVElGQUNUX1NUQVRFX0VYUElSRUQQAjLxBQoQQXJ0aWZhY3RzU2VydmljZRJgCgtQdXRBcnRpZmFjdBImLm1hbGhhLmFydGlmYWN0cy52MS5QdXRBcnRpZmFjdFJlcXVlc3QaJy5tYWxoYS5hcnRpZmFjdHMudjEuUHV0QXJ0aWZhY3RSZXNwb25zZSgBEmMKDFB1dEFydGlmYWN0cxInLm1hbGhhLmFydGlmYWN0cy52MS5QdXRBcnRpZmFjdHNSZXF1ZXN0GigubWFsaGEuYXJ0aWZhY3RzLnYxLlB1dEFydGlmYWN0c1Jlc3BvbnNlKAESYAoLR2V0QXJ0aWZhY3QSJi5tYWxoYS5hcnRpZmFjdHMudjEuR2V0QXJ0aWZhY3RSZXF1ZXN0GicubWFsaGEuYXJ0aWZhY3RzLnYxLkdldEFydGlmYWN0UmVzcG9uc2UwARJhCgxTdGF0QXJ0aWZhY3QSJy5tYWxoYS5hcnRpZmFjdHMudjEuU3RhdEFydGlmYWN0UmVxdWVzdBooLm1hbGhhLmFydGlmYWN0cy52MS5TdGF0QXJ0aWZhY3RSZXNwb25zZRJkCg1MaXN0QXJ0aWZhY3RzEigubWFsaGEuYXJ0aWZhY3RzLnYxLkxpc3RBcnRpZmFjdHNSZXF1ZXN0GikubWFsaGEuYXJ0aWZhY3RzLnYxLkxpc3RBcnRpZmFjdHNSZXNwb25zZRJzChJDcmVhdGVEb3dubG9hZExpbmsSLS5tYWxoYS5hcnRpZmFjdHMudjEuQ3JlYXRlRG93bmxvYWRMaW5rUmVxdWVzdBouLm1hbGhhLmFydGlmYWN0cy52MS5DcmVhdGVEb3dubG9hZExpbmtSZXNwb25zZRJ2ChNDcmVhdGVEb3dubG9hZExpbmtzEi4ubWFsaGEuYXJ0aWZhY3RzLnYxLkNyZWF0ZURvd25sb2FkTGlua3NSZXF1ZXN0Gi8ubWFsaGEuYXJ0aWZhY3RzLnYxLkNyZWF0ZURvd25sb2FkTGlua3NSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_timestamp, file_malha_common_v1_options]);
 
 /**
  * Metadata of a stored artifact.
@@ -289,6 +289,92 @@ export const PutArtifactResponseSchema: GenMessage<PutArtifactResponse> = /*@__P
   messageDesc(file_malha_artifacts_v1_artifacts, 4);
 
 /**
+ * Request of PutArtifacts.
+ *
+ * @generated from message malha.artifacts.v1.PutArtifactsRequest
+ */
+export type PutArtifactsRequest = Message<"malha.artifacts.v1.PutArtifactsRequest"> & {
+  /**
+   * A header starts an artifact; chunks belong to the artifact of the latest header.
+   *
+   * @generated from oneof malha.artifacts.v1.PutArtifactsRequest.part
+   */
+  part: {
+    /**
+     * The next artifact's header; the stream's first message must be one.
+     *
+     * @generated from field: malha.artifacts.v1.ArtifactHeader header = 1;
+     */
+    value: ArtifactHeader;
+    case: "header";
+  } | {
+    /**
+     * The next slice of the current artifact's content.
+     *
+     * @generated from field: bytes chunk = 2;
+     */
+    value: Uint8Array;
+    case: "chunk";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message malha.artifacts.v1.PutArtifactsRequest.
+ * Use `create(PutArtifactsRequestSchema)` to create a new message.
+ */
+export const PutArtifactsRequestSchema: GenMessage<PutArtifactsRequest> = /*@__PURE__*/
+  messageDesc(file_malha_artifacts_v1_artifacts, 5);
+
+/**
+ * Response of PutArtifacts.
+ *
+ * @generated from message malha.artifacts.v1.PutArtifactsResponse
+ */
+export type PutArtifactsResponse = Message<"malha.artifacts.v1.PutArtifactsResponse"> & {
+  /**
+   * One result per header, in stream order.
+   *
+   * @generated from field: repeated malha.artifacts.v1.PutArtifactsResult results = 1;
+   */
+  results: PutArtifactsResult[];
+};
+
+/**
+ * Describes the message malha.artifacts.v1.PutArtifactsResponse.
+ * Use `create(PutArtifactsResponseSchema)` to create a new message.
+ */
+export const PutArtifactsResponseSchema: GenMessage<PutArtifactsResponse> = /*@__PURE__*/
+  messageDesc(file_malha_artifacts_v1_artifacts, 6);
+
+/**
+ * One artifact of a PutArtifacts call.
+ *
+ * @generated from message malha.artifacts.v1.PutArtifactsResult
+ */
+export type PutArtifactsResult = Message<"malha.artifacts.v1.PutArtifactsResult"> & {
+  /**
+   * The stored artifact (the pre-existing one on an identical re-upload).
+   *
+   * @generated from field: malha.artifacts.v1.Artifact artifact = 1;
+   */
+  artifact?: Artifact | undefined;
+
+  /**
+   * False when an identical artifact already existed under that name.
+   *
+   * @generated from field: bool created = 2;
+   */
+  created: boolean;
+};
+
+/**
+ * Describes the message malha.artifacts.v1.PutArtifactsResult.
+ * Use `create(PutArtifactsResultSchema)` to create a new message.
+ */
+export const PutArtifactsResultSchema: GenMessage<PutArtifactsResult> = /*@__PURE__*/
+  messageDesc(file_malha_artifacts_v1_artifacts, 7);
+
+/**
  * Request of GetArtifact.
  *
  * @generated from message malha.artifacts.v1.GetArtifactRequest
@@ -328,7 +414,7 @@ export type GetArtifactRequest = Message<"malha.artifacts.v1.GetArtifactRequest"
  * Use `create(GetArtifactRequestSchema)` to create a new message.
  */
 export const GetArtifactRequestSchema: GenMessage<GetArtifactRequest> = /*@__PURE__*/
-  messageDesc(file_malha_artifacts_v1_artifacts, 5);
+  messageDesc(file_malha_artifacts_v1_artifacts, 8);
 
 /**
  * One message of a GetArtifact stream.
@@ -365,7 +451,7 @@ export type GetArtifactResponse = Message<"malha.artifacts.v1.GetArtifactRespons
  * Use `create(GetArtifactResponseSchema)` to create a new message.
  */
 export const GetArtifactResponseSchema: GenMessage<GetArtifactResponse> = /*@__PURE__*/
-  messageDesc(file_malha_artifacts_v1_artifacts, 6);
+  messageDesc(file_malha_artifacts_v1_artifacts, 9);
 
 /**
  * Request of StatArtifact.
@@ -393,7 +479,7 @@ export type StatArtifactRequest = Message<"malha.artifacts.v1.StatArtifactReques
  * Use `create(StatArtifactRequestSchema)` to create a new message.
  */
 export const StatArtifactRequestSchema: GenMessage<StatArtifactRequest> = /*@__PURE__*/
-  messageDesc(file_malha_artifacts_v1_artifacts, 7);
+  messageDesc(file_malha_artifacts_v1_artifacts, 10);
 
 /**
  * Response of StatArtifact.
@@ -414,7 +500,7 @@ export type StatArtifactResponse = Message<"malha.artifacts.v1.StatArtifactRespo
  * Use `create(StatArtifactResponseSchema)` to create a new message.
  */
 export const StatArtifactResponseSchema: GenMessage<StatArtifactResponse> = /*@__PURE__*/
-  messageDesc(file_malha_artifacts_v1_artifacts, 8);
+  messageDesc(file_malha_artifacts_v1_artifacts, 11);
 
 /**
  * Request of ListArtifacts.
@@ -463,7 +549,7 @@ export type ListArtifactsRequest = Message<"malha.artifacts.v1.ListArtifactsRequ
  * Use `create(ListArtifactsRequestSchema)` to create a new message.
  */
 export const ListArtifactsRequestSchema: GenMessage<ListArtifactsRequest> = /*@__PURE__*/
-  messageDesc(file_malha_artifacts_v1_artifacts, 9);
+  messageDesc(file_malha_artifacts_v1_artifacts, 12);
 
 /**
  * Response of ListArtifacts.
@@ -491,7 +577,7 @@ export type ListArtifactsResponse = Message<"malha.artifacts.v1.ListArtifactsRes
  * Use `create(ListArtifactsResponseSchema)` to create a new message.
  */
 export const ListArtifactsResponseSchema: GenMessage<ListArtifactsResponse> = /*@__PURE__*/
-  messageDesc(file_malha_artifacts_v1_artifacts, 10);
+  messageDesc(file_malha_artifacts_v1_artifacts, 13);
 
 /**
  * Request of CreateDownloadLink.
@@ -526,7 +612,7 @@ export type CreateDownloadLinkRequest = Message<"malha.artifacts.v1.CreateDownlo
  * Use `create(CreateDownloadLinkRequestSchema)` to create a new message.
  */
 export const CreateDownloadLinkRequestSchema: GenMessage<CreateDownloadLinkRequest> = /*@__PURE__*/
-  messageDesc(file_malha_artifacts_v1_artifacts, 11);
+  messageDesc(file_malha_artifacts_v1_artifacts, 14);
 
 /**
  * Response of CreateDownloadLink.
@@ -554,7 +640,98 @@ export type CreateDownloadLinkResponse = Message<"malha.artifacts.v1.CreateDownl
  * Use `create(CreateDownloadLinkResponseSchema)` to create a new message.
  */
 export const CreateDownloadLinkResponseSchema: GenMessage<CreateDownloadLinkResponse> = /*@__PURE__*/
-  messageDesc(file_malha_artifacts_v1_artifacts, 12);
+  messageDesc(file_malha_artifacts_v1_artifacts, 15);
+
+/**
+ * Request of CreateDownloadLinks.
+ *
+ * @generated from message malha.artifacts.v1.CreateDownloadLinksRequest
+ */
+export type CreateDownloadLinksRequest = Message<"malha.artifacts.v1.CreateDownloadLinksRequest"> & {
+  /**
+   * Owning tenant of every id.
+   *
+   * @generated from field: string tenant = 1;
+   */
+  tenant: string;
+
+  /**
+   * Artifact ids, 1 to 1,000, each once.
+   *
+   * @generated from field: repeated string ids = 2;
+   */
+  ids: string[];
+
+  /**
+   * Lifetime of every link; absent = 15 minutes; capped at 7 days and at each artifact's expiry.
+   *
+   * @generated from field: google.protobuf.Duration ttl = 3;
+   */
+  ttl?: Duration | undefined;
+};
+
+/**
+ * Describes the message malha.artifacts.v1.CreateDownloadLinksRequest.
+ * Use `create(CreateDownloadLinksRequestSchema)` to create a new message.
+ */
+export const CreateDownloadLinksRequestSchema: GenMessage<CreateDownloadLinksRequest> = /*@__PURE__*/
+  messageDesc(file_malha_artifacts_v1_artifacts, 16);
+
+/**
+ * One signed link of CreateDownloadLinks.
+ *
+ * @generated from message malha.artifacts.v1.DownloadLink
+ */
+export type DownloadLink = Message<"malha.artifacts.v1.DownloadLink"> & {
+  /**
+   * The artifact id it opens.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * Signed URL. A bearer credential until it expires: never log it.
+   *
+   * @generated from field: string url = 2;
+   */
+  url: string;
+
+  /**
+   * When the link stops working.
+   *
+   * @generated from field: google.protobuf.Timestamp expires_at = 3;
+   */
+  expiresAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message malha.artifacts.v1.DownloadLink.
+ * Use `create(DownloadLinkSchema)` to create a new message.
+ */
+export const DownloadLinkSchema: GenMessage<DownloadLink> = /*@__PURE__*/
+  messageDesc(file_malha_artifacts_v1_artifacts, 17);
+
+/**
+ * Response of CreateDownloadLinks.
+ *
+ * @generated from message malha.artifacts.v1.CreateDownloadLinksResponse
+ */
+export type CreateDownloadLinksResponse = Message<"malha.artifacts.v1.CreateDownloadLinksResponse"> & {
+  /**
+   * One link per requested id, in request order.
+   *
+   * @generated from field: repeated malha.artifacts.v1.DownloadLink links = 1;
+   */
+  links: DownloadLink[];
+};
+
+/**
+ * Describes the message malha.artifacts.v1.CreateDownloadLinksResponse.
+ * Use `create(CreateDownloadLinksResponseSchema)` to create a new message.
+ */
+export const CreateDownloadLinksResponseSchema: GenMessage<CreateDownloadLinksResponse> = /*@__PURE__*/
+  messageDesc(file_malha_artifacts_v1_artifacts, 18);
 
 /**
  * Whether an artifact's content can still be read.
@@ -619,6 +796,21 @@ export const ArtifactsService: GenService<{
     output: typeof PutArtifactResponseSchema;
   },
   /**
+   * Uploads several small artifacts in one stream (a job's per-item PDFs): each header starts the next
+   * artifact and its chunks follow, as in PutArtifact. Each artifact is stored exactly as by its own
+   * PutArtifact, with the same rules and errors; at most 100 artifacts and 16 MiB of content per call.
+   * Not atomic: when an artifact is refused the call fails with its error (ErrorInfo metadata
+   * `artifact_index`) and the others may be stored; sending the same batch again is safe, identical
+   * bytes under the same names return the same artifacts.
+   *
+   * @generated from rpc malha.artifacts.v1.ArtifactsService.PutArtifacts
+   */
+  putArtifacts: {
+    methodKind: "client_streaming";
+    input: typeof PutArtifactsRequestSchema;
+    output: typeof PutArtifactsResponseSchema;
+  },
+  /**
    * Downloads an artifact: the first message carries the metadata, the following ones the content in
    * order (optionally a byte range, to resume). Errors: NOT_FOUND; FAILED_PRECONDITION + ArtifactExpired;
    * INVALID_ARGUMENT for an offset beyond the size; UNAVAILABLE.
@@ -664,6 +856,19 @@ export const ArtifactsService: GenService<{
     methodKind: "unary";
     input: typeof CreateDownloadLinkRequestSchema;
     output: typeof CreateDownloadLinkResponseSchema;
+  },
+  /**
+   * Signs links for several artifacts of one tenant in one call (a job's manifest lists one PDF per
+   * item), with CreateDownloadLink's rules for each; all or nothing, in request order. Errors: NOT_FOUND
+   * naming the first id the tenant does not have; FAILED_PRECONDITION + ArtifactExpired for the first
+   * expired one; INVALID_ARGUMENT for no ids, more than 1,000 ids, a repeated id or a non-positive ttl.
+   *
+   * @generated from rpc malha.artifacts.v1.ArtifactsService.CreateDownloadLinks
+   */
+  createDownloadLinks: {
+    methodKind: "unary";
+    input: typeof CreateDownloadLinksRequestSchema;
+    output: typeof CreateDownloadLinksResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_malha_artifacts_v1_artifacts, 0);
