@@ -210,19 +210,20 @@ export class ItemRepo {
     }
   }
 
+  /**
+   * Moves the attempt to `state` (counting a render when it is RENDERING) and the item with it while the
+   * item is still active. One statement: the LEFT JOIN leaves an item that already ended untouched
+   * while the attempt is still updated, so a render that goes ahead anyway is still counted.
+   */
   async setState(jobId: string, position: number, attempt: number, state: ItemState): Promise<void> {
-    const now = this.clock();
     await this.pool.execute(
-      `UPDATE billing_boleto_items SET state = ?, updated_at = ? WHERE job_id = ? AND position = ? AND state IN (${placeholders(ACTIVE_ITEM_STATES.length)})`,
-      [state, now, jobId, position, ...ACTIVE_ITEM_STATES],
+      `UPDATE billing_item_attempts a
+         LEFT JOIN billing_boleto_items i
+           ON i.job_id = a.job_id AND i.position = a.position AND i.state IN (${placeholders(ACTIVE_ITEM_STATES.length)})
+       SET a.state = ?, a.renders = a.renders + ?, i.state = ?, i.updated_at = ?
+       WHERE a.job_id = ? AND a.position = ? AND a.number = ?`,
+      [...ACTIVE_ITEM_STATES, state, state === ItemState.RENDERING ? 1 : 0, state, this.clock(), jobId, position, attempt],
     );
-    await this.pool.execute("UPDATE billing_item_attempts SET state = ?, renders = renders + ? WHERE job_id = ? AND position = ? AND number = ?", [
-      state,
-      state === ItemState.RENDERING ? 1 : 0,
-      jobId,
-      position,
-      attempt,
-    ]);
   }
 
   /** Ends the attempt (and the item) in a final state; false when it had already ended. */

@@ -251,9 +251,11 @@ export function remessaHandlers(d: RemessaHandlerDeps): Partial<ServiceImpl<type
       const size = req.pageSize <= 0 ? 50 : Math.min(req.pageSize, 500);
       const after = untoken(req.pageToken, "files");
       const page = all.filter((s) => s.index + 1 > after).slice(0, size);
-      const files = [];
-      for (const s of page) files.push(fileOf(s, await d.artifacts.link(job.tenant, s.file!.artifact.artifactId, ttl), job.artifactsExpiresAt));
-      const zip = isFinalJob(job.state) && job.manifest?.zip ? artifactRefOf(job.manifest.zip, await d.artifacts.link(job.tenant, job.manifest.zip.artifactId, ttl), job.artifactsExpiresAt) : undefined;
+      const zipRef = isFinalJob(job.state) ? job.manifest?.zip : undefined;
+      const ids = [...page.map((s) => s.file!.artifact.artifactId), ...(zipRef ? [zipRef.artifactId] : [])];
+      const links = ids.length > 0 ? await d.artifacts.links(job.tenant, ids, ttl) : new Map();
+      const files = page.map((s) => fileOf(s, links.get(s.file!.artifact.artifactId), job.artifactsExpiresAt));
+      const zip = zipRef ? artifactRefOf(zipRef, links.get(zipRef.artifactId), job.artifactsExpiresAt) : undefined;
       const more = all.filter((s) => s.index + 1 > after).length > size;
       return {
         files,
