@@ -28,7 +28,9 @@ const topIdx = args.indexOf("--top");
 const top = topIdx >= 0 ? Number(args[topIdx + 1]) : 25;
 const inclIdx = args.indexOf("--incl");
 const inclNames = inclIdx >= 0 ? (args[inclIdx + 1] ?? "").split(",").filter(Boolean) : [];
-const paths = args.filter((a, i) => i !== topIdx && i !== topIdx + 1 && i !== inclIdx && i !== inclIdx + 1);
+// Flag positions and their values are not paths (an absent flag has index -1, which must exclude nothing).
+const flagSlots = new Set([topIdx, inclIdx].filter((i) => i >= 0).flatMap((i) => [i, i + 1]));
+const paths = args.filter((_, i) => !flagSlots.has(i));
 const root = process.cwd();
 
 for (const file of paths.flatMap(files)) {

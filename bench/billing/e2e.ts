@@ -93,11 +93,13 @@ async function oneJob(mesh: BillingMesh, admin: Pool, pids: Record<string, numbe
 /** One unmeasured warm-up job (JIT, worker threads, fonts, pools), then `reps` measured jobs in a row. */
 export async function runE2e(reps: number, n = 200, renderConcurrency = "4", renderThreads = "2"): Promise<E2eResult> {
   // The mesh's own defaults are 4 and 2; the benchmark can try others without touching the service.
-  // BENCH_PROFILE_DIR: the billing process writes a CPU profile there when it stops (see ../cpu-prof-preload.mjs).
+  // BENCH_PROFILE_DIR: billing and artifacts write a CPU profile there when they stop (see ../cpu-prof-preload.mjs).
   const profileDir = process.env.BENCH_PROFILE_DIR;
   if (profileDir) mkdirSync(profileDir, { recursive: true });
   const profiling: Record<string, string> = profileDir ? { NODE_OPTIONS: `--import ${fileURLToPath(new URL("../cpu-prof-preload.mjs", import.meta.url))}`, BENCH_CPU_PROF_DIR: profileDir } : {};
-  const mesh = await startBillingMesh({ billingEnv: { BILLING_RENDER_CONCURRENCY: renderConcurrency, BILLING_RENDER_THREADS: renderThreads, ...profiling } });
+  const mesh = await startBillingMesh({ billingEnv: { BILLING_RENDER_CONCURRENCY: renderConcurrency, BILLING_RENDER_THREADS: renderThreads, ...profiling },
+    artifactsEnv: profiling,
+  });
   const admin = createMysqlPool(process.env.MYSQL_URL!, { connectionLimit: 1 });
   try {
     const pids = watched(mesh);
@@ -114,9 +116,11 @@ export async function runE2e(reps: number, n = 200, renderConcurrency = "4", ren
   } finally {
     await admin.end();
     if (profileDir) {
-      // SIGKILL (mesh.stop) would lose the profile: stop billing gracefully first.
-      mesh.billing[0]!.kill("SIGTERM");
-      await mesh.billing[0]!.exited;
+      // SIGKILL (mesh.stop) would lose the profiles: stop billing and artifacts gracefully first.
+      for (const p of [mesh.billing[0]!, mesh.artifacts]) {
+        p.kill("SIGTERM");
+        await p.exited;
+      }
     }
     await mesh.stop();
   }

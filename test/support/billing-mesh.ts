@@ -25,7 +25,9 @@ export interface BillingMesh {
   stop(): Promise<void>;
 }
 
-export async function startBillingMesh(opts: { billingEnv?: Record<string, string>; processes?: number } = {}): Promise<BillingMesh> {
+export async function startBillingMesh(
+  opts: { billingEnv?: Record<string, string>; artifactsEnv?: Record<string, string>; processes?: number } = {},
+): Promise<BillingMesh> {
   const natsUrl = process.env.NATS_URL;
   if (!natsUrl) throw new Error("NATS_URL is not set: run `bash scripts/stack.sh start` and export its env");
   const dir = mkdtempSync(join(tmpdir(), "malha-billing-"));
@@ -36,6 +38,7 @@ export async function startBillingMesh(opts: { billingEnv?: Record<string, strin
     ARTIFACT_LINK_SECRET: "billing-test-only-link-secret-0123456789abcdef",
     ARTIFACT_HTTP_PORT: "0",
     ARTIFACT_HTTP_HOST: "127.0.0.1",
+    ...opts.artifactsEnv,
   });
   const prefix = `bt${randomBytes(5).toString("hex")}`;
   const billing: ServiceProcess[] = [];
