@@ -34,4 +34,26 @@ describe("ArquivoXml decoding", () => {
     expect(res).toMatchObject({ ok: false, reason: FaultReason.TOO_LARGE });
     expect(decodeArquivoXml(gzipSync(Buffer.alloc(1024 * 1024)).toString("base64"), 1024 * 1024).ok).toBe(true);
   });
+
+  it("accepts and decodes exactly what the strip-then-regex check it replaced did", () => {
+    // The previous implementation, kept as the reference.
+    const reference = (text: string) => {
+      const compact = text.replace(/[\r\n\t ]/g, "");
+      if (!/^[A-Za-z0-9+/]*={0,2}$/.test(compact) || compact.length % 4 === 1) return undefined;
+      if (compact.length !== compact.replace(/=+$/, "").length && compact.length % 4 !== 0) return undefined;
+      return Buffer.from(compact, "base64");
+    };
+    const pieces = ["QUJD", "QQ", "Q", "=", "==", "\r\n", " ", "\t", "-", "*", "é", "+/", "A"];
+    let seed = 3;
+    const rnd = (n: number) => ((seed = (seed * 1_103_515_245 + 12_345) >>> 0) >>> 16) % n;
+    let accepted = 0;
+    for (let i = 0; i < 5000; i++) {
+      const text = Array.from({ length: rnd(8) }, () => pieces[rnd(pieces.length)]).join("");
+      const want = reference(text);
+      expect(decodeBase64Strict(text), JSON.stringify(text)).toEqual(want);
+      if (want) accepted++;
+    }
+    expect(accepted).toBeGreaterThan(200);
+    expect(accepted).toBeLessThan(4800);
+  });
 });

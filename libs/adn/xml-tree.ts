@@ -1,27 +1,9 @@
-// Lenient navigation over fast-xml-parser output. Entity and DTD processing are off: a document with a
-// DOCTYPE is refused outright, and only the five predefined entities and numeric character references
-// are decoded, by us, in text values.
-import { XMLParser, XMLValidator } from "fast-xml-parser";
+// Navigation over the element tree of xml-parse.ts, lenient by design: a missing element or attribute reads
+// as absent/empty and a repeated one as its first occurrence, so layout drift never breaks extraction.
+import { XmlError } from "./xml-error.js";
+import { parseDocument, type XmlNode } from "./xml-parse.js";
 
-export type XmlNode = Record<string, unknown>;
-
-export class XmlError extends Error {
-  override name = "XmlError";
-}
-
-const parser = new XMLParser({
-  ignoreAttributes: false,
-  attributeNamePrefix: "@",
-  parseTagValue: false,
-  parseAttributeValue: false,
-  processEntities: false,
-  htmlEntities: false,
-  trimValues: true,
-  ignoreDeclaration: true,
-  ignorePiTags: true,
-  // Our documents use no prefixes (the layout forbids them), but a transcription that does still parses.
-  removeNSPrefix: true,
-});
+export { XmlError, type XmlNode };
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
@@ -33,69 +15,56 @@ export function parseXml(bytes: Uint8Array): XmlNode {
   } catch {
     throw new XmlError("XML is not valid UTF-8");
   }
-  if (/<!DOCTYPE|<!ENTITY/i.test(text)) throw new XmlError("XML declares a DTD or entities (refused)");
-  const valid = XMLValidator.validate(text);
-  if (valid !== true) throw new XmlError(`XML is not well formed: ${valid.err.msg} (line ${valid.err.line})`);
-  const tree = parser.parse(text) as unknown;
-  if (typeof tree !== "object" || tree === null) throw new XmlError("XML has no root element");
-  return tree as XmlNode;
+  return parseDocument(text);
 }
 
-const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'" };
-
-function decodeEntities(s: string): string {
-  return s.replace(/&(#x[0-9a-fA-F]+|#\d+|amp|lt|gt|quot|apos);/g, (_, e: string) => {
-    if (e.startsWith("#x")) return String.fromCodePoint(parseInt(e.slice(2), 16));
-    if (e.startsWith("#")) return String.fromCodePoint(parseInt(e.slice(1), 10));
-    return ENTITIES[e] ?? _;
-  });
+// A leaf holding only text is a value, not a place to look further: `child` answers undefined for it, as
+// the object tree of the previous parser did. An empty element is still a (empty) container.
+function isContainer(n: XmlNode): boolean {
+  return n.children !== undefined || n.attrs !== undefined || n.text === "";
 }
 
-/** First element when repeated, so a duplicated group never breaks parsing. */
-function first(v: unknown): unknown {
-  return Array.isArray(v) ? v[0] : v;
+function firstChild(node: XmlNode, name: string): XmlNode | undefined {
+  const children = node.children;
+  if (children === undefined) return undefined;
+  for (let i = 0; i < children.length; i++) if (children[i]!.name === name) return children[i];
+  return undefined;
 }
 
-/** The child element `name` (first one if repeated) as a node; undefined when absent or a leaf. */
+function walk(node: XmlNode | undefined, path: string[]): XmlNode | undefined {
+  let cur = node;
+  for (let i = 0; i < path.length && cur !== undefined; i++) cur = firstChild(cur, path[i]!);
+  return cur;
+}
+
+/** The child element `name` (first one if repeated) as a node; undefined when absent or a text-only leaf. */
 export function child(node: XmlNode | undefined, ...path: string[]): XmlNode | undefined {
-  let cur: unknown = node;
-  for (const name of path) {
-    if (typeof cur !== "object" || cur === null) return undefined;
-    cur = first((cur as XmlNode)[name]);
-  }
-  if (cur === "") return {};
-  return typeof cur === "object" && cur !== null ? (cur as XmlNode) : undefined;
+  const n = walk(node, path);
+  return n !== undefined && isContainer(n) ? n : undefined;
 }
 
-/** Text of the element at `path`, entities decoded and trimmed; "" when absent. */
+/** Text of the element at `path`, references decoded and trimmed; "" when absent. */
 export function text(node: XmlNode | undefined, ...path: string[]): string {
-  let cur: unknown = node;
-  for (const name of path) {
-    if (typeof cur !== "object" || cur === null) return "";
-    cur = first((cur as XmlNode)[name]);
-  }
-  if (typeof cur === "string") return decodeEntities(cur).trim();
-  if (typeof cur === "object" && cur !== null && typeof (cur as XmlNode)["#text"] === "string") {
-    return decodeEntities((cur as XmlNode)["#text"] as string).trim();
-  }
+  return walk(node, path)?.text ?? "";
+}
+
+/** An attribute of a node (local name), trimmed; "" when absent. Two prefixes on one local name: the last wins, as before. */
+export function attr(node: XmlNode | undefined, name: string): string {
+  const attrs = node?.attrs;
+  if (attrs === undefined) return "";
+  for (let i = attrs.length - 2; i >= 0; i -= 2) if (attrs[i] === name) return attrs[i + 1]!.trim();
   return "";
 }
 
-/** An attribute of a node. */
-export function attr(node: XmlNode | undefined, name: string): string {
-  const v = node?.[`@${name}`];
-  return typeof v === "string" ? decodeEntities(v).trim() : "";
-}
-
-/** Element names of a node's children (attributes and text excluded), in document order. */
+/** Distinct element names of a node's children, in document order. */
 export function childNames(node: XmlNode | undefined): string[] {
-  return node ? Object.keys(node).filter((k) => !k.startsWith("@") && k !== "#text") : [];
+  const names: string[] = [];
+  for (const c of node?.children ?? []) if (!names.includes(c.name)) names.push(c.name);
+  return names;
 }
 
 /** The single root element: its name and node. */
 export function root(tree: XmlNode): { name: string; node: XmlNode } | undefined {
-  const name = childNames(tree)[0];
-  if (!name) return undefined;
-  const node = child(tree, name);
-  return node ? { name, node } : undefined;
+  const top = tree.children?.[0];
+  return top !== undefined && isContainer(top) ? { name: top.name, node: top } : undefined;
 }

@@ -1,0 +1,230 @@
+// One pass over an XML document that checks well-formedness and builds the element tree the field
+// extractors read. It replaced validate-then-parse with fast-xml-parser, which was 39 % of the gateway's
+// CPU. Deliberately small: no DTD (refused), no namespaces beyond dropping prefixes (the layout forbids
+// them), no mixed content (text runs of an element are concatenated).
+import { notWellFormed, XmlError } from "./xml-error.js";
+import { firstForbiddenChar, isNameChar, scanName } from "./xml-names.js";
+import { decodeReferences } from "./xml-refs.js";
+
+export interface XmlNode {
+  /** Local name: a prefix, if any, is dropped. "" for the document node that holds the root. */
+  readonly name: string;
+  /** Attribute names (local) and values (references decoded) alternating; namespace declarations excluded. */
+  attrs: string[] | undefined;
+  children: XmlNode[] | undefined;
+  /** Text content with references decoded and each run between markup trimmed. */
+  text: string;
+}
+
+const GT = 62, SLASH = 47, BANG = 33, QUESTION = 63, EQ = 61, DQUOTE = 34, SQUOTE = 39;
+
+function isSpace(c: number): boolean {
+  return c === 32 || c === 10 || c === 9 || c === 13;
+}
+
+/** "p:local" → "local"; names with no or several colons are kept (as fast-xml-parser did). */
+function localName(name: string): string {
+  const i = name.indexOf(":");
+  if (i <= 0 || i === name.length - 1 || name.indexOf(":", i + 1) !== -1) return name;
+  return name.slice(i + 1);
+}
+
+class Parser {
+  private pos = 0;
+  private readonly doc: XmlNode = { name: "", attrs: undefined, children: undefined, text: "" };
+  /** Open elements and their names as written (with prefix), for matching close tags without slicing. */
+  private readonly open: XmlNode[] = [];
+  private readonly openRaw: string[] = [];
+  private cur: XmlNode = this.doc;
+  // Next '&' and '<' at or after the last position asked about (src.length when none). Positions only move
+  // forward, so each is found by one scan in total: an indexOf per text run or attribute could rescan to
+  // the end of a large document every time.
+  private amp = -1;
+  private lt = -1;
+
+  constructor(private readonly src: string) {}
+
+  private nextAmp(from: number): number {
+    if (this.amp < from) {
+      const i = this.src.indexOf("&", from);
+      this.amp = i === -1 ? this.src.length : i;
+    }
+    return this.amp;
+  }
+
+  private nextLt(from: number): number {
+    if (this.lt < from) {
+      const i = this.src.indexOf("<", from);
+      this.lt = i === -1 ? this.src.length : i;
+    }
+    return this.lt;
+  }
+
+  private fail(problem: string, at = this.pos): never {
+    throw notWellFormed(this.src, at, problem);
+  }
+
+  parse(): XmlNode {
+    const src = this.src;
+    const bad = firstForbiddenChar(src);
+    if (bad !== -1) this.fail(`character U+${src.charCodeAt(bad).toString(16).padStart(4, "0").toUpperCase()} is not allowed in XML`, bad);
+    if (src.startsWith("<?xml") && (isSpace(src.charCodeAt(5)) || src.charCodeAt(5) === QUESTION)) this.skipPi(0);
+    while (this.pos < src.length) {
+      const lt = this.nextLt(this.pos);
+      if (lt > this.pos) this.textRun(this.pos, lt);
+      if (lt === src.length) break;
+      const c = src.charCodeAt(lt + 1);
+      if (c === SLASH) this.closeTag(lt);
+      else if (c === BANG) this.bang(lt);
+      else if (c === QUESTION) this.skipPi(lt);
+      else this.openTag(lt);
+    }
+    if (this.open.length > 0) this.fail(`element <${this.openRaw[this.open.length - 1]}> is not closed`);
+    if (!this.doc.children) throw new XmlError("XML has no root element");
+    return this.doc;
+  }
+
+  private textRun(from: number, to: number): void {
+    const src = this.src;
+    let s = from;
+    let e = to;
+    while (s < e && isSpace(src.charCodeAt(s))) s++;
+    while (e > s && isSpace(src.charCodeAt(e - 1))) e--;
+    if (s === e) {
+      this.pos = to;
+      return;
+    }
+    if (this.cur === this.doc) this.fail("text outside the root element", s);
+    const amp = this.nextAmp(s);
+    const value = (amp < e ? decodeReferences(src, s, e, amp) : src.slice(s, e)).trim();
+    if (value) this.cur.text = this.cur.text ? this.cur.text + value : value;
+    this.pos = to;
+  }
+
+  /** Scans a name starting at `at`; returns its end. */
+  private nameEnd(at: number, what: string): number {
+    const end = scanName(this.src, at);
+    if (end === -1) this.fail(`invalid ${what} name`, at);
+    return end;
+  }
+
+  private openTag(lt: number): void {
+    const src = this.src;
+    const nameEnd = this.nameEnd(lt + 1, "element");
+    const raw = src.slice(lt + 1, nameEnd);
+    const node: XmlNode = { name: raw.includes(":") ? localName(raw) : raw, attrs: undefined, children: undefined, text: "" };
+    let i = nameEnd;
+    let rawAttrNames: Set<string> | undefined;
+    let selfClosing = false;
+    for (;;) {
+      const ws = i;
+      while (i < src.length && isSpace(src.charCodeAt(i))) i++;
+      const c = src.charCodeAt(i);
+      if (c === GT) {
+        i++;
+        break;
+      }
+      if (c === SLASH) {
+        if (src.charCodeAt(i + 1) !== GT) this.fail(`'/' not followed by '>' in <${raw}>`, i);
+        i += 2;
+        selfClosing = true;
+        break;
+      }
+      if (i >= src.length) this.fail(`tag <${raw}> is not closed`, lt);
+      if (i === ws) this.fail(`unexpected character '${src[i]}' in <${raw}>`, i);
+      const attrEnd = this.nameEnd(i, "attribute");
+      const attrName = src.slice(i, attrEnd);
+      i = attrEnd;
+      while (isSpace(src.charCodeAt(i))) i++;
+      if (src.charCodeAt(i) !== EQ) this.fail(`attribute ${attrName} of <${raw}> has no value`, i);
+      i++;
+      while (isSpace(src.charCodeAt(i))) i++;
+      const quote = src.charCodeAt(i);
+      if (quote !== DQUOTE && quote !== SQUOTE) this.fail(`value of attribute ${attrName} of <${raw}> is not quoted`, i);
+      const close = src.indexOf(quote === DQUOTE ? '"' : "'", i + 1);
+      if (close === -1) this.fail(`value of attribute ${attrName} of <${raw}> is not closed`, i);
+      const lessThan = this.nextLt(i + 1);
+      if (lessThan < close) this.fail(`'<' in the value of attribute ${attrName} of <${raw}>`, lessThan);
+      if (rawAttrNames?.has(attrName)) this.fail(`attribute ${attrName} of <${raw}> is repeated`, i);
+      (rawAttrNames ??= new Set()).add(attrName);
+      // Namespace declarations are not data (and the old tree dropped them too).
+      if (attrName !== "xmlns" && !attrName.startsWith("xmlns:")) {
+        const amp = this.nextAmp(i + 1);
+        const value = amp < close ? decodeReferences(src, i + 1, close, amp) : src.slice(i + 1, close);
+        (node.attrs ??= []).push(localName(attrName), value);
+      }
+      i = close + 1;
+    }
+    const parent = this.cur;
+    if (parent === this.doc && parent.children) this.fail(`second root element <${raw}>`, lt);
+    if (parent.children) parent.children.push(node);
+    else parent.children = [node];
+    if (!selfClosing) {
+      this.open.push(node);
+      this.openRaw.push(raw);
+      this.cur = node;
+    }
+    this.pos = i;
+  }
+
+  private closeTag(lt: number): void {
+    const src = this.src;
+    const depth = this.open.length;
+    const expected = depth > 0 ? this.openRaw[depth - 1]! : undefined;
+    let i = lt + 2;
+    if (expected !== undefined && src.startsWith(expected, i) && !isNameChar(src.charCodeAt(i + expected.length))) {
+      i += expected.length;
+    } else {
+      const name = src.slice(i, this.nameEnd(i, "closing tag"));
+      if (expected === undefined) this.fail(`closing tag </${name}> without an open element`, lt);
+      this.fail(`closing tag </${name}> does not match <${expected}>`, lt);
+    }
+    while (isSpace(src.charCodeAt(i))) i++;
+    if (src.charCodeAt(i) !== GT) this.fail(`closing tag </${expected}> is not closed by '>'`, i);
+    this.open.pop();
+    this.openRaw.pop();
+    this.cur = depth > 1 ? this.open[depth - 2]! : this.doc;
+    this.pos = i + 1;
+  }
+
+  /** `<!--`, `<![CDATA[`, or a DTD declaration (refused). */
+  private bang(lt: number): void {
+    const src = this.src;
+    if (src.startsWith("<!--", lt)) {
+      const end = src.indexOf("-->", lt + 4);
+      if (end === -1) this.fail("comment is not closed", lt);
+      this.pos = end + 3;
+      return;
+    }
+    if (src.startsWith("<![CDATA[", lt)) {
+      if (this.cur === this.doc) this.fail("CDATA section outside the root element", lt);
+      const end = src.indexOf("]]>", lt + 9);
+      if (end === -1) this.fail("CDATA section is not closed", lt);
+      // Character data verbatim: no reference is decoded inside CDATA.
+      const value = src.slice(lt + 9, end).trim();
+      if (value) this.cur.text = this.cur.text ? this.cur.text + value : value;
+      this.pos = end + 3;
+      return;
+    }
+    const decl = src.slice(lt + 2, lt + 9).toUpperCase();
+    if (decl.startsWith("DOCTYPE") || decl.startsWith("ENTITY")) throw new XmlError("XML declares a DTD or entities (refused)");
+    this.fail("unexpected '<!'", lt);
+  }
+
+  /** A processing instruction, skipped; `<?xml ...?>` only as the very first thing of the document. */
+  private skipPi(lt: number): void {
+    const src = this.src;
+    const targetEnd = this.nameEnd(lt + 2, "processing instruction");
+    if (lt > 0 && targetEnd - lt - 2 === 3 && src.slice(lt + 2, targetEnd).toLowerCase() === "xml") {
+      this.fail("XML declaration allowed only at the start of the document", lt);
+    }
+    const end = src.indexOf("?>", targetEnd);
+    if (end === -1) this.fail("processing instruction is not closed", lt);
+    this.pos = end + 2;
+  }
+}
+
+/** Parses a decoded document; the returned node's only child is the root element. */
+export function parseDocument(src: string): XmlNode {
+  return new Parser(src).parse();
+}
