@@ -82,6 +82,19 @@ describe("createMysqlPool session (real MariaDB)", () => {
     expect(row["name"]).toBe("ação 😀");
   });
 
+  it("closes the least recently used prepared statement beyond maxPreparedStatements", { timeout: 20_000 }, async () => {
+    const conn = await db.newPool({ connectionLimit: 1, maxPreparedStatements: 2 }).getConnection();
+    try {
+      const closes = async () => Number((await conn.query<RowDataPacket[]>("SHOW SESSION STATUS LIKE 'Com_stmt_close'"))[0][0]!["Value"]);
+      const before = await closes();
+      for (const sql of ["SELECT ? AS a", "SELECT ? AS b", "SELECT ? AS a", "SELECT ? AS c"]) await conn.execute(sql, [1]);
+      // The repeated text reused its statement; the third distinct one evicted "SELECT ? AS b".
+      expect((await closes()) - before).toBe(1);
+    } finally {
+      conn.release();
+    }
+  });
+
   it("refuses multiple statements in one query", { timeout: 20_000 }, async () => {
     await expect(db.pool.query("SELECT 1; SELECT 2")).rejects.toThrow(/syntax/i);
   });

@@ -60,6 +60,12 @@ export interface MysqlPoolOptions {
   queueLimit?: number;
   /** Milliseconds allowed for the TCP connect and handshake (default 10 000). */
   connectTimeoutMs?: number;
+  /**
+   * Prepared statements (`execute`) each connection keeps; the least recently used is closed beyond it
+   * (default: mysql2's 16 000). They all count against the server-wide max_prepared_stmt_count
+   * (16 382 by default, shared by every client), so a pool that prepares many texts should set it.
+   */
+  maxPreparedStatements?: number;
   ssl?: SslOptions;
 }
 
@@ -86,6 +92,7 @@ export function createMysqlPool(url: string, options: MysqlPoolOptions = {}): Po
     connectTimeout: options.connectTimeoutMs ?? 10_000,
     waitForConnections: true,
     enableKeepAlive: true,
+    ...(options.maxPreparedStatements !== undefined ? { maxPreparedStatements: options.maxPreparedStatements } : {}),
     ...(options.ssl ? { ssl: options.ssl } : {}),
   });
   // The pool emits "connection" before handing a new connection to its first user, and a connection runs

@@ -5,6 +5,16 @@ import type { StoreConfig } from "./config.js";
 import type { StoreDb } from "./repo/context.js";
 import { createPageTokenCodec } from "./sql/page-token.js";
 
+/**
+ * Prepared statements kept per pooled connection. ApplyBatch prepares up to 11 texts per table (see
+ * sql/insert-rows.ts), two tables per municipality, so 256 hold about a dozen busy municipalities. The
+ * whole pool stays within half the server's default max_prepared_stmt_count (16 382), which every client
+ * of the server shares; past the server's limit the store falls back to text statements.
+ */
+export function preparedStatementsPerConnection(connectionLimit: number): number {
+  return Math.max(24, Math.min(256, Math.floor(8192 / connectionLimit)));
+}
+
 export function createStoreDb(pool: Pool, config: StoreConfig): StoreDb {
   return {
     pool,

@@ -6,12 +6,15 @@ import { StoreService } from "../../libs/gen/malha/store/v1/store_pb.js";
 import { runService } from "../../libs/rpc/run.js";
 import { serve } from "../../libs/rpc/server.js";
 import { readStoreConfig } from "./config.js";
-import { createStoreDb, fitStatementBudget } from "./db.js";
+import { createStoreDb, fitStatementBudget, preparedStatementsPerConnection } from "./db.js";
 import { createStoreHandlers } from "./handlers/index.js";
 
 await runService("store", ({ env, log }) => {
   const config = readStoreConfig(env);
-  const pool = createMysqlPool(config.mysqlUrl, { connectionLimit: config.mysqlConnectionLimit });
+  const pool = createMysqlPool(config.mysqlUrl, {
+    connectionLimit: config.mysqlConnectionLimit,
+    maxPreparedStatements: preparedStatementsPerConnection(config.mysqlConnectionLimit),
+  });
   const db = createStoreDb(pool, config);
   if (config.pageTokenSecretGenerated) log.info("STORE_PAGE_TOKEN_SECRET unset: page tokens are valid for this process only");
   return {

@@ -20,7 +20,8 @@ import {
   type QuarantineRow,
 } from "../mapping/item-rows.js";
 import { big } from "../mapping/records.js";
-import { buildMultiInsert } from "../sql/multi-insert.js";
+import { insertRows } from "../sql/insert-rows.js";
+import type { SqlFragment } from "../sql/keyset.js";
 import { inTransaction } from "../sql/tx.js";
 import type { StoreDb } from "./context.js";
 import { explainFencedMiss, FEED_WHERE, feedParams, loadRun } from "./state.js";
@@ -125,9 +126,8 @@ function upsertTail(columns: readonly string[], keep: Set<string>): string {
 }
 
 async function runInserts(db: StoreDb, conn: PoolConnection, head: string, columnCount: number, tail: string, values: unknown[][]) {
-  for (const stmt of buildMultiInsert({ head, columnCount, tail, rows: values, budgetBytes: db.statementBudgetBytes })) {
-    await conn.query(stmt.sql, stmt.params);
-  }
+  // Prepared: the XML and typed-message Buffers travel as bytes instead of being escaped into SQL text.
+  await insertRows(conn, { head, columnCount, tail, rows: values, budgetBytes: db.statementBudgetBytes });
 }
 
 /** Returns how many documents were new. */
@@ -278,31 +278,67 @@ async function upsertQuarantine(db: StoreDb, conn: PoolConnection, feed: Feed, f
 export async function refreshStatuses(conn: PoolConnection, t: MunicipalityTables, chaves: string[]): Promise<number> {
   const unique = [...new Set(chaves)];
   if (unique.length === 0) return 0;
-  const [notes] = await conn.query<RowDataPacket[]>(
-    `SELECT chave, situacao, chave_substituta FROM ${t.documentos} WHERE chave IN (?)`,
-    [unique],
-  );
-  if (notes.length === 0) return 0;
-  const [evs] = await conn.query<RowDataPacket[]>(
-    `SELECT chave, codigo, chave_substituta FROM ${t.eventos} WHERE chave IN (?) ORDER BY chave, nsu`,
-    [notes.map((n) => String(n.chave))],
-  );
-  const byChave = new Map<string, StatusEvent[]>();
-  for (const e of evs) {
-    const list = byChave.get(String(e.chave)) ?? [];
-    list.push({ codigo: String(e.codigo), chaveSubstituta: (e.chave_substituta as string | null) ?? null });
-    byChave.set(String(e.chave), list);
+  const changes: StatusChange[] = [];
+  for (const [chave, note] of await notesWithEvents(conn, t, unique)) {
+    const derived = deriveStatus(note.events);
+    if (derived.situacao === note.situacao && derived.chaveSubstituta === note.chaveSubstituta) continue;
+    changes.push({ chave, ...derived });
   }
-  let changed = 0;
-  for (const n of notes) {
-    const derived = deriveStatus(byChave.get(String(n.chave)) ?? []);
-    if (derived.situacao === n.situacao && derived.chaveSubstituta === ((n.chave_substituta as string | null) ?? null)) continue;
-    await conn.query(`UPDATE ${t.documentos} SET situacao = ?, chave_substituta = ? WHERE chave = ?`, [
-      derived.situacao,
-      derived.chaveSubstituta,
-      n.chave,
-    ]);
-    changed++;
+  if (changes.length > 0) {
+    const update = statusUpdate(t, changes);
+    await conn.query(update.sql, update.params);
   }
-  return changed;
+  return changes.length;
+}
+
+interface NoteStatus {
+  situacao: string;
+  chaveSubstituta: string | null;
+  /** In NSU order. */
+  events: StatusEvent[];
+}
+
+/** The stored notes among `chaves` with their events, read in one round trip (a note without events
+ *  comes back as one row with NULL event columns). */
+async function notesWithEvents(conn: PoolConnection, t: MunicipalityTables, chaves: string[]): Promise<Map<string, NoteStatus>> {
+  const [rows] = await conn.query<RowDataPacket[]>(
+    `SELECT d.chave, d.situacao, d.chave_substituta AS note_substituta, e.codigo, e.chave_substituta AS event_substituta
+       FROM ${t.documentos} d LEFT JOIN ${t.eventos} e ON e.chave = d.chave
+      WHERE d.chave IN (?) ORDER BY d.chave, e.nsu`,
+    [chaves],
+  );
+  const notes = new Map<string, NoteStatus>();
+  for (const r of rows) {
+    const chave = String(r.chave);
+    let note = notes.get(chave);
+    if (!note) {
+      note = { situacao: String(r.situacao), chaveSubstituta: (r.note_substituta as string | null) ?? null, events: [] };
+      notes.set(chave, note);
+    }
+    if (r.codigo !== null) note.events.push({ codigo: String(r.codigo), chaveSubstituta: (r.event_substituta as string | null) ?? null });
+  }
+  return notes;
+}
+
+interface StatusChange {
+  chave: string;
+  situacao: string;
+  chaveSubstituta: string | null;
+}
+
+/**
+ * One UPDATE for every changed note of the batch instead of one round trip each. An UPDATE (rather than
+ * INSERT … ON DUPLICATE KEY UPDATE) can only ever touch notes that exist.
+ */
+export function statusUpdate(t: MunicipalityTables, changes: readonly StatusChange[]): SqlFragment {
+  const whens = changes.map(() => "WHEN ? THEN ?").join(" ");
+  const params: unknown[] = [];
+  for (const c of changes) params.push(c.chave, c.situacao);
+  for (const c of changes) params.push(c.chave, c.chaveSubstituta);
+  for (const c of changes) params.push(c.chave);
+  return {
+    sql: `UPDATE ${t.documentos} SET situacao = CASE chave ${whens} END, chave_substituta = CASE chave ${whens} END
+      WHERE chave IN (${changes.map(() => "?").join(", ")})`,
+    params,
+  };
 }
