@@ -142,10 +142,8 @@ export async function putArtifact(deps: PutDeps, requests: AsyncIterable<UploadP
     if (header.expectedSize !== undefined && sizeBytes !== header.expectedSize) throw sizeMismatch(header.expectedSize, sizeBytes);
     if (header.expectedSha256 !== undefined && sha256 !== header.expectedSha256) throw checksumMismatch(header.expectedSha256, sha256);
 
-    // Cheap early answer for retries; the unique key below is what actually settles races.
-    const existing = await deps.meta.findByName(header.tenant, header.jobId, header.name);
-    if (existing) return resolveExisting(existing, sha256, sizeBytes, clock());
-
+    // No look-up of the name first: new names are the common case, and the unique key settles both a
+    // retry and a race below (a taken name costs a blob written and deleted, a new one a round trip less).
     const id = newArtifactId();
     const storageKey = `${header.tenant}/${id}`;
     await writer.commit(storageKey);
@@ -171,7 +169,7 @@ export async function putArtifact(deps: PutDeps, requests: AsyncIterable<UploadP
       throw err;
     }
     if (outcome === "inserted") return { record, created: true };
-    // Another upload of the same name won the race: ours was never visible, so it simply goes.
+    // The name was taken (a retry, or another upload won the race): ours was never visible, so it goes.
     await deps.blobs.delete(storageKey);
     const winner = await deps.meta.findByName(header.tenant, header.jobId, header.name);
     if (!winner) throw unavailable("a concurrent upload of the same name is in an inconsistent state; retry");

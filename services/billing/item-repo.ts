@@ -226,29 +226,24 @@ export class ItemRepo {
     );
   }
 
-  /** Ends the attempt (and the item) in a final state; false when it had already ended. */
+  /**
+   * Ends the attempt (and the item) in a final state; false when it had already ended. One statement, so
+   * atomic without a transaction: the item row decides (still this attempt, not final yet) and the
+   * attempt row, when present, follows it.
+   */
   async finish(jobId: string, position: number, attempt: number, state: ItemState, out: { result?: StoredResult; errors?: StoredError[] }): Promise<boolean> {
-    return inTransaction(this.pool, async (c) => {
-      const now = this.clock();
-      const result = out.result ? JSON.stringify(out.result) : null;
-      const errors = out.errors && out.errors.length > 0 ? JSON.stringify(out.errors) : null;
-      const [res] = await c.execute<ResultSetHeader>(
-        `UPDATE billing_boleto_items SET state = ?, result = COALESCE(?, result), errors = ?, updated_at = ?
-         WHERE job_id = ? AND position = ? AND attempt_count = ? AND state NOT IN (${placeholders(FINAL_ITEM_STATES.length)})`,
-        [state, result, errors, now, jobId, position, attempt, ...FINAL_ITEM_STATES],
-      );
-      if (res.affectedRows !== 1) return false;
-      await c.execute("UPDATE billing_item_attempts SET state = ?, finished_at = ?, result = ?, errors = ?, holder_seq = NULL WHERE job_id = ? AND position = ? AND number = ?", [
-        state,
-        now,
-        result,
-        errors,
-        jobId,
-        position,
-        attempt,
-      ]);
-      return true;
-    });
+    const now = this.clock();
+    const result = out.result ? JSON.stringify(out.result) : null;
+    const errors = out.errors && out.errors.length > 0 ? JSON.stringify(out.errors) : null;
+    const [res] = await this.pool.execute<ResultSetHeader>(
+      `UPDATE billing_boleto_items i
+         LEFT JOIN billing_item_attempts a ON a.job_id = i.job_id AND a.position = i.position AND a.number = i.attempt_count
+       SET i.state = ?, i.result = COALESCE(?, i.result), i.errors = ?, i.updated_at = ?,
+           a.state = ?, a.finished_at = ?, a.result = ?, a.errors = ?, a.holder_seq = NULL
+       WHERE i.job_id = ? AND i.position = ? AND i.attempt_count = ? AND i.state NOT IN (${placeholders(FINAL_ITEM_STATES.length)})`,
+      [state, result, errors, now, state, now, result, errors, jobId, position, attempt, ...FINAL_ITEM_STATES],
+    );
+    return res.affectedRows > 0;
   }
 
   /** Remessa títulos move with their sub-batch: set `state` on the named positions still in one of `from`. */
