@@ -8,6 +8,8 @@ const SPECIAL: Readonly<Record<string, string>> = {
   "\u202f": " ", "·": ".", "×": "x", "´": "'", "`": "'", "¨": "", "¸": "",
 };
 
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
 /**
  * Fold text to printable ASCII: strip diacritics (NFD), spell the few letters NFD keeps, map typographic
  * punctuation. Anything left outside printable ASCII is an error (TEXTO_NAO_CONVERSIVEL) — never dropped.
@@ -15,6 +17,7 @@ const SPECIAL: Readonly<Record<string, string>> = {
  */
 export function foldAscii(input: string, field = "texto"): string {
   if (typeof input !== "string") fail("CAMPO_INVALIDO", "text expected", field);
+  if (PRINTABLE_ASCII.test(input)) return input; // nothing to fold (NFD leaves ASCII as it is)
   let out = "";
   for (const ch of input.normalize("NFD")) {
     const cp = ch.codePointAt(0)!;

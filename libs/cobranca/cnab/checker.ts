@@ -57,6 +57,18 @@ export function splitLines(content: string | Uint8Array): SplitFile {
 
 const num = (s: string) => (/^\d+$/.test(s) ? Number(s) : NaN);
 
+/** num(l.slice(from, to)) for the per-record fields, without cutting a string out of every record. */
+function numEm(l: string, from: number, to: number): number {
+  if (to <= from || to > l.length) return num(l.slice(from, to));
+  let n = 0;
+  for (let i = from; i < to; i++) {
+    const c = l.charCodeAt(i) - 48;
+    if (c < 0 || c > 9) return NaN;
+    n = n * 10 + c;
+  }
+  return n;
+}
+
 export function checkCnab(content: string | Uint8Array): CheckResult {
   const { lines, eol, finalNewline } = splitLines(content);
   const errors: Finding[] = [];
@@ -104,9 +116,9 @@ function check240(lines: string[], err: Report, warn: Report, done: Done): Check
   if (last[7] !== "9") err("TRAILER", lines.length, "last record must be type 9");
   // errata 3: Santander's retorno repeats its lote number on every line, the file trailer included
   else if (last.slice(3, 7) !== "9999") warn("LOTE_NUMBER", lines.length, `trailer de arquivo with lote ${last.slice(3, 7)}, expected 9999`);
-  // 3. bank code on every record
+  // 3. bank code on every record (every line has the header's length by now: prefixes compare as slices)
   lines.forEach((l, i) => {
-    if (l.slice(0, 3) !== banco) err("BANK_CODE", i + 1, `bank ${l.slice(0, 3)} differs from the header's ${banco}`);
+    if (!l.startsWith(banco)) err("BANK_CODE", i + 1, `bank ${l.slice(0, 3)} differs from the header's ${banco}`);
   });
   // 4. direction
   const dirFlag = first[142];
@@ -139,15 +151,15 @@ function check240(lines: string[], err: Report, warn: Report, done: Done): Check
     i++;
     while (i < lines.length - 1 && lines[i]![7] === "3") {
       const d = lines[i]!;
-      if (d.slice(3, 7) !== lote) err("LOTE_NUMBER", i + 1, `detail in lote ${d.slice(3, 7)} inside lote ${lote}`);
+      if (!d.startsWith(lote, 3)) err("LOTE_NUMBER", i + 1, `detail in lote ${d.slice(3, 7)} inside lote ${lote}`);
       seq++;
-      if (num(d.slice(8, 13)) !== seq) err("SEQUENCE", i + 1, `segment sequence ${d.slice(8, 13)}, expected ${String(seq).padStart(5, "0")}`);
+      if (numEm(d, 8, 13) !== seq) err("SEQUENCE", i + 1, `segment sequence ${d.slice(8, 13)}, expected ${String(seq).padStart(5, "0")}`);
       const s = d[13];
       if (s === "P") {
         if (pendingQ) err("SEGMENT_PAIRING", i + 1, "P without a Q before the next P");
         pendingQ = true;
         pCount++;
-        pSum += num(d.slice(85, 100)) || 0;
+        pSum += numEm(d, 85, 100) || 0;
       } else if (s === "Q") {
         if (!pendingQ && direction === "remessa") err("SEGMENT_PAIRING", i + 1, "Q without a preceding P");
         pendingQ = false;

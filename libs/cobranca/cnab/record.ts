@@ -2,7 +2,7 @@
  * Fixed-width records described as data. A layout is a list of fields that tiles the record exactly
  * (1-based inclusive positions, as in the bank manuals). The same table writes and reads.
  */
-import { type CalendarDate, assertDate, formatDDMMAA, formatDDMMAAAA, parseDDMMAA, parseDDMMAAAA } from "../date.js";
+import { type CalendarDate, assertDate, formatDDMMAA, formatDDMMAAAA, isValidDate, parseDDMMAA, parseDDMMAAAA } from "../date.js";
 import { CobrancaError, fail } from "../errors.js";
 import { cnabText } from "../text.js";
 
@@ -94,118 +94,230 @@ export function overrideRecord(base: RecordLayout, name: string, overrides: read
   return defineRecord(name, base.length, out.sort((a, b) => a.start - b.start));
 }
 
-// Layout paths are few and fixed, records are many: split each path once per process.
-const splitPaths = new Map<string, readonly string[]>();
-function keysOf(path: string): readonly string[] {
-  let keys = splitPaths.get(path);
-  if (!keys) {
-    keys = path.split(".");
-    splitPaths.set(path, keys);
-  }
-  return keys;
+// ------------------------------------------------------------------ compiled layouts
+//
+// A remessa writes tens of thousands of records and a retorno reads as many, with a handful of layouts:
+// each layout is turned once into per-field closures (paths split, constants padded, templates parsed),
+// so the per-record work is only what depends on the record. Error and warning field names ("where")
+// are not built for every field of every record: only on failure, a warning, or text to fold (which,
+// for the detail records, written without a path, is the field's own name).
+
+type Encoder = (ctx: unknown, warnings: Warning[], path: string) => string;
+type Decoder = (line: string, data: Record<string, unknown>, warnings: Warning[], lineNo: number) => void;
+
+interface CompiledLayout {
+  readonly encoders: readonly Encoder[];
+  readonly decoders: readonly Decoder[];
 }
 
-export function getPath(ctx: unknown, path: string): unknown {
-  let cur: unknown = ctx;
-  for (const k of keysOf(path)) {
-    if (cur === null || cur === undefined || typeof cur !== "object") return undefined;
-    cur = (cur as Record<string, unknown>)[k];
+const compiled = new WeakMap<RecordLayout, CompiledLayout>();
+
+function compile(layout: RecordLayout): CompiledLayout {
+  let c = compiled.get(layout);
+  if (!c) {
+    c = { encoders: layout.fields.map(compileEncoder), decoders: layout.fields.flatMap(compileDecoder) };
+    compiled.set(layout, c);
   }
-  return cur;
+  return c;
 }
 
-function setPath(obj: Record<string, unknown>, path: string, v: unknown): void {
-  const keys = keysOf(path);
-  let cur = obj;
-  for (let i = 0; i < keys.length - 1; i++) {
-    const k = keys[i]!;
-    if (typeof cur[k] !== "object" || cur[k] === null) cur[k] = {};
-    cur = cur[k] as Record<string, unknown>;
-  }
-  cur[keys[keys.length - 1]!] = v;
-}
+const DIGITS = /^\d*$/;
+const SOME_DIGITS = /^\d+$/;
+const PRINTABLE = /^[\x20-\x7e]*$/;
+const LEADING_ZEROS = /^0+(?=\d)/;
 
-function fillTpl(tpl: string, ctx: unknown, field: string, warnings: Warning[]): string {
-  return tpl.replace(/\{([\w.]+)(?:([:<])(\d+))?\}/g, (_, path: string, op?: string, n?: string) => {
-    const v = getPath(ctx, path);
-    const s = v === undefined || v === null ? "" : String(v);
-    if (n === undefined) return s;
-    if (op === "<") {
-      // text cut to n characters: declared in the layout, reported as a warning
-      const t = cnabText(s, field);
-      if (t.length > Number(n)) warnings.push({ code: "TEXTO_TRUNCADO", field, message: `${JSON.stringify(t)} cut to ${n} chars` });
-      return t.slice(0, Number(n));
+/** Error path of a field inside a record: `path` (e.g. "titulos[3]" or a layout name) + the field. */
+const whereOf = (path: string, rel: string) => (path ? `${path}.${rel}` : rel);
+
+type Getter = (ctx: unknown) => unknown;
+
+function getter(path: string): Getter {
+  const keys = path.split(".");
+  return (ctx) => {
+    let cur: unknown = ctx;
+    for (let i = 0; i < keys.length; i++) {
+      if (cur === null || cur === undefined || typeof cur !== "object") return undefined;
+      cur = (cur as Record<string, unknown>)[keys[i]!];
     }
-    if (!/^\d*$/.test(s)) fail("CAMPO_INVALIDO", `${path} must be digits`, field);
-    if (s.replace(/^0+(?=\d)/, "").length > Number(n)) fail("CAMPO_EXCEDE_TAMANHO", `${path} does not fit ${n} digits`, field);
-    return s.replace(/^0+(?=\d)/, "").padStart(Number(n), "0").slice(-Number(n));
-  });
+    return cur;
+  };
+}
+
+// Callers outside the layouts (NN check-digit templates, optional records) use a few fixed paths.
+const getters = new Map<string, Getter>();
+export function getPath(ctx: unknown, path: string): unknown {
+  let get = getters.get(path);
+  if (!get) {
+    get = getter(path);
+    getters.set(path, get);
+  }
+  return get(ctx);
+}
+
+function setter(path: string): (obj: Record<string, unknown>, v: unknown) => void {
+  const keys = path.split(".");
+  const last = keys.pop()!;
+  if (keys.length === 0)
+    return (obj, v) => {
+      obj[last] = v;
+    };
+  return (obj, v) => {
+    let cur = obj;
+    for (const k of keys) {
+      if (typeof cur[k] !== "object" || cur[k] === null) cur[k] = {};
+      cur = cur[k] as Record<string, unknown>;
+    }
+    cur[last] = v;
+  };
+}
+
+/** Padding, alignment and the width checks of one field, applied to the formatted text. */
+type Fit = (s: string, warnings: Warning[], path: string) => string;
+
+function fitOf(f: FieldDef, rel: string): Fit {
+  const width = f.end - f.start + 1;
+  if (f.kind === "N")
+    return (s, _warnings, path) => {
+      if (!DIGITS.test(s)) fail("CAMPO_INVALIDO", `${f.name} must be numeric, got ${JSON.stringify(s)}`, whereOf(path, rel));
+      if (s.length > width) {
+        const t = s.replace(LEADING_ZEROS, "");
+        if (t.length > width) fail("CAMPO_EXCEDE_TAMANHO", `${f.name} (${t.length} digits) does not fit ${width} positions ${f.start}–${f.end}`, whereOf(path, rel), { max: width });
+        s = t;
+      }
+      return s.padStart(width, "0");
+    };
+  return (s, warnings, path) => {
+    if (!PRINTABLE.test(s)) fail("TEXTO_NAO_CONVERSIVEL", `${f.name} has non-ASCII characters`, whereOf(path, rel));
+    if (s.length > width) {
+      if (!f.truncate) fail("CAMPO_EXCEDE_TAMANHO", `${f.name} (${s.length} chars) does not fit ${width} positions ${f.start}–${f.end}`, whereOf(path, rel), { max: width });
+      warnings.push({ code: "TEXTO_TRUNCADO", field: whereOf(path, rel), message: `${JSON.stringify(s)} cut to ${width} chars` });
+      s = s.slice(0, width);
+    }
+    return f.align === "right" ? s.padStart(width, " ") : s.padEnd(width, " ");
+  };
+}
+
+/** A fixed text fitted once when that can neither fail nor warn; otherwise at every record, as declared. */
+function fixed(s: string, fit: Fit): Encoder {
+  const probe: Warning[] = [];
+  let out: string | undefined;
+  try {
+    out = fit(s, probe, "");
+  } catch (e) {
+    if (!(e instanceof CobrancaError)) throw e;
+  }
+  if (out !== undefined && probe.length === 0) {
+    const done = out;
+    return () => done;
+  }
+  return (_ctx, warnings, path) => fit(s, warnings, path);
+}
+
+function compileEncoder(f: FieldDef): Encoder {
+  const rel = f.src ?? f.name;
+  const fit = fitOf(f, rel);
+  if (f.value !== undefined) return fixed(f.value, fit);
+  if (f.fmt === "template") {
+    const fill = compileTemplate(f.tpl ?? "", rel);
+    return (ctx, warnings, path) => fit(fill(ctx, warnings, path), warnings, path);
+  }
+  const empty = fixed(f.default ?? "", fit);
+  if (!f.src) return empty;
+  const get = getter(f.src);
+  const format = formatterOf(f, rel);
+  return (ctx, warnings, path) => {
+    const v = get(ctx);
+    if (v === undefined || v === null || v === "") return empty(ctx, warnings, path);
+    return fit(format(v, path), warnings, path);
+  };
+}
+
+type Formatter = (v: unknown, path: string) => string;
+
+function formatterOf(f: FieldDef, rel: string): Formatter {
+  switch (f.fmt ?? (f.kind === "N" ? "digits" : "text")) {
+    case "digits":
+      return (v, path) => {
+        if (typeof v === "number") {
+          if (!Number.isSafeInteger(v) || v < 0) fail("CAMPO_INVALIDO", `${f.name} must be a non-negative integer`, whereOf(path, rel));
+          return String(v);
+        }
+        if (typeof v !== "string" || !SOME_DIGITS.test(v)) fail("CAMPO_INVALIDO", `${f.name} must be digits, got ${JSON.stringify(v)}`, whereOf(path, rel));
+        return v;
+      };
+    case "cents":
+      return (v, path) => {
+        if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 0) fail("VALOR_INVALIDO", `${f.name} must be integer cents ≥ 0`, whereOf(path, rel));
+        return String(v);
+      };
+    case "date8":
+      return (v, path) => formatDDMMAAAA(isValidDate(v as CalendarDate) ? (v as CalendarDate) : assertDate(v as CalendarDate, whereOf(path, rel)));
+    case "date6":
+      return (v, path) => {
+        const d = isValidDate(v as CalendarDate) ? (v as CalendarDate) : assertDate(v as CalendarDate, whereOf(path, rel));
+        if (d.year < 2000 || d.year > 2079) fail("DATA_FORA_DO_INTERVALO", "CNAB 400 dates are 2000–2079", whereOf(path, rel));
+        return formatDDMMAA(d);
+      };
+    case "text":
+      return (v, path) => cnabText(String(v), whereOf(path, rel));
+    case "raw":
+      return (v) => String(v);
+    case "template":
+      return () => "";
+  }
+}
+
+/** `tpl` parsed once into literal text and placeholders, evaluated left to right as String.replace did. */
+function compileTemplate(tpl: string, rel: string): Encoder {
+  const parts: (string | Encoder)[] = [];
+  let last = 0;
+  for (const m of tpl.matchAll(/\{([\w.]+)(?:([:<])(\d+))?\}/g)) {
+    if (m.index! > last) parts.push(tpl.slice(last, m.index));
+    parts.push(placeholder(m[1]!, m[2], m[3], rel));
+    last = m.index! + m[0].length;
+  }
+  if (last < tpl.length) parts.push(tpl.slice(last));
+  return (ctx, warnings, path) => {
+    let out = "";
+    for (const p of parts) out += typeof p === "string" ? p : p(ctx, warnings, path);
+    return out;
+  };
+}
+
+function placeholder(src: string, op: string | undefined, digits: string | undefined, rel: string): Encoder {
+  const get = getter(src);
+  const text = (ctx: unknown) => {
+    const v = get(ctx);
+    return v === undefined || v === null ? "" : String(v);
+  };
+  if (digits === undefined) return text;
+  const n = Number(digits);
+  if (op === "<")
+    // text cut to n characters: declared in the layout, reported as a warning
+    return (ctx, warnings, path) => {
+      const t = cnabText(text(ctx), whereOf(path, rel));
+      if (t.length > n) warnings.push({ code: "TEXTO_TRUNCADO", field: whereOf(path, rel), message: `${JSON.stringify(t)} cut to ${n} chars` });
+      return t.slice(0, n);
+    };
+  return (ctx, _warnings, path) => {
+    const s = text(ctx);
+    if (!DIGITS.test(s)) fail("CAMPO_INVALIDO", `${src} must be digits`, whereOf(path, rel));
+    const t = s.replace(LEADING_ZEROS, "");
+    if (t.length > n) fail("CAMPO_EXCEDE_TAMANHO", `${src} does not fit ${n} digits`, whereOf(path, rel));
+    return t.padStart(n, "0").slice(-n);
+  };
 }
 
 /** Encode one record. `path` prefixes error fields (e.g. "titulos[3]"). */
 export function encodeRecord(layout: RecordLayout, ctx: unknown, warnings: Warning[] = [], path = layout.name): string {
-  let out = "";
-  for (const f of layout.fields) {
-    const width = f.end - f.start + 1;
-    const rel = f.src ?? f.name;
-    const where = path ? `${path}.${rel}` : rel;
-    let s: string;
-    if (f.value !== undefined) s = f.value;
-    else if (f.fmt === "template") s = fillTpl(f.tpl ?? "", ctx, where, warnings);
-    else {
-      const v = f.src ? getPath(ctx, f.src) : undefined;
-      if (v === undefined || v === null || v === "") s = f.default ?? "";
-      else s = formatValue(f, v, where);
-    }
-    if (f.kind === "N") {
-      if (!/^\d*$/.test(s)) fail("CAMPO_INVALIDO", `${f.name} must be numeric, got ${JSON.stringify(s)}`, where);
-      if (s.length > width) {
-        const t = s.replace(/^0+(?=\d)/, "");
-        if (t.length > width) fail("CAMPO_EXCEDE_TAMANHO", `${f.name} (${t.length} digits) does not fit ${width} positions ${f.start}–${f.end}`, where, { max: width });
-        s = t;
-      }
-      s = s.padStart(width, "0");
-    } else {
-      if (!/^[\x20-\x7e]*$/.test(s)) fail("TEXTO_NAO_CONVERSIVEL", `${f.name} has non-ASCII characters`, where);
-      if (s.length > width) {
-        if (!f.truncate) fail("CAMPO_EXCEDE_TAMANHO", `${f.name} (${s.length} chars) does not fit ${width} positions ${f.start}–${f.end}`, where, { max: width });
-        warnings.push({ code: "TEXTO_TRUNCADO", field: where, message: `${JSON.stringify(s)} cut to ${width} chars` });
-        s = s.slice(0, width);
-      }
-      s = f.align === "right" ? s.padStart(width, " ") : s.padEnd(width, " ");
-    }
-    out += s;
-  }
+  const encoders = compile(layout).encoders;
+  const parts = new Array<string>(encoders.length);
+  for (let i = 0; i < encoders.length; i++) parts[i] = encoders[i]!(ctx, warnings, path);
+  // join, not +=: files keep every record until the end, and a flat string there is one object, not
+  // a tree of every field's pieces that the garbage collector would have to copy record after record
+  const out = parts.join("");
   if (out.length !== layout.length) throw new Error(`layout ${layout.name} produced ${out.length} chars`);
   return out;
-}
-
-function formatValue(f: FieldDef, v: unknown, where: string): string {
-  switch (f.fmt ?? (f.kind === "N" ? "digits" : "text")) {
-    case "digits":
-      if (typeof v === "number") {
-        if (!Number.isSafeInteger(v) || v < 0) fail("CAMPO_INVALIDO", `${f.name} must be a non-negative integer`, where);
-        return String(v);
-      }
-      if (typeof v !== "string" || !/^\d+$/.test(v)) fail("CAMPO_INVALIDO", `${f.name} must be digits, got ${JSON.stringify(v)}`, where);
-      return v;
-    case "cents":
-      if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 0) fail("VALOR_INVALIDO", `${f.name} must be integer cents ≥ 0`, where);
-      return String(v);
-    case "date8":
-      return formatDDMMAAAA(assertDate(v as CalendarDate, where));
-    case "date6": {
-      const d = assertDate(v as CalendarDate, where);
-      if (d.year < 2000 || d.year > 2079) fail("DATA_FORA_DO_INTERVALO", "CNAB 400 dates are 2000–2079", where);
-      return formatDDMMAA(d);
-    }
-    case "text":
-      return cnabText(String(v), where);
-    case "raw":
-      return String(v);
-    case "template":
-      return "";
-  }
 }
 
 export interface DecodedRecord {
@@ -217,53 +329,113 @@ export interface DecodedRecord {
 }
 
 export function decodeRecord(layout: RecordLayout, line: string, warnings: Warning[] = [], lineNo = 0): DecodedRecord {
-  if (line.length !== layout.length) fail("CNAB_ESTRUTURA_INVALIDA", `line ${lineNo}: ${line.length} chars, layout ${layout.name} has ${layout.length}`, `linha ${lineNo}`);
-  const data: Record<string, unknown> = {};
+  const data = decodeData(layout, line, warnings, lineNo);
   const raw: Record<string, string> = {};
-  for (const f of layout.fields) {
-    const s = line.slice(f.start - 1, f.end);
-    raw[f.name] = s;
-    if (f.value !== undefined && f.value !== "") {
-      const want = f.kind === "N" ? f.value.padStart(s.length, "0") : f.value.padEnd(s.length, " ");
-      if (s !== want) warnings.push({ code: "CONSTANTE_DIFERENTE", field: `linha ${lineNo}.${f.name}`, message: `expected ${JSON.stringify(want)}, found ${JSON.stringify(s)}` });
-      continue;
-    }
-    if (!f.src) continue;
-    try {
-      const v = parseValue(f, s, `linha ${lineNo}.${f.name}`);
-      if (v !== undefined) setPath(data, f.src, v);
-    } catch (e) {
-      if (e instanceof CobrancaError) warnings.push({ code: e.code, field: `linha ${lineNo}.${f.name}`, message: e.message });
-      else throw e;
-    }
-  }
+  for (const f of layout.fields) raw[f.name] = line.slice(f.start - 1, f.end);
   return { layout: layout.name, data, raw };
 }
 
-function parseValue(f: FieldDef, s: string, where: string): unknown {
-  const fmt = f.fmt ?? (f.kind === "N" ? "digits" : "text");
-  switch (fmt) {
+/** The `data` of decodeRecord alone: readers that never look at the raw slices skip building them. */
+export function decodeData(layout: RecordLayout, line: string, warnings: Warning[] = [], lineNo = 0): Record<string, unknown> {
+  if (line.length !== layout.length) fail("CNAB_ESTRUTURA_INVALIDA", `line ${lineNo}: ${line.length} chars, layout ${layout.name} has ${layout.length}`, `linha ${lineNo}`);
+  const data: Record<string, unknown> = {};
+  for (const decode of compile(layout).decoders) decode(line, data, warnings, lineNo);
+  return data;
+}
+
+const lineWhere = (lineNo: number, f: FieldDef) => `linha ${lineNo}.${f.name}`;
+
+/** Blank fillers decode to nothing: only constants to check and fields with a `src` get a decoder. */
+function compileDecoder(f: FieldDef): Decoder[] {
+  const from = f.start - 1;
+  const to = f.end;
+  if (f.value !== undefined && f.value !== "") {
+    const width = f.end - f.start + 1;
+    const want = f.kind === "N" ? f.value.padStart(width, "0") : f.value.padEnd(width, " ");
+    return [
+      (line, _data, warnings, lineNo) => {
+        const s = line.slice(from, to);
+        if (s !== want) warnings.push({ code: "CONSTANTE_DIFERENTE", field: lineWhere(lineNo, f), message: `expected ${JSON.stringify(want)}, found ${JSON.stringify(s)}` });
+      },
+    ];
+  }
+  if (!f.src) return [];
+  const parse = parserOf(f);
+  const set = setter(f.src);
+  return [
+    (line, data, warnings, lineNo) => {
+      try {
+        const v = parse(line, from, to, lineNo);
+        if (v !== undefined) set(data, v);
+      } catch (e) {
+        if (e instanceof CobrancaError) warnings.push({ code: e.code, field: lineWhere(lineNo, f), message: e.message });
+        else throw e;
+      }
+    },
+  ];
+}
+
+/** Reads line[from, to): numbers and dates straight from the line, the rest from its slice. */
+type Parser = (line: string, from: number, to: number, lineNo: number) => unknown;
+
+/** The number written in line[from, to) when every character there is a digit (at most 15: exact); else -1. */
+function numeroEm(line: string, from: number, to: number): number {
+  if (to <= from || to - from > 15) return -1;
+  let n = 0;
+  for (let i = from; i < to; i++) {
+    const c = line.charCodeAt(i) - 48;
+    if (c < 0 || c > 9) return -1;
+    n = n * 10 + c;
+  }
+  return n;
+}
+
+/** A well-formed date at day/month/year offsets of the field, or undefined (blank, zero, invalid: date.ts decides). */
+function dataEm(line: string, from: number, to: number, anoDe2: boolean): CalendarDate | undefined {
+  if (to - from !== (anoDe2 ? 6 : 8)) return undefined;
+  const day = numeroEm(line, from, from + 2);
+  const month = numeroEm(line, from + 2, from + 4);
+  const ano = numeroEm(line, from + 4, to);
+  if (day < 0 || month < 0 || ano < 0) return undefined;
+  const d = { year: anoDe2 ? (ano < 80 ? 2000 + ano : 1900 + ano) : ano, month, day };
+  return isValidDate(d) ? d : undefined;
+}
+
+function parserOf(f: FieldDef): Parser {
+  switch (f.fmt ?? (f.kind === "N" ? "digits" : "text")) {
     case "digits":
-      return s.trim() === "" ? undefined : s.trim();
-    case "cents": {
-      const t = s.trim();
-      if (t === "") return undefined;
-      if (!/^\d+$/.test(t)) fail("CAMPO_INVALIDO", `not numeric: ${JSON.stringify(s)}`, where);
-      return Number(t);
-    }
+      return (line, from, to) => {
+        const t = line.slice(from, to).trim();
+        return t === "" ? undefined : t;
+      };
+    case "cents":
+      return (line, from, to, lineNo) => {
+        const n = numeroEm(line, from, to);
+        if (n >= 0) return n;
+        const s = line.slice(from, to);
+        const t = s.trim();
+        if (t === "") return undefined;
+        if (!SOME_DIGITS.test(t)) fail("CAMPO_INVALIDO", `not numeric: ${JSON.stringify(s)}`, lineWhere(lineNo, f));
+        return Number(t);
+      };
     case "date8":
-      return parseDDMMAAAA(s, where);
+      return (line, from, to, lineNo) => dataEm(line, from, to, false) ?? parseDDMMAAAA(line.slice(from, to), lineWhere(lineNo, f));
     case "date6":
-      return parseDDMMAA(s, where);
+      return (line, from, to, lineNo) => dataEm(line, from, to, true) ?? parseDDMMAA(line.slice(from, to), lineWhere(lineNo, f));
     case "text":
     case "raw": {
-      const t = f.align === "right" ? s.trim() : s.trimEnd();
-      return t === "" ? undefined : t;
+      const right = f.align === "right";
+      return (line, from, to) => {
+        const s = line.slice(from, to);
+        const t = right ? s.trim() : s.trimEnd();
+        return t === "" ? undefined : t;
+      };
     }
-    case "template": {
-      const t = s.trim();
-      return t === "" ? undefined : t;
-    }
+    case "template":
+      return (line, from, to) => {
+        const t = line.slice(from, to).trim();
+        return t === "" ? undefined : t;
+      };
   }
 }
 

@@ -202,22 +202,15 @@ function tituloCtx(t: Titulo, i: number, strict: boolean) {
   const emissao = assertDate(t.emissao, `${f}.emissao`);
   // a título becomes a boleto: the barcode's 10-digit value is the limit
   assertValorCentavos(t.valorCentavos, `${f}.valorCentavos`);
-  const enc = (e: Encargo | undefined, name: string) => {
-    if (!e) return undefined;
-    if (!/^\d$/.test(e.codigo ?? "")) fail("CAMPO_INVALIDO", "código must be one digit", `${f}.${name}.codigo`);
-    const needsDate = e.codigo !== "0" && e.codigo !== "3" && name !== "desconto";
-    return { codigo: e.codigo, data: e.data ? assertDate(e.data, `${f}.${name}.data`) : needsDate ? addDays(venc, 1) : undefined, valor: e.valor };
-  };
   const numeroDocumento = t.numeroDocumento === undefined ? undefined : cnabText(t.numeroDocumento, `${f}.numeroDocumento`);
-  return {
-    ...t,
+  const ctx = {
     numeroDocumento,
     vencimento: venc,
     emissao,
     movimento: t.movimento ?? "01",
-    juros: enc(t.juros, "juros"),
-    desconto: enc(t.desconto, "desconto"),
-    multa: enc(t.multa, "multa"),
+    juros: encargo(t.juros, "juros", f, venc),
+    desconto: encargo(t.desconto, "desconto", f, venc),
+    multa: encargo(t.multa, "multa", f, venc),
     protesto: t.protesto,
     baixa: t.baixa,
     nossoNumeroSequencial: t.nossoNumero,
@@ -226,6 +219,25 @@ function tituloCtx(t: Titulo, i: number, strict: boolean) {
     pagador: pessoa(t.pagador, `${f}.pagador`, strict, true),
     avalista: pessoa(t.avalista, `${f}.avalista`, strict, false),
   };
+  return comCamposDoTitulo(ctx, t);
+}
+
+function encargo(e: Encargo | undefined, name: string, f: string, venc: CalendarDate) {
+  if (!e) return undefined;
+  if (!/^\d$/.test(e.codigo ?? "")) fail("CAMPO_INVALIDO", "código must be one digit", `${f}.${name}.codigo`);
+  const needsDate = e.codigo !== "0" && e.codigo !== "3" && name !== "desconto";
+  return { codigo: e.codigo, data: e.data ? assertDate(e.data, `${f}.${name}.data`) : needsDate ? addDays(venc, 1) : undefined, valor: e.valor };
+}
+
+/**
+ * The título's own fields under the derived ones: what `{ ...t, ...ctx }` holds, but built from the
+ * derived object. Adding a dozen fields after a spread turns the object into a hash table, and the
+ * layouts read every título's fields three times.
+ */
+function comCamposDoTitulo<C extends object>(ctx: C, t: Titulo): C & Omit<Titulo, keyof C> {
+  const out = ctx as Record<string, unknown>;
+  for (const k in t) if (Object.hasOwn(t, k) && !Object.hasOwn(ctx, k)) out[k] = (t as unknown as Record<string, unknown>)[k];
+  return ctx as C & Omit<Titulo, keyof C>;
 }
 
 function beneficiarioCtx(b: Beneficiario, strict: boolean) {
@@ -244,24 +256,24 @@ function beneficiarioCtx(b: Beneficiario, strict: boolean) {
   };
 }
 
+const ASCII = new TextEncoder();
+
 function finish(lines: string[], warnings: Warning[]): RemessaOutput {
-  const text = lines.map((l) => l + "\r\n").join("");
+  const text = lines.join("\r\n") + "\r\n";
   const check = assertCnab(text); // the structural checker runs before anything is returned
-  const bytes = new Uint8Array(text.length);
-  for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+  // The checker lets printable ASCII only through, where UTF-8 is one byte per character, as latin1 is.
+  const bytes = ASCII.encode(text);
   return { bytes, text, records: lines.length, warnings, check };
 }
 
-function withPath<T>(prefix: string, fn: () => T): T {
-  try {
-    return fn();
-  } catch (e) {
-    if (e instanceof CobrancaError && e.field && !e.field.startsWith(prefix)) {
-      const rel = e.field.replace(/^titulo\./, "");
-      throw new CobrancaError(e.code, e.message.replace(/^[A-Z_]+(?: \([^)]*\))?: /, ""), `${prefix}.${rel}`, e.details ? { ...e.details } : undefined);
-    }
-    throw e;
+/** An error raised while writing título i, reported under `titulos[i]` (callers know títulos by index). */
+function sobTitulo(e: unknown, i: number): unknown {
+  const prefix = `titulos[${i}]`;
+  if (e instanceof CobrancaError && e.field && !e.field.startsWith(prefix)) {
+    const rel = e.field.replace(/^titulo\./, "");
+    return new CobrancaError(e.code, e.message.replace(/^[A-Z_]+(?: \([^)]*\))?: /, ""), `${prefix}.${rel}`, e.details ? { ...e.details } : undefined);
   }
+  return e;
 }
 
 /** Build a remessa file. Deterministic: same input → same bytes. */
@@ -313,22 +325,30 @@ function remessa240(
   const lines: string[] = [];
   lines.push(encodeRecord(layout240(profile, "headerArquivo"), base, warnings, "headerArquivo"));
   lines.push(encodeRecord(layout240(profile, "headerLote"), base, warnings, "headerLote"));
+  const segmentos = profile.segmentos.map((s) => layout240(profile, s));
+  // one context per file, pointed at each título and segment in turn: no copies per record
+  const ctx: Ctx = { ...base, seq: 0, titulo: undefined, pagador: undefined, avalista: undefined };
+  const dvCtx: Ctx = { ...base, titulo: undefined };
   let seq = 0;
-  titulos.forEach((t, i) => {
-    withPath(`titulos[${i}]`, () => {
-      const titulo: Record<string, unknown> = { ...t };
+  for (let i = 0; i < titulos.length; i++) {
+    const t = titulos[i]!;
+    try {
       if (profile.nossoNumeroDv) {
-        const c = { ...base, titulo };
-        const src = profile.nossoNumeroDv.tpl.map(([path, n]) => String(getPath(c, path) ?? "").padStart(n, "0")).join("");
-        titulo.nossoNumeroDv = CHECK_DIGITS[profile.nossoNumeroDv.algo](src);
+        dvCtx.titulo = t;
+        const src = profile.nossoNumeroDv.tpl.map(([path, n]) => String(getPath(dvCtx, path) ?? "").padStart(n, "0")).join("");
+        (t as Ctx).nossoNumeroDv = CHECK_DIGITS[profile.nossoNumeroDv.algo](src);
       }
-      for (const s of profile.segmentos) {
-        seq++;
-        const ctx = { ...base, seq, titulo, pagador: t.pagador, avalista: t.avalista };
-        lines.push(encodeRecord(layout240(profile, s), ctx, warnings, ""));
+      ctx.titulo = t;
+      ctx.pagador = t.pagador;
+      ctx.avalista = t.avalista;
+      for (const layout of segmentos) {
+        ctx.seq = ++seq;
+        lines.push(encodeRecord(layout, ctx, warnings, ""));
       }
-    });
-  });
+    } catch (e) {
+      throw sobTitulo(e, i);
+    }
+  }
   const totais = {
     registrosLote,
     titulos: titulos.length,
@@ -347,7 +367,7 @@ function remessa400(p: Cnab400Profile, arquivo: Ctx, beneficiario: Ctx, titulos:
   const lines: string[] = [];
   lines.push(encodeRecord(p.header, { ...base, seq: 1 }, warnings, "header"));
   titulos.forEach((t, i) => {
-    withPath(`titulos[${i}]`, () => {
+    try {
       const ctx: Ctx = { ...base, titulo: { ...t }, pagador: t.pagador, avalista: t.avalista };
       const tt = ctx.titulo as Record<string, unknown>;
       if (String(t.nossoNumero).replace(/^0+(?=\d)/, "").length > p.nossoNumeroLen)
@@ -358,7 +378,9 @@ function remessa400(p: Cnab400Profile, arquivo: Ctx, beneficiario: Ctx, titulos:
       }
       lines.push(encodeRecord(p.detalhe, { ...ctx, seq: lines.length + 1 }, warnings, ""));
       for (const x of p.extras) if (getPath(ctx, x.when) !== undefined) lines.push(encodeRecord(x.layout, { ...ctx, seq: lines.length + 1 }, warnings, ""));
-    });
+    } catch (e) {
+      throw sobTitulo(e, i);
+    }
   });
   lines.push(encodeRecord(p.trailer, { seq: lines.length + 1 }, warnings, "trailer"));
   if (lines.length > 999_999) fail("LIMITE_DE_REGISTROS", "more than 999,999 records in one file", "titulos");

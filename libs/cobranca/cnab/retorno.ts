@@ -4,7 +4,7 @@
  */
 import { type CalendarDate, isoDate } from "../date.js";
 import { fail } from "../errors.js";
-import { assertCnab, type CheckResult, splitLines } from "./checker.js";
+import { assertCnab, type CheckResult } from "./checker.js";
 import { SEGMENTO_U, segmentoT } from "./layouts240.js";
 import {
   BB_CBR643_RETORNO,
@@ -17,7 +17,7 @@ import {
   SANTANDER_400_RETORNO,
 } from "./layouts400.js";
 import { type EstadoCanonico, mapearOcorrencia } from "./ocorrencias.js";
-import { type RecordLayout, type Warning, decodeRecord } from "./record.js";
+import { type RecordLayout, type Warning, decodeData } from "./record.js";
 
 export interface EventoRetorno {
   readonly banco: string;
@@ -88,38 +88,147 @@ function chave(banco: string, e: Record<string, unknown>): string {
   return [banco, e.convenio ?? e.conta ?? "", e.nossoNumero ?? "", e.ocorrencia ?? "", d, e.valorPagoCentavos ?? 0, e.id ?? ""].join("|");
 }
 
-function evento(banco: string, layout: 240 | 400, linha: number, data: Record<string, unknown>): EventoRetorno {
-  const codigo = String(data.ocorrencia ?? "").trim();
+type Campo = (ev: Record<string, unknown>, v: unknown) => void;
+
+/**
+ * The event's fields, each stored under its own name. A store under a computed name turns an object of
+ * more than about sixteen fields into a hash table (slow to build, slow to read); named stores keep the
+ * events fast objects. A decoded field missing here still reaches the event, through a computed store.
+ */
+const CAMPOS: ReadonlyMap<string, Campo> = new Map(
+  Object.entries({
+    banco: (e, v) => void (e.banco = v),
+    layout: (e, v) => void (e.layout = v),
+    linha: (e, v) => void (e.linha = v),
+    estado: (e, v) => void (e.estado = v),
+    ocorrencia: (e, v) => void (e.ocorrencia = v),
+    descricao: (e, v) => void (e.descricao = v),
+    motivos: (e, v) => void (e.motivos = v),
+    id: (e, v) => void (e.id = v),
+    nossoNumero: (e, v) => void (e.nossoNumero = v),
+    numeroDocumento: (e, v) => void (e.numeroDocumento = v),
+    carteira: (e, v) => void (e.carteira = v),
+    agencia: (e, v) => void (e.agencia = v),
+    conta: (e, v) => void (e.conta = v),
+    convenio: (e, v) => void (e.convenio = v),
+    vencimento: (e, v) => void (e.vencimento = v),
+    dataOcorrencia: (e, v) => void (e.dataOcorrencia = v),
+    dataCredito: (e, v) => void (e.dataCredito = v),
+    valorCentavos: (e, v) => void (e.valorCentavos = v),
+    valorPagoCentavos: (e, v) => void (e.valorPagoCentavos = v),
+    valorLiquidoCentavos: (e, v) => void (e.valorLiquidoCentavos = v),
+    tarifaCentavos: (e, v) => void (e.tarifaCentavos = v),
+    jurosCentavos: (e, v) => void (e.jurosCentavos = v),
+    descontoCentavos: (e, v) => void (e.descontoCentavos = v),
+    abatimentoCentavos: (e, v) => void (e.abatimentoCentavos = v),
+    iofCentavos: (e, v) => void (e.iofCentavos = v),
+    outrasDespesasCentavos: (e, v) => void (e.outrasDespesasCentavos = v),
+    outrosCreditosCentavos: (e, v) => void (e.outrosCreditosCentavos = v),
+    bancoRecebedor: (e, v) => void (e.bancoRecebedor = v),
+    agenciaRecebedora: (e, v) => void (e.agenciaRecebedora = v),
+    especie: (e, v) => void (e.especie = v),
+    codigoLiquidacao: (e, v) => void (e.codigoLiquidacao = v),
+    pix: (e, v) => void (e.pix = v),
+    chaveIdempotencia: (e, v) => void (e.chaveIdempotencia = v),
+  } satisfies Record<keyof EventoRetorno, Campo>),
+);
+
+/** Values are trimmed, and blank or missing ones left out: an event never carries "" or undefined. */
+function poe(ev: Record<string, unknown>, k: string, v: unknown, store = CAMPOS.get(k)): void {
+  const t = typeof v === "string" ? v.trim() : v;
+  if (t === "" || t === undefined) return;
+  if (store) store(ev, t);
+  else ev[k] = t;
+}
+
+/**
+ * How a decoded field reaches the event: its store, or null when it is not copied as it is (it feeds
+ * the event, like motivos, the nosso número or the bank's check, or it is one of the event's own fields,
+ * placed first). A field in neither list is copied under its name.
+ */
+const DECODIFICADOS: ReadonlyMap<string, Campo | null> = new Map([
+  ...CAMPOS,
+  ...["motivosRaw", "motivosSantanderRaw", "nossoNumeroSequencial", "seq", "beneficiario", "pagador", "banco", "nossoNumeroDv"].map((k) => [k, null] as const),
+  ...["layout", "linha", "estado", "ocorrencia", "descricao", "motivos"].map((k) => [k, null] as const),
+]);
+
+/**
+ * One event per detail, built field by field in its final order: no `delete`, no reshaping. A CNAB 240
+ * detail comes in parts (T, U), read as one: a field of a later part replaces the same field of an
+ * earlier one, in the earlier one's place (what Object.assign would give, without building that object).
+ */
+function evento(banco: string, layout: 240 | 400, linha: number, partes: readonly Record<string, unknown>[]): EventoRetorno {
+  const codigo = String(campo(partes, "ocorrencia") ?? "").trim();
   const map = mapearOcorrencia(banco, layout, codigo);
-  const { motivosRaw, motivosSantanderRaw, nossoNumeroSequencial, seq, beneficiario, pagador, banco: _b, nossoNumeroDv, ...rest } = data;
-  void seq;
-  void beneficiario;
-  void pagador;
-  void _b;
-  const mot = motivos(banco === "033" && layout === 400 ? motivosSantanderRaw : motivosRaw);
-  const ev: Record<string, unknown> = { banco, layout, linha, estado: map.estado, ocorrencia: codigo, descricao: map.descricao, motivos: mot, ...rest };
-  if (typeof ev.nossoNumero === "string") ev.nossoNumero = ev.nossoNumero.trim() + (typeof nossoNumeroDv === "string" ? nossoNumeroDv.trim() : "");
-  else if (typeof nossoNumeroSequencial === "string") ev.nossoNumero = nossoNumeroSequencial;
-  for (const k of Object.keys(ev)) if (typeof ev[k] === "string") ev[k] = (ev[k] as string).trim();
-  for (const k of Object.keys(ev)) if (ev[k] === "" || ev[k] === undefined) delete ev[k];
-  ev.chaveIdempotencia = chave(banco, ev);
+  const mot = motivos(campo(partes, banco === "033" && layout === 400 ? "motivosSantanderRaw" : "motivosRaw"));
+  const ev: Record<string, unknown> = {};
+  poe(ev, "banco", banco);
+  poe(ev, "layout", proprio(partes, "layout", layout));
+  poe(ev, "linha", proprio(partes, "linha", linha));
+  poe(ev, "estado", proprio(partes, "estado", map.estado));
+  poe(ev, "ocorrencia", proprio(partes, "ocorrencia", codigo));
+  poe(ev, "descricao", proprio(partes, "descricao", map.descricao));
+  poe(ev, "motivos", proprio(partes, "motivos", mot));
+  for (let i = 0; i < partes.length; i++) {
+    const parte = partes[i]!;
+    const ultima = i === partes.length - 1;
+    for (const k in parte) {
+      const store = DECODIFICADOS.get(k);
+      if (store === null || jaVisto(partes, i, k)) continue;
+      poe(ev, k, k === "nossoNumero" ? nossoNumero(partes) : ultima ? parte[k] : campo(partes, k), store);
+    }
+  }
+  if (!tem(partes, "nossoNumero")) {
+    const sequencial = campo(partes, "nossoNumeroSequencial");
+    if (typeof sequencial === "string") poe(ev, "nossoNumero", sequencial);
+  }
+  CAMPOS.get("chaveIdempotencia")!(ev, chave(banco, ev));
   return ev as unknown as EventoRetorno;
+}
+
+/** An event field's value, unless a decoded field of the same name replaces it. */
+function proprio(partes: readonly Record<string, unknown>[], k: string, v: unknown): unknown {
+  return tem(partes, k) ? campo(partes, k) : v;
+}
+
+function campo(partes: readonly Record<string, unknown>[], k: string): unknown {
+  for (let i = partes.length - 1; i >= 0; i--) if (Object.hasOwn(partes[i]!, k)) return partes[i]![k];
+  return undefined;
+}
+
+function tem(partes: readonly Record<string, unknown>[], k: string): boolean {
+  return jaVisto(partes, partes.length, k);
+}
+
+/** Whether a part before `i` has the field (it was placed with that part). */
+function jaVisto(partes: readonly Record<string, unknown>[], i: number, k: string): boolean {
+  for (let j = 0; j < i; j++) if (Object.hasOwn(partes[j]!, k)) return true;
+  return false;
+}
+
+/** The NN as the bank wrote it, with its separate DV field when the layout has one (Caixa). */
+function nossoNumero(partes: readonly Record<string, unknown>[]): unknown {
+  const nn = campo(partes, "nossoNumero");
+  const dv = campo(partes, "nossoNumeroDv");
+  const sequencial = campo(partes, "nossoNumeroSequencial");
+  if (typeof nn === "string") return nn.trim() + (typeof dv === "string" ? dv.trim() : "");
+  return typeof sequencial === "string" ? sequencial : nn;
 }
 
 /** Parse a retorno file (CNAB 240 or 400), after the structural check. */
 export function lerRetorno(content: string | Uint8Array): RetornoLido {
   const check = assertCnab(content);
   if (check.direction !== "retorno") fail("CNAB_ESTRUTURA_INVALIDA", "not a retorno file", "arquivo");
-  const { lines } = splitLines(content);
+  const lines = check.lines; // the checker has split the file already
   const warnings: Warning[] = check.warnings.map((w) => ({ code: w.rule, field: `linha ${w.line}`, message: w.message }));
   const eventos: EventoRetorno[] = [];
   if (check.layout === 240) {
     const banco = check.banco!;
     const header = lines[0]!;
     const tLayout = segmentoT(banco);
-    let pending: { linha: number; data: Record<string, unknown> } | undefined;
+    let pending: { linha: number; partes: Record<string, unknown>[] } | undefined;
     const flush = () => {
-      if (pending) eventos.push(evento(banco, 240, pending.linha, pending.data));
+      if (pending) eventos.push(evento(banco, 240, pending.linha, pending.partes));
       pending = undefined;
     };
     lines.forEach((l, i) => {
@@ -127,9 +236,9 @@ export function lerRetorno(content: string | Uint8Array): RetornoLido {
       const seg = l[13];
       if (seg === "T") {
         flush();
-        pending = { linha: i + 1, data: decodeRecord(tLayout, l, warnings, i + 1).data };
+        pending = { linha: i + 1, partes: [decodeData(tLayout, l, warnings, i + 1)] };
       } else if (seg === "U" && pending) {
-        Object.assign(pending.data, decodeRecord(SEGMENTO_U, l, warnings, i + 1).data);
+        pending.partes.push(decodeData(SEGMENTO_U, l, warnings, i + 1));
         flush();
       } else warnings.push({ code: "SEGMENTO_IGNORADO", field: `linha ${i + 1}`, message: `segment ${seg} not read` });
     });
@@ -140,16 +249,16 @@ export function lerRetorno(content: string | Uint8Array): RetornoLido {
   const banco = check.banco!;
   const detail = DETALHES_400[banco];
   if (!detail) fail("CNAB_LAYOUT_DESCONHECIDO", `no CNAB 400 retorno layout for bank ${banco} (have: ${Object.keys(DETALHES_400).join(", ")})`, "banco");
-  const h = decodeRecord(HEADER_400_RETORNO, lines[0]!, warnings, 1).data;
+  const h = decodeData(HEADER_400_RETORNO, lines[0]!, warnings, 1);
   lines.forEach((l, i) => {
     if (i === 0 || l[0] === "9") return;
     if (l[0] === detail.tipo) {
-      eventos.push(evento(banco, 400, i + 1, decodeRecord(detail.layout, l, warnings, i + 1).data));
+      eventos.push(evento(banco, 400, i + 1, [decodeData(detail.layout, l, warnings, i + 1)]));
       return;
     }
     const extra = detail.extras?.[l[0]!];
     if (extra && eventos.length) {
-      const d = decodeRecord(extra, l, warnings, i + 1).data;
+      const d = decodeData(extra, l, warnings, i + 1);
       const last = eventos[eventos.length - 1]! as unknown as Record<string, unknown>;
       const pix = d.pix as Record<string, string> | undefined;
       if (pix) last.pix = Object.fromEntries(Object.entries(pix).map(([k, v]) => [k, v.trim()]).filter(([, v]) => v !== "" && v !== "000"));
