@@ -18,6 +18,7 @@ describe("gateway configuration", () => {
       backoffMaxMs: 30_000,
       maxDecompressedBytes: 8 * 1024 * 1024,
       maxResponseBytes: 64 * 1024 * 1024,
+      maxBatchBytes: 15 * 1024 * 1024,
       rateLimitCooldownMs: 300_000,
       credentials: { kind: "vault", refreshMs: 60_000 },
     });
@@ -37,6 +38,8 @@ describe("gateway configuration", () => {
     [{ NFSE_REQUEST_TIMEOUT_SECONDS: "abc" }, "NFSE_REQUEST_TIMEOUT_SECONDS"],
     [{ NFSE_RETRY_BACKOFF_BASE_SECONDS: "10", NFSE_RETRY_BACKOFF_MAX_SECONDS: "1" }, "NFSE_RETRY_BACKOFF_MAX_SECONDS"],
     [{ ADN_CA_FILE: "/nonexistent/ca.pem" }, "ADN_CA_FILE"],
+    // More than the store accepts as one ApplyBatch: every such batch would fail there instead.
+    [{ ADN_MAX_BATCH_BYTES: String(16 * 1024 * 1024) }, "ADN_MAX_BATCH_BYTES"],
     [{ VAULT_CREDENTIALS_SECRET: "a-secret-value", VAULT_CREDENTIALS_SECRET_FILE: "/x" }, "VAULT_CREDENTIALS_SECRET_FILE"],
     [{ VAULT_CREDENTIALS_SECRET_FILE: "/nonexistent/secret" }, "VAULT_CREDENTIALS_SECRET_FILE"],
   ])("refuses %j naming %s, never echoing a secret", (env, variable) => {

@@ -17,6 +17,8 @@ export interface GatewayConfig {
   backoffMaxMs: number;
   maxDecompressedBytes: number;
   maxResponseBytes: number;
+  /** Largest serialized batch StreamBatch sends: what the store's ApplyBatch accepts as encoded items. */
+  maxBatchBytes: number;
   rateLimitCooldownMs: number;
   credentials: CredentialsConfig;
 }
@@ -41,6 +43,7 @@ export function readGatewayConfig(env: EnvReader): GatewayConfig {
     backoffMaxMs,
     maxDecompressedBytes: env.int("ADN_MAX_DECOMPRESSED_BYTES", { default: 8 * 1024 * 1024, min: 1024, max: 256 * 1024 * 1024 }),
     maxResponseBytes: env.int("ADN_MAX_RESPONSE_BYTES", { default: 64 * 1024 * 1024, min: 1024, max: 1024 * 1024 * 1024 }),
+    maxBatchBytes: env.int("ADN_MAX_BATCH_BYTES", { default: 15 * 1024 * 1024, min: 1024, max: 15 * 1024 * 1024 }),
     rateLimitCooldownMs: env.durationMs("ADN_RATE_LIMIT_COOLDOWN_SECONDS", { default: 300_000, maxSeconds: 86_400 }),
     credentials: dir ? { kind: "dir", dir } : { kind: "vault", ...vaultSecret(env), refreshMs: env.durationMs("ADN_CREDENTIALS_REFRESH_SECONDS", { default: 60_000, maxSeconds: 86_400 }) },
   };

@@ -53,6 +53,10 @@ export class AdnGateway {
     return { maxDecompressedBytes: this.deps.config.maxDecompressedBytes };
   }
 
+  get maxBatchBytes(): number {
+    return this.deps.config.maxBatchBytes;
+  }
+
   /** One logical call to `url` with the municipality's certificate. */
   async exchange(ibge: string, ambiente: Ambiente, url: string, endpoint: string, signal?: AbortSignal): Promise<AdnExchange> {
     const key = `${ibge}/${ambiente}`;

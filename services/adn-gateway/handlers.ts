@@ -1,19 +1,26 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { municipiosDfeUrl, municipiosEventosUrl } from "../../libs/adn/http.js";
+import { decodeItem } from "../../libs/adn/item.js";
 import {
   FetchBatchResponseSchema,
   FetchSingleResponseSchema,
   GetDocumentByChaveResponseSchema,
+  StreamBatchResponseSchema,
   type AdnGatewayService,
 } from "../../libs/gen/malha/adn/v1/adn_gateway_pb.js";
 import type { DistributionItem } from "../../libs/gen/malha/nfse/v1/distribution_pb.js";
 import type { Logger } from "../../libs/log/logger.js";
 import { invalidArgument, notFound } from "../../libs/rpc/errors.js";
+import { readBatchPage } from "./batch-page.js";
 import type { AdnGateway } from "./gateway.js";
+import { itemChunks } from "./item-chunks.js";
 import type { AdnMetrics } from "./metrics.js";
-import { callInfo, decodeAll, hole, interpret, selectBatch } from "./results.js";
+import { callInfo, decodeAll, hole, interpret } from "./results.js";
 import { validAmbiente, validChave, validFeed, validIbge } from "./validate.js";
+
+/** StreamBatch chunk size: a handful of messages per batch, none near gRPC's 4 MiB default. */
+const CHUNK_BYTES = 1024 * 1024;
 
 export function createHandlers(gateway: AdnGateway, metrics: AdnMetrics, log: Logger): Partial<ServiceImpl<typeof AdnGatewayService>> {
   const countItems = (items: DistributionItem[]) => {
@@ -22,24 +29,31 @@ export function createHandlers(gateway: AdnGateway, metrics: AdnMetrics, log: Lo
 
   return {
     async fetchBatch(req, ctx) {
-      const feed = validFeed(req.feed);
-      const url = municipiosDfeUrl(gateway.baseUrl(feed.ambiente), req.afterNsu, feed.tipoNsu, true);
-      const x = await gateway.exchange(feed.ibge, feed.ambiente, url, "dfe_lote", ctx.signal);
-      const found = interpret(x.envelope, x.httpStatus, feed.ambiente);
-      const decoded = found.found ? decodeAll(x.envelope, gateway.decodeOptions) : [];
-      const batch = selectBatch(decoded, req.afterNsu, x.envelope.lote.length);
-      countItems(batch.items);
-      if (batch.duplicateCount > 0 || batch.orphanFaults > 0) {
-        log.warn({ ibge: feed.ibge, duplicates: batch.duplicateCount, orphanFaults: batch.orphanFaults }, "ADN batch had repeated NSUs or NSU-less items");
-      }
+      const page = await readBatchPage(gateway, log, req, ctx.signal);
+      const items = page.entries.map((raw) => decodeItem(raw, gateway.decodeOptions));
+      countItems(items);
       return create(FetchBatchResponseSchema, {
-        status: batch.status,
-        items: batch.items,
-        highestNsu: batch.highestNsu,
-        pageSizeSeen: batch.pageSizeSeen,
-        droppedCount: batch.droppedCount,
-        call: callInfo(x.envelope, x.attempts, x.elapsedMs, x.httpStatus),
+        status: page.status,
+        items,
+        highestNsu: page.highestNsu,
+        pageSizeSeen: page.pageSizeSeen,
+        droppedCount: page.droppedCount,
+        call: page.call,
       });
+    },
+
+    async *streamBatch(req, ctx) {
+      const page = await readBatchPage(gateway, log, req, ctx.signal);
+      const { entries, ...facts } = page;
+      yield create(StreamBatchResponseSchema, { part: { case: "head", value: { ...facts, itemCount: entries.length } } });
+      const chunks = itemChunks(entries, {
+        decode: gateway.decodeOptions,
+        chunkBytes: CHUNK_BYTES,
+        maxBatchBytes: gateway.maxBatchBytes,
+        signal: ctx.signal,
+        onItem: (item) => countItems([item]),
+      });
+      for await (const chunk of chunks) yield create(StreamBatchResponseSchema, { part: { case: "itemsChunk", value: chunk } });
     },
 
     async fetchSingle(req, ctx) {

@@ -45,9 +45,9 @@ export function decodeAll(env: AdnEnvelope, opts: DecodeOptions): DistributionIt
   return env.lote.map((raw) => decodeItem(raw, opts));
 }
 
-export interface BatchResult {
+export interface BatchResult<T extends { nsu: bigint } = DistributionItem> {
   status: BatchStatus;
-  items: DistributionItem[];
+  items: T[];
   highestNsu: bigint;
   pageSizeSeen: number;
   droppedCount: number;
@@ -59,11 +59,12 @@ export interface BatchResult {
 
 /**
  * Keeps items with NSU > afterNsu (whatever start semantics the ADN applied), once each, ascending. Items
- * without an NSU (faults) ride along in front when there is anything new.
+ * without an NSU (faults) ride along in front when there is anything new. Only the NSU is looked at, so
+ * the choice can be made on the envelope's entries before any of them is decoded.
  */
-export function selectBatch(items: DistributionItem[], afterNsu: bigint, pageSizeSeen: number): BatchResult {
-  const byNsu = new Map<bigint, DistributionItem>();
-  const orphans: DistributionItem[] = [];
+export function selectBatch<T extends { nsu: bigint }>(items: T[], afterNsu: bigint, pageSizeSeen: number): BatchResult<T> {
+  const byNsu = new Map<bigint, T>();
+  const orphans: T[] = [];
   let dropped = 0;
   let duplicates = 0;
   for (const item of items) {

@@ -1,11 +1,12 @@
 import { timestampDate, timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import { RateLimitedSchema } from "../../libs/gen/malha/adn/v1/errors_pb.js";
-import { BatchStatus, type AdnGatewayService, type FetchBatchResponse } from "../../libs/gen/malha/adn/v1/adn_gateway_pb.js";
+import { BatchStatus, type AdnGatewayService } from "../../libs/gen/malha/adn/v1/adn_gateway_pb.js";
 import type { FeedKey } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
 import type { StoreService } from "../../libs/gen/malha/store/v1/store_pb.js";
 import { NotEligibleSchema, RunOutcome, StaleFenceSchema, type RunTrigger, type SyncPool } from "../../libs/gen/malha/store/v1/types_pb.js";
 import type { Lease } from "../../libs/leases/types.js";
+import { openBatch, type OpenedBatch } from "./batch-stream.js";
 
 export interface SyncFeedDeps {
   store: Client<typeof StoreService>;
@@ -31,10 +32,12 @@ export type SyncFeedResult =
   | { kind: "lease-lost"; runId?: string; items: number };
 
 /**
- * One run of one feed under a held lease (blueprint §3): BeginRun, then FetchBatch → ApplyBatch until
- * the ADN says there is nothing newer. The fetch of batch k+1 is in flight while batch k is being
- * persisted, so the store's latency hides behind the ADN's. Every write carries the lease's fence token;
- * the store refuses a stale one, which is what makes a paused or partitioned holder harmless.
+ * One run of one feed under a held lease (blueprint §3): BeginRun, then StreamBatch → ApplyBatch until
+ * the ADN says there is nothing newer. The fetch of batch k+1 starts as soon as batch k's head arrives,
+ * so the gateway's decoding of batch k and the store's applying it hide behind the ADN's latency; the
+ * items travel to the store as the bytes the gateway serialized, undecoded. Every write carries the
+ * lease's fence token; the store refuses a stale one, which is what makes a paused or partitioned holder
+ * harmless.
  */
 export async function syncFeed(
   deps: SyncFeedDeps,
@@ -68,7 +71,11 @@ export async function syncFeed(
   let cursor = begin.cursor;
   let items = 0;
   const startedAt = performance.now();
+  // Cancels the prefetch still in flight whenever the run ends, however it ends: no stream outlives it.
+  const runOver = new AbortController();
+  const streams = AbortSignal.any([lease.signal, runOver.signal]);
   const finish = async (outcome: RunOutcome, extra: { error?: string; nextEligibleAt?: number; cooldownUntil?: number }) => {
+    runOver.abort();
     await store.finishRun(
       {
         feed,
@@ -84,29 +91,31 @@ export async function syncFeed(
     return { kind: "finished" as const, outcome, runId, items, cursor, ...(extra.error ? { error: extra.error } : {}) };
   };
 
-  const fetch = (after: bigint): Promise<FetchBatchResponse> => gateway.fetchBatch({ feed, afterNsu: after }, call);
-  let next: Promise<FetchBatchResponse> | undefined = fetch(cursor);
-  // A rejected prefetch must not become an unhandled rejection while we are still applying.
-  next.catch(() => undefined);
+  const fetch = (after: bigint): Promise<OpenedBatch> => {
+    const opened = openBatch(gateway, feed, after, streams);
+    // A rejected prefetch must not become an unhandled rejection while we are still applying.
+    opened.catch(() => undefined);
+    return opened;
+  };
+  let next: Promise<OpenedBatch> | undefined = fetch(cursor);
 
   try {
     while (next) {
-      const batch: FetchBatchResponse = await next;
+      const { head, items: encodedItems } = await next;
       next = undefined;
-      const highest = batch.items.reduce((max, it) => (it.nsu > max ? it.nsu : max), cursor);
-      const endOfStream = batch.status === BatchStatus.END_OF_STREAM;
+      const highest = head.highestNsu > cursor ? head.highestNsu : cursor;
+      const endOfStream = head.status === BatchStatus.END_OF_STREAM;
       const sliceOver = opts.sliceMs !== undefined && performance.now() - startedAt >= opts.sliceMs;
-      if (!endOfStream && !sliceOver && lease.remainingMs() > 0) {
-        next = fetch(highest);
-        next.catch(() => undefined);
-      }
-      if (batch.items.length > 0) {
+      // The head comes once the ADN has answered, so this is still one ADN call per feed at a time; it
+      // overlaps the gateway decoding batch k, its transfer and the store applying it.
+      if (!endOfStream && !sliceOver && lease.remainingMs() > 0) next = fetch(highest);
+      if (head.itemCount > 0) {
         const applied = await store.applyBatch(
-          { feed, runId, fenceToken: lease.fenceToken, items: batch.items, newCursor: highest, progress: { maxNsuSeen: highest } },
+          { feed, runId, fenceToken: lease.fenceToken, encodedItems: await encodedItems, newCursor: highest, progress: { maxNsuSeen: highest } },
           call,
         );
         cursor = applied.cursor;
-        items += batch.items.length;
+        items += head.itemCount;
         if (applied.cancelRequested) return await finish(RunOutcome.CANCELLED, {});
       }
       if (endOfStream) return await finish(RunOutcome.CAUGHT_UP, { nextEligibleAt: now() + opts.emptyResultBackoffMs });
@@ -115,6 +124,7 @@ export async function syncFeed(
     }
     return await finish(RunOutcome.YIELDED, {});
   } catch (err) {
+    runOver.abort();
     if (lease.signal.aborted) return { kind: "lease-lost", runId, items };
     const e = ConnectError.from(err);
     if (e.findDetails(StaleFenceSchema).length > 0) {
@@ -127,5 +137,7 @@ export async function syncFeed(
       return await finish(RunOutcome.RATE_LIMITED, { error: e.rawMessage, cooldownUntil: until });
     }
     return await finish(RunOutcome.FAILED, { error: `${Code[e.code]}: ${e.rawMessage}`, nextEligibleAt: now() + opts.failureBackoffMs });
+  } finally {
+    runOver.abort();
   }
 }

@@ -8,6 +8,7 @@ import type { StoreDb } from "../repo/context.js";
 import { applyBatch } from "../repo/apply-batch.js";
 import { beginRun, expireStaleRuns, finishRun, getRun, purgeRunLogs, requestCancellation } from "../repo/runs.js";
 import { parseRunId } from "../repo/state.js";
+import { batchItems } from "./batch-items.js";
 import { optionalText, optionalTime, requiredText, requiredTime } from "./validate.js";
 
 type Impl = Partial<ServiceImpl<typeof StoreService>>;
@@ -36,11 +37,12 @@ export function runHandlers(db: StoreDb): Impl {
 
     async applyBatch(req) {
       const feed = parseFeed(req.feed);
+      const items = batchItems(req);
       const result = await applyBatch(db, {
         feed,
         runId: parseRunId(req.runId),
         fence: fenceToken(req.fenceToken),
-        items: req.items,
+        items,
         newCursor: req.newCursor,
         maxNsuSeen: req.progress?.maxNsuSeen ?? 0n,
       });

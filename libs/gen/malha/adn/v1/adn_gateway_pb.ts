@@ -8,8 +8,8 @@
 //
 // How ADN conditions map to gRPC codes (all RPCs):
 //   HTTP 200 DOCUMENTOS_LOCALIZADOS                → OK, items returned.
-//   HTTP 404 + JSON NENHUM_DOCUMENTO_LOCALIZADO    → OK, END_OF_STREAM (FetchBatch), a hole (FetchSingle),
-//                                                    NOT_FOUND (GetDocumentByChave).
+//   HTTP 404 + JSON NENHUM_DOCUMENTO_LOCALIZADO    → OK, END_OF_STREAM (FetchBatch, StreamBatch), a hole
+//                                                    (FetchSingle), NOT_FOUND (GetDocumentByChave).
 //   HTTP 400 + JSON REJEICAO                       → FAILED_PRECONDITION + AdnRejection.
 //   HTTP 429 (HTML)                                → RESOURCE_EXHAUSTED + RateLimited{cooldown_until}.
 //   timeouts, connect errors, 5xx, HTML 503,
@@ -38,7 +38,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file malha/adn/v1/adn_gateway.proto.
  */
 export const file_malha_adn_v1_adn_gateway: GenFile = /*@__PURE__*/
-  fileDesc("Ch5tYWxoYS9hZG4vdjEvYWRuX2dhdGV3YXkucHJvdG8SDG1hbGhhLmFkbi52MSLYAQoIQ2FsbEluZm8SNAoQYWRuX3Byb2Nlc3NlZF9hdBgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGQoRdmVyc2FvX2FwbGljYXRpdm8YAiABKAkSKAoGYWxlcnRzGAMgAygLMhgubWFsaGEuYWRuLnYxLkFkbk1lc3NhZ2USEAoIYXR0ZW1wdHMYBCABKAUSKgoHZWxhcHNlZBgFIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhITCgtodHRwX3N0YXR1cxgGIAEoBSJMChFGZXRjaEJhdGNoUmVxdWVzdBIkCgRmZWVkGAEgASgLMhYubWFsaGEubmZzZS52MS5GZWVkS2V5EhEKCWFmdGVyX25zdRgCIAEoBCLZAQoSRmV0Y2hCYXRjaFJlc3BvbnNlEikKBnN0YXR1cxgBIAEoDjIZLm1hbGhhLmFkbi52MS5CYXRjaFN0YXR1cxIuCgVpdGVtcxgCIAMoCzIfLm1hbGhhLm5mc2UudjEuRGlzdHJpYnV0aW9uSXRlbRITCgtoaWdoZXN0X25zdRgDIAEoBBIWCg5wYWdlX3NpemVfc2VlbhgEIAEoBRIVCg1kcm9wcGVkX2NvdW50GAUgASgFEiQKBGNhbGwYBiABKAsyFi5tYWxoYS5hZG4udjEuQ2FsbEluZm8iRwoSRmV0Y2hTaW5nbGVSZXF1ZXN0EiQKBGZlZWQYASABKAsyFi5tYWxoYS5uZnNlLnYxLkZlZWRLZXkSCwoDbnN1GAIgASgEIqQBChNGZXRjaFNpbmdsZVJlc3BvbnNlEi8KBGl0ZW0YASABKAsyHy5tYWxoYS5uZnNlLnYxLkRpc3RyaWJ1dGlvbkl0ZW1IABIsCgRob2xlGAIgASgLMhwubWFsaGEubmZzZS52MS5Db25maXJtZWRIb2xlSAASJAoEY2FsbBgDIAEoCzIWLm1hbGhhLmFkbi52MS5DYWxsSW5mb0IICgZyZXN1bHQiYwoZR2V0RG9jdW1lbnRCeUNoYXZlUmVxdWVzdBIMCgRpYmdlGAEgASgJEikKCGFtYmllbnRlGAIgASgOMhcubWFsaGEubmZzZS52MS5BbWJpZW50ZRINCgVjaGF2ZRgDIAEoCSLXAQoaR2V0RG9jdW1lbnRCeUNoYXZlUmVzcG9uc2USMQoIZG9jdW1lbnQYASABKAsyHy5tYWxoYS5uZnNlLnYxLkRpc3RyaWJ1dGlvbkl0ZW0SLwoGZXZlbnRzGAIgAygLMh8ubWFsaGEubmZzZS52MS5EaXN0cmlidXRpb25JdGVtEi8KBmZhdWx0cxgDIAMoCzIfLm1hbGhhLm5mc2UudjEuRGlzdHJpYnV0aW9uSXRlbRIkCgRjYWxsGAQgASgLMhYubWFsaGEuYWRuLnYxLkNhbGxJbmZvKm0KC0JhdGNoU3RhdHVzEhwKGEJBVENIX1NUQVRVU19VTlNQRUNJRklFRBAAEiAKHEJBVENIX1NUQVRVU19ET0NVTUVOVFNfRk9VTkQQARIeChpCQVRDSF9TVEFUVVNfRU5EX09GX1NUUkVBTRACMqECChFBZG5HYXRld2F5U2VydmljZRJPCgpGZXRjaEJhdGNoEh8ubWFsaGEuYWRuLnYxLkZldGNoQmF0Y2hSZXF1ZXN0GiAubWFsaGEuYWRuLnYxLkZldGNoQmF0Y2hSZXNwb25zZRJSCgtGZXRjaFNpbmdsZRIgLm1hbGhhLmFkbi52MS5GZXRjaFNpbmdsZVJlcXVlc3QaIS5tYWxoYS5hZG4udjEuRmV0Y2hTaW5nbGVSZXNwb25zZRJnChJHZXREb2N1bWVudEJ5Q2hhdmUSJy5tYWxoYS5hZG4udjEuR2V0RG9jdW1lbnRCeUNoYXZlUmVxdWVzdBooLm1hbGhhLmFkbi52MS5HZXREb2N1bWVudEJ5Q2hhdmVSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_timestamp, file_malha_adn_v1_errors, file_malha_nfse_v1_distribution, file_malha_nfse_v1_feed]);
+  fileDesc("Ch5tYWxoYS9hZG4vdjEvYWRuX2dhdGV3YXkucHJvdG8SDG1hbGhhLmFkbi52MSLYAQoIQ2FsbEluZm8SNAoQYWRuX3Byb2Nlc3NlZF9hdBgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGQoRdmVyc2FvX2FwbGljYXRpdm8YAiABKAkSKAoGYWxlcnRzGAMgAygLMhgubWFsaGEuYWRuLnYxLkFkbk1lc3NhZ2USEAoIYXR0ZW1wdHMYBCABKAUSKgoHZWxhcHNlZBgFIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhITCgtodHRwX3N0YXR1cxgGIAEoBSJMChFGZXRjaEJhdGNoUmVxdWVzdBIkCgRmZWVkGAEgASgLMhYubWFsaGEubmZzZS52MS5GZWVkS2V5EhEKCWFmdGVyX25zdRgCIAEoBCLZAQoSRmV0Y2hCYXRjaFJlc3BvbnNlEikKBnN0YXR1cxgBIAEoDjIZLm1hbGhhLmFkbi52MS5CYXRjaFN0YXR1cxIuCgVpdGVtcxgCIAMoCzIfLm1hbGhhLm5mc2UudjEuRGlzdHJpYnV0aW9uSXRlbRITCgtoaWdoZXN0X25zdRgDIAEoBBIWCg5wYWdlX3NpemVfc2VlbhgEIAEoBRIVCg1kcm9wcGVkX2NvdW50GAUgASgFEiQKBGNhbGwYBiABKAsyFi5tYWxoYS5hZG4udjEuQ2FsbEluZm8iTQoSU3RyZWFtQmF0Y2hSZXF1ZXN0EiQKBGZlZWQYASABKAsyFi5tYWxoYS5uZnNlLnYxLkZlZWRLZXkSEQoJYWZ0ZXJfbnN1GAIgASgEIrQBCglCYXRjaEhlYWQSKQoGc3RhdHVzGAEgASgOMhkubWFsaGEuYWRuLnYxLkJhdGNoU3RhdHVzEhMKC2hpZ2hlc3RfbnN1GAIgASgEEhIKCml0ZW1fY291bnQYAyABKAUSFgoOcGFnZV9zaXplX3NlZW4YBCABKAUSFQoNZHJvcHBlZF9jb3VudBgFIAEoBRIkCgRjYWxsGAYgASgLMhYubWFsaGEuYWRuLnYxLkNhbGxJbmZvIl0KE1N0cmVhbUJhdGNoUmVzcG9uc2USJwoEaGVhZBgBIAEoCzIXLm1hbGhhLmFkbi52MS5CYXRjaEhlYWRIABIVCgtpdGVtc19jaHVuaxgCIAEoDEgAQgYKBHBhcnQiRwoSRmV0Y2hTaW5nbGVSZXF1ZXN0EiQKBGZlZWQYASABKAsyFi5tYWxoYS5uZnNlLnYxLkZlZWRLZXkSCwoDbnN1GAIgASgEIqQBChNGZXRjaFNpbmdsZVJlc3BvbnNlEi8KBGl0ZW0YASABKAsyHy5tYWxoYS5uZnNlLnYxLkRpc3RyaWJ1dGlvbkl0ZW1IABIsCgRob2xlGAIgASgLMhwubWFsaGEubmZzZS52MS5Db25maXJtZWRIb2xlSAASJAoEY2FsbBgDIAEoCzIWLm1hbGhhLmFkbi52MS5DYWxsSW5mb0IICgZyZXN1bHQiYwoZR2V0RG9jdW1lbnRCeUNoYXZlUmVxdWVzdBIMCgRpYmdlGAEgASgJEikKCGFtYmllbnRlGAIgASgOMhcubWFsaGEubmZzZS52MS5BbWJpZW50ZRINCgVjaGF2ZRgDIAEoCSLXAQoaR2V0RG9jdW1lbnRCeUNoYXZlUmVzcG9uc2USMQoIZG9jdW1lbnQYASABKAsyHy5tYWxoYS5uZnNlLnYxLkRpc3RyaWJ1dGlvbkl0ZW0SLwoGZXZlbnRzGAIgAygLMh8ubWFsaGEubmZzZS52MS5EaXN0cmlidXRpb25JdGVtEi8KBmZhdWx0cxgDIAMoCzIfLm1hbGhhLm5mc2UudjEuRGlzdHJpYnV0aW9uSXRlbRIkCgRjYWxsGAQgASgLMhYubWFsaGEuYWRuLnYxLkNhbGxJbmZvKm0KC0JhdGNoU3RhdHVzEhwKGEJBVENIX1NUQVRVU19VTlNQRUNJRklFRBAAEiAKHEJBVENIX1NUQVRVU19ET0NVTUVOVFNfRk9VTkQQARIeChpCQVRDSF9TVEFUVVNfRU5EX09GX1NUUkVBTRACMvcCChFBZG5HYXRld2F5U2VydmljZRJPCgpGZXRjaEJhdGNoEh8ubWFsaGEuYWRuLnYxLkZldGNoQmF0Y2hSZXF1ZXN0GiAubWFsaGEuYWRuLnYxLkZldGNoQmF0Y2hSZXNwb25zZRJUCgtTdHJlYW1CYXRjaBIgLm1hbGhhLmFkbi52MS5TdHJlYW1CYXRjaFJlcXVlc3QaIS5tYWxoYS5hZG4udjEuU3RyZWFtQmF0Y2hSZXNwb25zZTABElIKC0ZldGNoU2luZ2xlEiAubWFsaGEuYWRuLnYxLkZldGNoU2luZ2xlUmVxdWVzdBohLm1hbGhhLmFkbi52MS5GZXRjaFNpbmdsZVJlc3BvbnNlEmcKEkdldERvY3VtZW50QnlDaGF2ZRInLm1hbGhhLmFkbi52MS5HZXREb2N1bWVudEJ5Q2hhdmVSZXF1ZXN0GigubWFsaGEuYWRuLnYxLkdldERvY3VtZW50QnlDaGF2ZVJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_timestamp, file_malha_adn_v1_errors, file_malha_nfse_v1_distribution, file_malha_nfse_v1_feed]);
 
 /**
  * Facts about the ADN exchange common to every response, for logs, metrics and run records.
@@ -183,6 +183,129 @@ export const FetchBatchResponseSchema: GenMessage<FetchBatchResponse> = /*@__PUR
   messageDesc(file_malha_adn_v1_adn_gateway, 2);
 
 /**
+ * Request of StreamBatch.
+ *
+ * @generated from message malha.adn.v1.StreamBatchRequest
+ */
+export type StreamBatchRequest = Message<"malha.adn.v1.StreamBatchRequest"> & {
+  /**
+   * The feed to read. Its municipality's active certificate is used.
+   *
+   * @generated from field: malha.nfse.v1.FeedKey feed = 1;
+   */
+  feed?: FeedKey | undefined;
+
+  /**
+   * Highest NSU the caller has persisted (0 to start from the beginning).
+   *
+   * @generated from field: uint64 after_nsu = 2;
+   */
+  afterNsu: bigint;
+};
+
+/**
+ * Describes the message malha.adn.v1.StreamBatchRequest.
+ * Use `create(StreamBatchRequestSchema)` to create a new message.
+ */
+export const StreamBatchRequestSchema: GenMessage<StreamBatchRequest> = /*@__PURE__*/
+  messageDesc(file_malha_adn_v1_adn_gateway, 3);
+
+/**
+ * First message of a StreamBatch: what FetchBatchResponse says about the batch, without the items.
+ *
+ * @generated from message malha.adn.v1.BatchHead
+ */
+export type BatchHead = Message<"malha.adn.v1.BatchHead"> & {
+  /**
+   * DOCUMENTS_FOUND (item chunks follow) or END_OF_STREAM (nothing follows).
+   *
+   * @generated from field: malha.adn.v1.BatchStatus status = 1;
+   */
+  status: BatchStatus;
+
+  /**
+   * Highest NSU among the items that follow; 0 on END_OF_STREAM. The caller's next after_nsu once the
+   * items are persisted.
+   *
+   * @generated from field: uint64 highest_nsu = 2;
+   */
+  highestNsu: bigint;
+
+  /**
+   * Number of items the chunks will carry in total (documents, events and faults).
+   *
+   * @generated from field: int32 item_count = 3;
+   */
+  itemCount: number;
+
+  /**
+   * As FetchBatchResponse.page_size_seen.
+   *
+   * @generated from field: int32 page_size_seen = 4;
+   */
+  pageSizeSeen: number;
+
+  /**
+   * As FetchBatchResponse.dropped_count.
+   *
+   * @generated from field: int32 dropped_count = 5;
+   */
+  droppedCount: number;
+
+  /**
+   * Envelope facts. `elapsed` covers the HTTP exchange and the envelope only (no item is decoded yet).
+   *
+   * @generated from field: malha.adn.v1.CallInfo call = 6;
+   */
+  call?: CallInfo | undefined;
+};
+
+/**
+ * Describes the message malha.adn.v1.BatchHead.
+ * Use `create(BatchHeadSchema)` to create a new message.
+ */
+export const BatchHeadSchema: GenMessage<BatchHead> = /*@__PURE__*/
+  messageDesc(file_malha_adn_v1_adn_gateway, 4);
+
+/**
+ * One message of a StreamBatch: the head first, then item chunks.
+ *
+ * @generated from message malha.adn.v1.StreamBatchResponse
+ */
+export type StreamBatchResponse = Message<"malha.adn.v1.StreamBatchResponse"> & {
+  /**
+   * Which part of the answer this is.
+   *
+   * @generated from oneof malha.adn.v1.StreamBatchResponse.part
+   */
+  part: {
+    /**
+     * Always and only the first message.
+     *
+     * @generated from field: malha.adn.v1.BatchHead head = 1;
+     */
+    value: BatchHead;
+    case: "head";
+  } | {
+    /**
+     * A serialized malha.nfse.v1.DistributionBatch with the next items. Concatenate the chunks in order
+     * to get the serialized DistributionBatch of the whole batch (what ApplyBatch `encoded_items` takes).
+     *
+     * @generated from field: bytes items_chunk = 2;
+     */
+    value: Uint8Array;
+    case: "itemsChunk";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message malha.adn.v1.StreamBatchResponse.
+ * Use `create(StreamBatchResponseSchema)` to create a new message.
+ */
+export const StreamBatchResponseSchema: GenMessage<StreamBatchResponse> = /*@__PURE__*/
+  messageDesc(file_malha_adn_v1_adn_gateway, 5);
+
+/**
  * Request of FetchSingle.
  *
  * @generated from message malha.adn.v1.FetchSingleRequest
@@ -208,7 +331,7 @@ export type FetchSingleRequest = Message<"malha.adn.v1.FetchSingleRequest"> & {
  * Use `create(FetchSingleRequestSchema)` to create a new message.
  */
 export const FetchSingleRequestSchema: GenMessage<FetchSingleRequest> = /*@__PURE__*/
-  messageDesc(file_malha_adn_v1_adn_gateway, 3);
+  messageDesc(file_malha_adn_v1_adn_gateway, 6);
 
 /**
  * Response of FetchSingle.
@@ -252,7 +375,7 @@ export type FetchSingleResponse = Message<"malha.adn.v1.FetchSingleResponse"> & 
  * Use `create(FetchSingleResponseSchema)` to create a new message.
  */
 export const FetchSingleResponseSchema: GenMessage<FetchSingleResponse> = /*@__PURE__*/
-  messageDesc(file_malha_adn_v1_adn_gateway, 4);
+  messageDesc(file_malha_adn_v1_adn_gateway, 7);
 
 /**
  * Request of GetDocumentByChave.
@@ -287,7 +410,7 @@ export type GetDocumentByChaveRequest = Message<"malha.adn.v1.GetDocumentByChave
  * Use `create(GetDocumentByChaveRequestSchema)` to create a new message.
  */
 export const GetDocumentByChaveRequestSchema: GenMessage<GetDocumentByChaveRequest> = /*@__PURE__*/
-  messageDesc(file_malha_adn_v1_adn_gateway, 5);
+  messageDesc(file_malha_adn_v1_adn_gateway, 8);
 
 /**
  * Response of GetDocumentByChave. Items keep the NSU the ADN sent with them (0 if none).
@@ -329,7 +452,7 @@ export type GetDocumentByChaveResponse = Message<"malha.adn.v1.GetDocumentByChav
  * Use `create(GetDocumentByChaveResponseSchema)` to create a new message.
  */
 export const GetDocumentByChaveResponseSchema: GenMessage<GetDocumentByChaveResponse> = /*@__PURE__*/
-  messageDesc(file_malha_adn_v1_adn_gateway, 6);
+  messageDesc(file_malha_adn_v1_adn_gateway, 9);
 
 /**
  * Outcome of a FetchBatch call.
@@ -386,6 +509,27 @@ export const AdnGatewayService: GenService<{
     methodKind: "unary";
     input: typeof FetchBatchRequestSchema;
     output: typeof FetchBatchResponseSchema;
+  },
+  /**
+   * The same distribution call as FetchBatch, answered in two steps so that a caller can overlap its
+   * next call with this one's decoding. The FIRST message is the head (status, highest NSU, counts,
+   * envelope facts), sent as soon as the ADN's JSON envelope is parsed and before any item is decoded:
+   * the NSUs are in the envelope. On DOCUMENTS_FOUND, `items_chunk` messages follow, each a serialized
+   * malha.nfse.v1.DistributionBatch of the next items in ascending NSU order, together exactly the items
+   * FetchBatch would return; on END_OF_STREAM the head is the only message. A chunk holds at most about
+   * 1 MiB unless a single item is larger. The head is only sent once the ADN has answered, so a caller
+   * that waits for it before asking again still has one ADN call in flight per feed. The items are
+   * complete only when the stream ends with OK: an error after the head (e.g. RESOURCE_EXHAUSTED when
+   * the decoded items exceed ADN_MAX_BATCH_BYTES, or the caller cancelling) ends the stream with that
+   * code, and the chunks already received must be discarded. Per-item faults are fault items, as in
+   * FetchBatch. Errors before the head: see the package comment.
+   *
+   * @generated from rpc malha.adn.v1.AdnGatewayService.StreamBatch
+   */
+  streamBatch: {
+    methodKind: "server_streaming";
+    input: typeof StreamBatchRequestSchema;
+    output: typeof StreamBatchResponseSchema;
   },
   /**
    * Asks for exactly one NSU (`lote=false`), to back-fill a gap. Answers the item (possibly a fault) or a

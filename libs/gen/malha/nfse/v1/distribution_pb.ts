@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file malha/nfse/v1/distribution.proto.
  */
 export const file_malha_nfse_v1_distribution: GenFile = /*@__PURE__*/
-  fileDesc("CiBtYWxoYS9uZnNlL3YxL2Rpc3RyaWJ1dGlvbi5wcm90bxINbWFsaGEubmZzZS52MSJZCgVGYXVsdBIqCgZyZWFzb24YASABKA4yGi5tYWxoYS5uZnNlLnYxLkZhdWx0UmVhc29uEg8KB21lc3NhZ2UYAiABKAkSEwoLcmF3X3BheWxvYWQYAyABKAwiuQIKEERpc3RyaWJ1dGlvbkl0ZW0SCwoDbnN1GAEgASgEEjUKEWRhdGFfaG9yYV9nZXJhY2FvGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBINCgVjaGF2ZRgDIAEoCRIWCg50aXBvX2RvY3VtZW50bxgEIAEoCRITCgt0aXBvX2V2ZW50bxgFIAEoCRILCgN4bWwYBiABKAwSEgoKeG1sX3NoYTI1NhgHIAEoCRIrCghkb2N1bWVudBgKIAEoCzIXLm1hbGhhLm5mc2UudjEuRG9jdW1lbnRIABIlCgVldmVudBgLIAEoCzIULm1hbGhhLm5mc2UudjEuRXZlbnRIABIlCgVmYXVsdBgMIAEoCzIULm1hbGhhLm5mc2UudjEuRmF1bHRIAEIJCgdjb250ZW50KuEBCgtGYXVsdFJlYXNvbhIcChhGQVVMVF9SRUFTT05fVU5TUEVDSUZJRUQQABIbChdGQVVMVF9SRUFTT05fQkFEX0JBU0U2NBABEhkKFUZBVUxUX1JFQVNPTl9CQURfR1pJUBACEhoKFkZBVUxUX1JFQVNPTl9UT09fTEFSR0UQAxIYChRGQVVMVF9SRUFTT05fQkFEX1hNTBAEEh4KGkZBVUxUX1JFQVNPTl9NSVNTSU5HX0ZJRUxEEAUSJgoiRkFVTFRfUkVBU09OX1VOS05PV05fRE9DVU1FTlRfVFlQRRAGYgZwcm90bzM", [file_google_protobuf_timestamp, file_malha_nfse_v1_document, file_malha_nfse_v1_event]);
+  fileDesc("CiBtYWxoYS9uZnNlL3YxL2Rpc3RyaWJ1dGlvbi5wcm90bxINbWFsaGEubmZzZS52MSJZCgVGYXVsdBIqCgZyZWFzb24YASABKA4yGi5tYWxoYS5uZnNlLnYxLkZhdWx0UmVhc29uEg8KB21lc3NhZ2UYAiABKAkSEwoLcmF3X3BheWxvYWQYAyABKAwiuQIKEERpc3RyaWJ1dGlvbkl0ZW0SCwoDbnN1GAEgASgEEjUKEWRhdGFfaG9yYV9nZXJhY2FvGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBINCgVjaGF2ZRgDIAEoCRIWCg50aXBvX2RvY3VtZW50bxgEIAEoCRITCgt0aXBvX2V2ZW50bxgFIAEoCRILCgN4bWwYBiABKAwSEgoKeG1sX3NoYTI1NhgHIAEoCRIrCghkb2N1bWVudBgKIAEoCzIXLm1hbGhhLm5mc2UudjEuRG9jdW1lbnRIABIlCgVldmVudBgLIAEoCzIULm1hbGhhLm5mc2UudjEuRXZlbnRIABIlCgVmYXVsdBgMIAEoCzIULm1hbGhhLm5mc2UudjEuRmF1bHRIAEIJCgdjb250ZW50IkMKEURpc3RyaWJ1dGlvbkJhdGNoEi4KBWl0ZW1zGAEgAygLMh8ubWFsaGEubmZzZS52MS5EaXN0cmlidXRpb25JdGVtKuEBCgtGYXVsdFJlYXNvbhIcChhGQVVMVF9SRUFTT05fVU5TUEVDSUZJRUQQABIbChdGQVVMVF9SRUFTT05fQkFEX0JBU0U2NBABEhkKFUZBVUxUX1JFQVNPTl9CQURfR1pJUBACEhoKFkZBVUxUX1JFQVNPTl9UT09fTEFSR0UQAxIYChRGQVVMVF9SRUFTT05fQkFEX1hNTBAEEh4KGkZBVUxUX1JFQVNPTl9NSVNTSU5HX0ZJRUxEEAUSJgoiRkFVTFRfUkVBU09OX1VOS05PV05fRE9DVU1FTlRfVFlQRRAGYgZwcm90bzM", [file_google_protobuf_timestamp, file_malha_nfse_v1_document, file_malha_nfse_v1_event]);
 
 /**
  * A quarantined item: everything the ADN sent, plus why it could not be parsed.
@@ -154,6 +154,30 @@ export type DistributionItem = Message<"malha.nfse.v1.DistributionItem"> & {
  */
 export const DistributionItemSchema: GenMessage<DistributionItem> = /*@__PURE__*/
   messageDesc(file_malha_nfse_v1_distribution, 1);
+
+/**
+ * A list of distribution items as one message, so that a batch can travel as opaque bytes: the gateway
+ * serializes it once (StreamBatch) and the coordinator hands the bytes to the store (ApplyBatch
+ * `encoded_items`) without decoding them. Serialized DistributionBatch messages concatenate: the bytes of
+ * several chunks, joined, are the serialized DistributionBatch of all their items in order.
+ *
+ * @generated from message malha.nfse.v1.DistributionBatch
+ */
+export type DistributionBatch = Message<"malha.nfse.v1.DistributionBatch"> & {
+  /**
+   * The items, in the order they were produced (ascending NSU for a StreamBatch).
+   *
+   * @generated from field: repeated malha.nfse.v1.DistributionItem items = 1;
+   */
+  items: DistributionItem[];
+};
+
+/**
+ * Describes the message malha.nfse.v1.DistributionBatch.
+ * Use `create(DistributionBatchSchema)` to create a new message.
+ */
+export const DistributionBatchSchema: GenMessage<DistributionBatch> = /*@__PURE__*/
+  messageDesc(file_malha_nfse_v1_distribution, 2);
 
 /**
  * Why an item could not be turned into a typed document or event. The item is still carried to the
