@@ -2,6 +2,7 @@
 // database, the artifacts service and one billing process, each its own process): create → COMPLETED,
 // then the manifest and the zip through its signed link (sha256 checked). CPU and peak RSS come from
 // /proc of each service process, so the figures are what the services spent, not the client.
+import { availableParallelism } from "node:os";
 import { createHash } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -91,8 +92,12 @@ async function oneJob(mesh: BillingMesh, admin: Pool, pids: Record<string, numbe
 }
 
 /** One unmeasured warm-up job (JIT, worker threads, fonts, pools), then `reps` measured jobs in a row. */
-export async function runE2e(reps: number, n = 200, renderConcurrency = "4", renderThreads = "2"): Promise<E2eResult> {
-  // The mesh's own defaults are 4 and 2; the benchmark can try others without touching the service.
+/** The billing service's defaults (services/billing/config.ts): 16 items in flight, one render thread per CPU. */
+export const SERVICE_DEFAULT_CONCURRENCY = "16";
+export const serviceDefaultThreads = () => String(Math.min(16, availableParallelism()));
+
+export async function runE2e(reps: number, n = 200, renderConcurrency = SERVICE_DEFAULT_CONCURRENCY, renderThreads = serviceDefaultThreads()): Promise<E2eResult> {
+  // Passed explicitly: the test mesh pins its own (4 and 2) for the tests' sake.
   // BENCH_PROFILE_DIR: billing and artifacts write a CPU profile there when they stop (see ../cpu-prof-preload.mjs).
   const profileDir = process.env.BENCH_PROFILE_DIR;
   if (profileDir) mkdirSync(profileDir, { recursive: true });

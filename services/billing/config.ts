@@ -61,7 +61,10 @@ export interface BillingConfig {
 }
 
 export function readBillingConfig(env: EnvReader): BillingConfig {
-  const renderConcurrency = env.int("BILLING_RENDER_CONCURRENCY", { default: 4, min: 1, max: 256 });
+  // Items in flight per process. Each spends most of its time waiting on round trips (MySQL, NATS,
+  // artifacts), so well more than the render threads: on 2 cores bench:billing measured 16 in flight
+  // ≈ 1.35× faster per item than 4, with less CPU per job (puts batch, fewer idle wake-ups).
+  const renderConcurrency = env.int("BILLING_RENDER_CONCURRENCY", { default: 16, min: 1, max: 256 });
   const artifactTtlDays = env.int("ARTIFACT_TTL_DIAS", { default: 7, min: 1, max: 3650 });
   const itemTimeoutMs = env.durationMs("BILLING_ITEM_TIMEOUT_SECONDS", { default: 30_000, minSeconds: 0.001, maxSeconds: 3600 });
   const porArquivo = env.optionalString("BILLING_REMESSA_MAX_TITULOS_POR_ARQUIVO") ? env.int("BILLING_REMESSA_MAX_TITULOS_POR_ARQUIVO", { min: 1, max: 999_999 }) : undefined;
@@ -77,7 +80,8 @@ export function readBillingConfig(env: EnvReader): BillingConfig {
     ...(porArquivo !== undefined ? { remessaMaxTitulosPorArquivo: porArquivo } : {}),
     retornoInlineMaxBytes: env.int("BILLING_RETORNO_INLINE_MAX_BYTES", { default: 4 * 1024 * 1024, min: 1024, max: 64 * 1024 * 1024 }),
     retornoMaxBytes: env.int("BILLING_RETORNO_MAX_BYTES", { default: 64 * 1024 * 1024, min: 1024, max: 1024 * 1024 * 1024 }),
-    renderThreads: env.int("BILLING_RENDER_THREADS", { default: Math.max(1, Math.min(renderConcurrency, availableParallelism() - 1)), min: 1, max: 64 }),
+    // One per CPU: the main thread is mostly waiting, and on 2 cores 2 threads beat 1 by ≈ 1.15×.
+    renderThreads: env.int("BILLING_RENDER_THREADS", { default: Math.max(1, Math.min(renderConcurrency, availableParallelism())), min: 1, max: 64 }),
     itemTimeoutMs,
     jobTimeoutMs: env.durationMs("BILLING_JOB_TIMEOUT_SECONDS", { default: 3_600_000, minSeconds: 1, maxSeconds: 7 * 86_400 }),
     ackWaitMs: env.durationMs("BILLING_ACK_WAIT_SECONDS", { default: Math.max(60_000, 2 * itemTimeoutMs), minSeconds: 1, maxSeconds: 86_400 }),
