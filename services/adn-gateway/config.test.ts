@@ -25,7 +25,8 @@ describe("gateway configuration", () => {
   });
 
   it("selects the directory source explicitly and reads the vault secret from a file", () => {
-    expect(read({ ADN_CREDENTIALS_DIR: "/run/creds" }).credentials).toEqual({ kind: "dir", dir: "/run/creds" });
+    expect(read({ ADN_CREDENTIALS_DIR: "/run/creds" }).credentials).toEqual({ kind: "dir", dir: "/run/creds", refreshMs: 1000 });
+    expect(read({ ADN_CREDENTIALS_DIR: "/run/creds", ADN_CREDENTIALS_REFRESH_SECONDS: "0" }).credentials).toMatchObject({ refreshMs: 0 });
     const dir = mkdtempSync(join(tmpdir(), "malha-gw-cfg-"));
     writeFileSync(join(dir, "secret"), "s3cret-value-for-vault\n");
     expect(read({ VAULT_CREDENTIALS_SECRET_FILE: join(dir, "secret") }).credentials).toMatchObject({ kind: "vault", secret: "s3cret-value-for-vault" });

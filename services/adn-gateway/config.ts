@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { ConfigError, type EnvReader } from "../../libs/config/env.js";
 
 export type CredentialsConfig =
-  | { kind: "dir"; dir: string }
+  | { kind: "dir"; dir: string; refreshMs: number }
   | { kind: "vault"; secret?: string; refreshMs: number };
 
 export interface GatewayConfig {
@@ -45,7 +45,10 @@ export function readGatewayConfig(env: EnvReader): GatewayConfig {
     maxResponseBytes: env.int("ADN_MAX_RESPONSE_BYTES", { default: 64 * 1024 * 1024, min: 1024, max: 1024 * 1024 * 1024 }),
     maxBatchBytes: env.int("ADN_MAX_BATCH_BYTES", { default: 15 * 1024 * 1024, min: 1024, max: 15 * 1024 * 1024 }),
     rateLimitCooldownMs: env.durationMs("ADN_RATE_LIMIT_COOLDOWN_SECONDS", { default: 300_000, maxSeconds: 86_400 }),
-    credentials: dir ? { kind: "dir", dir } : { kind: "vault", ...vaultSecret(env), refreshMs: env.durationMs("ADN_CREDENTIALS_REFRESH_SECONDS", { default: 60_000, maxSeconds: 86_400 }) },
+    // A directory is a developer's: replaced files should take effect within a second, not a minute.
+    credentials: dir
+      ? { kind: "dir", dir, refreshMs: env.durationMs("ADN_CREDENTIALS_REFRESH_SECONDS", { default: 1_000, maxSeconds: 86_400 }) }
+      : { kind: "vault", ...vaultSecret(env), refreshMs: env.durationMs("ADN_CREDENTIALS_REFRESH_SECONDS", { default: 60_000, maxSeconds: 86_400 }) },
   };
 }
 

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -10,7 +10,8 @@ import { CredentialsUnavailableError } from "./credentials.js";
 describe("DirectoryCredentialSource", () => {
   const root = createTestRoot();
   const dir = mkdtempSync(join(tmpdir(), "malha-gw-creds-"));
-  const source = new DirectoryCredentialSource(dir);
+  // No caching here: these cases are about reading the files.
+  const source = new DirectoryCredentialSource(dir, { refreshMs: 0 });
 
   it("reads <ibge>.pem/.key, reports validity and CNPJ, and changes version when the files change", async () => {
     const first = issueEcnpj(root, { cnpj: "11222333000181", razaoSocial: "PREFEITURA" });
@@ -24,6 +25,30 @@ describe("DirectoryCredentialSource", () => {
     writeFileSync(join(dir, "3550308.pem"), second.certPem);
     writeFileSync(join(dir, "3550308.key"), second.keyPem);
     expect((await source.get("3550308")).version).not.toBe(a.version);
+  });
+
+  it("trusts what it read for refreshMs, then re-reads only files that changed (replaced in place or renamed over)", async () => {
+    const cacheDir = mkdtempSync(join(tmpdir(), "malha-gw-creds-cache-"));
+    let now = 1_000_000;
+    const cached = new DirectoryCredentialSource(cacheDir, { refreshMs: 1000, now: () => now });
+    const first = issueEcnpj(root, { cnpj: "11222333000181" });
+    writeFileSync(join(cacheDir, "3550308.pem"), first.certPem + root.certPem);
+    writeFileSync(join(cacheDir, "3550308.key"), first.keyPem);
+    const a = await cached.get("3550308");
+    expect(a.certificateId).toBe(first.fingerprint256);
+
+    const second = issueEcnpj(root, { cnpj: "11222333000181" });
+    writeFileSync(join(cacheDir, "3550308.pem"), second.certPem + root.certPem);
+    writeFileSync(join(cacheDir, "3550308.key"), second.keyPem);
+    now += 999;
+    expect((await cached.get("3550308")).certificateId).toBe(first.fingerprint256);
+    now += 1;
+    expect((await cached.get("3550308")).certificateId).toBe(second.fingerprint256);
+
+    // Deleted files are noticed at the next check too.
+    rmSync(join(cacheDir, "3550308.key"));
+    now += 1000;
+    await expect(cached.get("3550308")).rejects.toMatchObject({ problem: CredentialsProblem.NO_ACTIVE_CERTIFICATE });
   });
 
   it("says NO_ACTIVE_CERTIFICATE for a municipality without files, UNDECRYPTABLE for garbage", async () => {

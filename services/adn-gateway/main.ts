@@ -20,7 +20,7 @@ await runService("adn-gateway", ({ env, log, metrics }) => {
   const config = readGatewayConfig(env);
   const credentials: CredentialSource =
     config.credentials.kind === "dir"
-      ? new DirectoryCredentialSource(config.credentials.dir)
+      ? new DirectoryCredentialSource(config.credentials.dir, { refreshMs: config.credentials.refreshMs })
       : new VaultCredentialSource(peerClient(env, "vault", VaultService), {
           ...(config.credentials.secret ? { secret: config.credentials.secret } : {}),
           refreshMs: config.credentials.refreshMs,
