@@ -18,8 +18,13 @@ export interface ItemChunkOptions {
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-/** Decoding time between two turns of the event loop: longer delays the caller's next call, shorter costs CPU. */
-const SLICE_MS = 1;
+/**
+ * Decoding time between two turns of the event loop. The caller's next StreamBatch arrives while this
+ * batch is being decoded and needs several turns (HTTP/2 frames, handler, the ADN request's write) before
+ * its ADN call leaves: each waits up to one slice. 1 ms slices put ≈ 2 ms more on that serial path than
+ * 0.2 ms ones (bench/README.md, latency hiding); a turn costs a few µs.
+ */
+const SLICE_MS = 0.2;
 
 export async function* itemChunks(entries: RawLoteItem[], opts: ItemChunkOptions): AsyncGenerator<Uint8Array> {
   let pending: Uint8Array[] = [];
