@@ -5,6 +5,7 @@ import { checkCnab, gerarRemessa, lerRetorno } from "../libs/cobranca/index.js";
 import { remessaInput, retorno240 } from "./billing/cnab.js";
 import { runE2e } from "./billing/e2e.js";
 import { runPdf } from "./billing/pdf.js";
+import { prepareRuntime } from "./runtime.js";
 import { fmt, median, sample } from "./stats.js";
 
 const REPS = Number(process.env.BENCH_REPS ?? "5");
@@ -15,6 +16,7 @@ const row = (what: string, value: string, target: string, met: boolean | null) =
 };
 
 console.error(`billing benchmark: ${REPS} repetitions per figure (after warm-up)`);
+const runtime = prepareRuntime((msg) => console.error(msg));
 
 // (3) CNAB 240 remessa of 10 000 títulos.
 const input = remessaInput(10_000);
@@ -70,7 +72,7 @@ row("  speed-up of the defaults over 4 in flight", `${fmt(narrowMsPerItem / msPe
 
 const widths = [0, 1, 2, 3].map((i) => Math.max(...[["figure", "value", "target", ""], ...rows].map((r) => r[i]!.length)));
 const line = (r: readonly string[]) => `| ${r.map((c, i) => c.padEnd(widths[i]!)).join(" | ")} |`;
-console.log(`\nbilling benchmark (${new Date().toISOString()}, ${REPS} reps, shared machine: figures noisy, ratios less so)\n`);
+console.log(`\nbilling benchmark (${new Date().toISOString()}, ${REPS} reps, services ${runtime.label}; shared machine: figures noisy, ratios less so)\n`);
 console.log(line(["figure", "value", "target", ""]));
 console.log(line(widths.map((w) => "-".repeat(w))));
 for (const r of rows) console.log(line(r));

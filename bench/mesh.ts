@@ -8,6 +8,7 @@ import type { AdnSimulator } from "../test/adn-sim/server.js";
 import type { SimSwitches } from "../test/adn-sim/switches.js";
 import type { ThrowawayDatabase } from "../test/support/mysql.js";
 import { startNfseMesh } from "../test/support/nfse-mesh.js";
+import { benchRuntime } from "./runtime.js";
 import type { ServiceProcess } from "../test/support/service-process.js";
 
 export type ServiceName = "store" | "adn-gateway" | "coordinator";
@@ -19,6 +20,8 @@ export interface BenchMeshOptions {
   coordinatorEnv?: Record<string, string>;
   /** Extra env of every service process (e.g. NODE_OPTIONS for --cpu-prof), by service. */
   serviceEnv?: Partial<Record<ServiceName, Record<string, string>>>;
+  /** Services from dist/ (see runtime.ts); the default is benchRuntime()'s choice. */
+  compiled?: boolean;
 }
 
 export interface BenchMesh {
@@ -37,6 +40,7 @@ export async function startBenchMesh(opts: BenchMeshOptions): Promise<BenchMesh>
     municipalities: opts.municipalities,
     feedSize: opts.feedSize,
     coordinators: 1,
+    compiled: opts.compiled ?? benchRuntime().compiled,
     ...(opts.switches ? { switches: opts.switches } : {}),
     coordinatorEnv: { NFSE_RECONCILIATION_INTERVAL_SECONDS: "86400", ...opts.coordinatorEnv, ...opts.serviceEnv?.coordinator },
     serviceEnv: {

@@ -5,6 +5,7 @@
 //   --latency-ms L (150)        --latency-documents D (3000) --latency-reps (1)
 //   --mvp-sample S (200)        --mvp-concurrency C (3)      --parse-reps (3)
 //   --bootstrap-concurrency B (N) --profile DIR (write --cpu-prof profiles of each service there)
+//   --tsx                       run the services from source under tsx instead of compiled dist/ (bench/runtime.ts)
 import { resolve } from "node:path";
 import { runCeiling, mapFeeds, type CeilingResult } from "./ceiling.js";
 import { runIngest, SERVICES, type IngestResult, type Meter } from "./e2e.js";
@@ -12,6 +13,7 @@ import { runMvp, type MvpResult } from "./mvp.js";
 import { cpuSeconds } from "./procstat.js";
 import { median } from "./stats.js";
 import { runParse, type ParseResult } from "./parse.js";
+import { prepareRuntime } from "./runtime.js";
 import type { FeedPages } from "./workload.js";
 
 function flag(name: string, fallback: number): number {
@@ -47,6 +49,7 @@ const log = (msg: string) => process.stderr.write(`[bench ${new Date().toISOStri
 
 async function main() {
   if (!process.env.NATS_URL || !process.env.MYSQL_URL) throw new Error("export NATS_URL and MYSQL_URL (bash scripts/stack.sh start)");
+  const runtime = prepareRuntime(log);
   const switches = { pageSize: PAGE };
   const ingests: IngestResult[] = [];
   const ceilings: CeilingResult[] = [];
@@ -178,7 +181,7 @@ async function main() {
   const w0 = Math.max(...rows.map((r) => r[0].length));
   const w1 = Math.min(110, Math.max(...rows.map((r) => r[1].length)));
   const line = `${"-".repeat(w0)}-+-${"-".repeat(w1)}-+-${"-".repeat(22)}`;
-  console.log(`\nNFS-e sync benchmark — ${new Date().toISOString()} — ${(await import("node:os")).cpus().length} CPUs, node ${process.version}`);
+  console.log(`\nNFS-e sync benchmark — ${new Date().toISOString()} — ${(await import("node:os")).cpus().length} CPUs, node ${process.version}, services ${runtime.label}`);
   console.log(line);
   for (const [a, b, c] of rows) console.log(`${a.padEnd(w0)} | ${b.padEnd(w1)} | ${c}`);
   console.log(line);

@@ -10,6 +10,7 @@ import type { Pool, RowDataPacket } from "mysql2/promise";
 import { createMysqlPool } from "../../libs/db/pool.js";
 import { Environment, JobState } from "../../libs/gen/malha/billing/v1/types_pb.js";
 import { boletoValido } from "../../services/billing/fixtures.js";
+import { benchRuntime } from "../runtime.js";
 import { startBillingMesh, type BillingMesh } from "../../test/support/billing-mesh.js";
 import { pidFromFile, procSample, type ProcSample } from "./proc.js";
 
@@ -104,6 +105,7 @@ export async function runE2e(reps: number, n = 200, renderConcurrency = SERVICE_
   const profiling: Record<string, string> = profileDir ? { NODE_OPTIONS: `--import ${fileURLToPath(new URL("../cpu-prof-preload.mjs", import.meta.url))}`, BENCH_CPU_PROF_DIR: profileDir } : {};
   const mesh = await startBillingMesh({ billingEnv: { BILLING_RENDER_CONCURRENCY: renderConcurrency, BILLING_RENDER_THREADS: renderThreads, ...profiling },
     artifactsEnv: profiling,
+    compiled: benchRuntime().compiled,
   });
   const admin = createMysqlPool(process.env.MYSQL_URL!, { connectionLimit: 1 });
   try {

@@ -26,7 +26,7 @@ export interface BillingMesh {
 }
 
 export async function startBillingMesh(
-  opts: { billingEnv?: Record<string, string>; artifactsEnv?: Record<string, string>; processes?: number } = {},
+  opts: { billingEnv?: Record<string, string>; artifactsEnv?: Record<string, string>; processes?: number; compiled?: boolean } = {},
 ): Promise<BillingMesh> {
   const natsUrl = process.env.NATS_URL;
   if (!natsUrl) throw new Error("NATS_URL is not set: run `bash scripts/stack.sh start` and export its env");
@@ -39,7 +39,7 @@ export async function startBillingMesh(
     ARTIFACT_HTTP_PORT: "0",
     ARTIFACT_HTTP_HOST: "127.0.0.1",
     ...opts.artifactsEnv,
-  });
+  }, { compiled: opts.compiled ?? false });
   const prefix = `bt${randomBytes(5).toString("hex")}`;
   const billing: ServiceProcess[] = [];
   const prefixes = new Set([prefix]);
@@ -57,7 +57,7 @@ export async function startBillingMesh(
       BILLING_RECONCILE_SECONDS: "1",
       ...opts.billingEnv,
       ...extraEnv,
-    });
+    }, { compiled: opts.compiled ?? false });
     billing.push(b);
     return b;
   };

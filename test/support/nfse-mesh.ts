@@ -65,6 +65,8 @@ export interface NfseMeshOptions {
   mysqlUrl?: string;
   /** Extra env of the store / gateway processes (e.g. NODE_OPTIONS for profiling). */
   serviceEnv?: { store?: Record<string, string>; "adn-gateway"?: Record<string, string> };
+  /** Run the services compiled from dist/ (after `npm run build`), as they are deployed, not under tsx. */
+  compiled?: boolean;
 }
 
 export interface NfseMesh {
@@ -112,7 +114,8 @@ export async function startNfseMesh(opts: NfseMeshOptions): Promise<NfseMesh> {
     ...(opts.switches ? { switches: opts.switches } : {}),
   });
   const db = opts.mysqlUrl ? externalDatabase(opts.mysqlUrl) : await createThrowawayDatabase();
-  const store = await startService("store", { MYSQL_URL: db.url, ...opts.serviceEnv?.store });
+  const spawnOpts = { compiled: opts.compiled ?? false };
+  const store = await startService("store", { MYSQL_URL: db.url, ...opts.serviceEnv?.store }, spawnOpts);
   const gateway = await startService("adn-gateway", {
     ADN_CREDENTIALS_DIR: credentials,
     ADN_CA_FILE: caFile,
@@ -122,7 +125,7 @@ export async function startNfseMesh(opts: NfseMeshOptions): Promise<NfseMesh> {
     NFSE_RETRY_BACKOFF_BASE_SECONDS: "0.05",
     NFSE_RETRY_BACKOFF_MAX_SECONDS: "0.5",
     ...opts.serviceEnv?.["adn-gateway"],
-  });
+  }, spawnOpts);
   const bucket = `leases_e2e_${randomBytes(4).toString("hex")}`;
   const coordinators: ServiceProcess[] = [];
   const startCoordinator = async (extraEnv: Record<string, string> = {}) => {
@@ -137,7 +140,7 @@ export async function startNfseMesh(opts: NfseMeshOptions): Promise<NfseMesh> {
       NFSE_SYNC_INTERVAL_SECONDS: "1",
       ...opts.coordinatorEnv,
       ...extraEnv,
-    });
+    }, spawnOpts);
     coordinators.push(c);
     return c;
   };
