@@ -93,9 +93,9 @@ async function oneJob(mesh: BillingMesh, admin: Pool, pids: Record<string, numbe
 }
 
 /** One unmeasured warm-up job (JIT, worker threads, fonts, pools), then `reps` measured jobs in a row. */
-/** The billing service's defaults (services/billing/config.ts): 16 items in flight, one render thread per CPU. */
+/** The billing service's defaults (services/billing/config.ts): 16 items in flight, one render thread per CPU up to 4. */
 export const SERVICE_DEFAULT_CONCURRENCY = "16";
-export const serviceDefaultThreads = () => String(Math.min(16, availableParallelism()));
+export const serviceDefaultThreads = () => String(Math.max(1, Math.min(16, availableParallelism(), 4)));
 
 export async function runE2e(reps: number, n = 200, renderConcurrency = SERVICE_DEFAULT_CONCURRENCY, renderThreads = serviceDefaultThreads()): Promise<E2eResult> {
   // Passed explicitly: the test mesh pins its own (4 and 2) for the tests' sake.

@@ -80,8 +80,10 @@ export function readBillingConfig(env: EnvReader): BillingConfig {
     ...(porArquivo !== undefined ? { remessaMaxTitulosPorArquivo: porArquivo } : {}),
     retornoInlineMaxBytes: env.int("BILLING_RETORNO_INLINE_MAX_BYTES", { default: 4 * 1024 * 1024, min: 1024, max: 64 * 1024 * 1024 }),
     retornoMaxBytes: env.int("BILLING_RETORNO_MAX_BYTES", { default: 64 * 1024 * 1024, min: 1024, max: 1024 * 1024 * 1024 }),
-    // One per CPU: the main thread is mostly waiting, and on 2 cores 2 threads beat 1 by ≈ 1.15×.
-    renderThreads: env.int("BILLING_RENDER_THREADS", { default: Math.max(1, Math.min(renderConcurrency, availableParallelism())), min: 1, max: 64 }),
+    // One per CPU (the main thread mostly waits: on 2 cores 2 threads beat 1 by ≈ 1.15×), but at most 4
+    // unless asked: each thread holds its own PDF engine, and availableParallelism() counts the host's
+    // CPUs, not a container's CPU quota (deploy/k8s gives billing 512 MiB).
+    renderThreads: env.int("BILLING_RENDER_THREADS", { default: Math.max(1, Math.min(renderConcurrency, availableParallelism(), 4)), min: 1, max: 64 }),
     itemTimeoutMs,
     jobTimeoutMs: env.durationMs("BILLING_JOB_TIMEOUT_SECONDS", { default: 3_600_000, minSeconds: 1, maxSeconds: 7 * 86_400 }),
     ackWaitMs: env.durationMs("BILLING_ACK_WAIT_SECONDS", { default: Math.max(60_000, 2 * itemTimeoutMs), minSeconds: 1, maxSeconds: 86_400 }),
