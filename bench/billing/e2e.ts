@@ -2,13 +2,13 @@
 // database, the artifacts service and one billing process, each its own process): create → COMPLETED,
 // then the manifest and the zip through its signed link (sha256 checked). CPU and peak RSS come from
 // /proc of each service process, so the figures are what the services spent, not the client.
-import { availableParallelism } from "node:os";
 import { createHash } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { Pool, RowDataPacket } from "mysql2/promise";
 import { createMysqlPool } from "../../libs/db/pool.js";
 import { Environment, JobState } from "../../libs/gen/malha/billing/v1/types_pb.js";
+import { DEFAULT_RENDER_CONCURRENCY, defaultRenderThreads } from "../../services/billing/config.js";
 import { boletoValido } from "../../services/billing/fixtures.js";
 import { benchRuntime } from "../runtime.js";
 import { startBillingMesh, type BillingMesh } from "../../test/support/billing-mesh.js";
@@ -93,9 +93,9 @@ async function oneJob(mesh: BillingMesh, admin: Pool, pids: Record<string, numbe
 }
 
 /** One unmeasured warm-up job (JIT, worker threads, fonts, pools), then `reps` measured jobs in a row. */
-/** The billing service's defaults (services/billing/config.ts): 16 items in flight, one render thread per CPU up to 4. */
-export const SERVICE_DEFAULT_CONCURRENCY = "16";
-export const serviceDefaultThreads = () => String(Math.max(1, Math.min(16, availableParallelism(), 4)));
+/** The billing service's own defaults (services/billing/config.ts). */
+export const SERVICE_DEFAULT_CONCURRENCY = String(DEFAULT_RENDER_CONCURRENCY);
+export const serviceDefaultThreads = () => String(defaultRenderThreads(DEFAULT_RENDER_CONCURRENCY));
 
 export async function runE2e(reps: number, n = 200, renderConcurrency = SERVICE_DEFAULT_CONCURRENCY, renderThreads = serviceDefaultThreads()): Promise<E2eResult> {
   // Passed explicitly: the test mesh pins its own (4 and 2) for the tests' sake.

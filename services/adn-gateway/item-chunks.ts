@@ -63,12 +63,5 @@ export async function* itemChunks(entries: RawLoteItem[], opts: ItemChunkOptions
 }
 
 function join(parts: Uint8Array[], size: number): Uint8Array {
-  if (parts.length === 1) return parts[0]!;
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
+  return parts.length === 1 ? parts[0]! : Buffer.concat(parts, size);
 }

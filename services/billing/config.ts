@@ -60,11 +60,24 @@ export interface BillingConfig {
   mysqlConnectionLimit: number;
 }
 
+/**
+ * Items in flight per process. Each spends most of its time waiting on round trips (MySQL, NATS,
+ * artifacts), so well more than the render threads: on 2 cores bench:billing measured 16 in flight
+ * ≈ 1.35× faster per item than 4, with less CPU per job (puts batch, fewer idle wake-ups).
+ */
+export const DEFAULT_RENDER_CONCURRENCY = 16;
+
+/**
+ * One render thread per CPU (the main thread mostly waits: on 2 cores 2 threads beat 1 by ≈ 1.15×), but at
+ * most 4 unless asked: each thread holds its own PDF engine, and availableParallelism() counts the host's
+ * CPUs, not a container's CPU quota (deploy/k8s gives billing 512 MiB).
+ */
+export function defaultRenderThreads(renderConcurrency: number): number {
+  return Math.max(1, Math.min(renderConcurrency, availableParallelism(), 4));
+}
+
 export function readBillingConfig(env: EnvReader): BillingConfig {
-  // Items in flight per process. Each spends most of its time waiting on round trips (MySQL, NATS,
-  // artifacts), so well more than the render threads: on 2 cores bench:billing measured 16 in flight
-  // ≈ 1.35× faster per item than 4, with less CPU per job (puts batch, fewer idle wake-ups).
-  const renderConcurrency = env.int("BILLING_RENDER_CONCURRENCY", { default: 16, min: 1, max: 256 });
+  const renderConcurrency = env.int("BILLING_RENDER_CONCURRENCY", { default: DEFAULT_RENDER_CONCURRENCY, min: 1, max: 256 });
   const artifactTtlDays = env.int("ARTIFACT_TTL_DIAS", { default: 7, min: 1, max: 3650 });
   const itemTimeoutMs = env.durationMs("BILLING_ITEM_TIMEOUT_SECONDS", { default: 30_000, minSeconds: 0.001, maxSeconds: 3600 });
   const porArquivo = env.optionalString("BILLING_REMESSA_MAX_TITULOS_POR_ARQUIVO") ? env.int("BILLING_REMESSA_MAX_TITULOS_POR_ARQUIVO", { min: 1, max: 999_999 }) : undefined;
@@ -80,10 +93,7 @@ export function readBillingConfig(env: EnvReader): BillingConfig {
     ...(porArquivo !== undefined ? { remessaMaxTitulosPorArquivo: porArquivo } : {}),
     retornoInlineMaxBytes: env.int("BILLING_RETORNO_INLINE_MAX_BYTES", { default: 4 * 1024 * 1024, min: 1024, max: 64 * 1024 * 1024 }),
     retornoMaxBytes: env.int("BILLING_RETORNO_MAX_BYTES", { default: 64 * 1024 * 1024, min: 1024, max: 1024 * 1024 * 1024 }),
-    // One per CPU (the main thread mostly waits: on 2 cores 2 threads beat 1 by ≈ 1.15×), but at most 4
-    // unless asked: each thread holds its own PDF engine, and availableParallelism() counts the host's
-    // CPUs, not a container's CPU quota (deploy/k8s gives billing 512 MiB).
-    renderThreads: env.int("BILLING_RENDER_THREADS", { default: Math.max(1, Math.min(renderConcurrency, availableParallelism(), 4)), min: 1, max: 64 }),
+    renderThreads: env.int("BILLING_RENDER_THREADS", { default: defaultRenderThreads(renderConcurrency), min: 1, max: 64 }),
     itemTimeoutMs,
     jobTimeoutMs: env.durationMs("BILLING_JOB_TIMEOUT_SECONDS", { default: 3_600_000, minSeconds: 1, maxSeconds: 7 * 86_400 }),
     ackWaitMs: env.durationMs("BILLING_ACK_WAIT_SECONDS", { default: Math.max(60_000, 2 * itemTimeoutMs), minSeconds: 1, maxSeconds: 86_400 }),

@@ -253,7 +253,7 @@ export function remessaHandlers(d: RemessaHandlerDeps): Partial<ServiceImpl<type
       const page = all.filter((s) => s.index + 1 > after).slice(0, size);
       const zipRef = isFinalJob(job.state) ? job.manifest?.zip : undefined;
       const ids = [...page.map((s) => s.file!.artifact.artifactId), ...(zipRef ? [zipRef.artifactId] : [])];
-      const links = ids.length > 0 ? await d.artifacts.links(job.tenant, ids, ttl) : new Map();
+      const links = await d.artifacts.links(job.tenant, ids, ttl);
       const files = page.map((s) => fileOf(s, links.get(s.file!.artifact.artifactId), job.artifactsExpiresAt));
       const zip = zipRef ? artifactRefOf(zipRef, links.get(zipRef.artifactId), job.artifactsExpiresAt) : undefined;
       const more = all.filter((s) => s.index + 1 > after).length > size;

@@ -47,11 +47,5 @@ async function collect(stream: AsyncIterator<StreamBatchResponse>, head: BatchHe
   if (head.itemCount > 0 && size === 0) {
     throw new ConnectError(`the gateway's StreamBatch announced ${head.itemCount} items and ended without any`, Code.DataLoss);
   }
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
+  return Buffer.concat(chunks, size);
 }

@@ -124,7 +124,6 @@ export async function syncFeed(
     }
     return await finish(RunOutcome.YIELDED, {});
   } catch (err) {
-    runOver.abort();
     if (lease.signal.aborted) return { kind: "lease-lost", runId, items };
     const e = ConnectError.from(err);
     if (e.findDetails(StaleFenceSchema).length > 0) {
