@@ -107,6 +107,11 @@ cmd_up() {
   done
   if ! npx tsx scripts/mesh-status.ts --wait 60; then
     log "not every service became SERVING; logs are in $logs"
+    # The reason is usually one line at the end of a log (a config error, a port already in use).
+    for name in "${SERVICES[@]}"; do
+      printf -- '--- %s (last lines of %s)\n' "$name" "$logs/$name.log"
+      tail -n 3 "$logs/$name.log" 2>/dev/null | cut -c1-400
+    done
     exit 1
   fi
   npx tsx scripts/demo.ts "$sim_certs" "$municipios"

@@ -66,9 +66,11 @@ export async function runService(
     log,
     metrics,
     maxTimeoutMs: config.maxRpcTimeoutMs,
-  });
+  }).catch((err: unknown) => exitCannotListen(name, "gRPC", config.host, config.port, err));
   const metricsServer = config.metricsEnabled
-    ? await serveMetrics(metrics, config.metricsHost, config.metricsPort)
+    ? await serveMetrics(metrics, config.metricsHost, config.metricsPort).catch((err: unknown) =>
+        exitCannotListen(name, "metrics", config.metricsHost, config.metricsPort, err),
+      )
     : undefined;
   const metricsAddress = metricsServer?.address();
 
@@ -116,4 +118,15 @@ export async function runService(
   process.once("SIGTERM", onSignal);
   process.once("SIGINT", onSignal);
   return { server, ...(metricsServer ? { metricsServer } : {}), stop };
+}
+
+/**
+ * A port taken by another process is an operator's problem, not a crash: one line naming the address,
+ * no stack, exit 1 so a supervisor retries (the port may be free a moment later).
+ */
+function exitCannotListen(name: MeshServiceName, what: string, host: string, port: number, err: unknown): never {
+  const e = err as NodeJS.ErrnoException;
+  const reason = e.code === "EADDRINUSE" ? "address already in use" : e.code === "EACCES" ? "permission denied" : e.message;
+  process.stderr.write(`${name}: cannot listen on ${host}:${port} for ${what}: ${reason}${e.code ? ` (${e.code})` : ""}\n`);
+  process.exit(1);
 }

@@ -1,4 +1,6 @@
-// A bad or missing variable stops a service before it listens, with one line that names it.
+// A bad or missing variable stops a service before it listens, with one line that names it; so does a
+// port another process already holds.
+import { createServer, type Server } from "node:net";
 import { describe, expect, it } from "vitest";
 import { EPHEMERAL_ENV, spawnService } from "../support/service-process.js";
 import type { MeshServiceName } from "../../libs/rpc/mesh.js";
@@ -20,5 +22,28 @@ describe("configuration errors", () => {
     const result = await startFailing(name, env);
     expect(result.code).toBe(78);
     expect(result.lines).toEqual([line]);
+  });
+});
+
+describe("ports already in use", () => {
+  const hold = () =>
+    new Promise<{ server: Server; port: number }>((resolve) => {
+      const server = createServer().listen(0, "127.0.0.1", () => resolve({ server, port: (server.address() as { port: number }).port }));
+    });
+
+  it.each([
+    ["gRPC", "GRPC_PORT"],
+    ["metrics", "METRICS_PORT"],
+  ] as const)("a taken %s port exits 1 with one line naming the address", async (what, variable) => {
+    const { server, port } = await hold();
+    try {
+      // The database is never reached: listening comes before the ready check.
+      const result = await startFailing("store", { MYSQL_URL: "mysql://malha:x@127.0.0.1:1/malha", [variable]: String(port) });
+      expect(result.code).toBe(1);
+      expect(result.lines.at(-1)).toBe(`store: cannot listen on 127.0.0.1:${port} for ${what}: address already in use (EADDRINUSE)`);
+      expect(result.lines.join("\n")).not.toMatch(/\n\s+at /); // no stack trace
+    } finally {
+      server.close();
+    }
   });
 });
