@@ -5,14 +5,22 @@ import type { StoreConfig } from "./config.js";
 import type { StoreDb } from "./repo/context.js";
 import { createPageTokenCodec } from "./sql/page-token.js";
 
+/** What the pool's cached prepared statements may hold in the store's heap, all connections together. */
+export const STATEMENT_CACHE_BYTES = 48 * 1024 * 1024;
+/** The widest statement: 8 rows of nfse_documentos, 416 placeholders (measured: ≈ 105 KB in mysql2). */
+const WIDEST_STATEMENT_BYTES = 110 * 1024;
+
 /**
- * Prepared statements kept per pooled connection. ApplyBatch prepares up to 11 texts per table (see
- * sql/insert-rows.ts), two tables per municipality, so 256 hold about a dozen busy municipalities. The
- * whole pool stays within half the server's default max_prepared_stmt_count (16 382), which every client
- * of the server shares; past the server's limit the store falls back to text statements.
+ * Prepared statements kept per pooled connection (mysql2 evicts the least recently used). ApplyBatch
+ * prepares one text per table, two tables per municipality, and any connection may serve any
+ * municipality, so the cache is sized by memory across the pool: 22 per connection for the default 20
+ * connections, about eleven busy municipalities before statements are prepared again. Never fewer than
+ * one municipality's two; always far below the server's max_prepared_stmt_count (16 382 by default,
+ * shared by every client; past it the store falls back to text statements).
  */
 export function preparedStatementsPerConnection(connectionLimit: number): number {
-  return Math.max(24, Math.min(256, Math.floor(8192 / connectionLimit)));
+  const fit = Math.floor(STATEMENT_CACHE_BYTES / WIDEST_STATEMENT_BYTES / connectionLimit);
+  return Math.max(2, Math.min(256, fit));
 }
 
 export function createStoreDb(pool: Pool, config: StoreConfig): StoreDb {

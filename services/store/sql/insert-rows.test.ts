@@ -39,13 +39,13 @@ describe("insertRows against MariaDB", () => {
 
   it("writes the same rows as the text protocol, upserts included, in one transaction over several statements", async () => {
     const rows = Array.from({ length: 45 }, (_, i) => sample(i));
-    const again = rows.slice(0, 3).map((r) => [...r.slice(0, 5), `changed ${String(r[0])}`, ...r.slice(6)]);
+    const again = rows.slice(0, 10).map((r) => [...r.slice(0, 5), `changed ${String(r[0])}`, ...r.slice(6)]);
     const conn = await tdb.pool.getConnection();
     try {
       for (const s of [...buildMultiInsert(insertInto("via_text", rows)), ...buildMultiInsert(insertInto("via_text", again))]) await conn.query(s.sql, s.params);
       await conn.beginTransaction();
-      // A budget of ~2 rows forces many statements, all inside this transaction.
-      await insertRows(conn, insertInto("via_prepared", rows, 700));
+      // 5 prepared statements of 8 rows and a text one for the rest; then 8 prepared + 2 as text, upserting.
+      await insertRows(conn, insertInto("via_prepared", rows));
       await insertRows(conn, insertInto("via_prepared", again));
       await conn.commit();
     } finally {
@@ -80,16 +80,27 @@ describe("insertRows when the server refuses to prepare", () => {
 
   it("sends the rows not yet written as text statements cut to the text budget", async () => {
     const { conn, executed, queried } = fakeConnection(1);
-    // Prepared: 32 + 8 + 5 rows; the second prepare is refused after the first statement ran.
+    // Prepared: 5 × 8 rows, then 5 as text; the second prepare is refused after the first statement ran.
     const insert = insertInto("t", rows, 1 << 20);
     await insertRows(conn, insert);
-    expect(executed.map((p) => p.length / COLUMNS.length)).toEqual([32]);
-    expect(queried).toEqual(buildMultiInsert({ ...insert, rows: rows.slice(32) }));
-    // With a small budget the text statements are cut smaller than the prepared ones were.
+    expect(executed.map((p) => p.length / COLUMNS.length)).toEqual([8]);
+    expect(queried).toEqual(buildMultiInsert({ ...insert, rows: rows.slice(8) }));
+    // A budget of a few rows cuts every group short of 8 rows: all of them go as text, in order, each
+    // statement cut to the text budget (where a Buffer takes twice its size).
     const small = fakeConnection(0);
     await insertRows(small.conn, insertInto("t", rows, 3000));
-    expect(small.queried).toEqual(buildMultiInsert(insertInto("t", rows, 3000)));
+    expect(small.executed).toEqual([]);
+    expect(small.queried.flatMap((q) => q.params)).toEqual(rows.flat());
     expect(small.queried.length).toBeGreaterThan(buildPreparedInserts({ ...insertInto("t", rows, 3000), ...STATEMENT_ROWS }).length);
+  });
+
+  it("prepares full 8-row statements only and sends a shorter rest as one text statement, in order", async () => {
+    const { conn, executed, queried } = fakeConnection(Infinity);
+    const insert = insertInto("t", rows, 1 << 20);
+    await insertRows(conn, insert);
+    expect(executed.map((p) => p.length / COLUMNS.length)).toEqual([8, 8, 8, 8, 8]);
+    expect(executed.flatMap((p) => p.filter((_, i) => i % COLUMNS.length === 0))).toEqual(rows.slice(0, 40).map((r) => r[0]));
+    expect(queried).toEqual(buildMultiInsert({ ...insert, rows: rows.slice(40) }));
   });
 
   it("lets any other error through", async () => {
