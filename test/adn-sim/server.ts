@@ -86,7 +86,16 @@ export async function startAdnSimulator(opts: AdnSimulatorOptions): Promise<AdnS
     return out;
   };
 
-  const reply = (res: ServerResponse, status: number, body: object) => {
+  // latencyMs is the time from a request's arrival to its answer, the page's rendering included, as a
+  // client sees a real server: the answer is held until then (or goes when ready, if rendering took longer).
+  const answerDue = new WeakMap<ServerResponse, number>();
+  const untilDue = async (res: ServerResponse) => {
+    const wait = (answerDue.get(res) ?? 0) - performance.now();
+    if (wait > 0) await sleep(wait);
+  };
+
+  const reply = async (res: ServerResponse, status: number, body: object) => {
+    await untilDue(res);
     bump(counters.byStatus, String(status));
     if (switches.cutNext > 0) {
       switches.cutNext--;
@@ -97,7 +106,8 @@ export async function startAdnSimulator(opts: AdnSimulatorOptions): Promise<AdnS
     }
     sendJson(res, status, body);
   };
-  const html = (res: ServerResponse, status: number, title: string, text: string) => {
+  const html = async (res: ServerResponse, status: number, title: string, text: string) => {
+    await untilDue(res);
     bump(counters.byStatus, String(status));
     sendHtml(res, status, title, text);
   };
@@ -143,10 +153,11 @@ export async function startAdnSimulator(opts: AdnSimulatorOptions): Promise<AdnS
       res.once("close", () => inFlight.set(feedKey, (inFlight.get(feedKey) ?? 1) - 1));
     }
 
-    if (switches.latencyMs > 0) await sleep(switches.latencyMs);
+    if (switches.latencyMs > 0) answerDue.set(res, performance.now() + switches.latencyMs);
     if (switches.hangNext > 0 || (switches.hangRate > 0 && callRng.next() < switches.hangRate)) {
       if (switches.hangNext > 0) switches.hangNext--;
       // Hold the request until the client gives up (or hangMs); then cut it without an answer.
+      await untilDue(res);
       await Promise.race([sleep(switches.hangMs), new Promise((r) => res.once("close", r))]);
       res.destroy();
       return;

@@ -7,7 +7,7 @@ export interface SimSwitches {
   pageSize: number;
   /** `GET /DFe/{N}` starts at N (OAS) instead of after N (observed on /contribuintes). */
   startInclusive: boolean;
-  /** Added before every answer. */
+  /** Time from a request's arrival to its answer (rendering included; a slower render answers later). */
   latencyMs: number;
   /** `TipoAmbiente` in every envelope (flip it to test the gateway's ambiente fence). */
   tipoAmbiente: "HOMOLOGACAO" | "PRODUCAO";
