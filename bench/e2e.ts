@@ -43,6 +43,8 @@ export interface IngestOptions {
   switches?: Partial<SimSwitches>;
   bootstrapConcurrency: number;
   profileDir?: string;
+  /** NODE_OPTIONS of the three services (e.g. a V8 heap limit), on top of the profiler's. */
+  serviceNodeOptions?: string;
   /** Runs with the mesh still up after catch-up (ceiling, MVP on the same database). */
   after?: (mesh: BenchMesh, feeds: FeedPages[], mariadbPid: number | undefined) => Promise<void>;
   timeoutMs?: number;
@@ -51,12 +53,12 @@ export interface IngestOptions {
   warmupBatches?: number;
 }
 
-function profileEnv(dir: string | undefined, name: string): Record<string, string> {
-  if (!dir) return {};
+function serviceEnv(dir: string | undefined, name: string, nodeOptions = ""): Record<string, string> {
+  if (!dir) return nodeOptions ? { NODE_OPTIONS: nodeOptions } : {};
   const d = join(dir, name);
   mkdirSync(d, { recursive: true });
   // Node 20 refuses --cpu-prof in NODE_OPTIONS; the preload starts the same V8 profiler.
-  return { NODE_OPTIONS: `--import ${PRELOAD}`, BENCH_CPU_PROF_DIR: d };
+  return { NODE_OPTIONS: `--import ${PRELOAD} ${nodeOptions}`.trim(), BENCH_CPU_PROF_DIR: d };
 }
 
 export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
@@ -69,9 +71,9 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
       NFSE_WORKER_CONCURRENCY: String(opts.bootstrapConcurrency),
     },
     serviceEnv: {
-      store: profileEnv(opts.profileDir, "store"),
-      "adn-gateway": profileEnv(opts.profileDir, "adn-gateway"),
-      coordinator: profileEnv(opts.profileDir, "coordinator"),
+      store: serviceEnv(opts.profileDir, "store", opts.serviceNodeOptions),
+      "adn-gateway": serviceEnv(opts.profileDir, "adn-gateway", opts.serviceNodeOptions),
+      coordinator: serviceEnv(opts.profileDir, "coordinator", opts.serviceNodeOptions),
     },
   });
   try {

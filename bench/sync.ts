@@ -1,11 +1,12 @@
 // `npm run bench:sync`: the NFS-e sync path against its ceiling and the seed's MVP, in ONE run, printed as
 // one table. See bench/README.md for what each figure means. Flags (or BENCH_SYNC_* env, e.g. BENCH_SYNC_DOCUMENTS):
-//   --municipalities N (5)      --documents M (4000)        --reps R (3)          --page-size P (50)
+//   --municipalities N (10)     --documents M (4000)        --reps R (3)          --page-size P (50)
 //   --rss-factor F (2)          one more ingest at M×F to see whether peak RSS grows with M (0 = skip)
-//   --latency-ms L (150)        --latency-documents D (3000) --latency-reps (1)
+//   --latency-ms L (150)        --latency-documents D (3000) --latency-reps (3)
 //   --mvp-sample S (200)        --mvp-concurrency C (3)      --parse-reps (3)
 //   --bootstrap-concurrency B (N) --profile DIR (write --cpu-prof profiles of each service there)
 //   --tsx                       run the services from source under tsx instead of compiled dist/ (bench/runtime.ts)
+//   --service-node-options "…"  NODE_OPTIONS for store, gateway and coordinator (e.g. "--max-old-space-size=128")
 import { resolve } from "node:path";
 import { runCeiling, mapFeeds, type CeilingResult } from "./ceiling.js";
 import { runIngest, SERVICES, type IngestResult, type Meter } from "./e2e.js";
@@ -30,19 +31,20 @@ function textFlag(name: string): string | undefined {
   return i >= 0 ? process.argv[i + 1] : process.env[`BENCH_SYNC_${name.toUpperCase().replace(/-/g, "_")}`];
 }
 
-const N = flag("municipalities", 5);
+const N = flag("municipalities", 10);
 const M = flag("documents", 4000);
 const REPS = Math.max(1, flag("reps", 3));
 const PAGE = flag("page-size", 50);
 const RSS_FACTOR = flag("rss-factor", 2);
 const LAT_MS = flag("latency-ms", 150);
 const LAT_DOCS = flag("latency-documents", 3000);
-const LAT_REPS = Math.max(1, flag("latency-reps", 1));
+const LAT_REPS = Math.max(1, flag("latency-reps", 3));
 const MVP_SAMPLE = flag("mvp-sample", 200);
 const MVP_CONC = Math.max(1, flag("mvp-concurrency", 3));
 const PARSE_REPS = Math.max(1, flag("parse-reps", 3));
 const BOOT = Math.max(1, flag("bootstrap-concurrency", N));
 const PROFILE = textFlag("profile");
+const NODE_OPTS = textFlag("service-node-options");
 
 const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
 const log = (msg: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
@@ -67,6 +69,7 @@ async function main() {
       feedSize: M,
       switches,
       bootstrapConcurrency: BOOT,
+      ...(NODE_OPTS ? { serviceNodeOptions: NODE_OPTS } : {}),
       ...(PROFILE && rep === 1 ? { profileDir: resolve(PROFILE, "ingest") } : {}),
       after: async (mesh, feeds, mariadbPid) => {
         const mapped = mapFeeds(feeds);
@@ -93,7 +96,13 @@ async function main() {
   let bigger: IngestResult | undefined;
   if (RSS_FACTOR > 0 && RSS_FACTOR !== 1) {
     log(`ingest at ${fmt(M * RSS_FACTOR)} entries per feed (RSS vs M)`);
-    bigger = await runIngest({ municipalities: N, feedSize: Math.round(M * RSS_FACTOR), switches, bootstrapConcurrency: BOOT });
+    bigger = await runIngest({
+      municipalities: N,
+      feedSize: Math.round(M * RSS_FACTOR),
+      switches,
+      bootstrapConcurrency: BOOT,
+      ...(NODE_OPTS ? { serviceNodeOptions: NODE_OPTS } : {}),
+    });
   }
 
   // (4) latency hiding: one feed, simulator latency per call.
@@ -107,6 +116,7 @@ async function main() {
         switches: { ...switches, latencyMs: LAT_MS },
         bootstrapConcurrency: 1,
         trackCommits: true,
+        ...(NODE_OPTS ? { serviceNodeOptions: NODE_OPTS } : {}),
         ...(PROFILE ? { profileDir: resolve(PROFILE, "latency") } : {}),
       }),
     );
@@ -181,7 +191,7 @@ async function main() {
   const w0 = Math.max(...rows.map((r) => r[0].length));
   const w1 = Math.min(110, Math.max(...rows.map((r) => r[1].length)));
   const line = `${"-".repeat(w0)}-+-${"-".repeat(w1)}-+-${"-".repeat(22)}`;
-  console.log(`\nNFS-e sync benchmark — ${new Date().toISOString()} — ${(await import("node:os")).cpus().length} CPUs, node ${process.version}, services ${runtime.label}`);
+  console.log(`\nNFS-e sync benchmark — ${new Date().toISOString()} — ${(await import("node:os")).cpus().length} CPUs, node ${process.version}, services ${runtime.label}${NODE_OPTS ? `, NODE_OPTIONS=${NODE_OPTS}` : ""}`);
   console.log(line);
   for (const [a, b, c] of rows) console.log(`${a.padEnd(w0)} | ${b.padEnd(w1)} | ${c}`);
   console.log(line);
