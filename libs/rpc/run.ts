@@ -6,6 +6,7 @@ import { Metrics, serveMetrics } from "./metrics.js";
 import { MESH, type MeshServiceName } from "./mesh.js";
 import { readRuntimeConfig, type RuntimeConfig } from "./runtime-config.js";
 import { startRpcServer, type RpcServer, type ServedService } from "./server.js";
+import { useNodeTextEncoding } from "./text-encoding.js";
 
 /** sysexits EX_CONFIG: systemd units can use it to stop restarting a misconfigured service. */
 export const EXIT_CONFIG = 78;
@@ -40,6 +41,7 @@ export async function runService(
   name: MeshServiceName,
   setup: (ctx: ServiceContext) => ServiceSetup | Promise<ServiceSetup>,
 ): Promise<RunningService> {
+  useNodeTextEncoding();
   const env = new EnvReader(process.env);
   let config: RuntimeConfig;
   let log: Logger;
