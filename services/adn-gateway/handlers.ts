@@ -6,7 +6,9 @@ import {
   FetchBatchResponseSchema,
   FetchSingleResponseSchema,
   GetDocumentByChaveResponseSchema,
+  BatchStatus,
   StreamBatchResponseSchema,
+  StreamFeedResponseSchema,
   type AdnGatewayService,
 } from "../../libs/gen/malha/adn/v1/adn_gateway_pb.js";
 import type { DistributionItem } from "../../libs/gen/malha/nfse/v1/distribution_pb.js";
@@ -54,6 +56,34 @@ export function createHandlers(gateway: AdnGateway, metrics: AdnMetrics, log: Lo
         onItem: (item) => countItems([item]),
       });
       for await (const chunk of chunks) yield create(StreamBatchResponseSchema, { part: { case: "itemsChunk", value: chunk } });
+    },
+
+    async *streamFeed(req, ctx) {
+      let after = req.afterNsu;
+      let next = readBatchPage(gateway, log, { feed: req.feed, afterNsu: after }, ctx.signal);
+      for (;;) {
+        const { entries, ...facts } = await next;
+        const last = facts.status === BatchStatus.END_OF_STREAM;
+        if (!last) {
+          // DOCUMENTS_FOUND means a highest NSU above `after`: the next call leaves now, one at a time,
+          // and overlaps this page's decoding and delivery.
+          after = facts.highestNsu;
+          next = readBatchPage(gateway, log, { feed: req.feed, afterNsu: after }, ctx.signal);
+          // Dropped unread if this stream ends first (cancelled, or this page failed).
+          next.catch(() => undefined);
+        }
+        yield create(StreamFeedResponseSchema, { part: { case: "head", value: { ...facts, itemCount: entries.length } } });
+        const chunks = itemChunks(entries, {
+          decode: gateway.decodeOptions,
+          chunkBytes: CHUNK_BYTES,
+          maxBatchBytes: gateway.maxBatchBytes,
+          signal: ctx.signal,
+          onItem: (item) => countItems([item]),
+        });
+        for await (const chunk of chunks) yield create(StreamFeedResponseSchema, { part: { case: "itemsChunk", value: chunk } });
+        yield create(StreamFeedResponseSchema, { part: { case: "pageEnd", value: {} } });
+        if (last) return;
+      }
     },
 
     async fetchSingle(req, ctx) {

@@ -1,10 +1,11 @@
-// StreamBatch of the adn-gateway process from main.ts, over real gRPC, against the ADN simulator: the
-// head first, then item chunks that are exactly FetchBatch's items, and errors before or after the head.
+// StreamBatch and StreamFeed of the adn-gateway process from main.ts, over real gRPC, against the ADN
+// simulator: the head first, then item chunks that are exactly FetchBatch's items, and errors before or
+// after the head; StreamFeed's pages in sequence, one ADN call at a time.
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { AdnGatewayService, BatchStatus, type StreamBatchResponse } from "../../libs/gen/malha/adn/v1/adn_gateway_pb.js";
+import { AdnGatewayService, BatchStatus, type BatchHead, type StreamBatchResponse, type StreamFeedResponse } from "../../libs/gen/malha/adn/v1/adn_gateway_pb.js";
 import { RateLimitedSchema } from "../../libs/gen/malha/adn/v1/errors_pb.js";
 import { DistributionBatchSchema } from "../../libs/gen/malha/nfse/v1/distribution_pb.js";
 import { Ambiente, TipoNsu } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
@@ -110,5 +111,74 @@ describe("StreamBatch", () => {
     expect(error?.code).toBe(Code.ResourceExhausted);
     expect(error?.rawMessage).toContain("ADN_MAX_BATCH_BYTES (1024 bytes)");
     expect(error?.findDetails(RateLimitedSchema)).toHaveLength(0);
+  });
+});
+
+async function readFeed(c: Client<typeof AdnGatewayService>, ibge: string, afterNsu: bigint) {
+  const messages: StreamFeedResponse[] = [];
+  try {
+    for await (const m of c.streamFeed({ feed: feed(ibge), afterNsu })) messages.push(m);
+  } catch (err) {
+    return { messages, error: ConnectError.from(err) };
+  }
+  return { messages };
+}
+
+/** head, chunks…, page_end per page; anything else fails the test. */
+function pagesOf(messages: StreamFeedResponse[]) {
+  const pages: { head: BatchHead; items: Buffer; ended: boolean }[] = [];
+  for (const m of messages) {
+    if (m.part.case === "head") pages.push({ head: m.part.value, items: Buffer.alloc(0), ended: false });
+    else {
+      const page = pages.at(-1)!;
+      expect(page.ended).toBe(false);
+      if (m.part.case === "itemsChunk") page.items = Buffer.concat([page.items, m.part.value]);
+      else if (m.part.case === "pageEnd") page.ended = true;
+      else throw new Error(`unexpected part ${String(m.part.case)}`);
+    }
+  }
+  return pages;
+}
+
+describe("StreamFeed", () => {
+  it("sends the feed page after page, each exactly FetchBatch's, to the end of the feed, one ADN call at a time", async () => {
+    const visible = adn.sim.feed(MAIN.ibge).entries.filter((e) => !e.hidden);
+    const after = visible[99]!.nsu;
+    const { messages, error } = await readFeed(client, MAIN.ibge, after);
+    expect(error).toBeUndefined();
+    const pages = pagesOf(messages);
+    expect(pages.every((p) => p.ended)).toBe(true);
+    expect(pages.at(-1)!.head).toMatchObject({ status: BatchStatus.END_OF_STREAM, itemCount: 0 });
+    const calls = adn.sim.counters().byFeed[`${MAIN.ibge}/DISTRIBUICAO`]!.batch;
+    expect(calls).toBe(pages.length);
+    expect(adn.sim.counters().maxConcurrentByFeed[`${MAIN.ibge}/DISTRIBUICAO`]).toBe(1);
+
+    let from = after;
+    for (const page of pages.slice(0, -1)) {
+      const fetched = await client.fetchBatch({ feed: feed(MAIN.ibge), afterNsu: from });
+      expect(page.head).toMatchObject({ status: BatchStatus.DOCUMENTS_FOUND, highestNsu: fetched.highestNsu, itemCount: fetched.items.length });
+      expect(page.items.equals(Buffer.from(toBinary(DistributionBatchSchema, create(DistributionBatchSchema, { items: fetched.items }))))).toBe(true);
+      from = page.head.highestNsu;
+    }
+    expect(from).toBe(visible.at(-1)!.nsu);
+  });
+
+  it("ends with the error of the page that fails; the pages before it are complete", async () => {
+    // The second call of the feed meets a 429 (a certificate whose window no earlier test has opened).
+    adn.sim.configure({ rateLimit: { maxCalls: 1, windowMs: 60_000 } });
+    const { messages, error } = await readFeed(client, MAIN.ibge, 0n);
+    expect(error?.code).toBe(Code.ResourceExhausted);
+    expect(error?.findDetails(RateLimitedSchema)).toHaveLength(1);
+    const pages = pagesOf(messages);
+    expect(pages).toHaveLength(1);
+    expect(pages[0]!).toMatchObject({ ended: true, head: { status: BatchStatus.DOCUMENTS_FOUND, itemCount: 50 } });
+    expect(fromBinary(DistributionBatchSchema, pages[0]!.items).items).toHaveLength(50);
+  });
+
+  it("fails a page that cannot be decoded after its head, without a page_end", async () => {
+    const { messages, error } = await readFeed(cappedClient, MAIN.ibge, 0n);
+    expect(messages.map((m) => m.part.case)).toEqual(["head"]);
+    expect(error?.code).toBe(Code.ResourceExhausted);
+    expect(error?.rawMessage).toContain("ADN_MAX_BATCH_BYTES (1024 bytes)");
   });
 });

@@ -7,7 +7,7 @@ import { Kvm } from "@nats-io/kv";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import type { Interceptor } from "@connectrpc/connect";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { AdnGatewayService, type StreamBatchResponse } from "../../libs/gen/malha/adn/v1/adn_gateway_pb.js";
+import { AdnGatewayService, type StreamFeedResponse } from "../../libs/gen/malha/adn/v1/adn_gateway_pb.js";
 import { Ambiente, TipoNsu } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
 import { StoreService, type ApplyBatchRequest } from "../../libs/gen/malha/store/v1/store_pb.js";
 import { RunOutcome, RunTrigger, SyncPool } from "../../libs/gen/malha/store/v1/types_pb.js";
@@ -17,6 +17,7 @@ import { startTestAdn, type TestAdn } from "../../test/adn-sim/index.js";
 import { createThrowawayDatabase, type ThrowawayDatabase } from "../../test/support/mysql.js";
 import { startService, type ServiceProcess } from "../../test/support/service-process.js";
 import { feedKey, leaseKeyOf } from "./feed-key.js";
+import { PAGES_AHEAD } from "./feed-stream.js";
 import { syncFeed, type SyncFeedResult } from "./sync-feed.js";
 
 const CALM = { ibge: "3550308", cnpj: "11222333000181", uf: "SP" };
@@ -36,7 +37,7 @@ const bucket = `leases_syncfeed_${randomBytes(4).toString("hex")}`;
 
 beforeAll(async () => {
   // The bomb item decompresses to 2 MiB of (unparseable) XML: kept as a BAD_XML fault, it makes its batch
-  // larger than the gateway's ADN_MAX_BATCH_BYTES, which fails that StreamBatch after its head.
+  // larger than the gateway's ADN_MAX_BATCH_BYTES, which fails that StreamFeed page after its head.
   adn = await startTestAdn(ALL, { seed: 11, feedSize: 260, switches: { bombBytes: 2 * MIB } });
   db = await createThrowawayDatabase();
   store = await startService("store", { MYSQL_URL: db.url });
@@ -84,32 +85,37 @@ async function eventually(cond: () => boolean, what: string, signal: AbortSignal
 
 interface Observed {
   applies: { typedItems: number; encodedBytes: number; adnCallsWhenSent: number }[];
-  /** Item chunks each StreamBatch delivered to the coordinator. */
+  /** Item chunks of each page that reached the coordinator. */
   chunks: number[];
+  /** StreamFeed calls the coordinator made. */
+  feedStreams: number;
 }
 
 /**
- * Clients as the coordinator builds them, plus: each StreamBatch's items are held back until the ADN has
- * received the NEXT call of the feed, which only a coordinator that prefetches on the head can satisfy;
- * each ApplyBatch records what it carries and how many ADN calls had been made when it was sent.
+ * Clients as the coordinator builds them, plus: the item chunks of each StreamFeed page are held back
+ * until the ADN has received the NEXT call of the feed, which only a gateway that asks for page k+1
+ * before delivering page k can satisfy; each ApplyBatch records what it carries and how many ADN calls
+ * had been made when it was sent.
  */
 function observedClients(ibge: string, onApply?: (k: number) => Promise<void>) {
-  const observed: Observed = { applies: [], chunks: [] };
-  let streams = 0;
+  const observed: Observed = { applies: [], chunks: [], feedStreams: 0 };
   const holdItems: Interceptor = (next) => async (req) => {
     const res = await next(req);
-    if (!res.stream || req.method.name !== "StreamBatch") return res;
-    const index = streams++;
-    observed.chunks[index] = 0;
+    if (!res.stream || req.method.name !== "StreamFeed") return res;
+    observed.feedStreams++;
     const messages = res.message;
     return {
       ...res,
       message: (async function* () {
-        let head = true;
+        let page = -1;
         for await (const m of messages) {
-          if (!head) await eventually(() => adnCalls(ibge) >= index + 2, `ADN call ${index + 2} before the items of batch ${index + 1} arrive`, req.signal);
-          if ((m as StreamBatchResponse).part.case === "itemsChunk") observed.chunks[index]!++;
-          head = false;
+          const part = (m as StreamFeedResponse).part;
+          if (part.case === "head") observed.chunks[++page] = 0;
+          if (part.case === "itemsChunk") {
+            const index = page;
+            await eventually(() => adnCalls(ibge) >= index + 2, `ADN call ${index + 2} before the items of page ${index + 1} arrive`, req.signal);
+            observed.chunks[index]!++;
+          }
           yield m;
         }
       })(),
@@ -172,8 +178,8 @@ async function storedNsus(ibge: string): Promise<bigint[]> {
 
 const visible = (ibge: string) => adn.sim.feed(ibge).entries.filter((e) => !e.hidden).map((e) => e.nsu);
 
-describe("syncFeed over StreamBatch", () => {
-  it("asks the ADN for batch k+1 before batch k's items arrive, passes the gateway's bytes to ApplyBatch, and stores every NSU once", async () => {
+describe("syncFeed over StreamFeed", () => {
+  it("has the ADN asked for page k+1 before page k's items arrive, passes the gateway's bytes to ApplyBatch, and stores every NSU once", async () => {
     const expected = visible(CALM.ibge);
     const { result, observed } = await run(CALM.ibge);
 
@@ -187,12 +193,13 @@ describe("syncFeed over StreamBatch", () => {
       expect(apply.encodedBytes).toBeGreaterThan(0);
       expect(apply.adnCallsWhenSent).toBeGreaterThanOrEqual(k + 2);
     });
-    // One more call said "nothing newer"; never two calls of the feed at once.
+    // One more call said "nothing newer"; never two calls of the feed at once; one stream for the run.
     expect(adnCalls(CALM.ibge)).toBe(batches + 1);
+    expect(observed.feedStreams).toBe(1);
     expect(adn.sim.counters().maxConcurrentByFeed[`${CALM.ibge}/DISTRIBUICAO`]).toBe(1);
   });
 
-  it("fails the run on a gateway error after a head: the batch is not applied, not even in part, and the prefetch never overlaps", async () => {
+  it("fails the run on a gateway error inside a page: that page is not applied, not even in part, and no two ADN calls overlap", async () => {
     const expected = visible(BOMBED.ibge);
     const bomb = expected[60]!;
     adn.sim.configure({ faultsByNsu: { [String(bomb)]: "bomb" } });
@@ -201,7 +208,7 @@ describe("syncFeed over StreamBatch", () => {
     expect(result).toMatchObject({ kind: "finished", outcome: RunOutcome.FAILED, cursor: expected[49] });
     if (result.kind !== "finished") throw new Error("unreachable");
     expect(result.error).toMatch(/^ResourceExhausted: .*ADN_MAX_BATCH_BYTES/);
-    // Batch 1 only: nothing of batch 2, although a chunk of its items had reached the coordinator.
+    // Page 1 only: nothing of page 2, although a chunk of its items had reached the coordinator.
     expect(observed.chunks[1]).toBeGreaterThan(0);
     expect(observed.applies).toHaveLength(1);
     expect(await storedNsus(BOMBED.ibge)).toEqual(expected.slice(0, 50));
@@ -209,21 +216,32 @@ describe("syncFeed over StreamBatch", () => {
     expect(adn.sim.counters().maxConcurrentByFeed[`${BOMBED.ibge}/DISTRIBUICAO`]).toBe(1);
   });
 
-  it("stops after the batch whose ApplyBatch reports a cancellation, and gives up the prefetch it had started", async () => {
+  it("stops after the page whose ApplyBatch reports a cancellation, and cancels the stream with the pages read ahead", async () => {
+    // Long enough that a gateway without back-pressure would have fetched well past the bound below.
+    if (visible(CANCELLED.ibge).length < 600) adn.sim.feed(CANCELLED.ibge).append(400);
     const expected = visible(CANCELLED.ibge);
     const operator = createServiceClient(StoreService, { baseUrl: store.baseUrl });
     const { result, observed } = await run(CANCELLED.ibge, async (k) => {
-      if (k === 1) await operator.client.requestRunCancellation({ target: { case: "feed", value: feedOf(CANCELLED.ibge) }, requestedBy: "test" });
+      if (k !== 1) return;
+      // A slow store: were there no back-pressure, the gateway would fetch the whole feed meanwhile.
+      await new Promise((r) => setTimeout(r, 1000));
+      await operator.client.requestRunCancellation({ target: { case: "feed", value: feedOf(CANCELLED.ibge) }, requestedBy: "test" });
     });
     operator.close();
     expect(result).toMatchObject({ kind: "finished", outcome: RunOutcome.CANCELLED, items: 50, cursor: expected[49] });
     expect(observed.applies).toHaveLength(1);
     expect(await storedNsus(CANCELLED.ibge)).toEqual(expected.slice(0, 50));
-    // The prefetch of batch 2 had reached the ADN (the items of batch 1 waited for it); nothing after it.
-    expect(adnCalls(CANCELLED.ibge)).toBe(2);
+    // While page 1 was being applied the coordinator read PAGES_AHEAD pages ahead; one more page filled
+    // the stream's flow-control window and the gateway was fetching the next: then it waited.
+    expect(adnCalls(CANCELLED.ibge)).toBeGreaterThanOrEqual(2);
+    expect(adnCalls(CANCELLED.ibge)).toBeLessThanOrEqual(1 + PAGES_AHEAD + 2);
+    expect(visible(CANCELLED.ibge).length).toBeGreaterThan(50 * (1 + PAGES_AHEAD + 3));
+    const before = adnCalls(CANCELLED.ibge);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(adnCalls(CANCELLED.ibge)).toBe(before);
   });
 
-  it("finishes RATE_LIMITED with the gateway's cool-down when the prefetch meets a 429, keeping what was applied", async () => {
+  it("finishes RATE_LIMITED with the gateway's cool-down when a page ahead meets a 429, keeping what was applied", async () => {
     const expected = visible(LIMITED.ibge);
     adn.sim.configure({ rateLimit: { maxCalls: 2, windowMs: 600_000 } });
     const { result, observed } = await run(LIMITED.ibge);

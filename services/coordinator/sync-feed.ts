@@ -6,7 +6,7 @@ import type { FeedKey } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
 import type { StoreService } from "../../libs/gen/malha/store/v1/store_pb.js";
 import { NotEligibleSchema, RunOutcome, StaleFenceSchema, type RunTrigger, type SyncPool } from "../../libs/gen/malha/store/v1/types_pb.js";
 import type { Lease } from "../../libs/leases/types.js";
-import { openBatch, type OpenedBatch } from "./batch-stream.js";
+import { FeedStream } from "./feed-stream.js";
 
 export interface SyncFeedDeps {
   store: Client<typeof StoreService>;
@@ -32,10 +32,11 @@ export type SyncFeedResult =
   | { kind: "lease-lost"; runId?: string; items: number };
 
 /**
- * One run of one feed under a held lease (blueprint §3): BeginRun, then StreamBatch → ApplyBatch until
- * the ADN says there is nothing newer. The fetch of batch k+1 starts as soon as batch k's head arrives,
- * so the gateway's decoding of batch k and the store's applying it hide behind the ADN's latency; the
- * items travel to the store as the bytes the gateway serialized, undecoded. Every write carries the
+ * One run of one feed under a held lease (blueprint §3): BeginRun, then one gateway StreamFeed whose
+ * pages go to ApplyBatch in order until the ADN says there is nothing newer. The gateway asks the ADN
+ * for page k+1 as soon as it has read page k's answer, so decoding, delivery and the store's applying
+ * hide behind the ADN's latency; the items travel to the store as the bytes the gateway serialized,
+ * undecoded. Every write carries the
  * lease's fence token; the store refuses a stale one, which is what makes a paused or partitioned holder
  * harmless.
  */
@@ -71,7 +72,8 @@ export async function syncFeed(
   let cursor = begin.cursor;
   let items = 0;
   const startedAt = performance.now();
-  // Cancels the prefetch still in flight whenever the run ends, however it ends: no stream outlives it.
+  // Cancels the StreamFeed (and the page the gateway is fetching ahead) whenever the run ends, however it
+  // ends: no stream outlives it.
   const runOver = new AbortController();
   const streams = AbortSignal.any([lease.signal, runOver.signal]);
   const finish = async (outcome: RunOutcome, extra: { error?: string; nextEligibleAt?: number; cooldownUntil?: number }) => {
@@ -91,38 +93,30 @@ export async function syncFeed(
     return { kind: "finished" as const, outcome, runId, items, cursor, ...(extra.error ? { error: extra.error } : {}) };
   };
 
-  const fetch = (after: bigint): Promise<OpenedBatch> => {
-    const opened = openBatch(gateway, feed, after, streams);
-    // A rejected prefetch must not become an unhandled rejection while we are still applying.
-    opened.catch(() => undefined);
-    return opened;
-  };
-  let next: Promise<OpenedBatch> | undefined = fetch(cursor);
+  const sliceOver = () => opts.sliceMs !== undefined && performance.now() - startedAt >= opts.sliceMs;
+  const pages = new FeedStream(gateway, feed, cursor, streams);
 
   try {
-    while (next) {
-      const { head, items: encodedItems } = await next;
-      next = undefined;
+    for (let page = await pages.next(); page; page = await pages.next()) {
+      const { head } = page;
       const highest = head.highestNsu > cursor ? head.highestNsu : cursor;
-      const endOfStream = head.status === BatchStatus.END_OF_STREAM;
-      const sliceOver = opts.sliceMs !== undefined && performance.now() - startedAt >= opts.sliceMs;
-      // The head comes once the ADN has answered, so this is still one ADN call per feed at a time; it
-      // overlaps the gateway decoding batch k, its transfer and the store applying it.
-      if (!endOfStream && !sliceOver && lease.remainingMs() > 0) next = fetch(highest);
       if (head.itemCount > 0) {
         const applied = await store.applyBatch(
-          { feed, runId, fenceToken: lease.fenceToken, encodedItems: await encodedItems, newCursor: highest, progress: { maxNsuSeen: highest } },
+          { feed, runId, fenceToken: lease.fenceToken, encodedItems: page.items, newCursor: highest, progress: { maxNsuSeen: highest } },
           call,
         );
         cursor = applied.cursor;
         items += head.itemCount;
         if (applied.cancelRequested) return await finish(RunOutcome.CANCELLED, {});
       }
-      if (endOfStream) return await finish(RunOutcome.CAUGHT_UP, { nextEligibleAt: now() + opts.emptyResultBackoffMs });
-      if (sliceOver) return await finish(RunOutcome.YIELDED, {});
+      if (head.status === BatchStatus.END_OF_STREAM) {
+        return await finish(RunOutcome.CAUGHT_UP, { nextEligibleAt: now() + opts.emptyResultBackoffMs });
+      }
       if (lease.signal.aborted) return { kind: "lease-lost", runId, items };
+      // Stopping cancels the stream, and with it the page the gateway is already fetching.
+      if (sliceOver() || lease.remainingMs() <= 0) return await finish(RunOutcome.YIELDED, {});
     }
-    return await finish(RunOutcome.YIELDED, {});
+    throw new ConnectError("the gateway's StreamFeed ended without an END_OF_STREAM page", Code.Internal);
   } catch (err) {
     if (lease.signal.aborted) return { kind: "lease-lost", runId, items };
     const e = ConnectError.from(err);

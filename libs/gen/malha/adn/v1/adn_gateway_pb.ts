@@ -38,7 +38,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file malha/adn/v1/adn_gateway.proto.
  */
 export const file_malha_adn_v1_adn_gateway: GenFile = /*@__PURE__*/
-  fileDesc("Ch5tYWxoYS9hZG4vdjEvYWRuX2dhdGV3YXkucHJvdG8SDG1hbGhhLmFkbi52MSLYAQoIQ2FsbEluZm8SNAoQYWRuX3Byb2Nlc3NlZF9hdBgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGQoRdmVyc2FvX2FwbGljYXRpdm8YAiABKAkSKAoGYWxlcnRzGAMgAygLMhgubWFsaGEuYWRuLnYxLkFkbk1lc3NhZ2USEAoIYXR0ZW1wdHMYBCABKAUSKgoHZWxhcHNlZBgFIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhITCgtodHRwX3N0YXR1cxgGIAEoBSJMChFGZXRjaEJhdGNoUmVxdWVzdBIkCgRmZWVkGAEgASgLMhYubWFsaGEubmZzZS52MS5GZWVkS2V5EhEKCWFmdGVyX25zdRgCIAEoBCLZAQoSRmV0Y2hCYXRjaFJlc3BvbnNlEikKBnN0YXR1cxgBIAEoDjIZLm1hbGhhLmFkbi52MS5CYXRjaFN0YXR1cxIuCgVpdGVtcxgCIAMoCzIfLm1hbGhhLm5mc2UudjEuRGlzdHJpYnV0aW9uSXRlbRITCgtoaWdoZXN0X25zdRgDIAEoBBIWCg5wYWdlX3NpemVfc2VlbhgEIAEoBRIVCg1kcm9wcGVkX2NvdW50GAUgASgFEiQKBGNhbGwYBiABKAsyFi5tYWxoYS5hZG4udjEuQ2FsbEluZm8iTQoSU3RyZWFtQmF0Y2hSZXF1ZXN0EiQKBGZlZWQYASABKAsyFi5tYWxoYS5uZnNlLnYxLkZlZWRLZXkSEQoJYWZ0ZXJfbnN1GAIgASgEIrQBCglCYXRjaEhlYWQSKQoGc3RhdHVzGAEgASgOMhkubWFsaGEuYWRuLnYxLkJhdGNoU3RhdHVzEhMKC2hpZ2hlc3RfbnN1GAIgASgEEhIKCml0ZW1fY291bnQYAyABKAUSFgoOcGFnZV9zaXplX3NlZW4YBCABKAUSFQoNZHJvcHBlZF9jb3VudBgFIAEoBRIkCgRjYWxsGAYgASgLMhYubWFsaGEuYWRuLnYxLkNhbGxJbmZvIl0KE1N0cmVhbUJhdGNoUmVzcG9uc2USJwoEaGVhZBgBIAEoCzIXLm1hbGhhLmFkbi52MS5CYXRjaEhlYWRIABIVCgtpdGVtc19jaHVuaxgCIAEoDEgAQgYKBHBhcnQiRwoSRmV0Y2hTaW5nbGVSZXF1ZXN0EiQKBGZlZWQYASABKAsyFi5tYWxoYS5uZnNlLnYxLkZlZWRLZXkSCwoDbnN1GAIgASgEIqQBChNGZXRjaFNpbmdsZVJlc3BvbnNlEi8KBGl0ZW0YASABKAsyHy5tYWxoYS5uZnNlLnYxLkRpc3RyaWJ1dGlvbkl0ZW1IABIsCgRob2xlGAIgASgLMhwubWFsaGEubmZzZS52MS5Db25maXJtZWRIb2xlSAASJAoEY2FsbBgDIAEoCzIWLm1hbGhhLmFkbi52MS5DYWxsSW5mb0IICgZyZXN1bHQiYwoZR2V0RG9jdW1lbnRCeUNoYXZlUmVxdWVzdBIMCgRpYmdlGAEgASgJEikKCGFtYmllbnRlGAIgASgOMhcubWFsaGEubmZzZS52MS5BbWJpZW50ZRINCgVjaGF2ZRgDIAEoCSLXAQoaR2V0RG9jdW1lbnRCeUNoYXZlUmVzcG9uc2USMQoIZG9jdW1lbnQYASABKAsyHy5tYWxoYS5uZnNlLnYxLkRpc3RyaWJ1dGlvbkl0ZW0SLwoGZXZlbnRzGAIgAygLMh8ubWFsaGEubmZzZS52MS5EaXN0cmlidXRpb25JdGVtEi8KBmZhdWx0cxgDIAMoCzIfLm1hbGhhLm5mc2UudjEuRGlzdHJpYnV0aW9uSXRlbRIkCgRjYWxsGAQgASgLMhYubWFsaGEuYWRuLnYxLkNhbGxJbmZvKm0KC0JhdGNoU3RhdHVzEhwKGEJBVENIX1NUQVRVU19VTlNQRUNJRklFRBAAEiAKHEJBVENIX1NUQVRVU19ET0NVTUVOVFNfRk9VTkQQARIeChpCQVRDSF9TVEFUVVNfRU5EX09GX1NUUkVBTRACMvcCChFBZG5HYXRld2F5U2VydmljZRJPCgpGZXRjaEJhdGNoEh8ubWFsaGEuYWRuLnYxLkZldGNoQmF0Y2hSZXF1ZXN0GiAubWFsaGEuYWRuLnYxLkZldGNoQmF0Y2hSZXNwb25zZRJUCgtTdHJlYW1CYXRjaBIgLm1hbGhhLmFkbi52MS5TdHJlYW1CYXRjaFJlcXVlc3QaIS5tYWxoYS5hZG4udjEuU3RyZWFtQmF0Y2hSZXNwb25zZTABElIKC0ZldGNoU2luZ2xlEiAubWFsaGEuYWRuLnYxLkZldGNoU2luZ2xlUmVxdWVzdBohLm1hbGhhLmFkbi52MS5GZXRjaFNpbmdsZVJlc3BvbnNlEmcKEkdldERvY3VtZW50QnlDaGF2ZRInLm1hbGhhLmFkbi52MS5HZXREb2N1bWVudEJ5Q2hhdmVSZXF1ZXN0GigubWFsaGEuYWRuLnYxLkdldERvY3VtZW50QnlDaGF2ZVJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_timestamp, file_malha_adn_v1_errors, file_malha_nfse_v1_distribution, file_malha_nfse_v1_feed]);
+  fileDesc("Ch5tYWxoYS9hZG4vdjEvYWRuX2dhdGV3YXkucHJvdG8SDG1hbGhhLmFkbi52MSLYAQoIQ2FsbEluZm8SNAoQYWRuX3Byb2Nlc3NlZF9hdBgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGQoRdmVyc2FvX2FwbGljYXRpdm8YAiABKAkSKAoGYWxlcnRzGAMgAygLMhgubWFsaGEuYWRuLnYxLkFkbk1lc3NhZ2USEAoIYXR0ZW1wdHMYBCABKAUSKgoHZWxhcHNlZBgFIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhITCgtodHRwX3N0YXR1cxgGIAEoBSJMChFGZXRjaEJhdGNoUmVxdWVzdBIkCgRmZWVkGAEgASgLMhYubWFsaGEubmZzZS52MS5GZWVkS2V5EhEKCWFmdGVyX25zdRgCIAEoBCLZAQoSRmV0Y2hCYXRjaFJlc3BvbnNlEikKBnN0YXR1cxgBIAEoDjIZLm1hbGhhLmFkbi52MS5CYXRjaFN0YXR1cxIuCgVpdGVtcxgCIAMoCzIfLm1hbGhhLm5mc2UudjEuRGlzdHJpYnV0aW9uSXRlbRITCgtoaWdoZXN0X25zdRgDIAEoBBIWCg5wYWdlX3NpemVfc2VlbhgEIAEoBRIVCg1kcm9wcGVkX2NvdW50GAUgASgFEiQKBGNhbGwYBiABKAsyFi5tYWxoYS5hZG4udjEuQ2FsbEluZm8iTQoSU3RyZWFtQmF0Y2hSZXF1ZXN0EiQKBGZlZWQYASABKAsyFi5tYWxoYS5uZnNlLnYxLkZlZWRLZXkSEQoJYWZ0ZXJfbnN1GAIgASgEIrQBCglCYXRjaEhlYWQSKQoGc3RhdHVzGAEgASgOMhkubWFsaGEuYWRuLnYxLkJhdGNoU3RhdHVzEhMKC2hpZ2hlc3RfbnN1GAIgASgEEhIKCml0ZW1fY291bnQYAyABKAUSFgoOcGFnZV9zaXplX3NlZW4YBCABKAUSFQoNZHJvcHBlZF9jb3VudBgFIAEoBRIkCgRjYWxsGAYgASgLMhYubWFsaGEuYWRuLnYxLkNhbGxJbmZvIl0KE1N0cmVhbUJhdGNoUmVzcG9uc2USJwoEaGVhZBgBIAEoCzIXLm1hbGhhLmFkbi52MS5CYXRjaEhlYWRIABIVCgtpdGVtc19jaHVuaxgCIAEoDEgAQgYKBHBhcnQiTAoRU3RyZWFtRmVlZFJlcXVlc3QSJAoEZmVlZBgBIAEoCzIWLm1hbGhhLm5mc2UudjEuRmVlZEtleRIRCglhZnRlcl9uc3UYAiABKAQihwEKElN0cmVhbUZlZWRSZXNwb25zZRInCgRoZWFkGAEgASgLMhcubWFsaGEuYWRuLnYxLkJhdGNoSGVhZEgAEhUKC2l0ZW1zX2NodW5rGAIgASgMSAASKQoIcGFnZV9lbmQYAyABKAsyFS5tYWxoYS5hZG4udjEuUGFnZUVuZEgAQgYKBHBhcnQiCQoHUGFnZUVuZCJHChJGZXRjaFNpbmdsZVJlcXVlc3QSJAoEZmVlZBgBIAEoCzIWLm1hbGhhLm5mc2UudjEuRmVlZEtleRILCgNuc3UYAiABKAQipAEKE0ZldGNoU2luZ2xlUmVzcG9uc2USLwoEaXRlbRgBIAEoCzIfLm1hbGhhLm5mc2UudjEuRGlzdHJpYnV0aW9uSXRlbUgAEiwKBGhvbGUYAiABKAsyHC5tYWxoYS5uZnNlLnYxLkNvbmZpcm1lZEhvbGVIABIkCgRjYWxsGAMgASgLMhYubWFsaGEuYWRuLnYxLkNhbGxJbmZvQggKBnJlc3VsdCJjChlHZXREb2N1bWVudEJ5Q2hhdmVSZXF1ZXN0EgwKBGliZ2UYASABKAkSKQoIYW1iaWVudGUYAiABKA4yFy5tYWxoYS5uZnNlLnYxLkFtYmllbnRlEg0KBWNoYXZlGAMgASgJItcBChpHZXREb2N1bWVudEJ5Q2hhdmVSZXNwb25zZRIxCghkb2N1bWVudBgBIAEoCzIfLm1hbGhhLm5mc2UudjEuRGlzdHJpYnV0aW9uSXRlbRIvCgZldmVudHMYAiADKAsyHy5tYWxoYS5uZnNlLnYxLkRpc3RyaWJ1dGlvbkl0ZW0SLwoGZmF1bHRzGAMgAygLMh8ubWFsaGEubmZzZS52MS5EaXN0cmlidXRpb25JdGVtEiQKBGNhbGwYBCABKAsyFi5tYWxoYS5hZG4udjEuQ2FsbEluZm8qbQoLQmF0Y2hTdGF0dXMSHAoYQkFUQ0hfU1RBVFVTX1VOU1BFQ0lGSUVEEAASIAocQkFUQ0hfU1RBVFVTX0RPQ1VNRU5UU19GT1VORBABEh4KGkJBVENIX1NUQVRVU19FTkRfT0ZfU1RSRUFNEAIyygMKEUFkbkdhdGV3YXlTZXJ2aWNlEk8KCkZldGNoQmF0Y2gSHy5tYWxoYS5hZG4udjEuRmV0Y2hCYXRjaFJlcXVlc3QaIC5tYWxoYS5hZG4udjEuRmV0Y2hCYXRjaFJlc3BvbnNlElQKC1N0cmVhbUJhdGNoEiAubWFsaGEuYWRuLnYxLlN0cmVhbUJhdGNoUmVxdWVzdBohLm1hbGhhLmFkbi52MS5TdHJlYW1CYXRjaFJlc3BvbnNlMAESUQoKU3RyZWFtRmVlZBIfLm1hbGhhLmFkbi52MS5TdHJlYW1GZWVkUmVxdWVzdBogLm1hbGhhLmFkbi52MS5TdHJlYW1GZWVkUmVzcG9uc2UwARJSCgtGZXRjaFNpbmdsZRIgLm1hbGhhLmFkbi52MS5GZXRjaFNpbmdsZVJlcXVlc3QaIS5tYWxoYS5hZG4udjEuRmV0Y2hTaW5nbGVSZXNwb25zZRJnChJHZXREb2N1bWVudEJ5Q2hhdmUSJy5tYWxoYS5hZG4udjEuR2V0RG9jdW1lbnRCeUNoYXZlUmVxdWVzdBooLm1hbGhhLmFkbi52MS5HZXREb2N1bWVudEJ5Q2hhdmVSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_timestamp, file_malha_adn_v1_errors, file_malha_nfse_v1_distribution, file_malha_nfse_v1_feed]);
 
 /**
  * Facts about the ADN exchange common to every response, for logs, metrics and run records.
@@ -306,6 +306,94 @@ export const StreamBatchResponseSchema: GenMessage<StreamBatchResponse> = /*@__P
   messageDesc(file_malha_adn_v1_adn_gateway, 5);
 
 /**
+ * Request of StreamFeed.
+ *
+ * @generated from message malha.adn.v1.StreamFeedRequest
+ */
+export type StreamFeedRequest = Message<"malha.adn.v1.StreamFeedRequest"> & {
+  /**
+   * The feed to read. Its municipality's active certificate is used.
+   *
+   * @generated from field: malha.nfse.v1.FeedKey feed = 1;
+   */
+  feed?: FeedKey | undefined;
+
+  /**
+   * Highest NSU the caller has persisted (0 to start from the beginning).
+   *
+   * @generated from field: uint64 after_nsu = 2;
+   */
+  afterNsu: bigint;
+};
+
+/**
+ * Describes the message malha.adn.v1.StreamFeedRequest.
+ * Use `create(StreamFeedRequestSchema)` to create a new message.
+ */
+export const StreamFeedRequestSchema: GenMessage<StreamFeedRequest> = /*@__PURE__*/
+  messageDesc(file_malha_adn_v1_adn_gateway, 6);
+
+/**
+ * One message of a StreamFeed: per page, its head, its item chunks, then its end.
+ *
+ * @generated from message malha.adn.v1.StreamFeedResponse
+ */
+export type StreamFeedResponse = Message<"malha.adn.v1.StreamFeedResponse"> & {
+  /**
+   * Which part of the answer this is.
+   *
+   * @generated from oneof malha.adn.v1.StreamFeedResponse.part
+   */
+  part: {
+    /**
+     * Starts a page, as StreamBatch's head.
+     *
+     * @generated from field: malha.adn.v1.BatchHead head = 1;
+     */
+    value: BatchHead;
+    case: "head";
+  } | {
+    /**
+     * As StreamBatch's `items_chunk`, for the current page.
+     *
+     * @generated from field: bytes items_chunk = 2;
+     */
+    value: Uint8Array;
+    case: "itemsChunk";
+  } | {
+    /**
+     * The current page's items are complete.
+     *
+     * @generated from field: malha.adn.v1.PageEnd page_end = 3;
+     */
+    value: PageEnd;
+    case: "pageEnd";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message malha.adn.v1.StreamFeedResponse.
+ * Use `create(StreamFeedResponseSchema)` to create a new message.
+ */
+export const StreamFeedResponseSchema: GenMessage<StreamFeedResponse> = /*@__PURE__*/
+  messageDesc(file_malha_adn_v1_adn_gateway, 7);
+
+/**
+ * Marks the end of a StreamFeed page.
+ *
+ * @generated from message malha.adn.v1.PageEnd
+ */
+export type PageEnd = Message<"malha.adn.v1.PageEnd"> & {
+};
+
+/**
+ * Describes the message malha.adn.v1.PageEnd.
+ * Use `create(PageEndSchema)` to create a new message.
+ */
+export const PageEndSchema: GenMessage<PageEnd> = /*@__PURE__*/
+  messageDesc(file_malha_adn_v1_adn_gateway, 8);
+
+/**
  * Request of FetchSingle.
  *
  * @generated from message malha.adn.v1.FetchSingleRequest
@@ -331,7 +419,7 @@ export type FetchSingleRequest = Message<"malha.adn.v1.FetchSingleRequest"> & {
  * Use `create(FetchSingleRequestSchema)` to create a new message.
  */
 export const FetchSingleRequestSchema: GenMessage<FetchSingleRequest> = /*@__PURE__*/
-  messageDesc(file_malha_adn_v1_adn_gateway, 6);
+  messageDesc(file_malha_adn_v1_adn_gateway, 9);
 
 /**
  * Response of FetchSingle.
@@ -375,7 +463,7 @@ export type FetchSingleResponse = Message<"malha.adn.v1.FetchSingleResponse"> & 
  * Use `create(FetchSingleResponseSchema)` to create a new message.
  */
 export const FetchSingleResponseSchema: GenMessage<FetchSingleResponse> = /*@__PURE__*/
-  messageDesc(file_malha_adn_v1_adn_gateway, 7);
+  messageDesc(file_malha_adn_v1_adn_gateway, 10);
 
 /**
  * Request of GetDocumentByChave.
@@ -410,7 +498,7 @@ export type GetDocumentByChaveRequest = Message<"malha.adn.v1.GetDocumentByChave
  * Use `create(GetDocumentByChaveRequestSchema)` to create a new message.
  */
 export const GetDocumentByChaveRequestSchema: GenMessage<GetDocumentByChaveRequest> = /*@__PURE__*/
-  messageDesc(file_malha_adn_v1_adn_gateway, 8);
+  messageDesc(file_malha_adn_v1_adn_gateway, 11);
 
 /**
  * Response of GetDocumentByChave. Items keep the NSU the ADN sent with them (0 if none).
@@ -452,7 +540,7 @@ export type GetDocumentByChaveResponse = Message<"malha.adn.v1.GetDocumentByChav
  * Use `create(GetDocumentByChaveResponseSchema)` to create a new message.
  */
 export const GetDocumentByChaveResponseSchema: GenMessage<GetDocumentByChaveResponse> = /*@__PURE__*/
-  messageDesc(file_malha_adn_v1_adn_gateway, 9);
+  messageDesc(file_malha_adn_v1_adn_gateway, 12);
 
 /**
  * Outcome of a FetchBatch call.
@@ -530,6 +618,24 @@ export const AdnGatewayService: GenService<{
     methodKind: "server_streaming";
     input: typeof StreamBatchRequestSchema;
     output: typeof StreamBatchResponseSchema;
+  },
+  /**
+   * The feed page after page, for a sync run: StreamBatch's pages in sequence on one stream, each as a
+   * head, its item chunks and a `page_end`. The gateway asks the ADN for the next page as soon as it has
+   * read the previous answer's envelope (the next after_nsu is that page's highest NSU), so there is one
+   * ADN call of the feed in flight and never two, and the next call overlaps this page's decoding and
+   * delivery. A caller that stops reading holds the gateway back (HTTP/2 flow control) after at most one
+   * more ADN call. The stream ends with OK after the page whose head says END_OF_STREAM; the caller
+   * cancels to stop earlier (a page fetched ahead is then dropped unread). An error ends the stream with
+   * its code; the pages whose `page_end` was received are complete, the chunks of an unfinished page must
+   * be discarded. Errors: as StreamBatch, for whichever page meets them.
+   *
+   * @generated from rpc malha.adn.v1.AdnGatewayService.StreamFeed
+   */
+  streamFeed: {
+    methodKind: "server_streaming";
+    input: typeof StreamFeedRequestSchema;
+    output: typeof StreamFeedResponseSchema;
   },
   /**
    * Asks for exactly one NSU (`lote=false`), to back-fill a gap. Answers the item (possibly a fault) or a
