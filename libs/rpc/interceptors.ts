@@ -75,6 +75,14 @@ function scoped<T>(
           finish();
           return (await it.return?.(value)) ?? { done: true, value: undefined };
         },
+        // connect throws a failed write (the client reset the stream) into the response iterator; the
+        // handler's generator has to hear it, or it stays suspended at its yield for good.
+        async throw(err?: unknown) {
+          finish(scope.signal?.aborted ? new ConnectError("the client cancelled the call", Code.Canceled) : err);
+          if (it.throw) return await it.throw(err);
+          await it.return?.();
+          throw err;
+        },
       };
     },
   };

@@ -1,10 +1,12 @@
 import { readFileSync } from "node:fs";
+import { create } from "@bufbuild/protobuf";
 import { Writable } from "node:stream";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { afterEach, describe, expect, it } from "vitest";
 import { createMeshTls } from "../../test/support/mesh-tls.js";
 import { Health, HealthCheckResponse_ServingStatus as Status } from "../gen/health/v1/health_pb.js";
+import { AdnGatewayService, StreamFeedResponseSchema } from "../gen/malha/adn/v1/adn_gateway_pb.js";
 import { VaultService } from "../gen/malha/vault/v1/vault_pb.js";
 import { createLogger } from "../log/logger.js";
 import { createServiceClient } from "./client.js";
@@ -36,6 +38,39 @@ async function start(services: RpcServerOptions["services"], extra: Partial<RpcS
 }
 
 describe("RPC runtime", () => {
+  it("ends a server stream's handler when its client cancels while holding it back (flow control), counted as CANCELED", async () => {
+    let handlerEnded!: () => void;
+    const ended = new Promise<void>((resolve) => (handlerEnded = resolve));
+    let sent = 0;
+    const { baseUrl, metrics } = await start([
+      serve(AdnGatewayService, {
+        async *streamFeed() {
+          try {
+            // Far more than the stream's flow-control window: the writes block once the client stops reading.
+            for (; sent < 200; sent++) yield create(StreamFeedResponseSchema, { part: { case: "itemsChunk", value: new Uint8Array(150_000) } });
+          } finally {
+            handlerEnded();
+          }
+        },
+      }),
+    ]);
+    const client = createClient(AdnGatewayService, createGrpcTransport({ baseUrl }));
+    const cancel = new AbortController();
+    const stream = client.streamFeed({}, { signal: cancel.signal })[Symbol.asyncIterator]();
+    await stream.next();
+    // The handler stops making progress: it is held back, not finished.
+    let before = -1;
+    while (before !== sent) {
+      before = sent;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(sent).toBeLessThan(200);
+    cancel.abort();
+    await ended;
+    const text = await metrics.registry.metrics();
+    expect(text).toMatch(/malha_rpc_handled_total\{[^}]*method="StreamFeed",code="Canceled"[^}]*\} 1/);
+  });
+
   it("answers methods without an implementation with UNIMPLEMENTED", async () => {
     const { baseUrl } = await start([serve(VaultService, {})]);
     const vault = createClient(VaultService, createGrpcTransport({ baseUrl }));

@@ -1,6 +1,6 @@
 import type { TLSSocket } from "node:tls";
 import type { DescService } from "@bufbuild/protobuf";
-import { createContextKey, createContextValues, type ServiceImpl } from "@connectrpc/connect";
+import { Code, ConnectError, createContextKey, createContextValues, type ServiceImpl } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { Logger } from "../log/logger.js";
 import { Health } from "../gen/health/v1/health_pb.js";
@@ -97,7 +97,19 @@ export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer>
     },
   });
 
-  const listener = createListener(handler, opts.tls);
+  // connect-node waits for 'drain' or 'error' when a response stream's flow-control window is full and
+  // checks `errored` before each write, but a response whose client reset the stream only emits 'close'
+  // and then swallows writes: without this, the handler of a cancelled server stream that its reader was
+  // holding back stays suspended forever, with everything it holds.
+  const listener = createListener((req, res) => {
+    res.once("close", () => {
+      if (res.writableFinished) return;
+      const reset = new ConnectError("the client closed the stream", Code.Aborted);
+      Object.defineProperty(res, "errored", { value: reset, configurable: true });
+      if (res.listenerCount("error") > 0) res.emit("error", reset);
+    });
+    return handler(req, res);
+  }, opts.tls);
   await new Promise<void>((resolve, reject) => {
     listener.server.once("error", reject);
     listener.server.listen(opts.port, opts.host, () => {

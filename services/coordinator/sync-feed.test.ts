@@ -176,6 +176,13 @@ async function storedNsus(ibge: string): Promise<bigint[]> {
   return nsus.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
+/** StreamFeed calls the gateway ended as CANCELED, from its Prometheus metrics. */
+async function cancelledFeedStreams(): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${gateway.metricsPort}/metrics`)).text();
+  const line = text.split("\n").find((l) => l.startsWith("malha_rpc_handled_total{") && l.includes('method="StreamFeed"') && l.includes('code="Canceled"'));
+  return line ? Number(line.split(" ").at(-1)) : 0;
+}
+
 const visible = (ibge: string) => adn.sim.feed(ibge).entries.filter((e) => !e.hidden).map((e) => e.nsu);
 
 describe("syncFeed over StreamFeed", () => {
@@ -217,6 +224,7 @@ describe("syncFeed over StreamFeed", () => {
   });
 
   it("stops after the page whose ApplyBatch reports a cancellation, and cancels the stream with the pages read ahead", async () => {
+    const cancelledBefore = await cancelledFeedStreams();
     // Long enough that a gateway without back-pressure would have fetched well past the bound below.
     if (visible(CANCELLED.ibge).length < 600) adn.sim.feed(CANCELLED.ibge).append(400);
     const expected = visible(CANCELLED.ibge);
@@ -239,6 +247,14 @@ describe("syncFeed over StreamFeed", () => {
     const before = adnCalls(CANCELLED.ibge);
     await new Promise((r) => setTimeout(r, 200));
     expect(adnCalls(CANCELLED.ibge)).toBe(before);
+    // And the gateway's handler ended as CANCELED, rather than staying suspended on a write that the reset
+    // stream would never complete.
+    let cancelled = 0;
+    for (let i = 0; i < 200 && cancelled <= cancelledBefore; i++) {
+      cancelled = await cancelledFeedStreams();
+      if (cancelled <= cancelledBefore) await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(cancelled).toBe(cancelledBefore + 1);
   });
 
   it("finishes RATE_LIMITED with the gateway's cool-down when a page ahead meets a 429, keeping what was applied", async () => {
