@@ -1,5 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
+import type { RawLoteItem } from "../../libs/adn/envelope.js";
 import { municipiosDfeUrl, municipiosEventosUrl } from "../../libs/adn/http.js";
 import { decodeItem } from "../../libs/adn/item.js";
 import {
@@ -28,6 +29,17 @@ export function createHandlers(gateway: AdnGateway, metrics: AdnMetrics, log: Lo
   const countItems = (items: DistributionItem[]) => {
     for (const kind of ["document", "event", "fault"] as const) metrics.items(kind, items.filter((i) => i.content.case === kind).length);
   };
+  /** A page's items, decoded and serialized in chunks (StreamBatch, StreamFeed), each counted once. */
+  const pageChunks = (entries: RawLoteItem[], signal: AbortSignal) =>
+    itemChunks(entries, {
+      decode: gateway.decodeOptions,
+      chunkBytes: CHUNK_BYTES,
+      maxBatchBytes: gateway.maxBatchBytes,
+      signal,
+      onItem: (item) => {
+        if (item.content.case) metrics.items(item.content.case, 1);
+      },
+    });
 
   return {
     async fetchBatch(req, ctx) {
@@ -48,14 +60,7 @@ export function createHandlers(gateway: AdnGateway, metrics: AdnMetrics, log: Lo
       const page = await readBatchPage(gateway, log, req, ctx.signal);
       const { entries, ...facts } = page;
       yield create(StreamBatchResponseSchema, { part: { case: "head", value: { ...facts, itemCount: entries.length } } });
-      const chunks = itemChunks(entries, {
-        decode: gateway.decodeOptions,
-        chunkBytes: CHUNK_BYTES,
-        maxBatchBytes: gateway.maxBatchBytes,
-        signal: ctx.signal,
-        onItem: (item) => countItems([item]),
-      });
-      for await (const chunk of chunks) yield create(StreamBatchResponseSchema, { part: { case: "itemsChunk", value: chunk } });
+      for await (const chunk of pageChunks(entries, ctx.signal)) yield create(StreamBatchResponseSchema, { part: { case: "itemsChunk", value: chunk } });
     },
 
     async *streamFeed(req, ctx) {
@@ -73,14 +78,7 @@ export function createHandlers(gateway: AdnGateway, metrics: AdnMetrics, log: Lo
           next.catch(() => undefined);
         }
         yield create(StreamFeedResponseSchema, { part: { case: "head", value: { ...facts, itemCount: entries.length } } });
-        const chunks = itemChunks(entries, {
-          decode: gateway.decodeOptions,
-          chunkBytes: CHUNK_BYTES,
-          maxBatchBytes: gateway.maxBatchBytes,
-          signal: ctx.signal,
-          onItem: (item) => countItems([item]),
-        });
-        for await (const chunk of chunks) yield create(StreamFeedResponseSchema, { part: { case: "itemsChunk", value: chunk } });
+        for await (const chunk of pageChunks(entries, ctx.signal)) yield create(StreamFeedResponseSchema, { part: { case: "itemsChunk", value: chunk } });
         yield create(StreamFeedResponseSchema, { part: { case: "pageEnd", value: {} } });
         if (last) return;
       }
