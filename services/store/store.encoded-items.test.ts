@@ -2,10 +2,11 @@
 // real store process and a throwaway MariaDB database: same result as typed items, and every malformed
 // request refused before anything is written.
 import type { RowDataPacket } from "mysql2/promise";
-import { create, toBinary } from "@bufbuild/protobuf";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DistributionBatchSchema, type DistributionItem } from "../../libs/gen/malha/nfse/v1/distribution_pb.js";
+import { DocumentSchema, DocumentStatus } from "../../libs/gen/malha/nfse/v1/document_pb.js";
 import { Ambiente, TipoNsu } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
 import { RunTrigger } from "../../libs/gen/malha/store/v1/types_pb.js";
 import { createThrowawayDatabase, type ThrowawayDatabase } from "../../test/support/mysql.js";
@@ -39,16 +40,19 @@ async function startRun(ibge: string, uf: string) {
 }
 
 async function stored(ibge: string) {
-  const [docs] = await db.pool.query<RowDataPacket[]>(`SELECT nsu, xml FROM \`nfse_documentos_${ibge}\` ORDER BY nsu`);
-  const [events] = await db.pool.query<RowDataPacket[]>(`SELECT nsu FROM \`nfse_eventos_${ibge}\` ORDER BY nsu`);
+  const [docs] = await db.pool.query<RowDataPacket[]>(`SELECT nsu, xml, documento_pb FROM \`nfse_documentos_${ibge}\` ORDER BY nsu`);
+  const [events] = await db.pool.query<RowDataPacket[]>(`SELECT nsu, evento_pb FROM \`nfse_eventos_${ibge}\` ORDER BY nsu`);
   const [quarantine] = await db.pool.query<RowDataPacket[]>("SELECT nsu FROM nfse_quarantine WHERE ibge = ? ORDER BY nsu", [ibge]);
   const [state] = await db.pool.query<RowDataPacket[]>("SELECT last_nsu FROM nfse_sync_state WHERE ibge = ?", [ibge]);
-  return { docs, events: events.map((r) => String(r.nsu)), quarantine: quarantine.map((r) => String(r.nsu)), cursor: String(state[0]!.last_nsu) };
+  return { docs, events: events.map((r) => String(r.nsu)), eventosPb: events.map((r) => Buffer.from(r.evento_pb).toString("hex")), quarantine: quarantine.map((r) => String(r.nsu)), cursor: String(state[0]!.last_nsu) };
 }
 
 describe("ApplyBatch with encoded_items", () => {
-  it("applies the serialized batch exactly as the same typed items", async () => {
-    const items = [docItem(1, 1), docItem(2, 2), eventItem(3, chaveOf(1), "101101"), faultItem(4, Buffer.from("H4sI-cut"))];
+  it("applies the serialized batch exactly as the same typed items, documento_pb and evento_pb included", async () => {
+    // The second document claims a status: derived fields are the store's, whichever way the items come.
+    const claiming = docItem(2, 2);
+    if (claiming.content.case === "document") claiming.content.value.status = DocumentStatus.CANCELADA;
+    const items = [docItem(1, 1), claiming, eventItem(3, chaveOf(1), "101101"), faultItem(4, Buffer.from("H4sI-cut"))];
     const typed = await startRun("3550308", "SP");
     const encoded = await startRun("3304557", "RJ");
     const a = await client.applyBatch({ ...typed, items, newCursor: 4n });
@@ -58,6 +62,8 @@ describe("ApplyBatch with encoded_items", () => {
     const [sa, sb] = [await stored("3550308"), await stored("3304557")];
     expect(sb).toEqual(sa);
     expect(sb.docs.map((d) => String(d.nsu))).toEqual(["1", "2"]);
+    const pbs = sb.docs.map((d) => fromBinary(DocumentSchema, d.documento_pb));
+    expect(pbs.map((d) => [d.chave, d.status])).toEqual([[chaveOf(1), DocumentStatus.UNSPECIFIED], [chaveOf(2), DocumentStatus.UNSPECIFIED]]);
     expect(sb.events).toEqual(["3"]);
     expect(sb.quarantine).toEqual(["4"]);
   });
@@ -82,7 +88,7 @@ describe("ApplyBatch with encoded_items", () => {
     expect(huge.code).toBe(Code.InvalidArgument);
     expect(huge.rawMessage).toBe(`encoded_items is ${MAX_ENCODED_ITEMS_BYTES + 1} bytes; at most ${MAX_ENCODED_ITEMS_BYTES} are accepted`);
 
-    expect(await stored("3106200")).toEqual({ docs: [], events: [], quarantine: [], cursor: "0" });
+    expect(await stored("3106200")).toEqual({ docs: [], events: [], eventosPb: [], quarantine: [], cursor: "0" });
   });
 
   it("keeps the empty batch a heartbeat, typed or encoded (an empty DistributionBatch is zero bytes)", async () => {

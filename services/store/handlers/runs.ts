@@ -37,12 +37,13 @@ export function runHandlers(db: StoreDb): Impl {
 
     async applyBatch(req) {
       const feed = parseFeed(req.feed);
-      const items = batchItems(req);
+      const { items, received } = batchItems(req);
       const result = await applyBatch(db, {
         feed,
         runId: parseRunId(req.runId),
         fence: fenceToken(req.fenceToken),
         items,
+        ...(received ? { receivedContent: received } : {}),
         newCursor: req.newCursor,
         maxNsuSeen: req.progress?.maxNsuSeen ?? 0n,
       });

@@ -1,6 +1,7 @@
-import { fromBinary } from "@bufbuild/protobuf";
+import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { DocumentSchema } from "../../../libs/gen/malha/nfse/v1/document_pb.js";
+import { DocumentSchema, DocumentStatus } from "../../../libs/gen/malha/nfse/v1/document_pb.js";
+import { EventSchema } from "../../../libs/gen/malha/nfse/v1/event_pb.js";
 import { FaultReason } from "../../../libs/gen/malha/nfse/v1/distribution_pb.js";
 import { chaveOf, docItem, eventItem, faultItem } from "../testing/fixtures.js";
 import { aliquotaPercent, asciiCode, text, toSqlDate } from "./columns.js";
@@ -25,6 +26,28 @@ describe("itemRow", () => {
     expect(col(DOCUMENT_COLUMNS, row.values, "xml_sha256")).toBe(item.xmlSha256);
     const typed = fromBinary(DocumentSchema, col(DOCUMENT_COLUMNS, row.values, "documento_pb") as Buffer);
     expect(typed.chave).toBe(chaveOf(1));
+  });
+
+  it("stores the bytes a document or event arrived as without copying them, unless they carry the store's derived fields", () => {
+    const item = docItem(7, 1);
+    if (item.content.case !== "document") throw new Error("fixture");
+    const received = toBinary(DocumentSchema, item.content.value);
+    const kept = col(DOCUMENT_COLUMNS, itemRow(feed, item, "1", received).values, "documento_pb") as Buffer;
+    expect(kept.buffer).toBe(received.buffer);
+    expect(kept.equals(received)).toBe(true);
+
+    // A sender may not set status or chave_substituta: the row gets the content re-encoded without them.
+    item.content.value.status = DocumentStatus.CANCELADA;
+    item.content.value.chaveSubstituta = chaveOf(2);
+    const sent = toBinary(DocumentSchema, item.content.value);
+    const cleaned = col(DOCUMENT_COLUMNS, itemRow(feed, item, "1", sent).values, "documento_pb") as Buffer;
+    expect(cleaned.buffer).not.toBe(sent.buffer);
+    expect(fromBinary(DocumentSchema, cleaned)).toMatchObject({ chave: chaveOf(1), status: DocumentStatus.UNSPECIFIED, chaveSubstituta: "" });
+
+    const ev = eventItem(9, chaveOf(1), "101101");
+    if (ev.content.case !== "event") throw new Error("fixture");
+    const evBytes = toBinary(EventSchema, ev.content.value);
+    expect((col(EVENT_COLUMNS, itemRow(feed, ev, "1", evBytes).values, "evento_pb") as Buffer).buffer).toBe(evBytes.buffer);
   });
 
   it("maps an event", () => {

@@ -87,14 +87,27 @@ function party(p: Party | undefined) {
   return { documento, nif, nome: text(p?.name, 300), im: text(p?.inscricaoMunicipal, 15) };
 }
 
-export function documentRow(feed: FeedColumns, item: DistributionItem, doc: Document, xml: Buffer, xmlSha256: string): DocumentRow {
+/** A Buffer over `bytes` without copying them (mysql2 sends Buffers as binary parameters). */
+function bufferView(bytes: Uint8Array): Buffer {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+export function documentRow(
+  feed: FeedColumns,
+  item: DistributionItem,
+  doc: Document,
+  xml: Buffer,
+  xmlSha256: string,
+  received?: Uint8Array,
+): DocumentRow {
   const emit = party(doc.emitente);
   const prest = party(doc.prestador);
   const toma = party(doc.tomador);
   const interm = party(doc.intermediario);
   const v = doc.valores;
-  // The derived fields are the store's to set, never the sender's.
-  const typed = toBinary(DocumentSchema, { ...doc, status: 0, chaveSubstituta: "" });
+  // The derived fields are the store's to set, never the sender's: bytes that carry them are re-encoded.
+  const typed =
+    received && doc.status === 0 && doc.chaveSubstituta === "" ? bufferView(received) : Buffer.from(toBinary(DocumentSchema, { ...doc, status: 0, chaveSubstituta: "" }));
   const values = [
     doc.chave, feed.ambiente, feed.tipoNsu, item.nsu.toString(), asciiCode(doc.versao, 8), asciiCode(doc.numero, 15),
     asciiCode(doc.nDfse, 15), smallEnum(doc.cStat, 65535), smallEnum(doc.ambGer), smallEnum(doc.tpEmis),
@@ -109,12 +122,12 @@ export function documentRow(feed: FeedColumns, item: DistributionItem, doc: Docu
     asciiCode(doc.servico?.cTribMun, 3), asciiCode(doc.servico?.cNbs, 9), doc.servico?.descricao || null,
     cents(v?.vServCents), cents(v?.vBcCents), aliquotaPercent(v?.aliquotaBps), cents(v?.vIssqnCents),
     cents(v?.vTotalRetCents), cents(v?.vLiqCents), smallEnum(v?.tribIssqn ?? 0), smallEnum(v?.tpRetIssqn ?? 0),
-    digitsCode(doc.chaveSubstituida, [50]), Buffer.from(typed), xml, xmlSha256,
+    digitsCode(doc.chaveSubstituida, [50]), typed, xml, xmlSha256,
   ];
   return { kind: "document", chave: doc.chave, nsu: item.nsu, xmlSha256, values };
 }
 
-export function eventRow(feed: FeedColumns, item: DistributionItem, ev: Event, xml: Buffer, xmlSha256: string): EventRow {
+export function eventRow(feed: FeedColumns, item: DistributionItem, ev: Event, xml: Buffer, xmlSha256: string, received?: Uint8Array): EventRow {
   const chaveSubstituta = digitsCode(ev.chaveSubstituta, [50]);
   const autor =
     ev.autor && (ev.autor.kind === TaxIdKind.CNPJ || ev.autor.kind === TaxIdKind.CPF) ? digitsCode(ev.autor.number, [11, 14]) : null;
@@ -122,7 +135,7 @@ export function eventRow(feed: FeedColumns, item: DistributionItem, ev: Event, x
     ev.id, ev.chave, feed.ambiente, feed.tipoNsu, item.nsu.toString(), asciiCode(ev.versao, 8), ev.codigo,
     asciiCode(TipoEvento[ev.tipo], 64), ev.nSeqEvento > 0 && ev.nSeqEvento <= 65535 ? ev.nSeqEvento : null,
     smallEnum(ev.ambGer), toDate(ev.dhEvento), toDate(ev.dhProc), toDate(item.dataHoraGeracao), autor,
-    asciiCode(ev.cMotivo, 4), text(ev.xMotivo, 1000), chaveSubstituta, Buffer.from(toBinary(EventSchema, ev)), xml, xmlSha256,
+    asciiCode(ev.cMotivo, 4), text(ev.xMotivo, 1000), chaveSubstituta, received ? bufferView(received) : Buffer.from(toBinary(EventSchema, ev)), xml, xmlSha256,
   ];
   return { kind: "event", idEvento: ev.id, chave: ev.chave, codigo: ev.codigo, chaveSubstituta, nsu: item.nsu, xmlSha256, values };
 }
@@ -150,8 +163,11 @@ export function quarantineRow(
   return { kind: "fault", nsu: item.nsu, values };
 }
 
-/** Classifies one item and builds its row; items the tables cannot key are quarantined. */
-export function itemRow(feed: FeedColumns, item: DistributionItem, runId: string): ItemRow {
+/**
+ * Classifies one item and builds its row; items the tables cannot key are quarantined. `received` is the
+ * bytes the item's document or event arrived as, when known: stored as they are instead of encoding again.
+ */
+export function itemRow(feed: FeedColumns, item: DistributionItem, runId: string, received?: Uint8Array): ItemRow {
   const content = item.content;
   const xml = Buffer.from(item.xml);
   // A parsed item has no raw ArquivoXml any more; its XML goes to the quarantine's xml column.
@@ -165,11 +181,11 @@ export function itemRow(feed: FeedColumns, item: DistributionItem, runId: string
   if (item.xmlSha256 !== "" && item.xmlSha256 !== xmlSha256) return storeAsFault("xml_sha256 does not match the xml bytes");
   if (content.case === "document") {
     if (!CHAVE.test(content.value.chave)) return storeAsFault("document chave is not 50 digits");
-    return documentRow(feed, item, content.value, xml, xmlSha256);
+    return documentRow(feed, item, content.value, xml, xmlSha256, received);
   }
   const ev = content.value;
   if (!EVENT_ID.test(ev.id)) return storeAsFault("event id is not EVT + 59 digits");
   if (!CHAVE.test(ev.chave)) return storeAsFault("event chNFSe is not 50 digits");
   if (!CODIGO.test(ev.codigo)) return storeAsFault("event code is not 6 digits");
-  return eventRow(feed, item, ev, xml, xmlSha256);
+  return eventRow(feed, item, ev, xml, xmlSha256, received);
 }
