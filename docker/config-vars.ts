@@ -11,6 +11,8 @@ export const SERVICE_NAMES = Object.keys(MESH) as MeshServiceName[];
 
 // `env.int("NAME"`, `env.optionalString("NAME")`, `get("NAME")` (vault master keys), `ConfigError("NAME"`.
 const READ = /\b(?:env\.\w+|get|ConfigError|readSecretFile)\(\s*"([A-Z][A-Z0-9_]+)"/g;
+// `readSecret(env, "NAME")` (vault): NAME and NAME_FILE.
+const SECRET = /\breadSecret\(\s*env\s*,\s*"([A-Z][A-Z0-9_]+)"/g;
 const PEER = /\b(?:peerClient\(\s*env\s*,|peerUrlVariable\()\s*"([a-z-]+)"/g;
 
 function sources(dir: string): string[] {
@@ -25,6 +27,7 @@ function scan(dir: string): Set<string> {
   for (const file of sources(dir)) {
     const text = readFileSync(file, "utf8");
     for (const m of text.matchAll(READ)) names.add(m[1]!);
+    for (const m of text.matchAll(SECRET)) names.add(m[1]!).add(`${m[1]!}_FILE`);
     for (const m of text.matchAll(PEER)) names.add(peerUrlVariable(m[1] as MeshServiceName));
   }
   return names;

@@ -13,6 +13,7 @@ import { Ambiente, TipoNsu } from "../libs/gen/malha/nfse/v1/feed_pb.js";
 import { StoreService } from "../libs/gen/malha/store/v1/store_pb.js";
 import { RunOutcome } from "../libs/gen/malha/store/v1/types_pb.js";
 import { VaultService } from "../libs/gen/malha/vault/v1/vault_pb.js";
+import { vaultAdminCall } from "./cli/vault-admin.js";
 import { MESH, type MeshServiceName } from "../libs/rpc/mesh.js";
 
 const NAMES: Record<string, { name: string; uf: string }> = {
@@ -58,7 +59,7 @@ for (const ibge of ibges) {
     feeds: [{ ambiente: Ambiente.PRODUCAO_RESTRITA, tipoNsu: TipoNsu.DISTRIBUICAO }],
   });
   const { pfx, password } = pfxOf(ibge);
-  const imported = await vault.importCertificate({ ibge, pfx, password, requestedBy: "demo" });
+  const imported = await vault.importCertificate({ ibge, pfx, password, requestedBy: "demo" }, vaultAdminCall(process.env));
   console.log(`demo: ${ibge} ${name}/${uf} registered; certificate ${imported.certificate?.cnpj} imported`);
   const { decisions } = await coordinator.syncNow({ ibge, requestedBy: "demo" });
   for (const d of decisions) console.log(`demo: ${ibge} sync ${d.accepted ? "started" : `skipped (reason ${d.reason})`}`);

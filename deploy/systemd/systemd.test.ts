@@ -41,7 +41,7 @@ describe("deploy/systemd units", () => {
 
   it("hands secret files to the services through LoadCredential, never the environment", () => {
     const creds = (s: string) => (parseUnit(unitText(s)).get("Service") ?? []).filter(([k]) => k === "LoadCredential").map(([, v]) => v.split(":")[0]);
-    expect(creds("vault")).toEqual(["master-key", "vault-credentials"]);
+    expect(creds("vault")).toEqual(["master-key", "vault-credentials", "vault-admin"]);
     expect(creds("adn-gateway")).toEqual(["vault-credentials"]);
     expect(creds("artifacts")).toEqual(["artifact-link"]);
     expect(unitText("artifacts")).toContain("ReadWritePaths=/var/lib/malha/artifacts");

@@ -7,6 +7,7 @@ import { enumName, iso, json, parseEnum, when } from "./format.js";
 import { write } from "./io.js";
 import { pfxPassword } from "./password.js";
 import { table } from "./table.js";
+import { vaultAdminCall } from "./vault-admin.js";
 
 const DAY_MS = 24 * 3600 * 1000;
 
@@ -58,7 +59,8 @@ async function listAll(ctx: Context, filter: { ibge?: string; status?: Certifica
 
 export const certificatesImport: Command = {
   usage: "certificates import <ibge> <file.pfx> [--password-file <file>]",
-  summary: "import an A1 PFX into the vault (password: --password-file, MALHA_PFX_PASSWORD or a prompt)",
+  summary:
+    "import an A1 PFX into the vault (password: --password-file, MALHA_PFX_PASSWORD or a prompt; as administrator: MALHA_VAULT_ADMIN_SECRET[_FILE] or an admin client certificate)",
   options: { "password-file": { type: "string" }, "requested-by": { type: "string" } },
   positionals: [2, 2],
   async run(ctx) {
@@ -69,14 +71,18 @@ export const certificatesImport: Command = {
     } catch (err) {
       throw new UsageError(`cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? "error"})`);
     }
+    const admin = vaultAdminCall(ctx.io.env);
     const password = await pfxPassword(ctx.io, str(ctx.values, "password-file"));
     const vault = ctx.targets.client("vault", VaultService);
-    const res = await vault.importCertificate({
-      ibge,
-      pfx,
-      password,
-      requestedBy: str(ctx.values, "requested-by") ?? ctx.io.env.USER ?? "malha-cli",
-    });
+    const res = await vault.importCertificate(
+      {
+        ibge,
+        pfx,
+        password,
+        requestedBy: str(ctx.values, "requested-by") ?? ctx.io.env.USER ?? "malha-cli",
+      },
+      admin,
+    );
     const c = res.certificate!;
     if (ctx.json) {
       write(ctx.io.out, json({ ...plain(c), created: res.created, activated: res.activated, replacedCertificateId: res.replacedCertificateId || null }));

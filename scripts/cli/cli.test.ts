@@ -21,6 +21,7 @@ const IBGE = "3550308";
 const CNPJ = cnpjFrom("463950000001");
 const PASSWORD = "senha do pfx";
 const VAULT_SECRET = "cli-test-shared-vault-secret";
+const VAULT_ADMIN_SECRET = "cli-test-vault-admin-secret";
 
 let dir: string;
 let db: ThrowawayDatabase;
@@ -54,7 +55,10 @@ beforeAll(async () => {
   db = await createThrowawayDatabase();
   const [store, vault] = await Promise.all([
     startService("store", { MYSQL_URL: db.url }),
-    startService("vault", { MYSQL_URL: db.url, NFSE_MASTER_KEY: Buffer.alloc(32, 9).toString("base64"), VAULT_CREDENTIALS_SECRET: VAULT_SECRET }),
+    startService("vault", { MYSQL_URL: db.url, NFSE_MASTER_KEY: Buffer.alloc(32, 9).toString("base64"),
+      VAULT_CREDENTIALS_SECRET: VAULT_SECRET,
+      VAULT_ADMIN_SECRET,
+    }),
   ]);
   procs.push(store, vault);
   const gateway = await startService("adn-gateway", {
@@ -80,7 +84,14 @@ beforeAll(async () => {
     NFSE_SYNC_INTERVAL_SECONDS: "1",
   });
   procs.push(coordinator);
-  env = { MALHA_STORE_URL: store.baseUrl, MALHA_VAULT_URL: vault.baseUrl, MALHA_COORDINATOR_URL: coordinator.baseUrl };
+  const adminSecretFile = join(dir, "vault-admin-secret");
+  writeFileSync(adminSecretFile, `${VAULT_ADMIN_SECRET}\n`, { mode: 0o600 });
+  env = {
+    MALHA_STORE_URL: store.baseUrl,
+    MALHA_VAULT_URL: vault.baseUrl,
+    MALHA_COORDINATOR_URL: coordinator.baseUrl,
+    MALHA_VAULT_ADMIN_SECRET_FILE: adminSecretFile,
+  };
 }, 120_000);
 
 afterAll(async () => {
@@ -182,6 +193,20 @@ describe("malha CLI against the running mesh", () => {
     const none = await malha(["certificates", "import", IBGE, pfxFile]);
     expect(none.code).toBe(EXIT.USAGE);
     expect(none.err).toContain("MALHA_PFX_PASSWORD");
+  });
+
+  it("imports only as the vault's administrator: without the admin secret it is denied (exit 6), with it in the environment it works", async () => {
+    const { MALHA_VAULT_ADMIN_SECRET_FILE: _file, ...anonymous } = env;
+    const args = ["certificates", "import", IBGE, pfxFile, "--password-file", passwordFile];
+    const denied = await malha(args, { env: anonymous });
+    expect(denied.code).toBe(EXIT.DENIED);
+    expect(denied.err).toMatch(/^malha: \[permission_denied\] ImportCertificate is an administrative call and needs the x-malha-vault-admin-secret header/);
+    const fromEnv = await malha(args, { env: { ...anonymous, MALHA_VAULT_ADMIN_SECRET: VAULT_ADMIN_SECRET } });
+    expect(fromEnv.code, fromEnv.err).toBe(EXIT.OK);
+    const both = await malha(["certificates", "import", IBGE, pfxFile, "--password-file", passwordFile], { extraEnv: { MALHA_VAULT_ADMIN_SECRET: VAULT_ADMIN_SECRET } });
+    expect(both.code).toBe(EXIT.USAGE);
+    expect(both.err).toContain("not both");
+    expect(both.err).not.toContain(VAULT_ADMIN_SECRET);
   });
 
   it("never accepts the password as an argument", async () => {

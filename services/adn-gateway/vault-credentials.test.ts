@@ -17,9 +17,11 @@ import { toPfx } from "../../test/support/icp-brasil.js";
 import { createMeshTls } from "../../test/support/mesh-tls.js";
 import { createThrowawayDatabase, type ThrowawayDatabase } from "../../test/support/mysql.js";
 import { startService, type ServiceProcess } from "../../test/support/service-process.js";
+import { clientWithHeaders } from "../../test/support/header-client.js";
 
 const MAIN = { ibge: "3550308", cnpj: "11222333000181" };
 const SECRET = `gw-${randomBytes(16).toString("hex")}`;
+const ADMIN_SECRET = "vault-admin-secret-for-this-test";
 const MASTER_KEY = randomBytes(32).toString("base64");
 const feed = { ibge: MAIN.ibge, ambiente: Ambiente.PRODUCAO_RESTRITA, tipoNsu: TipoNsu.DISTRIBUICAO };
 
@@ -62,8 +64,9 @@ beforeAll(async () => {
     municipalities: [MAIN],
     feedSize: 120,
   });
-  vault = await startService("vault", { MYSQL_URL: db.url, NFSE_MASTER_KEY: MASTER_KEY, VAULT_CREDENTIALS_SECRET: SECRET });
-  vaultClient = createClient(VaultService, createGrpcTransport({ baseUrl: vault.baseUrl }));
+  vault = await startService("vault", { MYSQL_URL: db.url, NFSE_MASTER_KEY: MASTER_KEY, VAULT_CREDENTIALS_SECRET: SECRET, VAULT_ADMIN_SECRET: ADMIN_SECRET });
+  // The operator's client: imports and (de)activations are administrative calls.
+  vaultClient = clientWithHeaders(VaultService, vault.baseUrl, { "x-malha-vault-admin-secret": ADMIN_SECRET });
   const pfx = toPfx(pki.clients.get(MAIN.ibge)!, [pki.root], "senha-do-pfx");
   await vaultClient.importCertificate({ ibge: MAIN.ibge, pfx, password: "senha-do-pfx", requestedBy: "teste" });
 });

@@ -3,7 +3,7 @@ import { ConfigError, type EnvReader } from "../../libs/config/env.js";
 import { projectRoot } from "../../libs/config/paths.js";
 import { MYSQL_URL_FORMAT, parseMysqlUrl } from "../../libs/db/pool.js";
 import type { RuntimeConfig } from "../../libs/rpc/runtime-config.js";
-import { secretAuth, type CredentialsAuth } from "./authorization.js";
+import { adminAuth, secretAuth, type AdminAuth, type CredentialsAuth } from "./authorization.js";
 import { readMasterKeys, readSecretFile, type MasterKeys } from "./master-keys.js";
 
 export const DEFAULT_GATEWAY_IDENTITY = "adn-gateway";
@@ -17,6 +17,7 @@ export interface VaultConfig {
   mysqlConnectionLimit: number;
   masterKeys: MasterKeys;
   credentialsAuth: CredentialsAuth;
+  adminAuth: AdminAuth;
   /** Window of the "expiring soon" gauge and start-up warning. */
   expiringSoonDays: number;
 }
@@ -28,23 +29,43 @@ export function readVaultConfig(env: EnvReader, runtime: RuntimeConfig): VaultCo
     migrationsDir: env.string("MIGRATIONS_DIR", { default: join(projectRoot(), "migrations") }),
     mysqlConnectionLimit: env.int("MYSQL_CONNECTION_LIMIT", { default: 5, min: 1, max: 1000 }),
     masterKeys: readMasterKeys((name) => env.optionalString(name)),
-    credentialsAuth: readCredentialsAuth(env, runtime),
+    ...readCallerAuth(env, runtime),
     expiringSoonDays: env.int("VAULT_EXPIRING_SOON_DAYS", { default: 30, min: 1, max: 3650 }),
   };
 }
 
-function readCredentialsAuth(env: EnvReader, runtime: RuntimeConfig): CredentialsAuth {
-  const identity = env.string("VAULT_ADN_GATEWAY_IDENTITY", { default: DEFAULT_GATEWAY_IDENTITY });
-  const value = env.optionalString("VAULT_CREDENTIALS_SECRET");
-  const file = env.optionalString("VAULT_CREDENTIALS_SECRET_FILE");
-  if (value !== undefined && file !== undefined) {
-    throw new ConfigError("VAULT_CREDENTIALS_SECRET_FILE", "cannot be combined with VAULT_CREDENTIALS_SECRET (set only one)");
+function readCallerAuth(env: EnvReader, runtime: RuntimeConfig): { credentialsAuth: CredentialsAuth; adminAuth: AdminAuth } {
+  const gatewayIdentity = env.string("VAULT_ADN_GATEWAY_IDENTITY", { default: DEFAULT_GATEWAY_IDENTITY });
+  const credentialsSecret = readSecret(env, "VAULT_CREDENTIALS_SECRET");
+  const credentialsAuth: CredentialsAuth = runtime.tls?.clientCa
+    ? { mode: "mtls", identity: gatewayIdentity }
+    : credentialsSecret !== undefined
+      ? secretAuth(credentialsSecret)
+      : { mode: "closed" };
+
+  const adminSecret = readSecret(env, "VAULT_ADMIN_SECRET");
+  // The gateway holds the credentials secret and faces the internet: it must not be able to administer.
+  if (adminSecret !== undefined && adminSecret === credentialsSecret) {
+    throw new ConfigError("VAULT_ADMIN_SECRET", "must differ from VAULT_CREDENTIALS_SECRET (the ADN gateway knows that one)");
   }
-  const secret = file !== undefined ? readSecretFile("VAULT_CREDENTIALS_SECRET_FILE", file).toString("utf8").trim() : value;
+  const identities = (env.optionalString("VAULT_ADMIN_IDENTITIES") ?? "").split(",").map((i) => i.trim()).filter((i) => i !== "");
+  if (identities.length > 0 && !runtime.tls?.clientCa) {
+    throw new ConfigError("VAULT_ADMIN_IDENTITIES", "needs mTLS (TLS_CLIENT_CA_FILE): without client certificates there is no identity to check");
+  }
+  if (identities.includes(gatewayIdentity)) {
+    throw new ConfigError("VAULT_ADMIN_IDENTITIES", `must not name the ADN gateway's identity '${gatewayIdentity}' (VAULT_ADN_GATEWAY_IDENTITY)`);
+  }
+  return { credentialsAuth, adminAuth: adminAuth(identities, adminSecret) };
+}
+
+/** NAME or NAME_FILE (not both), at least MIN_SECRET_LENGTH characters. */
+function readSecret(env: EnvReader, name: string): string | undefined {
+  const value = env.optionalString(name);
+  const file = env.optionalString(`${name}_FILE`);
+  if (value !== undefined && file !== undefined) throw new ConfigError(`${name}_FILE`, `cannot be combined with ${name} (set only one)`);
+  const secret = file !== undefined ? readSecretFile(`${name}_FILE`, file).toString("utf8").trim() : value;
   if (secret !== undefined && secret.length < MIN_SECRET_LENGTH) {
-    throw new ConfigError(file !== undefined ? "VAULT_CREDENTIALS_SECRET_FILE" : "VAULT_CREDENTIALS_SECRET", `must be at least ${MIN_SECRET_LENGTH} characters`);
+    throw new ConfigError(file !== undefined ? `${name}_FILE` : name, `must be at least ${MIN_SECRET_LENGTH} characters`);
   }
-  if (runtime.tls?.clientCa) return { mode: "mtls", identity };
-  if (secret !== undefined) return secretAuth(secret);
-  return { mode: "closed" };
+  return secret;
 }

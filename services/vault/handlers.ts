@@ -1,13 +1,13 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
-import type { ServiceImpl } from "@connectrpc/connect";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import {
   CertificateSchema,
   type Certificate,
   type VaultService,
 } from "../../libs/gen/malha/vault/v1/vault_pb.js";
 import { peerIdentityKey } from "../../libs/rpc/server.js";
-import { authorizeCredentialsCaller, type CredentialsAuth } from "./authorization.js";
+import { authorizeAdminCaller, authorizeCredentialsCaller, type AdminAuth, type CredentialsAuth } from "./authorization.js";
 import type { Keyring } from "./crypto.js";
 import { ImportRefusal } from "./import-refusal.js";
 import { effectiveStatus } from "./listing.js";
@@ -20,13 +20,17 @@ export interface HandlerDeps {
   repo: CertificateRepository;
   keyring: Keyring;
   credentialsAuth: CredentialsAuth;
+  adminAuth: AdminAuth;
 }
 
 /** The VaultService methods: request validation and proto mapping around Vault. */
-export function createVaultHandlers({ vault, repo, keyring, credentialsAuth }: HandlerDeps): Partial<ServiceImpl<typeof VaultService>> {
+export function createVaultHandlers({ vault, repo, keyring, credentialsAuth, adminAuth }: HandlerDeps): Partial<ServiceImpl<typeof VaultService>> {
   const toProto = (row: CertificateRow) => toCertificate(row, vault.now());
+  // Checked before the request is looked at: a caller without the right learns nothing from validation.
+  const admin = (call: string, ctx: HandlerContext) => authorizeAdminCaller(adminAuth, call, ctx.values.get(peerIdentityKey), ctx.requestHeader);
   return {
-    async importCertificate(req) {
+    async importCertificate(req, ctx) {
+      admin("ImportCertificate", ctx);
       try {
         const outcome = await vault.importCertificate({
           ibge: req.ibge,
@@ -60,16 +64,19 @@ export function createVaultHandlers({ vault, repo, keyring, credentialsAuth }: H
       return { certificate: toProto(await vault.get(req.id)) };
     },
 
-    async deactivateCertificate(req) {
+    async deactivateCertificate(req, ctx) {
+      admin("DeactivateCertificate", ctx);
       return { certificate: toProto(await vault.deactivate(req.id, req.reason, req.requestedBy)) };
     },
 
-    async activateCertificate(req) {
+    async activateCertificate(req, ctx) {
+      admin("ActivateCertificate", ctx);
       const result = await vault.activate(req.id, req.requestedBy);
       return { certificate: toProto(result.row), replacedCertificateId: result.replacedId ?? "" };
     },
 
-    async rotateMasterKey(req) {
+    async rotateMasterKey(req, ctx) {
+      admin("RotateMasterKey", ctx);
       const result = await rotateMasterKey(repo, keyring, req.targetKeyId, req.maxRows);
       return {
         targetKeyId: result.targetKeyId,

@@ -26,12 +26,14 @@ import {
   toPfxWith,
   type Issued,
 } from "../../test/support/icp-brasil.js";
+import { clientWithHeaders } from "../../test/support/header-client.js";
 import { createMeshTls, type MeshTlsFiles } from "../../test/support/mesh-tls.js";
 import { createThrowawayDatabase, type ThrowawayDatabase } from "../../test/support/mysql.js";
 import { spawnService, startService, EPHEMERAL_ENV, type ServiceProcess } from "../../test/support/service-process.js";
 
 const DAY = 24 * 3600_000;
 const SECRET = `gw-${randomBytes(16).toString("hex")}`;
+const ADMIN_SECRET = `admin-${randomBytes(16).toString("hex")}`;
 const PASSWORD = `Senha-${randomBytes(6).toString("hex")}-ção`;
 const keyB64 = () => randomBytes(32).toString("base64");
 const root = createTestRoot();
@@ -49,8 +51,9 @@ afterAll(async () => {
   for (const d of databases) await d.drop();
 });
 
+/** A vault on the current database; operators identify with VAULT_ADMIN_SECRET unless `env` says otherwise. */
 async function start(env: Record<string, string>): Promise<ServiceProcess> {
-  const svc = await startService("vault", { MYSQL_URL: db.url, ...env });
+  const svc = await startService("vault", { MYSQL_URL: db.url, VAULT_ADMIN_SECRET: ADMIN_SECRET, ...env });
   started.push(svc);
   return svc;
 }
@@ -60,7 +63,11 @@ async function stop(svc: ServiceProcess, signal: NodeJS.Signals = "SIGTERM"): Pr
   await svc.exited;
 }
 
-const clientOf = (svc: ServiceProcess) => createClient(VaultService, createGrpcTransport({ baseUrl: svc.baseUrl }));
+/** An operator's client: every call carries the admin secret. */
+const clientOf = (svc: ServiceProcess, adminSecret = ADMIN_SECRET) =>
+  clientWithHeaders(VaultService, svc.baseUrl, { "x-malha-vault-admin-secret": adminSecret });
+/** Any other caller in the mesh: no admin secret. */
+const anonymousClientOf = (svc: ServiceProcess) => createClient(VaultService, createGrpcTransport({ baseUrl: svc.baseUrl }));
 const secretHeader = (secret = SECRET) => ({ headers: { "x-malha-vault-secret": secret } });
 
 async function failure(p: Promise<unknown>): Promise<ConnectError> {
@@ -169,6 +176,39 @@ describe("vault over gRPC with a shared secret for the gateway", () => {
     expect((await vault.listCertificates({ ibge: "3509502" })).certificates).toHaveLength(1);
   });
 
+  it("refuses every change to a caller without the admin secret, before reading its request, and changes nothing", async () => {
+    const before = (await vault.listCertificates({})).certificates;
+    const anyone = anonymousClientOf(svc);
+    const wrong = clientOf(svc, `${ADMIN_SECRET}x`);
+    const gateway = clientWithHeaders(VaultService, svc.baseUrl, { "x-malha-vault-secret": SECRET });
+    const id = before[0]!.id;
+    const attempts: [string, (c: Client<typeof VaultService>) => Promise<unknown>][] = [
+      ["ImportCertificate", (c) => c.importCertificate({ ibge: "3106200", pfx, password: PASSWORD })],
+      // An invalid request as well: validation must not run (and answer) for a caller with no right.
+      ["ImportCertificate", (c) => c.importCertificate({ ibge: "1", pfx: new Uint8Array(0), password: "" })],
+      ["DeactivateCertificate", (c) => c.deactivateCertificate({ id, reason: "tentativa" })],
+      ["ActivateCertificate", (c) => c.activateCertificate({ id })],
+      ["RotateMasterKey", (c) => c.rotateMasterKey({ maxRows: 10 })],
+    ];
+    for (const [call, attempt] of attempts) {
+      const missing = await failure(attempt(anyone));
+      expect([Code[missing.code], missing.rawMessage]).toEqual([
+        "PermissionDenied",
+        `${call} is an administrative call and needs the x-malha-vault-admin-secret header (VAULT_ADMIN_SECRET); the caller is 'no client certificate'`,
+      ]);
+      // The gateway's secret is not an admin secret.
+      const asGateway = await failure(attempt(gateway));
+      expect([Code[asGateway.code], asGateway.rawMessage]).toEqual(["PermissionDenied", missing.rawMessage]);
+      const bad = await failure(attempt(wrong));
+      expect([Code[bad.code], bad.rawMessage]).toEqual(["PermissionDenied", `${call} is an administrative call: the x-malha-vault-admin-secret header is wrong`]);
+    }
+    // Reading stays open to the mesh (the coordinator lists which municipalities have a certificate).
+    expect((await anyone.listCertificates({})).certificates).toEqual(before);
+    expect((await anyone.getCertificate({ id })).certificate).toEqual(before[0]);
+    const [rows] = await db.pool.query<RowDataPacket[]>("SELECT COUNT(*) AS n FROM certificates");
+    expect(Number(rows[0]!.n)).toBe(before.length);
+  });
+
   it("hands credentials only to a caller with the gateway's secret", async () => {
     const missing = await failure(vault.getClientCredentials({ ibge }));
     expect([Code[missing.code], missing.rawMessage]).toEqual(["PermissionDenied", expect.stringMatching(/x-malha-vault-secret header is missing/)]);
@@ -221,7 +261,7 @@ describe("vault over gRPC with a shared secret for the gateway", () => {
     expect(out).toContain('"msg":"certificate imported"');
     expect(out).toContain('"msg":"client credentials handed out"');
     const pfxB64 = pfx.toString("base64");
-    for (const needle of [PASSWORD, "PRIVATE KEY", "BEGIN CERTIFICATE", pemBody(leaf.keyPem).slice(0, 40), pfxB64.slice(0, 40), pfxB64.slice(-60, -20), masterKey, SECRET]) {
+    for (const needle of [PASSWORD, "PRIVATE KEY", "BEGIN CERTIFICATE", pemBody(leaf.keyPem).slice(0, 40), pfxB64.slice(0, 40), pfxB64.slice(-60, -20), masterKey, SECRET, ADMIN_SECRET]) {
       expect(out.includes(needle), `logs contain ${needle.slice(0, 12)}…`).toBe(false);
     }
   });
@@ -242,7 +282,31 @@ describe("vault with mesh mTLS", () => {
       TLS_KEY_FILE: pki.serverKey,
       TLS_CLIENT_CA_FILE: bundle,
       VAULT_CREDENTIALS_SECRET: SECRET,
+      // Operators identify by certificate here, not by secret.
+      VAULT_ADMIN_SECRET: "",
+      VAULT_ADMIN_IDENTITIES: "malha-admin",
     });
+  });
+
+  it("lets only an admin identity import, never the gateway's", async () => {
+    const read = (p: string) => readFileSync(p);
+    const as = (cert: Buffer, key: Buffer) => createServiceClient(VaultService, { baseUrl: svc.baseUrl, tls: { ca: read(pki.caCert), cert, key } });
+    const operator = issueCustom(root, { commonName: "malha-admin" });
+    const admin = as(Buffer.from(operator.certPem), Buffer.from(operator.keyPem));
+    const gateway = as(read(pki.clientCert), read(pki.clientKey));
+    try {
+      const leaf = issueEcnpj(root, { cnpj: "11222333000181" });
+      const refused = await failure(gateway.client.importCertificate({ ibge: "3550308", pfx: toPfx(leaf, [root], "x"), password: "x" }));
+      expect([Code[refused.code], refused.rawMessage]).toEqual([
+        "PermissionDenied",
+        "ImportCertificate is an administrative call and needs a client certificate named 'malha-admin'; the caller is 'adn-gateway'",
+      ]);
+      const imported = await admin.client.importCertificate({ ibge: "3550308", pfx: toPfx(leaf, [root], "x"), password: "x", requestedBy: "operador" });
+      expect(imported.activated).toBe(true);
+    } finally {
+      admin.close();
+      gateway.close();
+    }
   });
 
   it("gives credentials to the adn-gateway identity and PERMISSION_DENIED to another trusted identity, secret or not", async () => {
@@ -256,9 +320,14 @@ describe("vault with mesh mTLS", () => {
       baseUrl: svc.baseUrl,
       tls: { ca: read(pki.caCert), cert: Buffer.from(billing.certPem), key: Buffer.from(billing.keyPem) },
     });
+    const operator = issueCustom(root, { commonName: "malha-admin" });
+    const admin = createServiceClient(VaultService, {
+      baseUrl: svc.baseUrl,
+      tls: { ca: read(pki.caCert), cert: Buffer.from(operator.certPem), key: Buffer.from(operator.keyPem) },
+    });
     try {
       const leaf = issueEcnpj(root, { cnpj: "11222333000181" });
-      await gateway.client.importCertificate({ ibge: "4106902", pfx: toPfx(leaf, [root], "x"), password: "x" });
+      await admin.client.importCertificate({ ibge: "4106902", pfx: toPfx(leaf, [root], "x"), password: "x" });
       const creds = await gateway.client.getClientCredentials({ ibge: "4106902" });
       expect(creds.fingerprintSha256).toBe(leaf.fingerprint256);
       const denied = await failure(other.client.getClientCredentials({ ibge: "4106902" }, secretHeader()));
@@ -267,6 +336,7 @@ describe("vault with mesh mTLS", () => {
     } finally {
       gateway.close();
       other.close();
+      admin.close();
     }
   });
 });
@@ -305,10 +375,17 @@ describe("master keys across restarts", () => {
     expect([Code[closed.code], closed.rawMessage]).toEqual(["PermissionDenied", expect.stringMatching(/disabled/)]);
     await stop(a);
 
-    // Only k2: starts, names every row it cannot decrypt and why.
-    const b = await start({ NFSE_MASTER_KEY: k2, NFSE_MASTER_KEY_ID: "k2" });
+    // Only k2: starts, names every row it cannot decrypt and why. No administrators configured either:
+    // it says so at start and refuses every change.
+    const b = await start({ NFSE_MASTER_KEY: k2, NFSE_MASTER_KEY_ID: "k2", VAULT_ADMIN_SECRET: "" });
     const report = b.lines.find((l) => l.includes("certificates that the configured master keys cannot decrypt"));
     expect(report).toBeDefined();
+    expect(b.lines.some((l) => l.includes('"level":"warn"') && l.includes("RotateMasterKey will refuse every caller"))).toBe(true);
+    const noAdmin = await failure(clientOf(b).rotateMasterKey({}));
+    expect([Code[noAdmin.code], noAdmin.rawMessage]).toEqual([
+      "PermissionDenied",
+      "RotateMasterKey is disabled: the vault has neither VAULT_ADMIN_SECRET nor VAULT_ADMIN_IDENTITIES configured, so nobody may change its certificates or keys",
+    ]);
     expect(JSON.parse(report!)).toMatchObject({ count: ids.length, certificates: ids.map((id) => expect.objectContaining({ id, keyId: "k1", problem: expect.stringMatching(/'k1', which is not configured/) })) });
     await stop(b);
 

@@ -1,5 +1,5 @@
 import type { Logger } from "../../libs/log/logger.js";
-import type { CredentialsAuth } from "./authorization.js";
+import type { AdminAuth, CredentialsAuth } from "./authorization.js";
 import type { Keyring } from "./crypto.js";
 import type { CertificateRepository } from "./repository.js";
 import { findUndecryptable, verifyMasterKeys } from "./rotation.js";
@@ -11,6 +11,7 @@ export interface StartReportDeps {
   keyring: Keyring;
   log: Logger;
   credentialsAuth: CredentialsAuth;
+  adminAuth: AdminAuth;
   expiringSoonDays: number;
 }
 
@@ -19,7 +20,7 @@ export interface StartReportDeps {
  * (rows no configured key decrypts, certificates about to expire, credentials disabled). Only ids, key ids
  * and reasons are logged.
  */
-export async function reportAtStart({ repo, keyring, log, credentialsAuth, expiringSoonDays }: StartReportDeps): Promise<void> {
+export async function reportAtStart({ repo, keyring, log, credentialsAuth, adminAuth, expiringSoonDays }: StartReportDeps): Promise<void> {
   await verifyMasterKeys(repo, keyring);
   const bad = await findUndecryptable(repo, keyring);
   if (bad.length > 0) {
@@ -39,7 +40,7 @@ export async function reportAtStart({ repo, keyring, log, credentialsAuth, expir
     );
   }
   log.info(
-    { activeKeyId: keyring.activeKeyId, keyIds: keyring.keyIds(), credentialsAuth: credentialsAuth.mode },
+    { activeKeyId: keyring.activeKeyId, keyIds: keyring.keyIds(), credentialsAuth: credentialsAuth.mode, adminAuth: adminAuthMode(adminAuth) },
     "vault keys verified",
   );
   if (credentialsAuth.mode === "closed") {
@@ -47,4 +48,13 @@ export async function reportAtStart({ repo, keyring, log, credentialsAuth, expir
       "GetClientCredentials will refuse every caller: set TLS_CLIENT_CA_FILE (mTLS, identity VAULT_ADN_GATEWAY_IDENTITY) or VAULT_CREDENTIALS_SECRET",
     );
   }
+  if (adminAuthMode(adminAuth) === "closed") {
+    log.warn("ImportCertificate, ActivateCertificate, DeactivateCertificate and RotateMasterKey will refuse every caller: set VAULT_ADMIN_SECRET or VAULT_ADMIN_IDENTITIES");
+  }
+}
+
+/** For the start-up log: how administrators are recognised, never the secret. */
+function adminAuthMode(auth: AdminAuth): string {
+  const modes = [...(auth.secretDigest ? ["secret"] : []), ...(auth.identities.length > 0 ? [`mtls:${auth.identities.join(",")}`] : [])];
+  return modes.length > 0 ? modes.join("+") : "closed";
 }
