@@ -230,6 +230,14 @@ function check400(lines: string[], err: Report, warn: Report, done: Done): Check
   } else if (direction === "remessa") {
     const lastSeq = num(last.slice(394, 400));
     if (lastSeq !== lines.length) err("TRAILER_COUNT", lines.length, `trailer sequence ${lastSeq} ≠ ${lines.length} lines`);
+    if (banco === "033") {
+      // Santander's remessa trailer: records in the file (2–7) and the títulos' total (8–20)
+      const registros = num(last.slice(1, 7));
+      if (registros !== lines.length) err("TRAILER_COUNT", lines.length, `trailer counts ${registros} records, the file has ${lines.length}`);
+      const total = lines.filter((l) => l[0] === "1").reduce((s, l) => s + (num(l.slice(126, 139)) || 0), 0);
+      const declared = num(last.slice(7, 20));
+      if (declared !== total) err("TRAILER_VALOR", lines.length, `trailer total ${declared}, details give ${total}`);
+    }
   }
   return done(400, direction, /^\d{3}$/.test(banco) ? banco : undefined);
 }

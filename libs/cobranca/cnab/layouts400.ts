@@ -1,7 +1,7 @@
 /**
- * CNAB 400 as data: Bradesco and Itaú remessa (header, detalhe, Itaú multa type 2, trailer) and the
- * retorno details of Bradesco, Itaú, Santander and Banco do Brasil (CBR643), cobranca.md §4.3/§5.2 and
- * the golden files' README.
+ * CNAB 400 as data: Bradesco, Itaú, Banco do Brasil (CBR641, type-7 detail, 7-digit convênio) and
+ * Santander remessa (header, detalhe, Itaú multa type 2, trailers) and the retorno details of Bradesco,
+ * Itaú, Santander and Banco do Brasil (CBR643), cobranca.md §4.3/§5.2 and the golden files' README.
  */
 import { A, B, K, N, type RecordLayout, Z, defineRecord, overrideRecord } from "./record.js";
 
@@ -152,6 +152,146 @@ export const ITAU_400_MULTA = defineRecord("itau400Multa", 400, [
 ]);
 
 export const TRAILER_400 = defineRecord("trailer400", 400, [K("tipoRegistro", 1, 1, "9", "N"), B(2, 394), seq]);
+
+// Banco do Brasil CBR641: convênio of 7 digits, detail type 7. The nosso número is the convênio followed
+// by a 10-digit sequence, without a check digit.
+export const BB_400_HEADER = headerRemessa(
+  "bb400Header",
+  [
+    N("agencia", 27, 30, { src: "beneficiario.agencia" }),
+    A("agenciaDv", 31, 31, { src: "beneficiario.agenciaDv", fmt: "raw" }),
+    N("conta", 32, 39, { src: "beneficiario.conta" }),
+    A("contaDv", 40, 40, { src: "beneficiario.contaDv", fmt: "raw" }),
+    Z(41, 46),
+  ],
+  [
+    N("nsa", 101, 107, { src: "arquivo.nsa" }),
+    B(108, 129),
+    N("convenioLider", 130, 136, { src: "beneficiario.convenioLider" }),
+    B(137, 394),
+  ],
+);
+
+export const BB_400_DETALHE = defineRecord("bb400Detalhe", 400, [
+  K("tipoRegistro", 1, 1, "7", "N"),
+  N("tipoInscricao", 2, 3, { src: "beneficiario.tipoInscricao400" }),
+  N("documento", 4, 17, { src: "beneficiario.documento" }),
+  N("agencia", 18, 21, { src: "beneficiario.agencia" }),
+  A("agenciaDv", 22, 22, { src: "beneficiario.agenciaDv", fmt: "raw" }),
+  N("conta", 23, 30, { src: "beneficiario.conta" }),
+  A("contaDv", 31, 31, { src: "beneficiario.contaDv", fmt: "raw" }),
+  N("convenio", 32, 38, { src: "beneficiario.convenio" }),
+  A("controleParticipante", 39, 63, { src: "titulo.id", fmt: "raw" }),
+  N("nossoNumeroConvenio", 64, 70, { src: "beneficiario.convenio" }),
+  N("nossoNumero", 71, 80, { src: "titulo.nossoNumeroSequencial" }),
+  Z(81, 82),
+  Z(83, 84),
+  B(85, 87),
+  B(88, 88),
+  B(89, 91),
+  N("variacao", 92, 94, { src: "beneficiario.variacao" }),
+  Z(95, 95),
+  Z(96, 101),
+  A("tipoCobranca", 102, 106, { src: "beneficiario.tipoCobranca", fmt: "raw" }),
+  N("carteira", 107, 108, { src: "beneficiario.carteira" }),
+  N("comando", 109, 110, { src: "titulo.movimento" }),
+  A("numeroDocumento", 111, 120, { src: "titulo.numeroDocumento", default: "0000000000" }),
+  N("vencimento", 121, 126, { src: "titulo.vencimento", fmt: "date6" }),
+  N("valor", 127, 139, { src: "titulo.valorCentavos", fmt: "cents" }),
+  K("banco", 140, 142, "001", "N"),
+  Z(143, 146),
+  B(147, 147),
+  N("especie", 148, 149, { src: "titulo.especie", default: "01" }),
+  A("aceite", 150, 150, { src: "titulo.aceite", fmt: "raw", default: "N" }),
+  N("emissao", 151, 156, { src: "titulo.emissao", fmt: "date6" }),
+  N("instrucao1", 157, 158, { src: "titulo.instrucao1" }),
+  N("instrucao2", 159, 160, { src: "titulo.instrucao2" }),
+  N("moraDia", 161, 173, { src: "titulo.juros.valor", fmt: "cents" }),
+  N("descontoData", 174, 179, { src: "titulo.desconto.data", fmt: "date6" }),
+  N("descontoValor", 180, 192, { src: "titulo.desconto.valor", fmt: "cents" }),
+  N("iof", 193, 205, { src: "titulo.iofCentavos", fmt: "cents" }),
+  N("abatimento", 206, 218, { src: "titulo.abatimentoCentavos", fmt: "cents" }),
+  N("pagadorTipoInscricao", 219, 220, { src: "pagador.tipoInscricao400" }),
+  N("pagadorDocumento", 221, 234, { src: "pagador.documento" }),
+  A("pagadorNome", 235, 271, { src: "pagador.nome", truncate: true }),
+  B(272, 274),
+  A("pagadorEndereco", 275, 314, { src: "pagador.endereco", truncate: true }),
+  A("pagadorBairro", 315, 326, { src: "pagador.bairro", truncate: true }),
+  N("cep", 327, 334, { src: "pagador.cep" }),
+  A("cidade", 335, 349, { src: "pagador.cidade", truncate: true }),
+  A("uf", 350, 351, { src: "pagador.uf" }),
+  A("mensagem", 352, 391, { src: "titulo.mensagem1", truncate: true }),
+  N("prazoProtesto", 392, 393, { src: "titulo.protesto.dias" }),
+  B(394, 394),
+  seq,
+]);
+
+// Santander: the código de transmissão identifies the beneficiário; layout version 058.
+export const SANTANDER_400_HEADER = headerRemessa(
+  "santander400Header",
+  [N("codigoTransmissao", 27, 46, { src: "beneficiario.codigoTransmissao" })],
+  [Z(101, 116), B(117, 391), K("versaoLayout", 392, 394, "058", "N")],
+);
+
+export const SANTANDER_400_DETALHE = defineRecord("santander400Detalhe", 400, [
+  K("tipoRegistro", 1, 1, "1", "N"),
+  N("tipoInscricao", 2, 3, { src: "beneficiario.tipoInscricao400" }),
+  N("documento", 4, 17, { src: "beneficiario.documento" }),
+  N("codigoTransmissao", 18, 37, { src: "beneficiario.codigoTransmissao" }),
+  A("controleParticipante", 38, 62, { src: "titulo.id", fmt: "raw" }),
+  N("nossoNumero", 63, 69, { src: "titulo.nossoNumeroSequencial" }),
+  A("nossoNumeroDv", 70, 70, { src: "titulo.nossoNumeroDv", fmt: "raw" }),
+  Z(71, 76),
+  B(77, 77),
+  N("multaCodigo", 78, 78, { src: "titulo.multa.codigo" }),
+  N("multaPercentual", 79, 82, { src: "titulo.multa.valor", fmt: "cents" }),
+  Z(83, 84),
+  Z(85, 97),
+  B(98, 101),
+  N("multaData", 102, 107, { src: "titulo.multa.dataInformada", fmt: "date6" }),
+  N("codigoCarteira", 108, 108, { src: "beneficiario.codigoCarteira", default: "1" }),
+  N("ocorrencia", 109, 110, { src: "titulo.movimento" }),
+  A("numeroDocumento", 111, 120, { src: "titulo.numeroDocumento", default: "0000000000" }),
+  N("vencimento", 121, 126, { src: "titulo.vencimento", fmt: "date6" }),
+  N("valor", 127, 139, { src: "titulo.valorCentavos", fmt: "cents" }),
+  K("banco", 140, 142, "033", "N"),
+  Z(143, 147),
+  N("especie", 148, 149, { src: "titulo.especie", default: "01" }),
+  A("aceite", 150, 150, { src: "titulo.aceite", fmt: "raw", default: "N" }),
+  N("emissao", 151, 156, { src: "titulo.emissao", fmt: "date6" }),
+  N("instrucao1", 157, 158, { src: "titulo.instrucao1" }),
+  N("instrucao2", 159, 160, { src: "titulo.instrucao2" }),
+  N("moraDia", 161, 173, { src: "titulo.juros.valor", fmt: "cents" }),
+  N("descontoData", 174, 179, { src: "titulo.desconto.data", fmt: "date6" }),
+  N("descontoValor", 180, 192, { src: "titulo.desconto.valor", fmt: "cents" }),
+  N("iof", 193, 205, { src: "titulo.iofCentavos", fmt: "cents" }),
+  N("abatimento", 206, 218, { src: "titulo.abatimentoCentavos", fmt: "cents" }),
+  N("pagadorTipoInscricao", 219, 220, { src: "pagador.tipoInscricao400" }),
+  N("pagadorDocumento", 221, 234, { src: "pagador.documento" }),
+  A("pagadorNome", 235, 274, { src: "pagador.nome", truncate: true }),
+  A("pagadorEndereco", 275, 314, { src: "pagador.endereco", truncate: true }),
+  A("pagadorBairro", 315, 326, { src: "pagador.bairro", truncate: true }),
+  N("cep", 327, 334, { src: "pagador.cep" }),
+  A("cidade", 335, 349, { src: "pagador.cidade", truncate: true }),
+  A("uf", 350, 351, { src: "pagador.uf" }),
+  A("avalista", 352, 381, { src: "avalista.nome", truncate: true }),
+  B(382, 382),
+  K("identificadorComplemento", 383, 383, "I"),
+  A("complemento", 384, 385, { src: "beneficiario.complementoConta", fmt: "raw" }),
+  B(386, 391),
+  N("prazoProtesto", 392, 393, { src: "titulo.protesto.dias" }),
+  B(394, 394),
+  seq,
+]);
+
+/** Santander's trailer carries the file's record count and the títulos' total. */
+export const SANTANDER_400_TRAILER = defineRecord("santander400Trailer", 400, [
+  K("tipoRegistro", 1, 1, "9", "N"),
+  N("quantidadeRegistros", 2, 7, { src: "totais.registros" }),
+  N("valorTotal", 8, 20, { src: "totais.valorCentavos", fmt: "cents" }),
+  Z(21, 394),
+  seq,
+]);
 
 // ---------------------------------------------------------------- retorno
 

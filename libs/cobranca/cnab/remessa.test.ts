@@ -162,12 +162,125 @@ describe("remessa writers reproduce the golden files byte for byte", () => {
     expect(t.vencimento).toEqual(input.titulos[0]!.vencimento);
   });
 
-  it("BB and Santander CNAB 400 remessa are not written: a typed error, not a guess", () => {
-    for (const f of ["remessa/400/brcobranca-001-remessa-banco-brasil-cnab400.rem", "remessa/400/brcobranca-033-remessa-santander-cnab400.rem"]) {
-      expect(() => lerRemessa(fixtureText(f))).toThrow(expect.objectContaining({ code: "CNAB_LAYOUT_DESCONHECIDO" }));
-    }
+});
+
+/**
+ * Golden files our writer matches except in named columns, each a deliberate difference from the
+ * generator that made the file (brcobranca): those columns are asserted here on their own.
+ */
+const GOLDEN_WITH_DIFFERENCES: Array<[string, RemessaInput, Array<[number, number, string, string]>]> = [
+  [
+    "remessa/400/brcobranca-001-remessa-banco-brasil-cnab400.rem",
+    {
+      banco: "001",
+      layout: 400,
+      nsa: 1,
+      geradoEm: GERADO,
+      validarDocumentos: false,
+      beneficiario: {
+        nome: NOME,
+        documento: "12345678910",
+        carteira: "12",
+        variacao: "123",
+        convenio: "1234567",
+        convenioLider: "7654321",
+        agencia: "1234",
+        conta: "1234",
+        tipoCobranca: "04DSC",
+      },
+      titulos: [titulo({})],
+    },
+    // brcobranca leaves the controle do participante blank; we write the título id, which the CBR643
+    // retorno echoes back in the same columns and our reader matches on.
+    [[39, 63, "6969                     ", "controle do participante = título id"]],
+  ],
+  [
+    "remessa/400/brcobranca-033-remessa-santander-cnab400.rem",
+    {
+      banco: "033",
+      layout: 400,
+      nsa: 1,
+      geradoEm: GERADO,
+      validarDocumentos: false,
+      beneficiario: { nome: NOME, documento: "12345678910", codigoTransmissao: "17777751042700080112", agencia: "8888", conta: "000002997", contaDv: "8" },
+      titulos: [
+        titulo({ multa: { codigo: "4", valor: 200 }, juros: { codigo: "1", valor: 800 }, instrucao1: "06", protesto: { codigo: "1", dias: 6 } }),
+      ],
+    },
+    // brcobranca writes the caller's number as given; the field is 7 digits + the modulo 11 DV (as our
+    // CNAB 240 writer and the boleto compute it): 0000123 + 6.
+    [[63, 70, "00001236", "nosso número with its DV"]],
+  ],
+];
+
+describe("BB (CBR641) and Santander CNAB 400 remessa match their golden files outside the columns we write differently", () => {
+  it.each(GOLDEN_WITH_DIFFERENCES)("%s", (file, input, differences) => {
+    const out = gerarRemessa(input);
+    expect(out.check.ok).toBe(true);
+    const golden = fixtureText(file).split("\r\n");
+    const ours = out.text.split("\r\n");
+    expect(ours.map((l) => l.length)).toEqual(golden.map((l) => l.length));
+    const detail = 1;
+    for (const [from, to, value, what] of differences) expect(ours[detail]!.slice(from - 1, to), what).toBe(value);
+    const blank = (line: string, i: number) =>
+      i === detail ? differences.reduce((l, [from, to]) => l.slice(0, from - 1) + "#".repeat(to - from + 1) + l.slice(to), line) : line;
+    expect(ours.map(blank)).toEqual(golden.map(blank));
+  });
+
+  it.each(GOLDEN_WITH_DIFFERENCES)("%s: ours reads back to the same título and re-encodes to the same bytes", (_file, input) => {
+    const out = gerarRemessa(input);
+    const lida = lerRemessa(out.text);
+    expect(reescreverRemessa(lida)).toBe(out.text);
+    expect(lida.titulos.map((t) => [t.id, t.nossoNumero?.replace(/^0+/, ""), t.valorCentavos, t.vencimento])).toEqual([["6969", "123", 19990, HOJE]]);
+  });
+
+  it("Santander's trailer counts every record and totals the títulos; BB's is blank", () => {
+    const [, santander] = GOLDEN_WITH_DIFFERENCES[1]!;
+    const three = gerarRemessa({ ...santander, titulos: [0, 1, 2].map((i) => titulo({ id: `T${i}`, nossoNumero: String(100 + i), valorCentavos: 1000 * (i + 1) })) });
+    const trailer = three.text.split("\r\n")[4]!;
+    expect([trailer.slice(0, 1), trailer.slice(1, 7), trailer.slice(7, 20), trailer.slice(394)]).toEqual(["9", "000005", "0000000006000", "000005"]);
+    // The checker holds the writer to it.
+    const forged = three.text.replace(trailer, trailer.slice(0, 7) + "0000000006001" + trailer.slice(20));
+    expect(checkCnab(forged).errors.map((e) => e.rule)).toContain("TRAILER_VALOR");
+  });
+
+  it("BB computes agência and conta DVs (modulo 11, 10 → X) unless given, and refuses what CBR641 cannot carry", () => {
+    const [, bb] = GOLDEN_WITH_DIFFERENCES[0]!;
+    const header = (b: Partial<RemessaInput["beneficiario"]>) => gerarRemessa({ ...bb, beneficiario: { ...bb.beneficiario, ...b } }).text.slice(26, 40);
+    expect(header({})).toBe("12343000012343");
+    expect(header({ agenciaDv: "7", contaDv: "X" })).toBe("1234700001234X");
+    // BB's own example agência 0001-9; conta 23 has remainder 10, written X.
+    expect(header({ agencia: "0001", conta: "23" })).toBe("0001900000023X");
+    const refused = (b: Partial<RemessaInput["beneficiario"]>) => code(() => gerarRemessa({ ...bb, beneficiario: { ...bb.beneficiario, ...b } }));
+    expect(refused({ convenio: "123456" })).toEqual(["CONVENIO_INVALIDO", "beneficiario.convenio"]);
+    expect(refused({ variacao: undefined })).toEqual(["CAMPO_OBRIGATORIO", "beneficiario.variacao"]);
+    expect(refused({ tipoCobranca: "05XYZ" })).toEqual(["CAMPO_INVALIDO", "beneficiario.tipoCobranca"]);
+    expect(code(() => gerarRemessa({ ...bb, titulos: [titulo({ nossoNumero: "12345678901" })] }))).toEqual(["CAMPO_EXCEDE_TAMANHO", "titulos[0].nossoNumero"]);
+    // No place for them in the type-7 detail: refused, never dropped.
+    expect(code(() => gerarRemessa({ ...bb, titulos: [titulo({ multa: { codigo: "2", valor: 200 } })] }))).toEqual(["CAMPO_INVALIDO", "titulos[0].multa"]);
+    expect(code(() => gerarRemessa({ ...bb, titulos: [titulo({ avalista: PAGADOR("SP") })] }))).toEqual(["CAMPO_INVALIDO", "titulos[0].avalista"]);
+  });
+
+  it("Santander needs its código de transmissão and the conta DV; the multa date is written only when given", () => {
+    const [, san] = GOLDEN_WITH_DIFFERENCES[1]!;
+    const refused = (b: Partial<RemessaInput["beneficiario"]>) => code(() => gerarRemessa({ ...san, beneficiario: { ...san.beneficiario, ...b } }));
+    expect(refused({ codigoTransmissao: undefined })).toEqual(["CAMPO_OBRIGATORIO", "beneficiario.codigoTransmissao"]);
+    expect(refused({ contaDv: undefined })).toEqual(["CAMPO_OBRIGATORIO", "beneficiario.contaDv"]);
+    expect(code(() => gerarRemessa({ ...san, titulos: [titulo({ nossoNumero: "12345678" })] }))).toEqual(["CAMPO_EXCEDE_TAMANHO", "titulos[0].nossoNumero"]);
+    const dated = gerarRemessa({ ...san, titulos: [titulo({ multa: { codigo: "4", valor: 200, data: date(2015, 7, 20) } })] });
+    expect(dated.text.split("\r\n")[1]!.slice(101, 107)).toBe("200715");
   });
 });
+
+const code = (fn: () => unknown) => {
+  try {
+    fn();
+  } catch (e) {
+    expect(e).toBeInstanceOf(CobrancaError);
+    return [(e as CobrancaError).code, (e as CobrancaError).field];
+  }
+  throw new Error("expected a CobrancaError");
+};
 
 describe("determinism and errors", () => {
   it("same input → identical bytes", () => {
@@ -175,15 +288,6 @@ describe("determinism and errors", () => {
     expect(Buffer.from(gerarRemessa(input).bytes).equals(Buffer.from(gerarRemessa(input).bytes))).toBe(true);
   });
 
-  const code = (fn: () => unknown) => {
-    try {
-      fn();
-    } catch (e) {
-      expect(e).toBeInstanceOf(CobrancaError);
-      return [(e as CobrancaError).code, (e as CobrancaError).field];
-    }
-    throw new Error("expected a CobrancaError");
-  };
   const [, bra] = GOLDEN[0]!;
   const t0 = bra.titulos[0]!;
   it.each<[string, RemessaInput, string, string]>([

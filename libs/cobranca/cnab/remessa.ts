@@ -10,7 +10,19 @@ import { CobrancaError, fail } from "../errors.js";
 import { cnabText, documento, foldAscii, onlyDigits } from "../text.js";
 import { assertCnab, type CheckResult, splitLines } from "./checker.js";
 import { type Cnab240Profile, layout240, profile240 } from "./layouts240.js";
-import { BRADESCO_400_DETALHE, BRADESCO_400_HEADER, ITAU_400_DETALHE, ITAU_400_HEADER, ITAU_400_MULTA, TRAILER_400 } from "./layouts400.js";
+import {
+  BB_400_DETALHE,
+  BB_400_HEADER,
+  BRADESCO_400_DETALHE,
+  BRADESCO_400_HEADER,
+  ITAU_400_DETALHE,
+  ITAU_400_HEADER,
+  ITAU_400_MULTA,
+  SANTANDER_400_DETALHE,
+  SANTANDER_400_HEADER,
+  SANTANDER_400_TRAILER,
+  TRAILER_400,
+} from "./layouts400.js";
 import { type RecordLayout, type Warning, decodeRecord, encodeRecord, getPath } from "./record.js";
 
 export interface Beneficiario {
@@ -31,6 +43,10 @@ export interface Beneficiario {
   readonly modalidade?: string;
   /** Santander: código de transmissão (15 digits in CNAB 240, 20 in CNAB 400). */
   readonly codigoTransmissao?: string;
+  /** Banco do Brasil CNAB 400: convênio líder (header 130–136), optional. */
+  readonly convenioLider?: string;
+  /** Banco do Brasil CNAB 400 tipo de cobrança (102–106): 04DSC, 08VDR, 02VIN; absent for cobrança simples. */
+  readonly tipoCobranca?: string;
   /** Caixa: versão do aplicativo (header de arquivo 212–215). */
   readonly versaoAplicativo?: string;
 }
@@ -107,6 +123,12 @@ interface Cnab400Profile {
   readonly bancoNome: string;
   readonly header: RecordLayout;
   readonly detalhe: RecordLayout;
+  /** First byte of the detail record: 1, or 7 for Banco do Brasil CBR641. */
+  readonly detalheTipo: string;
+  /** Checks and derives what this bank's layout needs of the beneficiário (DVs, complements). */
+  readonly beneficiario?: (b: Readonly<Record<string, unknown>>) => Record<string, unknown>;
+  /** Título inputs this layout has no place for: refused rather than dropped. */
+  readonly semCampos?: readonly { readonly campo: "multa" | "avalista"; readonly porque: string }[];
   /** Optional records after the detail, emitted when the context has a value at `when`. */
   readonly extras: readonly { readonly layout: RecordLayout; readonly when: string }[];
   readonly trailer: RecordLayout;
@@ -125,6 +147,7 @@ export const CNAB400_PROFILES: Readonly<Record<string, Cnab400Profile>> = {
     trailer: TRAILER_400,
     nossoNumeroDv: { algo: "mod11Bradesco", tpl: [["beneficiario.carteira", 2], ["titulo.nossoNumero", 11]] },
     nossoNumeroLen: 11,
+    detalheTipo: "1",
   },
   "341": {
     banco: "341",
@@ -134,8 +157,75 @@ export const CNAB400_PROFILES: Readonly<Record<string, Cnab400Profile>> = {
     extras: [{ layout: ITAU_400_MULTA, when: "titulo.multa" }],
     trailer: TRAILER_400,
     nossoNumeroLen: 8,
+    detalheTipo: "1",
+  },
+  "001": {
+    banco: "001",
+    bancoNome: "BANCODOBRASIL",
+    header: BB_400_HEADER,
+    detalhe: BB_400_DETALHE,
+    extras: [],
+    trailer: TRAILER_400,
+    // convênio (7) + sequence (10) is the nosso número; CBR641 gives it no check digit
+    nossoNumeroLen: 10,
+    detalheTipo: "7",
+    beneficiario: beneficiarioBB400,
+    semCampos: [
+      { campo: "multa", porque: "Banco do Brasil CNAB 400 carries the multa in a type-5 record, which this writer does not emit (use CNAB 240)" },
+      { campo: "avalista", porque: "Banco do Brasil CNAB 400 is written without a sacador/avalista (use CNAB 240)" },
+    ],
+  },
+  "033": {
+    banco: "033",
+    bancoNome: "SANTANDER",
+    header: SANTANDER_400_HEADER,
+    detalhe: SANTANDER_400_DETALHE,
+    extras: [],
+    trailer: SANTANDER_400_TRAILER,
+    nossoNumeroDv: { algo: "mod11S", tpl: [["titulo.nossoNumeroSequencial", 7]] },
+    nossoNumeroLen: 7,
+    detalheTipo: "1",
+    beneficiario: beneficiarioSantander400,
   },
 };
+
+/** CBR641 is the layout of 7-digit convênios; agência and conta DVs are BB's modulo 11 unless given. */
+function beneficiarioBB400(b: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const convenio = b.convenio as string | undefined;
+  if (convenio === undefined || !/^\d{7}$/.test(convenio))
+    fail("CONVENIO_INVALIDO", "Banco do Brasil CNAB 400 (CBR641) is written for 7-digit convênios", "beneficiario.convenio");
+  if (b.convenioLider !== undefined && !/^\d{1,7}$/.test(String(b.convenioLider)))
+    fail("CONVENIO_INVALIDO", "convênio líder must be up to 7 digits", "beneficiario.convenioLider");
+  digits(b.carteira as string | undefined, "beneficiario.carteira", 2);
+  digits(b.variacao as string | undefined, "beneficiario.variacao", 3);
+  digits(b.conta as string, "beneficiario.conta", 8);
+  digits(b.agencia as string, "beneficiario.agencia", 4);
+  const tipo = b.tipoCobranca as string | undefined;
+  if (tipo !== undefined && !/^(04DSC|08VDR|02VIN)$/.test(tipo))
+    fail("CAMPO_INVALIDO", "tipo de cobrança must be 04DSC, 08VDR or 02VIN (absent for cobrança simples)", "beneficiario.tipoCobranca");
+  return {
+    agenciaDv: dvOrComputed(b.agenciaDv as string | undefined, b.agencia as string, "beneficiario.agenciaDv"),
+    contaDv: dvOrComputed(b.contaDv as string | undefined, b.conta as string, "beneficiario.contaDv"),
+  };
+}
+
+function dvOrComputed(dv: string | undefined, number: string, field: string): string {
+  if (dv === undefined || dv === "") return CHECK_DIGITS.mod11BB(number);
+  if (!/^[0-9X]$/.test(dv)) fail("CAMPO_INVALIDO", "DV must be one digit or X", field);
+  return dv;
+}
+
+/** Santander identifies the account by its código de transmissão; 384–385 carry the conta's last digit and DV. */
+function beneficiarioSantander400(b: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const codigo = b.codigoTransmissao as string | undefined;
+  if (codigo === undefined || !/^\d{1,20}$/.test(codigo))
+    fail("CAMPO_OBRIGATORIO", "Santander CNAB 400 needs the código de transmissão (up to 20 digits)", "beneficiario.codigoTransmissao");
+  const dv = b.contaDv as string | undefined;
+  if (dv === undefined || !/^\d$/.test(dv)) fail("CAMPO_OBRIGATORIO", "Santander CNAB 400 needs the conta DV (one digit)", "beneficiario.contaDv");
+  if (b.codigoCarteira !== undefined && !/^[1-7]$/.test(String(b.codigoCarteira)))
+    fail("CAMPO_INVALIDO", "código da carteira must be one digit 1–7", "beneficiario.codigoCarteira");
+  return { complementoConta: `${String(b.conta).slice(-1)}${dv}` };
+}
 
 const pad2 = (n: number) => String(n).padStart(2, "0");
 
@@ -226,7 +316,9 @@ function encargo(e: Encargo | undefined, name: string, f: string, venc: Calendar
   if (!e) return undefined;
   if (!/^\d$/.test(e.codigo ?? "")) fail("CAMPO_INVALIDO", "código must be one digit", `${f}.${name}.codigo`);
   const needsDate = e.codigo !== "0" && e.codigo !== "3" && name !== "desconto";
-  return { codigo: e.codigo, data: e.data ? assertDate(e.data, `${f}.${name}.data`) : needsDate ? addDays(venc, 1) : undefined, valor: e.valor };
+  const data = e.data ? assertDate(e.data, `${f}.${name}.data`) : undefined;
+  // dataInformada: layouts whose date field means "from this day" and is left zero when not given (Santander 400).
+  return { codigo: e.codigo, data: data ?? (needsDate ? addDays(venc, 1) : undefined), dataInformada: data, valor: e.valor };
 }
 
 /**
@@ -362,12 +454,14 @@ function remessa240(
   return finish(lines, warnings);
 }
 
-function remessa400(p: Cnab400Profile, arquivo: Ctx, beneficiario: Ctx, titulos: ReturnType<typeof tituloCtx>[], warnings: Warning[]): RemessaOutput {
+function remessa400(p: Cnab400Profile, arquivo: Ctx, beneficiarioIn: Ctx, titulos: ReturnType<typeof tituloCtx>[], warnings: Warning[]): RemessaOutput {
+  const beneficiario = p.beneficiario ? { ...beneficiarioIn, ...p.beneficiario(beneficiarioIn) } : beneficiarioIn;
   const base: Ctx = { banco: p.banco, bancoNome: p.bancoNome, arquivo, beneficiario };
   const lines: string[] = [];
   lines.push(encodeRecord(p.header, { ...base, seq: 1 }, warnings, "header"));
   titulos.forEach((t, i) => {
     try {
+      for (const s of p.semCampos ?? []) if (t[s.campo] !== undefined) fail("CAMPO_INVALIDO", s.porque, `titulo.${s.campo}`);
       const ctx: Ctx = { ...base, titulo: { ...t }, pagador: t.pagador, avalista: t.avalista };
       const tt = ctx.titulo as Record<string, unknown>;
       if (String(t.nossoNumero).replace(/^0+(?=\d)/, "").length > p.nossoNumeroLen)
@@ -382,7 +476,8 @@ function remessa400(p: Cnab400Profile, arquivo: Ctx, beneficiario: Ctx, titulos:
       throw sobTitulo(e, i);
     }
   });
-  lines.push(encodeRecord(p.trailer, { seq: lines.length + 1 }, warnings, "trailer"));
+  const totais = { registros: lines.length + 1, valorCentavos: titulos.reduce((s, t) => s + t.valorCentavos, 0) };
+  lines.push(encodeRecord(p.trailer, { totais, seq: lines.length + 1 }, warnings, "trailer"));
   if (lines.length > 999_999) fail("LIMITE_DE_REGISTROS", "more than 999,999 records in one file", "titulos");
   return finish(lines, warnings);
 }
@@ -459,7 +554,8 @@ export function lerRemessa(content: string | Uint8Array): RemessaLida {
     const p = CNAB400_PROFILES[banco];
     if (!p) fail("CNAB_LAYOUT_DESCONHECIDO", `no CNAB 400 remessa layout for bank ${banco}`, "banco");
     lines.forEach((l, i) => {
-      const layout = i === 0 ? p.header : l[0] === "9" ? p.trailer : l[0] === "1" ? p.detalhe : p.extras.find((x) => x.layout.fields[0]!.value === l[0])?.layout;
+      const layout =
+        i === 0 ? p.header : l[0] === "9" ? p.trailer : l[0] === p.detalheTipo ? p.detalhe : p.extras.find((x) => x.layout.fields[0]!.value === l[0])?.layout;
       if (!layout) {
         warnings.push({ code: "REGISTRO_IGNORADO", field: `linha ${i + 1}`, message: `record type ${l[0]} not read` });
         return;
