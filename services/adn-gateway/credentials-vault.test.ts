@@ -12,8 +12,9 @@ import {
   type VaultService,
 } from "../../libs/gen/malha/vault/v1/vault_pb.js";
 import type { ServiceClient } from "../../libs/rpc/client.js";
+import { reasonedError } from "../../libs/rpc/errors.js";
 import { CredentialsUnavailableError } from "./credentials.js";
-import { VAULT_SECRET_HEADER, VaultCredentialSource } from "./credentials-vault.js";
+import { mapVaultError, VAULT_SECRET_HEADER, VaultCredentialSource } from "./credentials-vault.js";
 
 const full = (version: string) =>
   create(GetClientCredentialsResponseSchema, {
@@ -99,5 +100,22 @@ describe("VaultCredentialSource", () => {
     const denied = ConnectError.from(await source.get("3550308").catch((e: unknown) => e));
     expect(denied.code).toBe(Code.FailedPrecondition);
     expect(ConnectError.from(await source.get("3550308").catch((e: unknown) => e)).code).toBe(Code.Unavailable);
+  });
+
+  it("goes by the vault's ErrorInfo reason when there is one, whatever the message says", () => {
+    const refusal = (code: Code, reason: string, message = "wording that changed") =>
+      mapVaultError(reasonedError("malha.vault", message, code, reason), "3550308") as CredentialsUnavailableError;
+    // The message would have said "undecryptable" (no "expir" in it): the reason decides.
+    expect(refusal(Code.FailedPrecondition, "CERTIFICATE_EXPIRED").problem).toBe(CredentialsProblem.EXPIRED);
+    expect(refusal(Code.FailedPrecondition, "MASTER_KEY_NOT_CONFIGURED", "the certificate expired key").problem).toBe(CredentialsProblem.UNDECRYPTABLE);
+    expect(refusal(Code.NotFound, "NO_ACTIVE_CERTIFICATE").problem).toBe(CredentialsProblem.NO_ACTIVE_CERTIFICATE);
+    expect(refusal(Code.DataLoss, "CIPHERTEXT_TAMPERED").message).toContain("municipality 3550308 (wording that changed)");
+    // Another domain's reason is not the vault's.
+    expect(mapVaultError(reasonedError("malha.store", "x expired", Code.FailedPrecondition, "CERTIFICATE_EXPIRED"), "3550308")).toMatchObject({
+      problem: CredentialsProblem.EXPIRED,
+    });
+    expect(mapVaultError(reasonedError("malha.store", "x", Code.FailedPrecondition, "CERTIFICATE_EXPIRED"), "3550308")).toMatchObject({
+      problem: CredentialsProblem.UNDECRYPTABLE,
+    });
   });
 });

@@ -5,6 +5,7 @@ import { create } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { CredentialsProblem } from "../../libs/gen/malha/adn/v1/errors_pb.js";
+import { ErrorInfoSchema } from "../../libs/gen/malha/common/v1/common_pb.js";
 import { GetClientCredentialsRequestSchema, VaultService } from "../../libs/gen/malha/vault/v1/vault_pb.js";
 import type { ServiceClient } from "../../libs/rpc/client.js";
 import { CredentialsUnavailableError, type CredentialSet, type CredentialSource } from "./credentials.js";
@@ -89,9 +90,27 @@ function isCredentialProblem(err: unknown): boolean {
   return code === Code.NotFound || code === Code.FailedPrecondition || code === Code.DataLoss;
 }
 
+/** vault.proto, GetClientCredentials: the reasons of the vault's ErrorInfo (domain "malha.vault"). */
+const VAULT_REASONS: Record<string, CredentialsProblem> = {
+  NO_ACTIVE_CERTIFICATE: CredentialsProblem.NO_ACTIVE_CERTIFICATE,
+  CERTIFICATE_EXPIRED: CredentialsProblem.EXPIRED,
+  MASTER_KEY_NOT_CONFIGURED: CredentialsProblem.UNDECRYPTABLE,
+  CIPHERTEXT_TAMPERED: CredentialsProblem.UNDECRYPTABLE,
+};
+
+function problemMessage(problem: CredentialsProblem, ibge: string, vaultMessage: string): string {
+  if (problem === CredentialsProblem.NO_ACTIVE_CERTIFICATE) return `municipality ${ibge} has no active certificate in the vault`;
+  if (problem === CredentialsProblem.EXPIRED) return `the active certificate of municipality ${ibge} has expired`;
+  return `the vault cannot decrypt the certificate of municipality ${ibge} (${vaultMessage})`;
+}
+
 /** The vault's answer in the gateway's terms (adn_gateway.proto package comment). */
 export function mapVaultError(err: unknown, ibge: string): Error {
   const e = ConnectError.from(err);
+  const reason = e.findDetails(ErrorInfoSchema).find((d) => d.domain === "malha.vault")?.reason;
+  const problem = reason !== undefined ? VAULT_REASONS[reason] : undefined;
+  if (problem !== undefined) return new CredentialsUnavailableError(problem, problemMessage(problem, ibge, e.rawMessage));
+  // A vault without reasons (older than this gateway): the code alone, and for FAILED_PRECONDITION its message.
   switch (e.code) {
     case Code.NotFound:
       return new CredentialsUnavailableError(CredentialsProblem.NO_ACTIVE_CERTIFICATE, `municipality ${ibge} has no active certificate in the vault`);

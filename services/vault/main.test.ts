@@ -15,6 +15,7 @@ import {
   ImportRejectionReason as Reason,
   VaultService,
 } from "../../libs/gen/malha/vault/v1/vault_pb.js";
+import { ErrorInfoSchema } from "../../libs/gen/malha/common/v1/common_pb.js";
 import { createServiceClient } from "../../libs/rpc/client.js";
 import {
   createTestRoot,
@@ -245,6 +246,10 @@ describe("vault over gRPC with a shared secret for the gateway", () => {
     const err = await failure(vault.getClientCredentials({ ibge: "3304557" }, secretHeader()));
     expect(Code[err.code]).toBe("DataLoss");
     expect(err.rawMessage).toMatch(/chain ciphertext failed authentication/);
+    // The gateway goes by this reason, not by the message.
+    expect(err.findDetails(ErrorInfoSchema).map((d) => [d.domain, d.reason])).toEqual([["malha.vault", "CIPHERTEXT_TAMPERED"]]);
+    const none = await failure(vault.getClientCredentials({ ibge: "1100015" }, secretHeader()));
+    expect([Code[none.code], none.findDetails(ErrorInfoSchema)[0]?.reason]).toEqual(["NotFound", "NO_ACTIVE_CERTIFICATE"]);
     expect((await vault.getClientCredentials({ ibge }, secretHeader())).privateKeyPem).toMatch(/BEGIN PRIVATE KEY/);
     expect((await vault.listCertificates({})).certificates.length).toBeGreaterThanOrEqual(3);
   });

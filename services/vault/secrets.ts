@@ -1,6 +1,6 @@
-import { Code, ConnectError } from "@connectrpc/connect";
 import { AuthenticationError, KeyUnavailableError, type Keyring, type SecretField } from "./crypto.js";
 import type { CertificateRow, SealedSecrets } from "./repository.js";
+import { credentialsRefused } from "./errors.js";
 
 /** The plaintext secrets of one certificate. Held in memory only as long as a call needs them. */
 export interface PlainSecrets {
@@ -60,15 +60,17 @@ export function describeDecryptFailure(err: unknown): string | undefined {
 /** Maps a decryption failure to the contract's codes: missing key FAILED_PRECONDITION, bad ciphertext DATA_LOSS. */
 export function decryptError(err: unknown, row: CertificateRow): unknown {
   if (err instanceof KeyUnavailableError) {
-    return new ConnectError(
+    return credentialsRefused(
+      "MASTER_KEY_NOT_CONFIGURED",
       `certificate ${row.id} is encrypted under master key '${err.keyId}', which is not configured in this vault`,
-      Code.FailedPrecondition,
+      { certificateId: row.id, keyId: err.keyId },
     );
   }
   if (err instanceof AuthenticationError) {
-    return new ConnectError(
+    return credentialsRefused(
+      "CIPHERTEXT_TAMPERED",
       `certificate ${row.id}: the stored ${err.field} ciphertext failed authentication (tampered, or moved from another row); re-import the certificate`,
-      Code.DataLoss,
+      { certificateId: row.id },
     );
   }
   return err;

@@ -10,6 +10,7 @@ import { migrate } from "../../libs/db/migrate.js";
 import { CertificateStatus } from "../../libs/gen/malha/vault/v1/vault_pb.js";
 import { createTestRoot, issueEcnpj, toPfx, type Issued } from "../../test/support/icp-brasil.js";
 import { createThrowawayDatabase, type ThrowawayDatabase } from "../../test/support/mysql.js";
+import { ErrorInfoSchema } from "../../libs/gen/malha/common/v1/common_pb.js";
 import { Keyring } from "./crypto.js";
 import { effectiveStatus } from "./listing.js";
 import { CertificateRepository } from "./repository.js";
@@ -130,7 +131,8 @@ describe("import and lifecycle", () => {
     const ibge = newIbge();
     const a = await vault().importCertificate(importOf(ibge, cert(10)));
     const later = new Vault(repo, keyring({ k1 }, "k1"), silent, () => new Date(Date.now() + 20 * DAY));
-    await expectCode(later.clientCredentials(ibge, ""), Code.FailedPrecondition, /expired at .*status EXPIRED/);
+    const expired = await expectCode(later.clientCredentials(ibge, ""), Code.FailedPrecondition, /expired at .*status EXPIRED/);
+    expect(expired.findDetails(ErrorInfoSchema).map((d) => d.reason)).toEqual(["CERTIFICATE_EXPIRED"]);
     await expectCode(later.activate(a.row.id, "op"), Code.FailedPrecondition, /expired at/);
     expect(effectiveStatus(await later.get(a.row.id), later.now())).toBe(CertificateStatus.EXPIRED);
   });

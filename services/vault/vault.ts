@@ -7,6 +7,7 @@ import { buildListQuery, IBGE_PATTERN, type ListFilter } from "./listing.js";
 import { openPfx } from "./pfx.js";
 import type { CertificateRepository, CertificateRow, ImportOutcome } from "./repository.js";
 import { decryptError, openSome, sealAll } from "./secrets.js";
+import { credentialsRefused } from "./errors.js";
 
 export interface ImportRequest {
   ibge: string;
@@ -123,11 +124,13 @@ export class Vault {
   async clientCredentials(ibge: string, knownVersion: string): Promise<ClientCredentials> {
     requireIbge(ibge);
     const found = await this.repo.findActiveWithSecrets(ibge);
-    if (!found) throw notFound(`municipality ${ibge} has no ACTIVE certificate`);
+    if (!found) throw credentialsRefused("NO_ACTIVE_CERTIFICATE", `municipality ${ibge} has no ACTIVE certificate`, { ibge });
     const { row, secrets } = found;
     if (row.notAfter.getTime() <= this.now().getTime()) {
-      throw failedPrecondition(
+      throw credentialsRefused(
+        "CERTIFICATE_EXPIRED",
         `the ACTIVE certificate ${row.id} of municipality ${ibge} expired at ${row.notAfter.toISOString()} (status EXPIRED); import a new one`,
+        { ibge, certificateId: row.id },
       );
     }
     const version = credentialVersion(row);

@@ -904,13 +904,16 @@ export const VaultService: GenService<{
    * the ADN gateway's identity may call it (its mTLS client certificate when the mesh runs with TLS, a
    * configured shared secret otherwise). Callers cache the result in memory only and refresh it by
    * passing `known_version`.
-   * Errors:
+   * Errors (the refusals about the certificate carry a malha.common.v1.ErrorInfo, domain "malha.vault",
+   * whose reason callers switch on):
    *   PERMISSION_DENIED   caller is not the ADN gateway.
    *   INVALID_ARGUMENT    ibge not 7 digits.
-   *   NOT_FOUND           the municipality has no ACTIVE certificate.
-   *   FAILED_PRECONDITION the active certificate has expired (status EXPIRED), or its row is encrypted
-   *                       under a key id that is not configured.
-   *   DATA_LOSS           the ciphertext fails authentication (tampered, or moved from another row).
+   *   NOT_FOUND           NO_ACTIVE_CERTIFICATE: the municipality has no ACTIVE certificate.
+   *   FAILED_PRECONDITION CERTIFICATE_EXPIRED: the active certificate has expired (status EXPIRED);
+   *                       MASTER_KEY_NOT_CONFIGURED: its row is encrypted under a key id that is not
+   *                       configured.
+   *   DATA_LOSS           CIPHERTEXT_TAMPERED: the ciphertext fails authentication (tampered, or moved
+   *                       from another row).
    *
    * @generated from rpc malha.vault.v1.VaultService.GetClientCredentials
    */
