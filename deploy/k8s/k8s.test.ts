@@ -135,6 +135,13 @@ describe("overlay differences", () => {
     }
   });
 
+  it("prod keeps leases and work queues on three JetStream replicas (its NATS is an R3 cluster); dev on one", () => {
+    const replicasOf = (overlay: string, name: string) =>
+      of<K8sObject & { data?: Record<string, string> }>(overlay, "ConfigMap").find((c) => c.metadata.name.startsWith(`${name}-config`))?.data?.NATS_REPLICAS;
+    expect(["coordinator", "billing"].map((s) => replicasOf("prod", s))).toEqual(["3", "3"]);
+    expect(["coordinator", "billing"].map((s) => replicasOf("dev", s))).toEqual(["1", "1"]);
+  });
+
   it("the schema validation catches a wrongly typed field and an object it has no schema for", async () => {
     const broken = structuredClone(deployment("prod", "store")) as Workload;
     (broken.spec as Record<string, unknown>).replicas = "two";

@@ -168,4 +168,18 @@ describe("KV leases across nats-server restarts", () => {
       "lease bucket leases_ttl has ttl 2000 ms, configured 5000 ms",
     );
   });
+
+  it("creates the bucket with the configured replicas, and says so when the server or the bucket cannot have them", async () => {
+    nc = await connect({ servers: nats.url });
+    await KvLeaseManager.open(nc, { bucket: "leases_r1", ttlMs: 2000, replicas: 1 });
+    expect((await (await new Kvm(nc).open("leases_r1")).status()).replicas).toBe(1);
+    // A standalone server (this one) cannot hold 3 replicas: the start fails with the bucket, the number and NATS's reason.
+    await expect(KvLeaseManager.open(nc, { bucket: "leases_r3", ttlMs: 2000, replicas: 3 })).rejects.toThrow(
+      "cannot open lease bucket leases_r3 with 3 replica(s): replicas > 1 not supported in non-clustered mode",
+    );
+    // An existing bucket is never changed live: a different count is refused.
+    await expect(KvLeaseManager.open(nc, { bucket: "leases_r1", ttlMs: 2000, replicas: 3 })).rejects.toThrow(
+      "lease bucket leases_r1 has 1 replica(s), configured 3 (NATS_REPLICAS); change one of them",
+    );
+  });
 });

@@ -11,6 +11,8 @@ export interface KvLeaseOptions {
   bucket: string;
   /** Lease length: the bucket's max age. NATS 2.9 has no per-key TTL. */
   ttlMs: number;
+  /** JetStream replicas of the bucket when this creates it (default 1; 3 on a 3-node cluster). */
+  replicas?: number;
   /** Who we are, as other replicas will see it; defaults to host, pid and a random suffix. */
   holder?: string;
   /** Renew period (default ttl/3). */
@@ -52,16 +54,26 @@ export class KvLeaseManager implements LeaseManager {
 
   static async open(nc: NatsConnection, opts: KvLeaseOptions): Promise<KvLeaseManager> {
     if (!(opts.ttlMs >= 300)) throw new Error("lease ttl must be at least 300 ms");
-    const kv = await new Kvm(nc).create(opts.bucket, { ttl: opts.ttlMs, history: 1 });
+    const replicas = opts.replicas ?? 1;
+    let kv: KV;
+    try {
+      kv = await new Kvm(nc).create(opts.bucket, { ttl: opts.ttlMs, history: 1, replicas });
+    } catch (err) {
+      throw new Error(`cannot open lease bucket ${opts.bucket} with ${replicas} replica(s): ${(err as Error).message}`);
+    }
     const status = await kv.status();
     // Never edit a bucket's config live (nats-server#6920): a mismatch is an operator decision.
     if (status.ttl !== opts.ttlMs) {
       throw new Error(`lease bucket ${opts.bucket} has ttl ${status.ttl} ms, configured ${opts.ttlMs} ms`);
     }
+    if (status.replicas !== replicas) {
+      throw new Error(`lease bucket ${opts.bucket} has ${status.replicas} replica(s), configured ${replicas} (NATS_REPLICAS); change one of them`);
+    }
     const ttl = opts.ttlMs;
     return new KvLeaseManager(kv, {
       bucket: opts.bucket,
       ttlMs: ttl,
+      replicas,
       holder: opts.holder ?? defaultHolderId(),
       renewEveryMs: opts.renewEveryMs ?? Math.floor(ttl / 3),
       safetyMarginMs: opts.safetyMarginMs ?? Math.max(Math.floor(ttl / 10), 100),

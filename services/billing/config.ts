@@ -7,6 +7,8 @@ import { MYSQL_URL_FORMAT, parseMysqlUrl } from "../../libs/db/pool.js";
 export interface BillingConfig {
   mysqlUrl: string;
   natsUrl: string;
+  /** JetStream replicas of the work-queue and dead-letter streams (NATS_REPLICAS). */
+  natsReplicas: number;
   /** Items accepted per boleto job (seed 003: JOB_MAX_ITENS). */
   maxItems: number;
   /** Prefix of the JetStream streams, subjects and consumers: separate deployments (and test runs) never share queues. */
@@ -84,6 +86,7 @@ export function readBillingConfig(env: EnvReader): BillingConfig {
   return {
     mysqlUrl: env.parse("MYSQL_URL", (url) => (parseMysqlUrl(url), url), { hint: MYSQL_URL_FORMAT }),
     natsUrl: env.url("NATS_URL", ["nats:", "tls:"]),
+    natsReplicas: env.int("NATS_REPLICAS", { default: 1, min: 1, max: 5 }),
     maxItems: env.int("JOB_MAX_ITENS", { default: 200, min: 1, max: 100_000 }),
     natsPrefix: env.string("BILLING_NATS_PREFIX", { default: "billing", pattern: /^[A-Za-z0-9_-]{1,32}$/, hint: "1-32 of [A-Za-z0-9_-]" }),
     renderConcurrency,

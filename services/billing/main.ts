@@ -83,7 +83,12 @@ await runService("billing", async ({ env, log, metrics }) => {
     ],
     async ready() {
       await ensureSchema(pool, config, log);
-      const settings = (concurrency: number) => ({ ackWaitMs: config.ackWaitMs, maxDeliver: config.maxDeliver, maxAckPending: concurrency * 4 });
+      const settings = (concurrency: number) => ({
+        ackWaitMs: config.ackWaitMs,
+        maxDeliver: config.maxDeliver,
+        maxAckPending: concurrency * 4,
+        replicas: config.natsReplicas,
+      });
       await ensureQueues(nc, boletoQueue.names, settings(config.renderConcurrency));
       await ensureQueues(nc, cnabQueue.names, settings(config.cnabConcurrency));
       await ensureQueues(nc, retornoQueue.names, settings(config.retornoConcurrency));

@@ -61,6 +61,8 @@ export interface QueueSettings {
   maxDeliver: number;
   /** Messages a consumer hands out before acks come back (≥ this process's concurrency). */
   maxAckPending: number;
+  /** JetStream replicas of the streams (1 on a single server, 3 on a 3-node cluster). */
+  replicas: number;
 }
 
 /** Creates (or updates) the streams and durable consumers; safe to run from every replica at start. */
@@ -71,12 +73,21 @@ export async function ensureQueues(nc: NatsConnection, names: QueueNames, s: Que
     [names.dlqStream, [names.dlqSubject.replace(/[^.]+$/, ">")], RetentionPolicy.Limits],
   ];
   for (const [name, subjects, retention] of streams) {
-    const config = { name, subjects, retention, storage: StorageType.File, duplicate_window: nanos(120_000), ...(retention === RetentionPolicy.Limits ? { max_age: nanos(30 * 86_400_000) } : {}) };
+    const config = {
+      name,
+      subjects,
+      retention,
+      storage: StorageType.File,
+      num_replicas: s.replicas,
+      duplicate_window: nanos(120_000),
+      ...(retention === RetentionPolicy.Limits ? { max_age: nanos(30 * 86_400_000) } : {}),
+    };
+    let exists = true;
+    await jsm.streams.info(name).catch(() => (exists = false));
     try {
-      await jsm.streams.info(name);
-      await jsm.streams.update(name, config);
-    } catch {
-      await jsm.streams.add(config);
+      await (exists ? jsm.streams.update(name, config) : jsm.streams.add(config));
+    } catch (err) {
+      throw new Error(`cannot ${exists ? "update" : "create"} stream ${name} with ${s.replicas} replica(s) (NATS_REPLICAS): ${(err as Error).message}`);
     }
   }
   const consumer = (durable: string, filter: string) => ({

@@ -13,6 +13,8 @@ export interface CoordinatorConfig {
   progressEvery: number;
   staleLockMs: number;
   leaseBucket: string;
+  /** JetStream replicas of the lease bucket (NATS_REPLICAS). */
+  natsReplicas: number;
   leaseTtlMs: number;
   /** A bootstrap run gives its lease back after this long and resumes later from its cursor. */
   bootstrapSliceMs: number;
@@ -37,6 +39,7 @@ export function readCoordinatorConfig(env: EnvReader): CoordinatorConfig {
     progressEvery: env.int("NFSE_SYNC_PROGRESS_EVERY", { default: 100, min: 1, max: 100_000 }),
     staleLockMs: env.int("NFSE_SYNC_STALE_LOCK_MINUTES", { default: 120, min: 1, max: 10_080 }) * 60_000,
     leaseBucket: env.string("COORDINATOR_LEASE_BUCKET", { default: "malha_leases", pattern: /^[A-Za-z0-9_-]{1,64}$/, hint: "letters, digits, _ and -" }),
+    natsReplicas: env.int("NATS_REPLICAS", { default: 1, min: 1, max: 5 }),
     leaseTtlMs: env.durationMs("COORDINATOR_LEASE_TTL_SECONDS", { default: 30_000, minSeconds: 1, maxSeconds: 3600 }),
     bootstrapSliceMs: env.durationMs("NFSE_BOOTSTRAP_SLICE_SECONDS", { default: 600_000, minSeconds: 1 }),
     bootstrapThresholdNsu: BigInt(env.int("NFSE_BOOTSTRAP_THRESHOLD_NSU", { default: 10_000, min: 1 })),

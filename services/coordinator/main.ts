@@ -24,6 +24,7 @@ await runService("coordinator", async ({ env, log }) => {
   const leases = await KvLeaseManager.open(nc, {
     bucket: config.leaseBucket,
     ttlMs: config.leaseTtlMs,
+    replicas: config.natsReplicas,
     holder,
     onRenewError: (key, err) => log.warn({ key, err }, "lease renewal failed; retrying until the deadline"),
   });

@@ -2,6 +2,7 @@
 // port another process already holds.
 import { createServer, type Server } from "node:net";
 import { describe, expect, it } from "vitest";
+import { createThrowawayDatabase } from "../support/mysql.js";
 import { EPHEMERAL_ENV, spawnService } from "../support/service-process.js";
 import type { MeshServiceName } from "../../libs/rpc/mesh.js";
 
@@ -22,6 +23,49 @@ describe("configuration errors", () => {
     const result = await startFailing(name, env);
     expect(result.code).toBe(78);
     expect(result.lines).toEqual([line]);
+  });
+});
+
+describe("JetStream replicas", () => {
+  const natsUrl = () => {
+    const url = process.env.NATS_URL;
+    if (!url) throw new Error("NATS_URL is not set: export the stack env (`bash scripts/stack.sh env`)");
+    return url;
+  };
+
+  it("a standalone NATS cannot hold NATS_REPLICAS=3: the coordinator stops with one line naming the bucket", async () => {
+    const result = await startFailing("coordinator", { NATS_URL: natsUrl(), NATS_REPLICAS: "3", COORDINATOR_LEASE_BUCKET: `r3_${process.pid}` });
+    expect(result.code).toBe(1);
+    expect(result.lines.at(-1)).toBe(
+      `coordinator: failed to start: cannot open lease bucket r3_${process.pid} with 3 replica(s): replicas > 1 not supported in non-clustered mode`,
+    );
+  });
+
+  it("billing does not become ready with NATS_REPLICAS=3 on a standalone NATS, and says which stream", async () => {
+    const db = await createThrowawayDatabase();
+    try {
+      const prefix = `r3${process.pid}`;
+      const result = await startFailing("billing", {
+        NATS_URL: natsUrl(),
+        MYSQL_URL: db.url,
+        ARTIFACTS_URL: "http://127.0.0.1:1",
+        BILLING_NATS_PREFIX: prefix,
+        NATS_REPLICAS: "3",
+      });
+      expect(result.code).toBe(1);
+      const failure = result.lines.map((l) => JSON.parse(l) as { msg: string; err?: { message: string } }).find((l) => l.msg === "failed to become ready");
+      expect(failure?.err?.message).toMatch(
+        new RegExp(`^cannot create stream ${prefix}\\S* with 3 replica\\(s\\) \\(NATS_REPLICAS\\): replicas > 1 not supported in non-clustered mode$`),
+      );
+    } finally {
+      await db.drop();
+    }
+  });
+
+  it("NATS_REPLICAS outside 1–5 is a configuration error", async () => {
+    const result = await startFailing("coordinator", { NATS_URL: natsUrl(), NATS_REPLICAS: "0" });
+    expect(result.code).toBe(78);
+    expect(result.lines).toEqual([expect.stringMatching(/^coordinator: config error: NATS_REPLICAS must be an integer between 1 and 5/)]);
   });
 });
 
