@@ -309,6 +309,35 @@ describe("determinism and errors", () => {
   });
 });
 
+describe("CNAB 400: what a detail has no slot for is refused, never written wrong or dropped", () => {
+  const [, bradesco] = GOLDEN[0]!;
+  const [, itau] = GOLDEN[1]!;
+  const [, bb] = GOLDEN_WITH_DIFFERENCES[0]!;
+  const [, santander] = GOLDEN_WITH_DIFFERENCES[1]!;
+  const com = (input: RemessaInput, over: Partial<Titulo>): RemessaInput => ({ ...input, titulos: [titulo(over)] });
+  it.each<[string, RemessaInput, string]>([
+    // a monthly rate (code 2) would land in the slot for a value per day
+    ["juros taxa mensal, Itaú", com(itau, { juros: { codigo: "2", valor: 200 } }), "titulos[0].juros.codigo"],
+    ["juros isento with a value, Santander", com(santander, { juros: { codigo: "3", valor: 50 } }), "titulos[0].juros.valor"],
+    ["juros start date, Bradesco", com(bradesco, { juros: { codigo: "1", valor: 50, data: date(2015, 7, 20) } }), "titulos[0].juros.data"],
+    ["multa code Bradesco does not know", com(bradesco, { multa: { codigo: "1", valor: 500 } }), "titulos[0].multa.codigo"],
+    ["multa code 2 at Santander (its percentual is 4)", com(santander, { multa: { codigo: "2", valor: 200 } }), "titulos[0].multa.codigo"],
+    ["multa date, Bradesco", com(bradesco, { multa: { codigo: "2", valor: 200, data: date(2015, 7, 20) } }), "titulos[0].multa.data"],
+    ["desconto percentual", com(itau, { desconto: { codigo: "2", valor: 100, data: HOJE } }), "titulos[0].desconto.codigo"],
+    ["protesto, Bradesco", com(bradesco, { protesto: { codigo: "1", dias: 5 } }), "titulos[0].protesto"],
+    ["baixa, any bank", com(santander, { baixa: { codigo: "1", dias: 30 } }), "titulos[0].baixa"],
+    ["avalista, BB", com(bb, { avalista: PAGADOR("SP") }), "titulos[0].avalista"],
+  ])("%s", (_name, input, field) => {
+    expect(code(() => gerarRemessa(input))).toEqual(["CAMPO_INVALIDO", field]);
+  });
+
+  it("and what has a slot is written: Itaú juros date, Santander multa 4, juros isento without a value", () => {
+    const itauOut = gerarRemessa(com(itau, { juros: { codigo: "1", valor: 33, data: date(2015, 7, 16) } })).text.split("\r\n")[1]!;
+    expect([itauOut.slice(160, 173), itauOut.slice(385, 391)]).toEqual(["0000000000033", "160715"]);
+    expect(() => gerarRemessa(com(santander, { juros: { codigo: "3" }, multa: { codigo: "4", valor: 200 } }))).not.toThrow();
+  });
+});
+
 describe("limits", () => {
   it("a CNAB 240 lote holds at most 33,333 títulos of P+Q+R (5-digit sequence)", () => {
     const [, bb] = GOLDEN[2]!;
@@ -322,6 +351,8 @@ describe("property: lerRemessa(gerarRemessa(x)) == x", () => {
   const banks: Array<[string, 240 | 400, Partial<RemessaInput["beneficiario"]>]> = [
     ["237", 400, { carteira: "09", convenio: "4567" }],
     ["341", 400, { carteira: "109" }],
+    ["001", 400, { convenio: "7654321", carteira: "17", variacao: "019", tipoCobranca: "04DSC" }],
+    ["033", 400, { codigoTransmissao: "17777751042700080112" }],
     ["001", 240, { convenio: "1234567", carteira: "17", variacao: "019" }],
     ["756", 240, { convenio: "512231", modalidade: "01" }],
     ["748", 240, {}],
@@ -361,12 +392,14 @@ describe("property: lerRemessa(gerarRemessa(x)) == x", () => {
       const out = gerarRemessa(input);
       expect(checkCnab(out.bytes).ok).toBe(true);
       const lida = lerRemessa(out.bytes);
-      if (!(banco === "341" && layout === 400)) expect(lida.nsa).toBe(input.nsa); // Itaú 400 has no NSA field
+      // Itaú and Santander 400 headers have no NSA field
+      if (!(layout === 400 && (banco === "341" || banco === "033"))) expect(lida.nsa).toBe(input.nsa);
       expect(lida.titulos).toHaveLength(count);
       lida.titulos.forEach((t, i) => {
         const x = titulos[i]!;
         expect(t.id).toBe(x.id);
-        expect(Number(t.nossoNumero!.replace(/\D/g, "").slice(banco === "001" ? 7 : 0, banco === "756" ? 10 : undefined))).toBe(Number(x.nossoNumero));
+        const nn = t.nossoNumero!.replace(/\D/g, "");
+        expect(Number(nn.slice(banco === "001" && layout === 240 ? 7 : 0, banco === "756" ? 10 : undefined))).toBe(Number(x.nossoNumero));
         expect(t.valorCentavos ?? 0, `${banco}/${layout}`).toBe(x.valorCentavos);
         expect(t.nossoNumero, `${banco}/${layout} ${JSON.stringify(t)}`).toBeDefined();
         expect(t.vencimento).toEqual(x.vencimento);

@@ -118,6 +118,20 @@ export interface RemessaOutput {
   readonly check: CheckResult;
 }
 
+/**
+ * A CNAB 400 detail has fixed slots: juros only as a value per day (no code), desconto as a value up to a
+ * date, and per bank a multa code, dates, protest days, an avalista. Codes are the bank's own (Titulo).
+ */
+interface Aceita400 {
+  /** juros codes: "1" = value per day (the only kind the slot holds), "3" = isento (no value). */
+  readonly jurosData: boolean;
+  /** Multa codes the bank's field takes; undefined = no multa slot at all. */
+  readonly multaCodigos?: readonly string[];
+  readonly multaData: boolean;
+  readonly protesto: boolean;
+  readonly avalista: boolean;
+}
+
 interface Cnab400Profile {
   readonly banco: string;
   readonly bancoNome: string;
@@ -127,8 +141,8 @@ interface Cnab400Profile {
   readonly detalheTipo: string;
   /** Checks and derives what this bank's layout needs of the beneficiário (DVs, complements). */
   readonly beneficiario?: (b: Readonly<Record<string, unknown>>) => Record<string, unknown>;
-  /** Título inputs this layout has no place for: refused rather than dropped. */
-  readonly semCampos?: readonly { readonly campo: "multa" | "avalista"; readonly porque: string }[];
+  /** What of a título's charges and instructions the detail can carry; the rest is refused, never dropped. */
+  readonly aceita: Aceita400;
   /** Optional records after the detail, emitted when the context has a value at `when`. */
   readonly extras: readonly { readonly layout: RecordLayout; readonly when: string }[];
   readonly trailer: RecordLayout;
@@ -148,6 +162,7 @@ export const CNAB400_PROFILES: Readonly<Record<string, Cnab400Profile>> = {
     nossoNumeroDv: { algo: "mod11Bradesco", tpl: [["beneficiario.carteira", 2], ["titulo.nossoNumero", 11]] },
     nossoNumeroLen: 11,
     detalheTipo: "1",
+    aceita: { jurosData: false, multaCodigos: ["0", "2"], multaData: false, protesto: false, avalista: true },
   },
   "341": {
     banco: "341",
@@ -158,6 +173,7 @@ export const CNAB400_PROFILES: Readonly<Record<string, Cnab400Profile>> = {
     trailer: TRAILER_400,
     nossoNumeroLen: 8,
     detalheTipo: "1",
+    aceita: { jurosData: true, multaCodigos: ["0", "1", "2"], multaData: true, protesto: true, avalista: true },
   },
   "001": {
     banco: "001",
@@ -170,10 +186,8 @@ export const CNAB400_PROFILES: Readonly<Record<string, Cnab400Profile>> = {
     nossoNumeroLen: 10,
     detalheTipo: "7",
     beneficiario: beneficiarioBB400,
-    semCampos: [
-      { campo: "multa", porque: "Banco do Brasil CNAB 400 carries the multa in a type-5 record, which this writer does not emit (use CNAB 240)" },
-      { campo: "avalista", porque: "Banco do Brasil CNAB 400 is written without a sacador/avalista (use CNAB 240)" },
-    ],
+    // the multa would need BB's type-5 record, which is not written; 352–391 hold the message
+    aceita: { jurosData: false, multaData: false, protesto: true, avalista: false },
   },
   "033": {
     banco: "033",
@@ -186,6 +200,7 @@ export const CNAB400_PROFILES: Readonly<Record<string, Cnab400Profile>> = {
     nossoNumeroLen: 7,
     detalheTipo: "1",
     beneficiario: beneficiarioSantander400,
+    aceita: { jurosData: false, multaCodigos: ["0", "4"], multaData: true, protesto: true, avalista: true },
   },
 };
 
@@ -454,6 +469,28 @@ function remessa240(
   return finish(lines, warnings);
 }
 
+/** Refuses what the bank's CNAB 400 detail has no slot for, naming the bank and what would be lost. */
+function conferirEncargos400(p: Cnab400Profile, t: ReturnType<typeof tituloCtx>): void {
+  const banco = `${p.bancoNome.trim()} CNAB 400`;
+  const recusa = (campo: string, porque: string) => fail("CAMPO_INVALIDO", `${banco} ${porque} (CNAB 240 carries it)`, `titulo.${campo}`);
+  const a = p.aceita;
+  if (t.juros) {
+    const isento = t.juros.codigo === "3" || t.juros.codigo === "0";
+    if (!isento && t.juros.codigo !== "1") recusa("juros.codigo", `holds juros only as a value per day (code 1) or none (0, 3), got code ${t.juros.codigo}`);
+    if (isento && t.juros.valor) recusa("juros.valor", `writes no juros for code ${t.juros.codigo}: leave the value out`);
+    if (t.juros.dataInformada && !a.jurosData) recusa("juros.data", "has no juros start date: the bank starts the day after the due date");
+  }
+  if (t.multa) {
+    if (!a.multaCodigos) recusa("multa", "has no multa in this writer's records");
+    else if (!a.multaCodigos.includes(t.multa.codigo)) recusa("multa.codigo", `takes multa codes ${a.multaCodigos.join(", ")}, got ${t.multa.codigo}`);
+    if (t.multa.dataInformada && !a.multaData) recusa("multa.data", "has no multa date");
+  }
+  if (t.desconto && t.desconto.codigo !== "1") recusa("desconto.codigo", `holds a desconto only as a value up to a date (code 1), got code ${t.desconto.codigo}`);
+  if (t.protesto && !a.protesto) recusa("protesto", "has no protest instruction in this writer's records");
+  if (t.baixa) recusa("baixa", "has no baixa instruction in this writer's records");
+  if (t.avalista && !a.avalista) recusa("avalista", "is written without a sacador/avalista");
+}
+
 function remessa400(p: Cnab400Profile, arquivo: Ctx, beneficiarioIn: Ctx, titulos: ReturnType<typeof tituloCtx>[], warnings: Warning[]): RemessaOutput {
   const beneficiario = p.beneficiario ? { ...beneficiarioIn, ...p.beneficiario(beneficiarioIn) } : beneficiarioIn;
   const base: Ctx = { banco: p.banco, bancoNome: p.bancoNome, arquivo, beneficiario };
@@ -461,7 +498,7 @@ function remessa400(p: Cnab400Profile, arquivo: Ctx, beneficiarioIn: Ctx, titulo
   lines.push(encodeRecord(p.header, { ...base, seq: 1 }, warnings, "header"));
   titulos.forEach((t, i) => {
     try {
-      for (const s of p.semCampos ?? []) if (t[s.campo] !== undefined) fail("CAMPO_INVALIDO", s.porque, `titulo.${s.campo}`);
+      conferirEncargos400(p, t);
       const ctx: Ctx = { ...base, titulo: { ...t }, pagador: t.pagador, avalista: t.avalista };
       const tt = ctx.titulo as Record<string, unknown>;
       if (String(t.nossoNumero).replace(/^0+(?=\d)/, "").length > p.nossoNumeroLen)
