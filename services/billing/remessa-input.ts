@@ -52,7 +52,8 @@ function pessoa(p: Party | undefined, field: string): Pessoa {
 
 // FEBRABAN 240 instruction codes (juros 1 valor/dia, 2 taxa mensal, 3 isento; multa 1 valor, 2 %;
 // desconto 1 valor até a data, 2 % até a data, 3 valor por dia de antecipação; protesto 1 corridos,
-// 2 úteis, 3 não protestar; baixa 1 baixar/devolver, 2 não baixar). The 400 profiles map what they use.
+// 2 úteis, 3 não protestar; baixa 1 baixar/devolver, 2 não baixar). CNAB 400 takes the bank's own codes:
+// `codigosDoBanco400` translates where they differ; what a 400 detail cannot hold the writer refuses.
 export function tituloOf(b: Boleto, id: string, movimento: MovimentoRemessa, emissaoPadrao: CalendarDate): Titulo {
   const vencimento = cal(b.vencimento);
   if (!vencimento) throw new CobrancaError("CAMPO_OBRIGATORIO", "a remessa título needs a vencimento", "vencimento");
@@ -88,6 +89,12 @@ export function tituloOf(b: Boleto, id: string, movimento: MovimentoRemessa, emi
   };
 }
 
+/** Santander CNAB 400 says "4" for a percent multa (its only kind) where FEBRABAN 240 says "2". */
+export function codigosDoBanco400(t: Titulo, banco: string): Titulo {
+  if (banco === "033" && t.multa?.codigo === "2") return { ...t, multa: { ...t.multa, codigo: "4" } };
+  return t;
+}
+
 export function beneficiarioOf(b: Boleto): Beneficiario {
   const c = b.conta!;
   const p = b.beneficiario;
@@ -102,6 +109,7 @@ export function beneficiarioOf(b: Boleto): Beneficiario {
     ...(c.carteira ? { carteira: c.carteira } : {}),
     ...(c.variacaoCarteira ? { variacao: c.variacaoCarteira } : {}),
     ...(c.modalidade ? { modalidade: c.modalidade } : {}),
+    ...(c.codigoTransmissao ? { codigoTransmissao: c.codigoTransmissao } : {}),
   };
 }
 

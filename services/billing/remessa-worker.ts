@@ -15,7 +15,7 @@ import type { ItemRepo, ItemRow, StoredError } from "./item-repo.js";
 import { allItems } from "./job-artifacts.js";
 import type { JobRepo, JobRow, StoredManifest } from "./job-repo.js";
 import type { WorkQueue, Task } from "./queue.js";
-import { beneficiarioOf, gerarArquivoSublote, tituloOf, validarTitulo } from "./remessa-input.js";
+import { beneficiarioOf, codigosDoBanco400, gerarArquivoSublote, tituloOf, validarTitulo } from "./remessa-input.js";
 import type { RemessaRepo, SubloteRow } from "./remessa-repo.js";
 import type { BillingMetrics } from "./metrics.js";
 import { isFinalJob, RUNNING_JOB_STATES } from "./states.js";
@@ -103,7 +103,8 @@ export class RemessaWorker {
       if (b.nossoNumero === "" && row.nossoNumero) b.nossoNumero = row.nossoNumero;
       const movimento = t.movimento;
       try {
-        const titulo = tituloOf(b, row.itemId, movimento, emissao);
+        const febraban = tituloOf(b, row.itemId, movimento, emissao);
+        const titulo = s.chave.layout === 400 ? codigosDoBanco400(febraban, s.chave.banco) : febraban;
         beneficiario ??= beneficiarioOf(b);
         const bad = validarTitulo(s.chave, beneficiario, titulo, probeTime);
         if (bad) throw bad;

@@ -195,6 +195,8 @@ export interface Cnab240Profile {
   /** NN check digit made available to the template as {titulo.nossoNumeroDv}. */
   readonly nossoNumeroDv?: { readonly algo: import("../checkdigits.js").CheckDigitAlgorithm; readonly tpl: readonly [string, number][] };
   readonly overrides: Partial<Record<Cnab240Record, readonly FieldDef[]>>;
+  /** Beneficiário fields this bank's records cannot go without (written raw, they would be blank). */
+  readonly beneficiarioExige?: readonly { readonly campo: "codigoTransmissao"; readonly formato: RegExp; readonly descricao: string }[];
 }
 
 const BASE: Record<Cnab240Record, RecordLayout> = {
@@ -253,6 +255,7 @@ const SANTANDER: Cnab240Profile = {
   nossoNumeroTpl: "",
   segmentos: ["P", "Q", "R"],
   nossoNumeroDv: { algo: "mod11S", tpl: [["titulo.nossoNumeroSequencial", 12]] },
+  beneficiarioExige: [{ campo: "codigoTransmissao", formato: /^\d{15}$/, descricao: "the código de transmissão (15 digits)" }],
   overrides: {
     // Santander shifts the header: tipo de inscrição at 17, CNPJ 18–32, código de transmissão 33–47 (LB Santander.php)
     headerArquivo: [

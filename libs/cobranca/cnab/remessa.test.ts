@@ -261,6 +261,16 @@ describe("BB (CBR641) and Santander CNAB 400 remessa match their golden files ou
     expect(code(() => gerarRemessa({ ...bb, titulos: [titulo({ avalista: PAGADOR("SP") })] }))).toEqual(["CAMPO_INVALIDO", "titulos[0].avalista"]);
   });
 
+  it("Santander CNAB 240 refuses to write a blank código de transmissão", () => {
+    const [, san240] = GOLDEN.find(([f]) => f.includes("033-remessa-santander-cnab240"))!;
+    for (const codigoTransmissao of [undefined, "12345"]) {
+      expect(code(() => gerarRemessa({ ...san240, beneficiario: { ...san240.beneficiario, codigoTransmissao } }))).toEqual([
+        "CAMPO_OBRIGATORIO",
+        "beneficiario.codigoTransmissao",
+      ]);
+    }
+  });
+
   it("Santander needs its código de transmissão and the conta DV; the multa date is written only when given", () => {
     const [, san] = GOLDEN_WITH_DIFFERENCES[1]!;
     const refused = (b: Partial<RemessaInput["beneficiario"]>) => code(() => gerarRemessa({ ...san, beneficiario: { ...san.beneficiario, ...b } }));

@@ -419,6 +419,10 @@ function remessa240(
   titulos: ReturnType<typeof tituloCtx>[],
   warnings: Warning[],
 ): RemessaOutput {
+  for (const e of profile.beneficiarioExige ?? []) {
+    const v = beneficiario[e.campo];
+    if (typeof v !== "string" || !e.formato.test(v)) fail("CAMPO_OBRIGATORIO", `${getBank(banco).cnabName.trim()} CNAB 240 needs ${e.descricao}`, `beneficiario.${e.campo}`);
+  }
   const perTitulo = profile.segmentos.length;
   const registrosLote = titulos.length * perTitulo + 2;
   if (titulos.length * perTitulo > 99_999) fail("LIMITE_DE_REGISTROS", "more than 99,999 details in one lote", "titulos", { max: Math.floor(99_999 / perTitulo) });

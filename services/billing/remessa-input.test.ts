@@ -1,0 +1,49 @@
+// Contract títulos → libs/cobranca remessa inputs, per bank and layout (pure: no process, no database).
+import { describe, expect, it } from "vitest";
+import { JurosType, MultaType } from "../../libs/gen/malha/billing/v1/boleto_pb.js";
+import { MovimentoRemessa } from "../../libs/gen/malha/billing/v1/cnab_pb.js";
+import { boletoValido } from "./fixtures.js";
+import { beneficiarioOf, codigosDoBanco400, tituloOf, validarTitulo } from "./remessa-input.js";
+
+const EMISSAO = { year: 2026, month: 11, day: 29 };
+/** A sub-batch key: only the bank and the layout matter to these checks. */
+const chave = (banco: string, layout: 240 | 400) => ({ banco, layout, convenio: "", agencia: "", conta: "", carteira: "", variacao: "", pix: false });
+const AGORA = { ...EMISSAO, hour: 12, minute: 0, second: 0 };
+const santander = (codigoTransmissao: string, multa = { type: MultaType.PERCENTUAL, percentualBps: 200 }) =>
+  boletoValido(1, {
+    conta: { banco: "033", agencia: "8888", conta: "000002997", contaDv: "8", carteira: "101", codigoTransmissao },
+    nossoNumero: "123",
+    multa,
+  });
+
+describe("Santander remessa through billing", () => {
+  it("carries the código de transmissão and says a percent multa the way Santander's CNAB 400 does (4)", () => {
+    const b = santander("17777751042700080112");
+    const febraban = tituloOf(b, "item-1", MovimentoRemessa.ENTRADA, EMISSAO);
+    expect(febraban.multa?.codigo).toBe("2");
+    const titulo = codigosDoBanco400(febraban, "033");
+    expect(titulo.multa).toMatchObject({ codigo: "4", valor: 200 });
+    expect(codigosDoBanco400(febraban, "237").multa?.codigo).toBe("2");
+    const beneficiario = beneficiarioOf(b);
+    expect(beneficiario.codigoTransmissao).toBe("17777751042700080112");
+    expect(validarTitulo(chave("033", 400), beneficiario, titulo, AGORA)).toBeUndefined();
+    // Without the translation Santander's detail would read code 2 as something else: refused, not written.
+    expect(validarTitulo(chave("033", 400), beneficiario, febraban, AGORA)?.field).toBe("titulos[0].multa.codigo");
+  });
+
+  it("refuses Santander files without a código de transmissão, and CNAB 400 juros as a monthly rate", () => {
+    const none = santander("");
+    const titulo = tituloOf(none, "item-1", MovimentoRemessa.ENTRADA, EMISSAO);
+    expect(validarTitulo(chave("033", 240), beneficiarioOf(none), titulo, AGORA)).toMatchObject({
+      code: "CAMPO_OBRIGATORIO",
+      field: "beneficiario.codigoTransmissao",
+    });
+    const rate = boletoValido(2, { juros: { type: JurosType.TAXA_MENSAL, taxaMensalBps: 100 } });
+    const t = tituloOf(rate, "item-2", MovimentoRemessa.ENTRADA, EMISSAO);
+    expect(validarTitulo(chave("237", 400), { ...beneficiarioOf(rate), convenio: "4567" }, t, AGORA)).toMatchObject({
+      code: "CAMPO_INVALIDO",
+      field: "titulos[0].juros.codigo",
+    });
+    expect(validarTitulo(chave("237", 240), beneficiarioOf(rate), t, AGORA)).toBeUndefined();
+  });
+});
