@@ -104,20 +104,21 @@ function problemMessage(problem: CredentialsProblem, ibge: string, vaultMessage:
   return `the vault cannot decrypt the certificate of municipality ${ibge} (${vaultMessage})`;
 }
 
+/** Without a known reason (a vault older than this gateway): the code alone, and for FAILED_PRECONDITION its message. */
+function problemWithoutReason(e: ConnectError): CredentialsProblem | undefined {
+  if (e.code === Code.NotFound) return CredentialsProblem.NO_ACTIVE_CERTIFICATE;
+  if (e.code === Code.FailedPrecondition) return /expir/i.test(e.rawMessage) ? CredentialsProblem.EXPIRED : CredentialsProblem.UNDECRYPTABLE;
+  return undefined;
+}
+
 /** The vault's answer in the gateway's terms (adn_gateway.proto package comment). */
 export function mapVaultError(err: unknown, ibge: string): Error {
   const e = ConnectError.from(err);
   const reason = e.findDetails(ErrorInfoSchema).find((d) => d.domain === "malha.vault")?.reason;
-  const problem = reason !== undefined ? VAULT_REASONS[reason] : undefined;
+  // A reason this gateway does not know yet falls back to the code, as a vault without reasons does.
+  const problem = (reason !== undefined ? VAULT_REASONS[reason] : undefined) ?? problemWithoutReason(e);
   if (problem !== undefined) return new CredentialsUnavailableError(problem, problemMessage(problem, ibge, e.rawMessage));
-  // A vault without reasons (older than this gateway): the code alone, and for FAILED_PRECONDITION its message.
   switch (e.code) {
-    case Code.NotFound:
-      return new CredentialsUnavailableError(CredentialsProblem.NO_ACTIVE_CERTIFICATE, `municipality ${ibge} has no active certificate in the vault`);
-    case Code.FailedPrecondition:
-      return /expir/i.test(e.rawMessage)
-        ? new CredentialsUnavailableError(CredentialsProblem.EXPIRED, `the active certificate of municipality ${ibge} has expired`)
-        : new CredentialsUnavailableError(CredentialsProblem.UNDECRYPTABLE, `the vault cannot decrypt the certificate of municipality ${ibge} (${e.rawMessage})`);
     case Code.DataLoss:
       return new CredentialsUnavailableError(CredentialsProblem.UNDECRYPTABLE, `the vault's ciphertext for municipality ${ibge} fails authentication`);
     case Code.PermissionDenied:
