@@ -82,8 +82,10 @@ export async function ensureQueues(nc: NatsConnection, names: QueueNames, s: Que
       duplicate_window: nanos(120_000),
       ...(retention === RetentionPolicy.Limits ? { max_age: nanos(30 * 86_400_000) } : {}),
     };
-    let exists = true;
-    await jsm.streams.info(name).catch(() => (exists = false));
+    const exists = await jsm.streams.info(name).then(
+      () => true,
+      () => false,
+    );
     try {
       await (exists ? jsm.streams.update(name, config) : jsm.streams.add(config));
     } catch (err) {
