@@ -12,9 +12,10 @@ const SECRET = "0123456789abcdef-gateway";
 const dir = mkdtempSync(join(tmpdir(), "malha-auth-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function denied(auth: CredentialsAuth, peer: Parameters<typeof authorizeCredentialsCaller>[1], headers: Record<string, string> = {}): string {
+/** The message of the PERMISSION_DENIED `authorize` throws. */
+function deniedMessage(authorize: () => void): string {
   try {
-    authorizeCredentialsCaller(auth, peer, new Headers(headers));
+    authorize();
   } catch (err) {
     expect(err).toBeInstanceOf(ConnectError);
     expect((err as ConnectError).code).toBe(Code.PermissionDenied);
@@ -22,6 +23,9 @@ function denied(auth: CredentialsAuth, peer: Parameters<typeof authorizeCredenti
   }
   throw new Error("expected PERMISSION_DENIED");
 }
+
+const denied = (auth: CredentialsAuth, peer: Parameters<typeof authorizeCredentialsCaller>[1], headers: Record<string, string> = {}) =>
+  deniedMessage(() => authorizeCredentialsCaller(auth, peer, new Headers(headers)));
 
 describe("authorizeCredentialsCaller", () => {
   const peer = (cn: string | undefined, sans: string[] = []) => ({ subjectCommonName: cn, subjectAltNames: sans, fingerprint256: "AA" });
@@ -49,16 +53,8 @@ describe("authorizeCredentialsCaller", () => {
 
 const ADMIN = "0123456789abcdef-operator";
 
-function adminDenied(auth: AdminAuth, peer: Parameters<typeof authorizeAdminCaller>[2], headers: Record<string, string> = {}): string {
-  try {
-    authorizeAdminCaller(auth, "ImportCertificate", peer, new Headers(headers));
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConnectError);
-    expect((err as ConnectError).code).toBe(Code.PermissionDenied);
-    return (err as ConnectError).rawMessage;
-  }
-  throw new Error("expected PERMISSION_DENIED");
-}
+const adminDenied = (auth: AdminAuth, peer: Parameters<typeof authorizeAdminCaller>[2], headers: Record<string, string> = {}) =>
+  deniedMessage(() => authorizeAdminCaller(auth, "ImportCertificate", peer, new Headers(headers)));
 
 describe("authorizeAdminCaller", () => {
   const peer = (cn: string | undefined, sans: string[] = []) => ({ subjectCommonName: cn, subjectAltNames: sans, fingerprint256: "AA" });
