@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { JurosType, MultaType } from "../../libs/gen/malha/billing/v1/boleto_pb.js";
 import { MovimentoRemessa } from "../../libs/gen/malha/billing/v1/cnab_pb.js";
 import { boletoValido } from "./fixtures.js";
-import { beneficiarioOf, codigosDoBanco400, tituloOf, validarTitulo } from "./remessa-input.js";
+import { beneficiarioOf, codigosDoBanco400, gerarArquivoSublote, tituloOf, validarTitulo } from "./remessa-input.js";
 
 const EMISSAO = { year: 2026, month: 11, day: 29 };
 /** A sub-batch key: only the bank and the layout matter to these checks. */
@@ -45,5 +45,35 @@ describe("Santander remessa through billing", () => {
       field: "titulos[0].juros.codigo",
     });
     expect(validarTitulo(chave("237", 240), beneficiarioOf(rate), t, AGORA)).toBeUndefined();
+  });
+});
+
+describe("PIX in a remessa through billing", () => {
+  const comPix = (pix: NonNullable<Parameters<typeof boletoValido>[1]>["pix"], banco = "033") =>
+    boletoValido(3, {
+      conta: { banco, agencia: "8888", conta: "000002997", contaDv: "8", carteira: "101", codigoTransmissao: "123456789012345", convenio: "4567" },
+      nossoNumero: "123",
+      pix,
+    });
+
+  it("writes the DICT key and txid into Santander CNAB 400's record 8, and refuses banks whose files carry no PIX", () => {
+    const b = comPix({ kind: { case: "chaveEstatica", value: { chave: "cobranca@example.com.br", txid: "Fatura123" } } });
+    const titulo = tituloOf(b, "item-3", MovimentoRemessa.ENTRADA, EMISSAO);
+    expect(titulo.pix).toEqual({ chave: "cobranca@example.com.br", txid: "Fatura123" });
+    const out = gerarArquivoSublote({ chave: { ...chave("033", 400), pix: true }, nsa: 1, geradoEm: AGORA, beneficiario: beneficiarioOf(b), titulos: [titulo] });
+    const record8 = out.text.split("\r\n")[2]!;
+    expect([record8[0], record8[42], record8.slice(43, 120).trimEnd(), record8.slice(120, 155).trimEnd()]).toEqual(["8", "4", "cobranca@example.com.br", "Fatura123"]);
+    for (const [banco, layout] of [["033", 240], ["237", 400], ["237", 240]] as const) {
+      const other = comPix(b.pix, banco);
+      expect(validarTitulo(chave(banco, layout), beneficiarioOf(other), tituloOf(other, "item-3", MovimentoRemessa.ENTRADA, EMISSAO), AGORA)).toMatchObject({
+        code: "CAMPO_INVALIDO",
+        field: "titulos[0].pix",
+      });
+    }
+  });
+
+  it("refuses a PIX payload: the bank creates the charge and returns it", () => {
+    const b = comPix({ kind: { case: "payload", value: "00020126…" } });
+    expect(() => tituloOf(b, "item-3", MovimentoRemessa.ENTRADA, EMISSAO)).toThrow(expect.objectContaining({ code: "CAMPO_INVALIDO", field: "pix.payload" }));
   });
 });

@@ -86,7 +86,20 @@ export function tituloOf(b: Boleto, id: string, movimento: MovimentoRemessa, emi
     ...(b.instrucoes[0] ? { mensagem1: b.instrucoes[0] } : {}),
     pagador: pessoa(b.pagador, "pagador"),
     ...(b.sacadorAvalista ? { avalista: pessoa(b.sacadorAvalista, "sacador_avalista") } : {}),
+    ...pixDoTitulo(b),
   };
+}
+
+/**
+ * A remessa registers the boleto with the beneficiário's DICT key; the bank creates the charge and sends
+ * its payload back in the retorno. A payload given here has no field to go to: refused, not dropped.
+ */
+function pixDoTitulo(b: Boleto): Pick<Titulo, "pix"> {
+  const k = b.pix?.kind;
+  if (k?.case === "chaveEstatica") return { pix: { chave: k.value.chave, ...(k.value.txid !== "" ? { txid: k.value.txid } : {}) } };
+  if (k?.case === "payload")
+    throw new CobrancaError("CAMPO_INVALIDO", "a remessa registers PIX by the beneficiário's DICT key (pix.chave_estatica); the payload is what the bank returns", "pix.payload");
+  return {};
 }
 
 /** Santander CNAB 400 says "4" for a percent multa (its only kind) where FEBRABAN 240 says "2". */

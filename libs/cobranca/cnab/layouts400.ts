@@ -258,6 +258,28 @@ export const SANTANDER_400_DETALHE = defineRecord("santander400Detalhe", 400, [
   seq,
 ]);
 
+/**
+ * Santander CNAB 400 remessa PIX record (type 8), right after its título's detail: how the PIX may be
+ * paid, and the beneficiário's DICT key and txid the bank ties to the boleto (BRC
+ * `remessa/cnab400/santander_pix.rb` and its fixture; cobranca.md §4.3). Values as the fixture writes
+ * them for "as the beneficiário's profile says" (00): one payment, of the título's value (type 2).
+ */
+export const SANTANDER_400_PIX_REMESSA = defineRecord("santander400PixRemessa", 400, [
+  K("tipoRegistro", 1, 1, "8", "N"),
+  N("tipoPagamento", 2, 3, { src: "titulo.pix.tipoPagamento" }),
+  N("quantidadePagamentos", 4, 5, { src: "titulo.pix.quantidadePagamentos" }),
+  N("tipoValor", 6, 6, { src: "titulo.pix.tipoValor" }),
+  N("valorMaximo", 7, 19, { src: "titulo.pix.valorMaximo", fmt: "cents" }),
+  N("percentualMaximo", 20, 24, { src: "titulo.pix.percentualMaximo", fmt: "cents" }),
+  N("valorMinimo", 25, 37, { src: "titulo.pix.valorMinimo", fmt: "cents" }),
+  N("percentualMinimo", 38, 42, { src: "titulo.pix.percentualMinimo", fmt: "cents" }),
+  N("tipoChave", 43, 43, { src: "titulo.pix.tipoChave" }),
+  A("chave", 44, 120, { src: "titulo.pix.chave", fmt: "raw" }),
+  A("txid", 121, 155, { src: "titulo.pix.txid", fmt: "raw" }),
+  B(156, 394),
+  seq,
+]);
+
 /** Santander's trailer carries the file's record count and the títulos' total. */
 export const SANTANDER_400_TRAILER = defineRecord("santander400Trailer", 400, [
   K("tipoRegistro", 1, 1, "9", "N"),

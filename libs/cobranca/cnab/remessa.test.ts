@@ -348,6 +348,66 @@ describe("CNAB 400: what a detail has no slot for is refused, never written wron
   });
 });
 
+describe("PIX in the remessa (Bolepix): Santander CNAB 400's type-8 record, refused where no PIX record is written", () => {
+  const [, santander] = GOLDEN_WITH_DIFFERENCES[1]!;
+  const comPix = (input: RemessaInput, pix: Titulo["pix"], over: Partial<Titulo> = {}): RemessaInput => ({ ...input, titulos: [titulo({ ...input.titulos[0], ...over, pix })] });
+  /** Record 8 field by field, positions as in brcobranca's santander_pix spec. */
+  const registro8 = (tipoChave: string, chave: string, txid: string, valor: string, seq: number) =>
+    ["8", "00", "01", "2", valor.padStart(13, "0"), "10000", valor.padStart(13, "0"), "10000", tipoChave, chave.padEnd(77), txid.padEnd(35), " ".repeat(239), String(seq).padStart(6, "0")].join("");
+
+  it("writes the golden file's header and detail, then record 8, then a trailer counting it (brcobranca's PIX fixture)", () => {
+    const plain = gerarRemessa(santander).text.split("\r\n");
+    const out = gerarRemessa(comPix(santander, { chave: "12345678910" }));
+    expect(out.check.ok).toBe(true);
+    const lines = out.text.split("\r\n");
+    expect(lines).toHaveLength(5);
+    expect(lines.slice(0, 2)).toEqual(plain.slice(0, 2));
+    expect(lines[2]).toBe(registro8("1", "12345678910", "", "19990", 3));
+    expect(lines[3]).toBe(`9000004${"19990".padStart(13, "0")}${"0".repeat(374)}000004`);
+    const lida = lerRemessa(out.text);
+    expect(reescreverRemessa(lida)).toBe(out.text);
+    expect(lida.titulos).toHaveLength(1);
+    expect(lida.titulos[0]!.pix).toMatchObject({ tipoChave: "1", chave: "12345678910" });
+  });
+
+  it.each([
+    ["CNPJ", "11222333000181", "2"],
+    ["phone", "+5511987654321", "3"],
+    ["e-mail", "cobranca@example.com.br", "4"],
+    ["random key", "123e4567-e12b-12d1-a456-426655440000", "5"],
+  ])("numbers a %s key and writes the txid", (_kind, chave, tipo) => {
+    const out = gerarRemessa(comPix(santander, { chave, txid: "Fatura2015x6969" }, { valorCentavos: 1234 })).text.split("\r\n");
+    expect(out[2]).toBe(registro8(tipo, chave, "Fatura2015x6969", "1234", 3));
+  });
+
+  it("one record 8 per título that has PIX; the others have none", () => {
+    const titulos = [0, 1, 2].map((i) => titulo({ id: `T${i}`, nossoNumero: String(100 + i), ...(i === 1 ? { pix: { chave: "12345678910" } } : {}) }));
+    const lines = gerarRemessa({ ...santander, titulos }).text.split("\r\n");
+    expect(lines.slice(0, -1).map((l) => l[0])).toEqual(["0", "1", "1", "8", "1", "9"]);
+    expect(lines[3]!.slice(394)).toBe("000004");
+    expect(lines[5]!.slice(1, 7)).toBe("000006");
+  });
+
+  it.each<[string, Titulo["pix"], string, string]>([
+    ["no key", { chave: "" }, "CAMPO_OBRIGATORIO", "titulos[0].pix.chave"],
+    ["not a DICT key", { chave: "11 98765-4321" }, "PIX_INVALIDO", "titulos[0].pix.chave"],
+    ["a key over 77 characters", { chave: `${"a".repeat(70)}@example.com` }, "CAMPO_EXCEDE_TAMANHO", "titulos[0].pix.chave"],
+    ["a CPF key with a wrong check digit", { chave: "12345678901" }, "CPF_CNPJ_INVALIDO", "titulos[0].pix.chave"],
+    ["a txid with punctuation", { chave: "11222333000181", txid: "fatura-6969" }, "PIX_INVALIDO", "titulos[0].pix.txid"],
+    ["a txid over 35 characters", { chave: "11222333000181", txid: "x".repeat(36) }, "PIX_INVALIDO", "titulos[0].pix.txid"],
+  ])("refuses %s", (_name, pix, errorCode, field) => {
+    expect(code(() => gerarRemessa({ ...comPix(santander, pix), validarDocumentos: true, beneficiario: { ...santander.beneficiario, documento: "11222333000181" }, titulos: [titulo({ pagador: PAGADOR("SP", "52998224725"), pix })] }))).toEqual([errorCode, field]);
+  });
+
+  it.each([...GOLDEN, ...GOLDEN_WITH_DIFFERENCES.slice(0, 1)].map(([file, input]) => [file.replace(/^.*brcobranca-/, ""), input] as const))(
+    "%s: a título with PIX is refused, not written without it",
+    (_file, input) => {
+      expect(code(() => gerarRemessa(comPix(input, { chave: "12345678910" })))).toEqual(["CAMPO_INVALIDO", "titulos[0].pix"]);
+      expect(() => gerarRemessa(input)).not.toThrow();
+    },
+  );
+});
+
 describe("limits", () => {
   it("a CNAB 240 lote holds at most 33,333 títulos of P+Q+R (5-digit sequence)", () => {
     const [, bb] = GOLDEN[2]!;

@@ -7,6 +7,7 @@ import { assertValorCentavos } from "../boleto.js";
 import { getBank } from "../campo-livre.js";
 import { type CalendarDate, type LocalDateTime, addDays, assertDate } from "../date.js";
 import { CobrancaError, fail } from "../errors.js";
+import { tipoChavePix } from "../pix.js";
 import { cnabText, documento, foldAscii, onlyDigits } from "../text.js";
 import { assertCnab, type CheckResult, splitLines } from "./checker.js";
 import { type Cnab240Profile, layout240, profile240 } from "./layouts240.js";
@@ -20,6 +21,7 @@ import {
   ITAU_400_MULTA,
   SANTANDER_400_DETALHE,
   SANTANDER_400_HEADER,
+  SANTANDER_400_PIX_REMESSA,
   SANTANDER_400_TRAILER,
   TRAILER_400,
 } from "./layouts400.js";
@@ -69,6 +71,14 @@ export interface Encargo {
   readonly valor?: number;
 }
 
+/** PIX registered with the boleto: the beneficiário's DICT key and, optionally, the txid of the charge. */
+export interface TituloPix {
+  /** CPF or CNPJ (digits), +55 phone, e-mail or random key (EVP), ≤ 77 characters. */
+  readonly chave: string;
+  /** 1–35 of [A-Za-z0-9]; absent = the bank assigns one. */
+  readonly txid?: string;
+}
+
 export interface Titulo {
   /** Our boleto id (≤ 25 chars): P 196–220 / 400 38–62, echoed back in the retorno. */
   readonly id: string;
@@ -95,6 +105,8 @@ export interface Titulo {
   readonly mensagem1?: string;
   readonly pagador: Pessoa;
   readonly avalista?: Pessoa;
+  /** Boleto with PIX (Bolepix): written where the bank's layout has a PIX record, refused elsewhere. */
+  readonly pix?: TituloPix;
 }
 
 export interface RemessaInput {
@@ -130,6 +142,8 @@ interface Aceita400 {
   readonly multaData: boolean;
   readonly protesto: boolean;
   readonly avalista: boolean;
+  /** Whether `extras` holds the bank's PIX record. */
+  readonly pix: boolean;
 }
 
 interface Cnab400Profile {
@@ -162,7 +176,7 @@ export const CNAB400_PROFILES: Readonly<Record<string, Cnab400Profile>> = {
     nossoNumeroDv: { algo: "mod11Bradesco", tpl: [["beneficiario.carteira", 2], ["titulo.nossoNumero", 11]] },
     nossoNumeroLen: 11,
     detalheTipo: "1",
-    aceita: { jurosData: false, multaCodigos: ["0", "2"], multaData: false, protesto: false, avalista: true },
+    aceita: { jurosData: false, multaCodigos: ["0", "2"], multaData: false, protesto: false, avalista: true, pix: false },
   },
   "341": {
     banco: "341",
@@ -173,7 +187,7 @@ export const CNAB400_PROFILES: Readonly<Record<string, Cnab400Profile>> = {
     trailer: TRAILER_400,
     nossoNumeroLen: 8,
     detalheTipo: "1",
-    aceita: { jurosData: true, multaCodigos: ["0", "1", "2"], multaData: true, protesto: true, avalista: true },
+    aceita: { jurosData: true, multaCodigos: ["0", "1", "2"], multaData: true, protesto: true, avalista: true, pix: false },
   },
   "001": {
     banco: "001",
@@ -187,20 +201,20 @@ export const CNAB400_PROFILES: Readonly<Record<string, Cnab400Profile>> = {
     detalheTipo: "7",
     beneficiario: beneficiarioBB400,
     // the multa would need BB's type-5 record, which is not written; 352–391 hold the message
-    aceita: { jurosData: false, multaData: false, protesto: true, avalista: false },
+    aceita: { jurosData: false, multaData: false, protesto: true, avalista: false, pix: false },
   },
   "033": {
     banco: "033",
     bancoNome: "SANTANDER",
     header: SANTANDER_400_HEADER,
     detalhe: SANTANDER_400_DETALHE,
-    extras: [],
+    extras: [{ layout: SANTANDER_400_PIX_REMESSA, when: "titulo.pix" }],
     trailer: SANTANDER_400_TRAILER,
     nossoNumeroDv: { algo: "mod11S", tpl: [["titulo.nossoNumeroSequencial", 7]] },
     nossoNumeroLen: 7,
     detalheTipo: "1",
     beneficiario: beneficiarioSantander400,
-    aceita: { jurosData: false, multaCodigos: ["0", "4"], multaData: true, protesto: true, avalista: true },
+    aceita: { jurosData: false, multaCodigos: ["0", "4"], multaData: true, protesto: true, avalista: true, pix: true },
   },
 };
 
@@ -323,8 +337,36 @@ function tituloCtx(t: Titulo, i: number, strict: boolean) {
     mensagem1: t.mensagem1 === undefined ? undefined : cnabText(t.mensagem1, `${f}.mensagem1`),
     pagador: pessoa(t.pagador, `${f}.pagador`, strict, true),
     avalista: pessoa(t.avalista, `${f}.avalista`, strict, false),
+    pix: pixCtx(t.pix, `${f}.pix`, t.valorCentavos, strict),
   };
   return comCamposDoTitulo(ctx, t);
+}
+
+/** DICT key types as the remessa PIX records number them. */
+const TIPO_CHAVE_DICT: Readonly<Record<string, string>> = { CPF: "1", CNPJ: "2", TELEFONE: "3", EMAIL: "4", EVP: "5" };
+
+function pixCtx(p: TituloPix | undefined, f: string, valorCentavos: number, strict: boolean) {
+  if (!p) return undefined;
+  const chave = p.chave;
+  if (typeof chave !== "string" || chave === "") fail("CAMPO_OBRIGATORIO", "PIX needs the beneficiário's DICT key", `${f}.chave`);
+  if (chave.length > 77) fail("CAMPO_EXCEDE_TAMANHO", `DICT key has ${chave.length} characters (max 77)`, `${f}.chave`, { max: 77 });
+  const tipo = tipoChavePix(chave);
+  if (!tipo) fail("PIX_INVALIDO", `not a DICT key (CPF, CNPJ, +55 phone, e-mail or random key): ${JSON.stringify(chave.slice(0, 80))}`, `${f}.chave`);
+  if (tipo === "CPF" || tipo === "CNPJ") documento(chave, `${f}.chave`, strict);
+  if (p.txid !== undefined && p.txid !== "" && !/^[A-Za-z0-9]{1,35}$/.test(p.txid)) fail("PIX_INVALIDO", "txid must be 1–35 letters or digits", `${f}.txid`);
+  return {
+    chave,
+    txid: p.txid || undefined,
+    tipoChave: TIPO_CHAVE_DICT[tipo]!,
+    // "as the beneficiário's profile says", one payment of the título's value (what BRC's fixture writes)
+    tipoPagamento: "00",
+    quantidadePagamentos: "01",
+    tipoValor: "2",
+    valorMaximo: valorCentavos,
+    percentualMaximo: 10000,
+    valorMinimo: valorCentavos,
+    percentualMinimo: 10000,
+  };
 }
 
 function encargo(e: Encargo | undefined, name: string, f: string, venc: CalendarDate) {
@@ -449,6 +491,7 @@ function remessa240(
         const src = profile.nossoNumeroDv.tpl.map(([path, n]) => String(getPath(dvCtx, path) ?? "").padStart(n, "0")).join("");
         (t as Ctx).nossoNumeroDv = CHECK_DIGITS[profile.nossoNumeroDv.algo](src);
       }
+      if (t.pix) semPix(`${getBank(banco).cnabName.trim()} CNAB 240`);
       ctx.titulo = t;
       ctx.pagador = t.pagador;
       ctx.avalista = t.avalista;
@@ -493,6 +536,12 @@ function conferirEncargos400(p: Cnab400Profile, t: ReturnType<typeof tituloCtx>)
   if (t.protesto && !a.protesto) recusa("protesto", "has no protest instruction in this writer's records");
   if (t.baixa) recusa("baixa", "has no baixa instruction in this writer's records");
   if (t.avalista && !a.avalista) recusa("avalista", "is written without a sacador/avalista");
+  if (t.pix && !a.pix) semPix(banco);
+}
+
+/** A PIX the file cannot carry would leave the bank registering a boleto without it: refused, never dropped. */
+function semPix(arquivo: string): never {
+  fail("CAMPO_INVALIDO", `${arquivo} remessa has no PIX record in this writer (only Santander CNAB 400's type 8 is written; the others are not verified against the banks' manuals): send the título without PIX or in a layout that carries it`, "titulo.pix");
 }
 
 function remessa400(p: Cnab400Profile, arquivo: Ctx, beneficiarioIn: Ctx, titulos: ReturnType<typeof tituloCtx>[], warnings: Warning[]): RemessaOutput {

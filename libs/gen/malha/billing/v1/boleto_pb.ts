@@ -308,7 +308,8 @@ export type PixChave = Message<"malha.billing.v1.PixChave"> & {
   chave: string;
 
   /**
-   * Optional txid, 1–25 of [A-Za-z0-9]; empty = "***".
+   * Optional txid of [A-Za-z0-9]: 1–25 on a boleto's static QR (empty = "***"); in a remessa, where
+   * the bank registers key and txid with the boleto, 1–35 (empty = the bank assigns one).
    *
    * @generated from field: string txid = 2;
    */
@@ -324,7 +325,9 @@ export const PixChaveSchema: GenMessage<PixChave> = /*@__PURE__*/
 
 /**
  * PIX on the boleto (Bolepix). The merchant name and city come from the beneficiário, folded to ASCII
- * and cut to the BR Code limits (25 and 15 characters).
+ * and cut to the BR Code limits (25 and 15 characters). In a remessa only chave_estatica is taken, and
+ * only Santander CNAB 400 carries it (its type-8 record); other banks' and CNAB 240 remessas refuse a
+ * título with PIX (CAMPO_INVALIDO, field pix) instead of registering the boleto without it.
  *
  * @generated from message malha.billing.v1.Pix
  */
