@@ -116,6 +116,36 @@ describe("remessa jobs", () => {
     await expect(c.createRemessaJob({ tenant: "cnab", environment: Environment.PRODUCTION, titulos: titulos(1) })).rejects.toMatchObject({ code: Code.InvalidArgument });
   });
 
+  it("one header per file: a título naming another beneficiário than its sub-batch's fails alone; Santander 400 PIX títulos get their record 8", async () => {
+    const c = mesh.billingClient();
+    const santander = { banco: "033", agencia: "8888", conta: "000002997", contaDv: "8", carteira: "101", codigoTransmissao: "17777751042700080112" };
+    const pix = { kind: { case: "chaveEstatica" as const, value: { chave: "cobranca@example.com.br", txid: "Fatura1" } } };
+    const ts = Array.from({ length: 5 }, (_, i) =>
+      create(RemessaTituloSchema, {
+        boleto: boletoValido(i + 1, {
+          externalId: `s-${i + 1}`,
+          nossoNumero: String(200 + i),
+          pix,
+          // título 2 names another código de transmissão for the same conta: not the file's
+          conta: i === 1 ? { ...santander, codigoTransmissao: "17777751042700080999" } : santander,
+        }),
+      }),
+    );
+    const created = await c.createRemessaJob({ tenant: "cnab-ben", environment: Environment.PRODUCTION, layout: CnabLayout.CNAB_LAYOUT_400, titulos: ts });
+    expect(created.job?.sublotes.map((x) => [x.key?.banco, x.key?.pix, x.titulos])).toEqual([["033", true, 5]]);
+    const job = await waitRemessa(created.job!.jobId, "cnab-ben");
+    expect(job.counters).toMatchObject({ total: 5, completed: 4, failed: 1 });
+    const bad = await c.listRemessaTitulos({ tenant: "cnab-ben", jobId: job.jobId, state: ItemState.FAILED });
+    expect(bad.titulos.map((t) => [t.itemId, t.errors[0]?.code, t.errors[0]?.field])).toEqual([["s-2", "CAMPO_INVALIDO", "conta.codigo_transmissao"]]);
+    const [file] = (await c.listRemessaFiles({ tenant: "cnab-ben", jobId: job.jobId })).files;
+    const lines = (await download(file!.artifact!.downloadUrl)).toString("latin1").split("\r\n");
+    expect(lines[0]!.slice(26, 46)).toBe(santander.codigoTransmissao);
+    expect(lines.slice(0, -1).map((l) => l[0]).join("")).toBe(`0${"18".repeat(4)}9`);
+    expect(lerRemessa(lines.join("\r\n")).titulos.map((t) => [t.id, (t.pix as { chave?: string } | undefined)?.chave])).toEqual(
+      ["s-1", "s-3", "s-4", "s-5"].map((id) => [id, "cobranca@example.com.br"]),
+    );
+  });
+
   it("a sub-batch failed on a transient fault is regenerated alone, byte-identical, with its NSA", async () => {
     const prefix = `${mesh.prefix}x`;
     const broken = await mesh.startBilling({ BILLING_NATS_PREFIX: prefix, ARTIFACTS_URL: "http://127.0.0.1:1", BILLING_MAX_DELIVER: "2" });

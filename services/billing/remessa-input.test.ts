@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { JurosType, MultaType } from "../../libs/gen/malha/billing/v1/boleto_pb.js";
 import { MovimentoRemessa } from "../../libs/gen/malha/billing/v1/cnab_pb.js";
 import { boletoValido } from "./fixtures.js";
-import { beneficiarioOf, codigosDoBanco400, gerarArquivoSublote, tituloOf, validarTitulo } from "./remessa-input.js";
+import { beneficiarioDivergente, beneficiarioDoSublote, beneficiarioOf, codigosDoBanco400, gerarArquivoSublote, tituloOf, validarTitulo } from "./remessa-input.js";
 
 const EMISSAO = { year: 2026, month: 11, day: 29 };
 /** A sub-batch key: only the bank and the layout matter to these checks. */
@@ -75,5 +75,24 @@ describe("PIX in a remessa through billing", () => {
   it("refuses a PIX payload: the bank creates the charge and returns it", () => {
     const b = comPix({ kind: { case: "payload", value: "00020126…" } });
     expect(() => tituloOf(b, "item-3", MovimentoRemessa.ENTRADA, EMISSAO)).toThrow(expect.objectContaining({ code: "CAMPO_INVALIDO", field: "pix.payload" }));
+  });
+});
+
+describe("the beneficiário of a sub-batch's header", () => {
+  const base = { nome: "Padaria São João Ltda", documento: "11.222.333/0001-81", agencia: "1234", conta: "12345", contaDv: "1", convenio: "111" };
+  it("ignores what the file does not tell apart: case, accents, punctuation of the document, leading zeros", () => {
+    const same = { ...base, nome: "PADARIA SAO  JOAO LTDA", documento: "11222333000181", conta: "0012345" };
+    expect(beneficiarioDivergente(base, same)).toBeUndefined();
+    expect(beneficiarioDivergente(base, { ...base, contaDv: "2" })).toBe("contaDv");
+    expect(beneficiarioDivergente(base, { ...base, codigoTransmissao: "1" })).toBe("codigoTransmissao");
+    expect(beneficiarioDivergente(base, { ...base, nome: "Padaria Sao Joao ME" })).toBe("nome");
+  });
+
+  it("is the one most títulos name, the earliest on a tie, whatever the order of the others", () => {
+    const outro = { ...base, documento: "52998224725" };
+    expect(beneficiarioDoSublote([outro, base, base])).toBe(base);
+    expect(beneficiarioDoSublote([base, outro, outro, base, outro])).toBe(outro);
+    expect(beneficiarioDoSublote([outro, base])).toBe(outro);
+    expect(beneficiarioDoSublote([])).toBeUndefined();
   });
 });

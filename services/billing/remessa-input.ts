@@ -126,6 +126,49 @@ export function beneficiarioOf(b: Boleto): Beneficiario {
   };
 }
 
+const comparable = (v: string | undefined, field: keyof Beneficiario): string => {
+  const t = (v ?? "").trim();
+  if (field === "documento") return t.replace(/\D/g, "");
+  // the file carries names folded and upper-cased: differences of case and accents are not differences
+  if (field === "nome") return t.normalize("NFD").replace(/\p{M}/gu, "").toUpperCase().replace(/\s+/g, " ");
+  return t.replace(/^0+(?=\d)/, "");
+};
+/** What a remessa's header (or every detail) says of the beneficiário, and where the contract holds it. */
+export const BENEFICIARIO_FIELD = {
+  nome: "beneficiario.name",
+  documento: "beneficiario.document.number",
+  agencia: "conta.agencia",
+  agenciaDv: "conta.agencia_dv",
+  conta: "conta.conta",
+  contaDv: "conta.conta_dv",
+  convenio: "conta.convenio",
+  carteira: "conta.carteira",
+  variacao: "conta.variacao_carteira",
+  modalidade: "conta.modalidade",
+  codigoTransmissao: "conta.codigo_transmissao",
+} as const satisfies Partial<Record<keyof Beneficiario, string>>;
+type HeaderField = keyof typeof BENEFICIARIO_FIELD;
+const HEADER_FIELDS = Object.keys(BENEFICIARIO_FIELD) as HeaderField[];
+
+/** The first beneficiário field on which `b` names another beneficiário than `a`, if any. */
+export function beneficiarioDivergente(a: Beneficiario, b: Beneficiario): HeaderField | undefined {
+  return HEADER_FIELDS.find((f) => comparable(a[f] as string | undefined, f) !== comparable(b[f] as string | undefined, f));
+}
+
+/**
+ * One file has one header: the beneficiário its sub-batch's títulos name most often (ties: the earliest),
+ * computed from every título of the sub-batch so that a retry of the sub-batch writes the same header.
+ */
+export function beneficiarioDoSublote(beneficiarios: readonly Beneficiario[]): Beneficiario | undefined {
+  const groups: { b: Beneficiario; n: number }[] = [];
+  for (const b of beneficiarios) {
+    const g = groups.find((x) => beneficiarioDivergente(x.b, b) === undefined);
+    if (g) g.n++;
+    else groups.push({ b, n: 1 });
+  }
+  return groups.reduce<{ b: Beneficiario; n: number } | undefined>((best, g) => (best === undefined || g.n > best.n ? g : best), undefined)?.b;
+}
+
 export interface SubloteFileInput {
   chave: SubLote<TituloAgrupavel>["chave"];
   nsa: number;

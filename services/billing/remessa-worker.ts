@@ -15,7 +15,7 @@ import type { ItemRepo, ItemRow, StoredError } from "./item-repo.js";
 import { allItems } from "./job-artifacts.js";
 import type { JobRepo, JobRow, StoredManifest } from "./job-repo.js";
 import type { WorkQueue, Task } from "./queue.js";
-import { beneficiarioOf, codigosDoBanco400, gerarArquivoSublote, tituloOf, validarTitulo } from "./remessa-input.js";
+import { BENEFICIARIO_FIELD, beneficiarioDivergente, beneficiarioDoSublote, beneficiarioOf, codigosDoBanco400, gerarArquivoSublote, tituloOf, validarTitulo } from "./remessa-input.js";
 import type { RemessaRepo, SubloteRow } from "./remessa-repo.js";
 import type { BillingMetrics } from "./metrics.js";
 import { isFinalJob, RUNNING_JOB_STATES } from "./states.js";
@@ -95,17 +95,27 @@ export class RemessaWorker {
     // Validation uses the job's creation time: a título's verdict must not depend on when it runs.
     const probeTime = saoPauloDateTime(job.createdAt);
     const good: { row: ItemRow; titulo: Titulo }[] = [];
-    let beneficiario;
-    for (const row of rows) {
-      if (row.state === ItemState.FAILED && row.errors.some((e) => !e.retryable)) continue;
+    const inputs = rows.map((row) => {
       const t = fromJsonString(RemessaTituloSchema, row.inputJson);
       const b = t.boleto ?? create(BoletoSchema);
       if (b.nossoNumero === "" && row.nossoNumero) b.nossoNumero = row.nossoNumero;
-      const movimento = t.movimento;
+      return { row, b, movimento: t.movimento, beneficiario: beneficiarioOf(b) };
+    });
+    // Of every título, failed or not, so that a retry of the sub-batch writes the same header.
+    const beneficiario = beneficiarioDoSublote(inputs.map((i) => i.beneficiario));
+    for (const { row, b, movimento, beneficiario: proprio } of inputs) {
+      if (row.state === ItemState.FAILED && row.errors.some((e) => !e.retryable)) continue;
       try {
         const febraban = tituloOf(b, row.itemId, movimento, emissao);
         const titulo = s.chave.layout === 400 ? codigosDoBanco400(febraban, s.chave.banco) : febraban;
-        beneficiario ??= beneficiarioOf(b);
+        if (!beneficiario) throw new CobrancaError("CAMPO_OBRIGATORIO", "the sub-batch has no beneficiário", "beneficiario");
+        const diverge = beneficiarioDivergente(beneficiario, proprio);
+        if (diverge)
+          throw new CobrancaError(
+            "CAMPO_INVALIDO",
+            `the file of this sub-batch (same banco, convênio, conta) is written for the beneficiário most of its títulos name; this título's ${diverge} differs (${JSON.stringify(proprio[diverge] ?? "")} vs ${JSON.stringify(beneficiario[diverge] ?? "")})`,
+            BENEFICIARIO_FIELD[diverge],
+          );
         const bad = validarTitulo(s.chave, beneficiario, titulo, probeTime);
         if (bad) throw bad;
         good.push({ row, titulo });

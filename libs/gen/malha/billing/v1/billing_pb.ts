@@ -1665,7 +1665,9 @@ export const BillingService: GenService<{
    * Creates a CNAB remessa job. The títulos are grouped at once into deterministic sub-batches by (banco,
    * layout, convênio, carteira, conta, agência, variação, pix), returned in the response; one file per
    * sub-batch is then generated in the background, structurally checked (header/trailer totals) before
-   * it is published, and stored immutably. A failing sub-batch does not fail the others.
+   * it is published, and stored immutably. A failing sub-batch does not fail the others. A file has one
+   * header: it names the beneficiário most of its títulos name, and a título naming another (name,
+   * document, DVs, modalidade, código de transmissão) fails alone with CAMPO_INVALIDO on that field.
    * Errors: INVALID_ARGUMENT (INVALID_TENANT, NO_ITEMS, unspecified layout or environment);
    * RESOURCE_EXHAUSTED TOO_MANY_ITEMS above the configured maximum títulos per remessa;
    * FAILED_PRECONDITION IDEMPOTENCY_KEY_REUSED.
