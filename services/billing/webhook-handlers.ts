@@ -1,5 +1,6 @@
 // Webhook endpoint and delivery-log RPCs. The secret is returned once, when created or rotated.
 import { create, fromJsonString } from "@bufbuild/protobuf";
+import type { Duration } from "@bufbuild/protobuf/wkt";
 import { Code, type ServiceImpl } from "@connectrpc/connect";
 import type { BillingService } from "../../libs/gen/malha/billing/v1/billing_pb.js";
 import { WebhookDeliverySchema, WebhookEndpointSchema, WebhookEventSchema } from "../../libs/gen/malha/billing/v1/webhook_pb.js";
@@ -41,8 +42,22 @@ function checkUrl(raw: string, allowHttp: boolean): string {
   return raw;
 }
 
-const endpointOf = (e: EndpointRow) =>
-  create(WebhookEndpointSchema, { tenant: e.tenant, url: e.url, eventTypes: e.eventTypes, enabled: e.enabled, secretHint: secretHint(e.secret), createdAt: ts(e.createdAt), updatedAt: ts(e.updatedAt) });
+export const DEFAULT_PREVIOUS_SECRET_GRACE_MS = 24 * 3600_000;
+const MAX_PREVIOUS_SECRET_GRACE_MS = 7 * 24 * 3600_000;
+
+/** How long a rotated-out secret keeps signing: unset = 24 h, zero = not at all, at most 7 days. */
+function previousSecretGraceMs(grace: Duration | undefined, rotating: boolean): number {
+  if (grace === undefined) return DEFAULT_PREVIOUS_SECRET_GRACE_MS;
+  if (!rotating) throw badRequest("previous_secret_grace applies only with rotate_secret");
+  const ms = Number(grace.seconds) * 1000 + Math.trunc(grace.nanos / 1e6);
+  if (grace.seconds < 0n || grace.nanos < 0 || ms > MAX_PREVIOUS_SECRET_GRACE_MS) throw badRequest("previous_secret_grace must be between 0 and 7 days");
+  return ms;
+}
+
+const endpointOf = (e: EndpointRow, now = new Date()) => {
+  const previous = e.previousSecret && e.previousSecretUntil && e.previousSecretUntil > now ? { previousSecretHint: secretHint(e.previousSecret), previousSecretExpiresAt: ts(e.previousSecretUntil) } : {};
+  return create(WebhookEndpointSchema, { tenant: e.tenant, url: e.url, eventTypes: e.eventTypes, enabled: e.enabled, secretHint: secretHint(e.secret), ...previous, createdAt: ts(e.createdAt), updatedAt: ts(e.updatedAt) });
+};
 
 const deliveryOf = (d: DeliveryRow) =>
   create(WebhookDeliverySchema, {
@@ -66,9 +81,10 @@ export function webhookHandlers(d: WebhookHandlerDeps): Partial<ServiceImpl<type
       checkTenant(req.tenant);
       const url = checkUrl(req.url, d.allowHttp);
       for (const t of req.eventTypes) if (!EVENT_TYPE.test(t)) throw badRequest(`event type ${JSON.stringify(t.slice(0, 64))} is not of the form job.<kind>.<state>`);
+      const graceMs = previousSecretGraceMs(req.previousSecretGrace, req.rotateSecret);
       const existing = await d.repo.endpoint(req.tenant);
       const secret = !existing || req.rotateSecret ? newSecret() : undefined;
-      await d.repo.upsertEndpoint({ tenant: req.tenant, url, eventTypes: [...new Set(req.eventTypes)], enabled: req.enabled, ...(secret ? { secret } : {}) });
+      await d.repo.upsertEndpoint({ tenant: req.tenant, url, eventTypes: [...new Set(req.eventTypes)], enabled: req.enabled, ...(secret ? { secret, previousGraceMs: graceMs } : {}) });
       const saved = await d.repo.endpoint(req.tenant);
       return { endpoint: endpointOf(saved!), secret: secret ?? "" };
     },

@@ -9,6 +9,9 @@ export interface EndpointRow {
   eventTypes: string[];
   enabled: boolean;
   secret: string;
+  /** A rotated-out secret that still signs until `previousSecretUntil`. */
+  previousSecret?: string;
+  previousSecretUntil?: Date;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -36,6 +39,7 @@ const toEndpoint = (r: RowDataPacket): EndpointRow => ({
   eventTypes: JSON.parse(r["event_types"]) as string[],
   enabled: r["enabled"] === 1,
   secret: r["secret"],
+  ...(r["previous_secret"] && r["previous_secret_until"] ? { previousSecret: r["previous_secret"], previousSecretUntil: r["previous_secret_until"] } : {}),
   createdAt: r["created_at"],
   updatedAt: r["updated_at"],
 });
@@ -71,14 +75,23 @@ export class WebhookRepo {
     return rows[0] ? toEndpoint(rows[0]) : undefined;
   }
 
-  /** Creates or replaces; `secret` undefined keeps the current one. */
-  async upsertEndpoint(e: { tenant: string; url: string; eventTypes: string[]; enabled: boolean; secret?: string }): Promise<void> {
+  /**
+   * Creates or replaces; `secret` undefined keeps the current one. A new secret for an existing endpoint
+   * moves the current one to previous_secret for `previousGraceMs` (0 = dropped at once).
+   */
+  async upsertEndpoint(e: { tenant: string; url: string; eventTypes: string[]; enabled: boolean; secret?: string; previousGraceMs?: number }): Promise<void> {
     const now = this.clock();
+    const rotating = e.secret ?? "";
+    const graceMs = e.previousGraceMs ?? 0;
+    // previous_* are assigned before secret: MySQL evaluates the assignments left to right, so they read
+    // the secret being replaced.
     await this.pool.execute(
       `INSERT INTO billing_webhook_endpoints (tenant, url, event_types, enabled, secret, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
        ON DUPLICATE KEY UPDATE url = VALUES(url), event_types = VALUES(event_types), enabled = VALUES(enabled),
+         previous_secret = IF(? = '', previous_secret, IF(? > 0, secret, NULL)),
+         previous_secret_until = IF(? = '', previous_secret_until, IF(? > 0, ?, NULL)),
          secret = IF(? = '', secret, VALUES(secret)), updated_at = VALUES(updated_at)`,
-      [e.tenant, e.url, JSON.stringify(e.eventTypes), e.enabled ? 1 : 0, e.secret ?? "", now, now, e.secret ?? ""],
+      [e.tenant, e.url, JSON.stringify(e.eventTypes), e.enabled ? 1 : 0, rotating, now, now, rotating, graceMs, rotating, graceMs, new Date(now.getTime() + graceMs), rotating],
     );
   }
 

@@ -4,9 +4,9 @@
 // signature are renewed per attempt.
 import type { Logger } from "../../libs/log/logger.js";
 import { DeliveryState } from "../../libs/gen/malha/billing/v1/webhook_pb.js";
-import type { DeliveryRow, WebhookRepo } from "./webhook-repo.js";
+import type { DeliveryRow, EndpointRow, WebhookRepo } from "./webhook-repo.js";
 import type { BillingMetrics } from "./metrics.js";
-import { signatureHeaders } from "./webhook-signing.js";
+import { signatureHeaders, signingSecrets } from "./webhook-signing.js";
 
 export interface WebhookSettings {
   maxAttempts: number;
@@ -74,6 +74,11 @@ export class WebhookSender {
     }
   }
 
+  private headers(endpoint: EndpointRow, d: DeliveryRow): Record<string, string> {
+    const now = this.clock();
+    return signatureHeaders(signingSecrets(endpoint, now), d.id, Math.floor(now.getTime() / 1000), d.body);
+  }
+
   private async deliver(d: DeliveryRow): Promise<void> {
     const endpoint = await this.repo.endpoint(d.tenant);
     if (!endpoint || !endpoint.enabled || (endpoint.eventTypes.length > 0 && !endpoint.eventTypes.includes(d.eventType))) {
@@ -88,7 +93,7 @@ export class WebhookSender {
     try {
       const res = await fetch(endpoint.url, {
         method: "POST",
-        headers: { "content-type": "application/json", "user-agent": "malha-billing-webhooks/1", ...signatureHeaders(endpoint.secret, d.id, Math.floor(this.clock().getTime() / 1000), d.body) },
+        headers: { "content-type": "application/json", "user-agent": "malha-billing-webhooks/1", ...this.headers(endpoint, d) },
         body: d.body,
         redirect: "manual",
         signal: AbortSignal.timeout(this.s.timeoutMs),

@@ -15,12 +15,18 @@ export function sign(secret: string, id: string, timestampSeconds: number, body:
   return `v1,${createHmac("sha256", key(secret)).update(`${id}.${timestampSeconds}.`).update(body, "utf8").digest("base64")}`;
 }
 
-export function signatureHeaders(secret: string, id: string, timestampSeconds: number, body: string): Record<string, string> {
+/** Headers of one delivery, with one signature per secret (space-separated, as the specification lists them). */
+export function signatureHeaders(secrets: string | readonly string[], id: string, timestampSeconds: number, body: string): Record<string, string> {
   return {
     "webhook-id": id,
     "webhook-timestamp": String(timestampSeconds),
-    "webhook-signature": sign(secret, id, timestampSeconds, body),
+    "webhook-signature": (typeof secrets === "string" ? [secrets] : secrets).map((s) => sign(s, id, timestampSeconds, body)).join(" "),
   };
+}
+
+/** The secrets that sign now: the current one, and a rotated-out one until its grace period ends. */
+export function signingSecrets(e: { secret: string; previousSecret?: string | undefined; previousSecretUntil?: Date | undefined }, now: Date): string[] {
+  return e.previousSecret && e.previousSecretUntil && e.previousSecretUntil.getTime() > now.getTime() ? [e.secret, e.previousSecret] : [e.secret];
 }
 
 /**

@@ -130,6 +130,46 @@ describe("completion webhooks", () => {
     expect(log.deliveries[0]).toMatchObject({ attempts: 0, lastError: "no endpoint configured" });
   });
 
+  it("a rotated-out secret keeps signing beside the new one for its grace period; zero grace drops it at once", async () => {
+    const r = await receiver(() => 204);
+    const c = mesh.billingClient();
+    const signed = async (tenant: string) => {
+      const jobId = await runJob(tenant);
+      await until(() => deliveries(tenant, jobId), (l) => l.deliveries[0]?.state === DeliveryState.SUCCEEDED);
+      const i = r.received.findIndex((x) => JSON.parse(x.body).jobId === jobId);
+      return { h: headersOf(r, i), body: r.received[i]!.body, now: Math.floor(Date.now() / 1000) };
+    };
+    const s1 = (await c.setWebhookEndpoint({ tenant: "wh5", url: r.url, enabled: true })).secret;
+    await expect(c.setWebhookEndpoint({ tenant: "wh5", url: r.url, enabled: true, previousSecretGrace: { seconds: 60n } })).rejects.toMatchObject({ code: Code.InvalidArgument });
+    await expect(c.setWebhookEndpoint({ tenant: "wh5", url: r.url, enabled: true, rotateSecret: true, previousSecretGrace: { seconds: 8n * 86400n } })).rejects.toMatchObject({ code: Code.InvalidArgument });
+
+    // Default grace (24 h): both secrets sign, so a receiver still holding s1 verifies, and one holding s2 too.
+    const before = Date.now();
+    const s2 = (await c.setWebhookEndpoint({ tenant: "wh5", url: r.url, enabled: true, rotateSecret: true })).secret;
+    const ep = (await c.getWebhookEndpoint({ tenant: "wh5" })).endpoint!;
+    expect(ep).toMatchObject({ secretHint: s2.slice(-4), previousSecretHint: s1.slice(-4) });
+    const expires = Number(ep.previousSecretExpiresAt!.seconds) * 1000;
+    expect(expires).toBeGreaterThanOrEqual(before + 24 * 3600_000 - 1000);
+    expect(expires).toBeLessThanOrEqual(Date.now() + 24 * 3600_000 + 1000);
+    const both = await signed("wh5");
+    expect(both.h.signature.split(" ")).toHaveLength(2);
+    expect([verify(s1, both.h, both.body, both.now), verify(s2, both.h, both.body, both.now)]).toEqual([true, true]);
+
+    // Zero grace (a leaked secret): only the new one signs from now on, and reads show no previous secret.
+    const s3 = (await c.setWebhookEndpoint({ tenant: "wh5", url: r.url, enabled: true, rotateSecret: true, previousSecretGrace: { seconds: 0n } })).secret;
+    const afterLeak = (await c.getWebhookEndpoint({ tenant: "wh5" })).endpoint!;
+    expect([afterLeak.secretHint, afterLeak.previousSecretHint, afterLeak.previousSecretExpiresAt]).toEqual([s3.slice(-4), "", undefined]);
+    const only = await signed("wh5");
+    expect(only.h.signature.split(" ")).toHaveLength(1);
+    expect([verify(s2, only.h, only.body, only.now), verify(s3, only.h, only.body, only.now)]).toEqual([false, true]);
+
+    // A grace period that has run out signs no more.
+    await c.setWebhookEndpoint({ tenant: "wh5", url: r.url, enabled: true, rotateSecret: true, previousSecretGrace: { seconds: 1n } });
+    await new Promise((res) => setTimeout(res, 1200));
+    expect((await c.getWebhookEndpoint({ tenant: "wh5" })).endpoint?.previousSecretHint).toBe("");
+    expect((await signed("wh5")).h.signature.split(" ")).toHaveLength(1);
+  });
+
   it("a sender killed mid-request: after a restart the same webhook-id is sent again, one delivery", async () => {
     const r = await receiver((n) => (n === 0 ? "hang" : 200));
     const c = mesh.billingClient();
