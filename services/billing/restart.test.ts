@@ -1,7 +1,7 @@
 // Restart safety: kill -9 the only billing process after k of N items, start another: the job completes,
 // items completed before the kill are not rendered again (attempt counters in MySQL), and its manifest
 // equals a clean run's of the same items.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFailed } from "vitest";
 import type { RowDataPacket } from "mysql2/promise";
 import { Environment, ItemState, JobState } from "../../libs/gen/malha/billing/v1/types_pb.js";
 import { startBillingMesh, type BillingMesh } from "../../test/support/billing-mesh.js";
@@ -20,6 +20,8 @@ afterAll(async () => {
   await hooks?.close();
   await mesh?.stop();
 });
+// A hang here (a timeout) says nothing by itself: print what the processes logged.
+beforeEach(() => onTestFailed(() => console.error(mesh.logTail(60))));
 
 const FINAL = [JobState.COMPLETED, JobState.PARTIALLY_COMPLETED, JobState.FAILED];
 const N = 60;

@@ -22,6 +22,8 @@ export interface BillingMesh {
   billingClient(p?: ServiceProcess): Client<typeof BillingService>;
   artifactsClient: Client<typeof ArtifactsService>;
   startBilling(extraEnv?: Record<string, string>): Promise<ServiceProcess>;
+  /** The last `n` log lines of every process, labelled: what a failed test prints to say why. */
+  logTail(n?: number): string;
   stop(): Promise<void>;
 }
 
@@ -72,6 +74,10 @@ export async function startBillingMesh(
     billingClient: (p = billing.at(-1)!) => createClient(BillingService, createGrpcTransport({ baseUrl: p.baseUrl })),
     artifactsClient,
     startBilling,
+    logTail(n = 40) {
+      const procs: [string, ServiceProcess][] = [["artifacts", artifacts], ...billing.map((b, i): [string, ServiceProcess] => [`billing#${i + 1}`, b])];
+      return procs.map(([name, p]) => `--- ${name} (last ${n} lines)\n${p.lines.slice(-n).join("\n")}`).join("\n");
+    },
     async stop() {
       for (const p of [...billing, artifacts]) p.kill("SIGKILL");
       await Promise.all([...billing, artifacts].map((p) => p.exited));
