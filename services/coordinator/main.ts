@@ -10,12 +10,14 @@ import { peerClient } from "../../libs/rpc/peers.js";
 import { runService } from "../../libs/rpc/run.js";
 import { serve } from "../../libs/rpc/server.js";
 import { readCoordinatorConfig } from "./config.js";
+import { createCoordinatorMetrics } from "./metrics.js";
 import { coordinatorHandlers } from "./handlers.js";
 import { FeedRunner } from "./runner.js";
 import { Scheduler } from "./scheduler.js";
 
-await runService("coordinator", async ({ env, log }) => {
+await runService("coordinator", async ({ env, log, metrics: serviceMetrics }) => {
   const config = readCoordinatorConfig(env);
+  const metrics = createCoordinatorMetrics(serviceMetrics.registry);
   const store = peerClient(env, "store", StoreService);
   const gateway = peerClient(env, "adn-gateway", AdnGatewayService, { defaultTimeoutMs: 10 * 60_000 });
   const vault = peerClient(env, "vault", VaultService);
@@ -29,7 +31,7 @@ await runService("coordinator", async ({ env, log }) => {
     onRenewError: (key, err) => log.warn({ key, err }, "lease renewal failed; retrying until the deadline"),
   });
   const now = () => Date.now();
-  const runner = new FeedRunner(leases, { store: store.client, gateway: gateway.client, now }, config, log);
+  const runner = new FeedRunner(leases, { store: store.client, gateway: gateway.client, now }, config, log, metrics);
   const scheduler = new Scheduler({
     store: store.client,
     gateway: gateway.client,
@@ -38,6 +40,7 @@ await runService("coordinator", async ({ env, log }) => {
     config,
     log,
     now,
+    metrics,
     hasActiveCertificate: async (ibge) => {
       const res = await vault.client.listCertificates({ ibge, status: CertificateStatus.ACTIVE, pageSize: 1 });
       return res.certificates.length > 0;

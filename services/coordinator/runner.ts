@@ -4,6 +4,7 @@ import type { Logger } from "../../libs/log/logger.js";
 import type { LeaseManager } from "../../libs/leases/types.js";
 import type { CoordinatorConfig } from "./config.js";
 import { feedId, leaseKeyOf } from "./feed-key.js";
+import type { CoordinatorMetrics } from "./metrics.js";
 import { syncFeed, type SyncFeedDeps, type SyncFeedResult } from "./sync-feed.js";
 
 export interface FeedJob {
@@ -28,6 +29,7 @@ export class FeedRunner {
     private readonly deps: SyncFeedDeps,
     private readonly config: CoordinatorConfig,
     private readonly log: Logger,
+    private readonly metrics?: CoordinatorMetrics,
   ) {}
 
   failureBackoffMs(key: string): number {
@@ -36,6 +38,13 @@ export class FeedRunner {
   }
 
   async run(job: FeedJob): Promise<RunResult> {
+    const started = performance.now();
+    const result = await this.runUnderLease(job);
+    this.metrics?.runEnded(job.pool, result, (performance.now() - started) / 1000);
+    return result;
+  }
+
+  private async runUnderLease(job: FeedJob): Promise<RunResult> {
     const lease = await this.leases.tryAcquire(leaseKeyOf(job.feed));
     if (!lease) {
       const current = await this.leases.holderOf(leaseKeyOf(job.feed)).catch(() => null);

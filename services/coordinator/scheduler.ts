@@ -11,6 +11,8 @@ import type { Logger } from "../../libs/log/logger.js";
 import type { CoordinatorConfig } from "./config.js";
 import { decide } from "./decide.js";
 import { feedId, leaseKeyOf } from "./feed-key.js";
+import { FleetViewBuilder } from "./fleet-view.js";
+import type { CoordinatorMetrics } from "./metrics.js";
 import { WorkerPool } from "./pool.js";
 import { reconcileFeed } from "./reconcile.js";
 import type { FeedJob, FeedRunner } from "./runner.js";
@@ -31,6 +33,7 @@ export interface SchedulerDeps {
   now: () => number;
   /** Whether a municipality has an ACTIVE certificate (the vault knows); undefined skips the check. */
   hasActiveCertificate?: (ibge: string) => Promise<boolean>;
+  metrics?: CoordinatorMetrics;
 }
 
 /**
@@ -90,10 +93,11 @@ export class Scheduler {
    * Decides every feed matching the filter and enqueues the accepted ones: into `target` when given
    * (a SyncAll sweep with its own concurrency), otherwise into the pool the feed belongs to.
    */
-  async enqueueFeeds(filter: FeedFilter, trigger: RunTrigger, target?: WorkerPool<FeedJob>): Promise<FeedDecision[]> {
+  async enqueueFeeds(filter: FeedFilter, trigger: RunTrigger, target?: WorkerPool<FeedJob>, observe?: (s: SyncState) => void): Promise<FeedDecision[]> {
     const decisions: FeedDecision[] = [];
     const certificates = new Map<string, boolean>();
     for await (const state of this.states(filter)) {
+      observe?.(state);
       if (!state.feed) continue;
       const key = feedId(state.feed);
       const queuedHere = this.isQueuedHere(key);
@@ -124,6 +128,14 @@ export class Scheduler {
       }
       decisions.push(decision);
     }
+    return decisions;
+  }
+
+  /** The periodic sweep: every feed decided, and the fleet view of what it read published as metrics. */
+  async sweep(): Promise<FeedDecision[]> {
+    const view = new FleetViewBuilder(this.deps.now());
+    const decisions = await this.enqueueFeeds({}, RunTrigger.SCHEDULED, undefined, (s) => view.add(s));
+    this.deps.metrics?.fleet(view.build());
     return decisions;
   }
 
@@ -197,7 +209,7 @@ export class Scheduler {
       timer.unref();
       this.timers.push(timer);
     };
-    every(config.syncIntervalMs, "sweep", () => this.enqueueFeeds({}, RunTrigger.SCHEDULED));
+    every(config.syncIntervalMs, "sweep", () => this.sweep());
     every(config.reconciliationIntervalMs, "reconciliation", () => this.reconcileAll());
     every(Math.min(config.staleLockMs / 4, 300_000), "watchdog", () =>
       store.expireStaleRuns({ staleBefore: timestampFromMs(now() - config.staleLockMs), requestedBy: "coordinator-watchdog" }),
@@ -208,7 +220,7 @@ export class Scheduler {
         failedFinishedBefore: timestampFromMs(now() - 90 * 86_400_000),
       }),
     );
-    void this.enqueueFeeds({}, RunTrigger.SCHEDULED).catch((err: unknown) => log.error({ err }, "first sweep failed"));
+    void this.sweep().catch((err: unknown) => log.error({ err }, "first sweep failed"));
   }
 
   async stop(): Promise<void> {

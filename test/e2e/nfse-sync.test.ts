@@ -4,6 +4,7 @@ import type { RowDataPacket } from "mysql2/promise";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startNfseMesh, type NfseMesh } from "../support/nfse-mesh.js";
+import { sampleValue, scrape } from "../support/prom-text.js";
 import { storedNsus, until } from "../support/sync-checks.js";
 
 describe("NFS-e sync end to end", () => {
@@ -49,6 +50,28 @@ describe("NFS-e sync end to end", () => {
     for (const s of states) {
       expect(timestampDate(s.nextEligibleAt!).getTime()).toBeGreaterThan(Date.now() + 59 * 60_000);
     }
+    // What operators alert on: the runs each replica ended, and the fleet view of every replica's sweep.
+    const holesTotal = mesh.municipalities.reduce((n, m) => n + mesh.sim.feed(m.ibge, "DISTRIBUICAO").holes.size, 0);
+    for (const c of mesh.coordinators) {
+      await until(async () => {
+        const m = await scrape(c.metricsPort);
+        return sampleValue(m, "malha_sync_feeds", { state: "idle" }) === 3 && sampleValue(m, "malha_sync_holes") === holesTotal;
+      }, "the fleet view of every replica to show 3 idle feeds and every hole");
+      const m = await scrape(c.metricsPort);
+      expect(["disabled", "cooling_down", "running", "error"].map((state) => sampleValue(m, "malha_sync_feeds", { state }))).toEqual([0, 0, 0, 0]);
+      expect(sampleValue(m, "malha_sync_feeds_never_synced")).toBe(0);
+      expect(sampleValue(m, "malha_sync_lag_nsu_max")).toBe(0);
+      expect(sampleValue(m, "malha_sync_last_success_age_seconds_max")).toBeLessThan(600);
+      expect(sampleValue(m, "malha_sync_fleet_view_timestamp_seconds")).toBeGreaterThan(Date.now() / 1000 - 30);
+    }
+    const all = await Promise.all(mesh.coordinators.map((c) => scrape(c.metricsPort)));
+    const sum = (name: string, labels?: Record<string, string>) => all.reduce((n, m) => n + (sampleValue(m, name, labels) ?? 0), 0);
+    expect(sum("malha_sync_runs_total", { outcome: "caught_up" })).toBeGreaterThanOrEqual(3);
+    expect(sum("malha_sync_runs_total", { outcome: "failed" })).toBe(0);
+    // Every distributed item went through some replica's runs (hidden ones came by reconciliation).
+    const visible = mesh.municipalities.reduce((n, m) => n + mesh.sim.feed(m.ibge, "DISTRIBUICAO").entries.filter((e) => !e.hidden).length, 0);
+    expect(sum("malha_sync_items_total")).toBeGreaterThanOrEqual(visible);
+
     // Several sweeps later (interval 1 s), nobody asked the ADN for another batch of a caught-up feed.
     const batches = () => Object.fromEntries(Object.entries(mesh.sim.counters().byFeed).map(([k, v]) => [k, v.batch]));
     const before = batches();
