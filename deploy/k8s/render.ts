@@ -36,6 +36,8 @@ const GROUPS: Record<string, () => Promise<object>> = {
   "apps/v1": () => import("kubernetes-models/apps/v1"),
   "policy/v1": () => import("kubernetes-models/policy/v1"),
   "networking.k8s.io/v1": () => import("kubernetes-models/networking.k8s.io/v1"),
+  // Prometheus Operator CRDs (components/monitoring).
+  "monitoring.coreos.com/v1": () => import("@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1"),
 };
 
 async function modelOf(apiVersion: string, kind: string): Promise<Validatable | undefined> {

@@ -1,4 +1,4 @@
-import { create } from "@bufbuild/protobuf";
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { describe, expect, it } from "vitest";
 import { RunOutcome, SyncStateSchema, SyncStatus, type SyncState } from "../../libs/gen/malha/store/v1/types_pb.js";
@@ -6,7 +6,7 @@ import { feedStateOf, FleetViewBuilder } from "./fleet-view.js";
 import { runOutcomeLabel } from "./metrics.js";
 
 const NOW = Date.UTC(2026, 10, 29, 12);
-const state = (over: Partial<SyncState>) => create(SyncStateSchema, { enabled: true, municipalityActive: true, status: SyncStatus.IDLE, ...over });
+const state = (over: MessageInitShape<typeof SyncStateSchema>): SyncState => create(SyncStateSchema, { enabled: true, municipalityActive: true, status: SyncStatus.IDLE, ...over });
 
 describe("fleet view", () => {
   it("gives each feed one state: disabled, then cooling down, running, error, idle", () => {

@@ -1,0 +1,133 @@
+// The opt-in monitoring component (PodMonitor + PrometheusRule): it renders onto the base and validates
+// against the Prometheus Operator's schemas, scrapes every service's metrics port, and every alert is
+// valid PromQL over series and labels the services really export (a renamed metric breaks this test,
+// not the pager).
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { parser } from "@prometheus-io/lezer-promql";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ROOT, SERVICE_NAMES } from "../../docker/config-vars.js";
+import { render, requireKubectl, validateAll, type K8sObject } from "./render.js";
+
+interface Rule {
+  alert: string;
+  expr: string;
+  for?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+}
+interface PrometheusRule extends K8sObject {
+  spec: { groups: { name: string; rules: Rule[] }[] };
+}
+interface PodMonitor extends K8sObject {
+  spec: { jobLabel: string; selector: { matchLabels: Record<string, string> }; podMetricsEndpoints: { port: string }[] };
+}
+interface Deployment extends K8sObject {
+  spec: { template: { metadata: { labels: Record<string, string> }; spec: { containers: { ports?: { name: string }[] }[] } } };
+}
+
+const K8S = join(ROOT, "deploy/k8s");
+let objects: K8sObject[] = [];
+let overlay = "";
+beforeAll(() => {
+  requireKubectl();
+  // kustomize takes only relative paths: a throwaway overlay beside the real ones.
+  overlay = mkdtempSync(join(K8S, ".monitoring-test-"));
+  writeFileSync(
+    join(overlay, "kustomization.yaml"),
+    "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: malha\nresources: [../base]\ncomponents: [../components/monitoring]\n",
+  );
+  objects = render(overlay);
+});
+afterAll(() => {
+  if (overlay) rmSync(overlay, { recursive: true, force: true });
+});
+
+const one = <T extends K8sObject>(kind: string) => objects.find((o) => o.kind === kind) as T;
+const rules = () => one<PrometheusRule>("PrometheusRule").spec.groups.flatMap((g) => g.rules);
+
+/** Every series the code registers (prom-client `name:`), with its `labelNames`. */
+function registeredSeries(): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
+  const walk = (dir: string): string[] =>
+    readdirSync(dir).flatMap((f) => {
+      const p = join(dir, f);
+      if (statSync(p).isDirectory()) return f === "gen" || f === "node_modules" ? [] : walk(p);
+      return p.endsWith(".ts") && !p.endsWith(".test.ts") ? [p] : [];
+    });
+  for (const file of [...walk(join(ROOT, "services")), ...walk(join(ROOT, "libs"))]) {
+    const text = readFileSync(file, "utf8");
+    // Each constructor call, up to the next one: its name, its labelNames, and whether it is a histogram.
+    const calls = [...text.matchAll(/new (Counter|Gauge|Histogram|Summary)\(\{/g)];
+    calls.forEach((c, i) => {
+      const body = text.slice(c.index!, calls[i + 1]?.index);
+      const name = /name: "(malha_[a-z0-9_]+)"/.exec(body)?.[1];
+      if (!name) return;
+      const labels = new Set([.../labelNames: \[([^\]]*)\]/.exec(body)?.[1]?.matchAll(/"([a-z_]+)"/g) ?? []].map((l) => l[1]!));
+      const suffixes = c[1] === "Histogram" ? ["_bucket", "_sum", "_count"] : c[1] === "Summary" ? ["", "_sum", "_count"] : [""];
+      for (const s of suffixes) out.set(name + s, s === "_bucket" ? new Set([...labels, "le"]) : labels);
+    });
+  }
+  return out;
+}
+
+describe("monitoring component", () => {
+  it("renders onto the base and validates against the Prometheus Operator schemas", async () => {
+    expect(objects.filter((o) => o.apiVersion.startsWith("monitoring.coreos.com")).map((o) => o.kind).sort()).toEqual(["PodMonitor", "PrometheusRule"]);
+    expect(await validateAll(objects)).toEqual([]);
+  });
+
+  it("scrapes the metrics port of every service's pods, named by the service", () => {
+    const pm = one<PodMonitor>("PodMonitor");
+    const deployments = objects.filter((o) => o.kind === "Deployment") as Deployment[];
+    expect(deployments.map((d) => d.metadata.name).sort()).toEqual([...SERVICE_NAMES].sort());
+    for (const d of deployments) {
+      const labels = d.spec.template.metadata.labels;
+      for (const [k, v] of Object.entries(pm.spec.selector.matchLabels)) expect(labels[k], d.metadata.name).toBe(v);
+      expect(labels[pm.spec.jobLabel], d.metadata.name).toBe(d.metadata.name);
+      for (const e of pm.spec.podMetricsEndpoints) expect(d.spec.template.spec.containers[0]!.ports?.map((p) => p.name), d.metadata.name).toContain(e.port);
+    }
+  });
+
+  it("every alert is valid PromQL over series and labels the services export, with a severity and a summary", () => {
+    const series = registeredSeries();
+    expect(series.get("malha_sync_runs_total")).toEqual(new Set(["pool", "outcome"]));
+    expect(series.has("malha_rpc_duration_seconds_bucket")).toBe(true);
+    // Labels Prometheus or the registry adds to every series.
+    const common = new Set(["job", "pod", "namespace", "instance", "container", "malha_service"]);
+    const names = new Set<string>();
+    for (const r of rules()) {
+      expect(names.has(r.alert), `${r.alert} twice`).toBe(false);
+      names.add(r.alert);
+      expect(["warning", "critical"], r.alert).toContain(r.labels?.severity);
+      expect(r.annotations?.summary, r.alert).toBeTruthy();
+      if (r.for !== undefined) expect(r.for, r.alert).toMatch(/^\d+[smh]$/);
+      const tree = parser.parse(r.expr);
+      tree.iterate({
+        enter: (n) => {
+          expect(n.type.isError, `${r.alert}: syntax error at ${n.from} in ${r.expr}`).toBe(false);
+          if (n.type.name !== "VectorSelector") return;
+          const text = r.expr.slice(n.from, n.to);
+          const metric = /^[a-zA-Z_:][a-zA-Z0-9_:]*/.exec(text)?.[0] ?? "";
+          if (metric === "up") return;
+          expect(series.has(metric), `${r.alert}: ${metric} is not exported by any service`).toBe(true);
+          for (const l of text.matchAll(/([a-z_]+)\s*(?:=~|!~|!=|=)\s*"/g)) {
+            expect(series.get(metric)!.has(l[1]!) || common.has(l[1]!), `${r.alert}: ${metric} has no label ${l[1]}`).toBe(true);
+          }
+        },
+      });
+    }
+    // `up` selects the jobs the PodMonitor names: every service and nothing else.
+    const down = rules().find((r) => r.alert === "MalhaServiceDown")!;
+    expect(/job=~"([^"]+)"/.exec(down.expr)![1]!.split("|").sort()).toEqual([...SERVICE_NAMES].sort());
+  });
+
+  it("the checks catch a misspelt metric, an unknown label and broken PromQL", () => {
+    const series = registeredSeries();
+    expect(series.has("malha_sync_fault")).toBe(false);
+    expect(series.get("malha_billing_jobs_finished_total")?.has("status")).toBe(false);
+    let broken = false;
+    parser.parse("rate(malha_sync_runs_total[5m) >").iterate({ enter: (n) => void (broken ||= n.type.isError) });
+    expect(broken).toBe(true);
+  });
+});
