@@ -4,6 +4,7 @@ import { createHash, randomBytes } from "node:crypto";
 import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from "mysql2/promise";
 import { ItemState, JobKind, JobState, type Environment } from "../../libs/gen/malha/billing/v1/types_pb.js";
 import { keyReused } from "./errors.js";
+import type { OpenJobs } from "./metrics.js";
 
 export interface JobRow {
   id: string;
@@ -243,6 +244,16 @@ export class JobRepo {
       await also(c);
       return true;
     });
+  }
+
+  /** Unfinished jobs by kind and state, across tenants (ix_billing_jobs_state_updated). */
+  async openJobs(): Promise<OpenJobs[]> {
+    const [rows] = await this.pool.query<RowDataPacket[]>(
+      `SELECT kind, state, COUNT(*) AS n, MIN(COALESCE(round_started_at, created_at)) AS oldest
+         FROM billing_jobs WHERE state IN (?, ?, ?) GROUP BY kind, state`,
+      [JobState.RECEIVED, JobState.VALIDATING, JobState.PROCESSING],
+    );
+    return rows.map((r) => ({ kind: r["kind"] as JobKind, state: r["state"] as JobState, count: Number(r["n"]), oldestSince: r["oldest"] as Date }));
   }
 
   async list(tenant: string, opts: { kind?: JobKind; state?: JobState; before?: string; from?: Date; to?: Date; limit: number }): Promise<JobRow[]> {

@@ -2,8 +2,9 @@
 import { randomBytes } from "node:crypto";
 import type { RowDataPacket } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Environment, ItemState, JobState } from "../../libs/gen/malha/billing/v1/types_pb.js";
+import { Environment, ItemState, JobKind, JobState } from "../../libs/gen/malha/billing/v1/types_pb.js";
 import { startBillingMesh, type BillingMesh } from "../../test/support/billing-mesh.js";
+import { sampleValue, scrape } from "../../test/support/prom-text.js";
 import { boletoValido } from "./fixtures.js";
 
 let mesh: BillingMesh;
@@ -69,5 +70,30 @@ describe("limits", () => {
     expect(done.counters!.completed + done.counters!.failed).toBe(300);
     const failed = await c.listBoletoJobItems({ tenant: "late", jobId: job!.jobId, state: ItemState.FAILED, pageSize: 500 });
     expect(new Set(failed.items.map((i) => i.errors[0]?.code))).toEqual(new Set(["JOB_TIMEOUT"]));
+  });
+
+  it("reports unfinished jobs by kind and state, and the age of the oldest round, from MySQL on the metrics port", async () => {
+    const p = await mesh.startBilling({ BILLING_NATS_PREFIX: prefix() });
+    const now = Date.now();
+    const ago = (ms: number) => new Date(now - ms);
+    // Rows as the create RPC leaves them; updated now, so no reconciler takes them for stalled.
+    const insert = (id: string, kind: JobKind, state: JobState, created: Date, round: Date | null) =>
+      mesh.db.pool.query(
+        "INSERT INTO billing_jobs (id, tenant, kind, state, environment, metadata, total_items, created_at, round_started_at, updated_at) VALUES (?, 'gauges', ?, ?, 1, '{}', 1, ?, ?, ?)",
+        [id, kind, state, created, round, new Date(now)],
+      );
+    await insert("g-run", JobKind.BOLETO, JobState.PROCESSING, ago(5 * 3600_000), ago(3 * 3600_000));
+    await insert("g-wait", JobKind.BOLETO, JobState.RECEIVED, ago(10 * 60_000), null);
+    await insert("g-rem", JobKind.REMESSA, JobState.RECEIVED, ago(20 * 60_000), null);
+    await insert("g-done", JobKind.BOLETO, JobState.COMPLETED, ago(9 * 3600_000), ago(9 * 3600_000));
+    const m = await scrape(p.metricsPort);
+    expect(
+      [["boleto", "PROCESSING"], ["boleto", "RECEIVED"], ["remessa", "RECEIVED"], ["boleto", "COMPLETED"]].map(([kind, state]) => sampleValue(m, "malha_billing_open_jobs", { kind: kind!, state: state! })),
+    ).toEqual([1, 1, 1, undefined]);
+    // The running job's round began 3 h ago (its creation 5 h ago does not count); the remessa waits for 20 min.
+    expect(sampleValue(m, "malha_billing_oldest_open_job_age_seconds", { kind: "boleto" })).toBeCloseTo(3 * 3600 + (Date.now() - now) / 1000, -2);
+    expect(sampleValue(m, "malha_billing_oldest_open_job_age_seconds", { kind: "remessa" })).toBeCloseTo(20 * 60 + (Date.now() - now) / 1000, -2);
+    await mesh.db.pool.query("DELETE FROM billing_jobs WHERE tenant = 'gauges'");
+    expect(sampleValue(await scrape(p.metricsPort), "malha_billing_open_jobs")).toBeUndefined();
   });
 });

@@ -13,7 +13,7 @@ import { serve } from "../../libs/rpc/server.js";
 import { ArtifactStore } from "./artifacts-client.js";
 import { BoletoWorker } from "./boleto-worker.js";
 import { readBillingConfig } from "./config.js";
-import { createBillingMetrics } from "./metrics.js";
+import { createBillingMetrics, registerOpenJobGauges } from "./metrics.js";
 import { createHandlers } from "./handlers.js";
 import { ItemRepo } from "./item-repo.js";
 import { JobRepo } from "./job-repo.js";
@@ -47,6 +47,7 @@ await runService("billing", async ({ env, log, metrics }) => {
   const renderPool = new RenderPool(config.renderThreads, config.itemTimeoutMs);
   const webhooks = new WebhookRepo(pool);
   const billingMetrics = createBillingMetrics(metrics.registry);
+  registerOpenJobGauges(metrics.registry, () => jobs.openJobs());
   const sender = new WebhookSender(webhooks, config.webhook, log, billingMetrics);
   const completionEvent = completionEventWriter(webhooks, config.webhook.maxAttempts);
   const onFinished = () => sender.wake();

@@ -1,11 +1,60 @@
 // Billing's Prometheus series, on the service's metrics port beside the RPC ones.
-import { Counter, Histogram, type Registry } from "prom-client";
+import { Counter, Gauge, Histogram, type Registry } from "prom-client";
+import { JobKind, JobState } from "../../libs/gen/malha/billing/v1/types_pb.js";
 
 export interface BillingMetrics {
   jobsFinished: Counter<"kind" | "state">;
   itemsFinished: Counter<"kind" | "state">;
   renderSeconds: Histogram;
   webhookAttempts: Counter<"outcome">;
+}
+
+/** Unfinished jobs of one kind and state, and when the oldest one's current round began. */
+export interface OpenJobs {
+  kind: JobKind;
+  state: JobState;
+  count: number;
+  oldestSince: Date;
+}
+
+/**
+ * Read from MySQL at scrape time (every replica reports the same, hence max() in alerts): what is
+ * waiting or running, and for how long, across every billing process.
+ */
+export function registerOpenJobGauges(registry: Registry, read: () => Promise<OpenJobs[]>, now: () => Date = () => new Date()): void {
+  let snapshot: Promise<OpenJobs[] | undefined> | undefined;
+  // Both gauges are collected in one scrape: one query serves them.
+  const rows = () =>
+    (snapshot ??= read()
+      .catch(() => undefined)
+      .finally(() => setTimeout(() => (snapshot = undefined), 0)));
+  const kind = (k: JobKind) => JobKind[k]?.toLowerCase() ?? String(k);
+  new Gauge({
+    name: "malha_billing_open_jobs",
+    help: "Jobs not yet finished, by kind and state (RECEIVED waits for its tenant's turn, VALIDATING/PROCESSING run).",
+    labelNames: ["kind", "state"],
+    registers: [registry],
+    async collect() {
+      const current = await rows();
+      if (!current) return;
+      this.reset();
+      for (const r of current) this.set({ kind: kind(r.kind), state: JobState[r.state] ?? String(r.state) }, r.count);
+    },
+  });
+  new Gauge({
+    name: "malha_billing_oldest_open_job_age_seconds",
+    help: "Age of the oldest unfinished job's current round (since its creation or its last retry), by kind.",
+    labelNames: ["kind"],
+    registers: [registry],
+    async collect() {
+      const current = await rows();
+      if (!current) return;
+      this.reset();
+      const oldest = new Map<string, number>();
+      for (const r of current) oldest.set(kind(r.kind), Math.min(oldest.get(kind(r.kind)) ?? Infinity, r.oldestSince.getTime()));
+      for (const [k, since] of oldest) this.set({ kind: k }, Math.max(0, (now().getTime() - since) / 1000));
+    },
+  });
 }
 
 export function createBillingMetrics(registry: Registry): BillingMetrics {
