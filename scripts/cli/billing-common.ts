@@ -1,10 +1,12 @@
 // What the billing commands share: the tenant, the client, and how a job and an item are shown.
+import { readFileSync } from "node:fs";
+import { fromJsonString, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
 import { BillingService } from "../../libs/gen/malha/billing/v1/billing_pb.js";
 import type { BoletoJob, BoletoJobItem } from "../../libs/gen/malha/billing/v1/boleto_pb.js";
 import { Environment, ItemState, JobState } from "../../libs/gen/malha/billing/v1/types_pb.js";
 import { str, type Context } from "./command.js";
 import { UsageError } from "./exit-codes.js";
-import { enumName, iso, when } from "./format.js";
+import { enumName, iso, parseEnum, when } from "./format.js";
 
 export const TENANT_ENV = "MALHA_TENANT";
 export const tenantOption = { tenant: { type: "string" } } as const;
@@ -17,6 +19,53 @@ export function tenantOf(ctx: Context): string {
 }
 
 export const billing = (ctx: Context) => ctx.targets.client("billing", BillingService);
+
+export function enumFlag<E extends Record<string, string | number>>(ctx: Context, name: string, e: E): E[keyof E] | undefined {
+  const text = str(ctx.values, name);
+  if (text === undefined) return undefined;
+  try {
+    return parseEnum(e, text, `--${name}`);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
+
+interface CreateRequest {
+  tenant: string;
+  idempotencyKey: string;
+  requestedBy: string;
+  environment: Environment;
+}
+
+/**
+ * A Create*JobRequest file in the proto3 JSON mapping (camelCase or snake_case names), completed from
+ * the command line: tenant, --idempotency-key, --environment, and the requesting user.
+ */
+export function readCreateRequest<D extends DescMessage>(ctx: Context, file: string, schema: D): MessageShape<D> & CreateRequest {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    throw new UsageError(`cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? "error"})`);
+  }
+  let req: MessageShape<D> & CreateRequest;
+  try {
+    req = fromJsonString(schema, text) as MessageShape<D> & CreateRequest;
+  } catch (err) {
+    throw new UsageError(`${file} is not a ${schema.name} in JSON: ${(err as Error).message}`);
+  }
+  // The file names the tenant or --tenant / MALHA_TENANT does; an explicit --tenant never silently
+  // redirects a file written for another tenant.
+  const flag = str(ctx.values, "tenant");
+  if (req.tenant && flag && flag !== req.tenant) throw new UsageError(`--tenant ${flag} contradicts the file's tenant ${req.tenant}`);
+  if (!req.tenant) req.tenant = tenantOf(ctx);
+  const key = str(ctx.values, "idempotency-key");
+  if (key !== undefined) req.idempotencyKey = key;
+  const environment = enumFlag(ctx, "environment", Environment);
+  if (environment !== undefined) req.environment = environment;
+  if (!req.requestedBy) req.requestedBy = ctx.io.env.USER ?? "malha-cli";
+  return req;
+}
 
 export const FINAL_STATES: readonly JobState[] = [JobState.COMPLETED, JobState.PARTIALLY_COMPLETED, JobState.FAILED];
 

@@ -1,53 +1,15 @@
 // `billing jobs create|status|items`: boleto jobs of the billing service (proto/malha/billing/v1).
-import { readFileSync } from "node:fs";
-import { fromJsonString } from "@bufbuild/protobuf";
 import { CreateBoletoJobRequestSchema } from "../../libs/gen/malha/billing/v1/billing_pb.js";
 import type { BoletoJobItem } from "../../libs/gen/malha/billing/v1/boleto_pb.js";
-import { Environment, ItemState, JobState } from "../../libs/gen/malha/billing/v1/types_pb.js";
-import { billing, FINAL_STATES, itemRow, jobDetails, jobLine, jobRow, tenantOf, tenantOption } from "./billing-common.js";
-import { str, type Command, type Context } from "./command.js";
+import { ItemState, JobState } from "../../libs/gen/malha/billing/v1/types_pb.js";
+import { billing, enumFlag, FINAL_STATES, itemRow, jobDetails, jobLine, jobRow, readCreateRequest, tenantOf, tenantOption } from "./billing-common.js";
+import { str, type Command } from "./command.js";
 import { CliFailure, EXIT, UsageError } from "./exit-codes.js";
-import { enumName, json, parseEnum } from "./format.js";
+import { enumName, json } from "./format.js";
 import { write } from "./io.js";
 import { pacing } from "./sync-common.js";
 import { table } from "./table.js";
 
-function enumFlag<E extends Record<string, string | number>>(ctx: Context, name: string, e: E): E[keyof E] | undefined {
-  const text = str(ctx.values, name);
-  if (text === undefined) return undefined;
-  try {
-    return parseEnum(e, text, `--${name}`);
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
-}
-
-/** The request file: CreateBoletoJobRequest in the proto3 JSON mapping (camelCase or snake_case names). */
-function readRequest(ctx: Context, file: string) {
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch (err) {
-    throw new UsageError(`cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? "error"})`);
-  }
-  let req;
-  try {
-    req = fromJsonString(CreateBoletoJobRequestSchema, text);
-  } catch (err) {
-    throw new UsageError(`${file} is not a CreateBoletoJobRequest in JSON: ${(err as Error).message}`);
-  }
-  // The file names the tenant or --tenant / MALHA_TENANT does; an explicit --tenant never silently
-  // redirects a file written for another tenant.
-  const flag = str(ctx.values, "tenant");
-  if (req.tenant && flag && flag !== req.tenant) throw new UsageError(`--tenant ${flag} contradicts the file's tenant ${req.tenant}`);
-  if (!req.tenant) req.tenant = tenantOf(ctx);
-  const key = str(ctx.values, "idempotency-key");
-  if (key !== undefined) req.idempotencyKey = key;
-  const environment = enumFlag(ctx, "environment", Environment);
-  if (environment !== undefined) req.environment = environment;
-  if (!req.requestedBy) req.requestedBy = ctx.io.env.USER ?? "malha-cli";
-  return req;
-}
 
 export const billingJobsCreate: Command = {
   usage: "billing jobs create <file.json> [--idempotency-key <k>] [--environment <e>] [--wait]",
@@ -57,7 +19,7 @@ export const billingJobsCreate: Command = {
   async run(ctx) {
     if (!ctx.values.wait && (str(ctx.values, "interval") || str(ctx.values, "timeout"))) throw new UsageError("--interval and --timeout go with --wait");
     const { intervalMs, maxPolls } = pacing(ctx);
-    const req = readRequest(ctx, ctx.positionals[0]!);
+    const req = readCreateRequest(ctx, ctx.positionals[0]!, CreateBoletoJobRequestSchema);
     const client = billing(ctx);
     const res = await client.createBoletoJob(req);
     let job = res.job!;

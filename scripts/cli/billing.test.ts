@@ -13,10 +13,15 @@ import { Writable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import { create, toJsonString } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CreateBoletoJobRequestSchema } from "../../libs/gen/malha/billing/v1/billing_pb.js";
+import { fileURLToPath } from "node:url";
+import { retorno240 } from "../../bench/billing/cnab.js";
+import { checkCnab } from "../../libs/cobranca/index.js";
+import { CreateBoletoJobRequestSchema, CreateRemessaJobRequestSchema } from "../../libs/gen/malha/billing/v1/billing_pb.js";
+import { CnabLayout, RemessaTituloSchema } from "../../libs/gen/malha/billing/v1/cnab_pb.js";
 import { Environment } from "../../libs/gen/malha/billing/v1/types_pb.js";
 import { boletoInvalido, boletoValido, INVALIDOS } from "../../services/billing/fixtures.js";
 import { startBillingMesh, type BillingMesh } from "../../test/support/billing-mesh.js";
+import { RETORNO_INLINE_BYTES } from "./billing-cnab.js";
 import { downloadVerified } from "./billing-download.js";
 import { EXIT } from "./exit-codes.js";
 import type { Io } from "./io.js";
@@ -31,7 +36,7 @@ let requestFile: string;
 beforeAll(async () => {
   mesh = await startBillingMesh();
   dir = mkdtempSync(join(tmpdir(), "malha-cli-billing-"));
-  env = { MALHA_BILLING_URL: mesh.billing[0]!.baseUrl };
+  env = { MALHA_BILLING_URL: mesh.billing[0]!.baseUrl, MALHA_ARTIFACTS_URL: mesh.artifacts.baseUrl };
   // Five boletos, the third one invalid (pagador CPF): the job ends PARTIALLY_COMPLETED.
   const items = [1, 2, 3, 4, 5].map((n) => (n === 3 ? boletoInvalido(n, 0) : boletoValido(n)));
   const req = create(CreateBoletoJobRequestSchema, { tenant: TENANT, idempotencyKey: "cli-lote-1", environment: Environment.SANDBOX, items });
@@ -190,4 +195,71 @@ describe("malha billing jobs against the running billing and artifacts services"
     // Nothing completed, so there is no zip to download.
     expect((await malha(["billing", "jobs", "download", id, "--tenant", TENANT, "--out", join(dir, "none")])).code).toBe(EXIT.NOT_FOUND);
   }, 90_000);
+});
+
+describe("malha billing remessas and retornos", () => {
+  const SHARED = (rel: string) => fileURLToPath(new URL(`../../../shared/fixtures/cnab/${rel}`, import.meta.url));
+  const CONTAS = [
+    { banco: "237", agencia: "1234", agenciaDv: "1", conta: "12345", contaDv: "1", carteira: "09", convenio: "111" },
+    { banco: "341", agencia: "1234", agenciaDv: "1", conta: "12345", contaDv: "1", carteira: "109", convenio: "222" },
+  ];
+  let remessaId: string;
+
+  it("creates a remessa job from a JSON file, follows it, shows its sub-batches and downloads its files verified", async () => {
+    const titulos = [1, 2, 3, 4].map((n) => create(RemessaTituloSchema, { boleto: boletoValido(n, { conta: CONTAS[n % 2]!, externalId: `r-${n}`, nossoNumero: String(500 + n) }) }));
+    const file = join(dir, "remessa.json");
+    writeFileSync(file, toJsonString(CreateRemessaJobRequestSchema, create(CreateRemessaJobRequestSchema, { tenant: TENANT, idempotencyKey: "cli-rem-1", environment: Environment.SANDBOX, layout: CnabLayout.CNAB_LAYOUT_240, titulos })));
+    const r = await malha(["billing", "remessas", "create", file, "--wait", "--interval", "0.1", "--timeout", "60"]);
+    expect(r.code, r.err).toBe(EXIT.OK);
+    expect(r.out).toMatch(/^created: \S+: received, 0 of 2 files/);
+    expect(r.out).toMatch(/: completed, 2 of 2 files; títulos 4 written, 0 refused of 4/);
+    remessaId = /^created: (\S+):/.exec(r.out)![1]!;
+
+    const status = jsonOf<{ state: string; sublotes: { banco: string; titulos: number; state: string; nsa: number; file: string; sha256: string }[] }>(
+      (await malha(["billing", "remessas", "status", remessaId, "--tenant", TENANT, "--json"])).out,
+    );
+    expect(status.state).toBe("COMPLETED");
+    expect(status.sublotes.map((s) => [s.banco, s.titulos, s.state, s.nsa])).toEqual([["237", 2, "COMPLETED", 1], ["341", 2, "COMPLETED", 1]]);
+    expect((await malha(["billing", "remessas", "status", remessaId, "--tenant", TENANT])).out).toMatch(/SUB-BATCH\s+BANK\s+LAYOUT/);
+
+    const out = join(dir, "remessas");
+    const d = await malha(["billing", "remessas", "download", remessaId, "--tenant", TENANT, "--out", out, "--json"]);
+    expect(d.code, d.err).toBe(EXIT.OK);
+    const got = jsonOf<{ files: { path: string; sha256: string; banco: string }[] }>(d.out).files;
+    expect(got.map((f) => f.banco)).toEqual(["237", "341"]);
+    for (const [i, f] of got.entries()) {
+      const bytes = readFileSync(f.path);
+      expect(sha(bytes)).toBe(status.sublotes[i]!.sha256);
+      expect(checkCnab(bytes)).toMatchObject({ ok: true, direction: "remessa", banco: f.banco });
+    }
+    expect(readdirSync(out).sort()).toEqual(got.map((f) => f.path.split("/").at(-1)).sort());
+    expect((await malha(["billing", "remessas", "download", remessaId, "--tenant", "intruso", "--out", join(dir, "x")])).code).toBe(EXIT.NOT_FOUND);
+  }, 90_000);
+
+  it("uploads a retorno, follows it to its occurrences per state; the same file again is the same job", async () => {
+    const file = SHARED("retorno/400/brcobranca-341-CNAB400ITAU.RET");
+    const r = await malha(["billing", "retornos", "upload", file, "--tenant", TENANT, "--wait", "--interval", "0.1", "--timeout", "60"]);
+    expect(r.code, r.err).toBe(EXIT.OK);
+    expect(r.out).toMatch(/: completed, brcobranca-341-CNAB400ITAU.RET \(bank 341, 400\), 52 occurrences, 0 duplicates/);
+    expect(r.out).toMatch(/STATE\s+OCCURRENCES\s+VALOR PAGO/);
+    const id = /^received: (\S+):/.exec(r.out)![1]!;
+    const again = await malha(["billing", "retornos", "upload", file, "--tenant", TENANT]);
+    expect(again.out).toMatch(new RegExp(`^already received \\(same file\\): ${id}:`));
+
+    const paid = jsonOf<{ state: string; nossoNumero: string }[]>((await malha(["billing", "retornos", "occurrences", id, "--tenant", TENANT, "--state", "paid", "--json"])).out);
+    const summary = jsonOf<{ summary: { state: string; count: number }[] }>((await malha(["billing", "retornos", "upload", file, "--tenant", TENANT, "--json"])).out).summary;
+    expect(paid.length).toBe(summary.find((s) => s.state === "PAID")!.count);
+    expect(paid.every((o) => o.state === "PAID")).toBe(true);
+    expect((await malha(["billing", "retornos", "occurrences", id, "--tenant", TENANT, "--state", "pago"])).code).toBe(EXIT.USAGE);
+    expect((await malha(["billing", "retornos", "upload", join(dir, "missing.ret"), "--tenant", TENANT])).code).toBe(EXIT.USAGE);
+  }, 90_000);
+
+  it("sends a retorno larger than 4 MiB through the artifacts service instead of inline", async () => {
+    const big = join(dir, "big.ret");
+    writeFileSync(big, retorno240(20_004, SHARED("retorno/240/laravel-boleto-104-caixa.ret")), "latin1");
+    expect(readFileSync(big).length).toBeGreaterThan(RETORNO_INLINE_BYTES);
+    const r = await malha(["billing", "retornos", "upload", big, "--tenant", TENANT, "--wait", "--interval", "0.2", "--timeout", "120", "--json"]);
+    expect(r.code, r.err).toBe(EXIT.OK);
+    expect(jsonOf<{ state: string; occurrences: number; fileSha256: string }>(r.out)).toMatchObject({ state: "COMPLETED", occurrences: 10_000, fileSha256: sha(readFileSync(big)) });
+  }, 150_000);
 });

@@ -15,9 +15,9 @@ export const EXIT = {
   UNAVAILABLE: 5,
   /** Not allowed (PERMISSION_DENIED, UNAUTHENTICATED). */
   DENIED: 6,
-  /** `sync now --wait`: a run ended FAILED, RATE_LIMITED, CANCELLED or ABANDONED; `billing jobs create --wait`: the job ended FAILED. */
+  /** `sync now --wait`: a run ended FAILED, RATE_LIMITED, CANCELLED or ABANDONED; `billing … create/upload --wait`: the job ended FAILED. */
   RUN_FAILED: 7,
-  /** `billing jobs download`: the signed link failed, or the bytes do not match the manifest's sha256/size. */
+  /** `billing jobs/remessas download`: the signed link failed, or the bytes do not match the manifest's sha256/size. */
   DOWNLOAD_FAILED: 8,
 } as const;
 

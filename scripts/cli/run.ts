@@ -2,6 +2,7 @@ import { parseArgs } from "node:util";
 import { ConnectError } from "@connectrpc/connect";
 import { MESH, type MeshServiceName } from "../../libs/rpc/mesh.js";
 import { TENANT_ENV } from "./billing-common.js";
+import { billingRemessasCreate, billingRemessasDownload, billingRemessasStatus, billingRetornosOccurrences, billingRetornosUpload } from "./billing-cnab.js";
 import { billingJobsDownload } from "./billing-download.js";
 import { billingJobsCreate, billingJobsItems, billingJobsStatus } from "./billing-jobs.js";
 import { certificatesExpiring, certificatesImport, certificatesList } from "./certificates.js";
@@ -32,6 +33,11 @@ export const COMMANDS: Record<string, Command> = {
   "billing jobs status": billingJobsStatus,
   "billing jobs items": billingJobsItems,
   "billing jobs download": billingJobsDownload,
+  "billing remessas create": billingRemessasCreate,
+  "billing remessas status": billingRemessasStatus,
+  "billing remessas download": billingRemessasDownload,
+  "billing retornos upload": billingRetornosUpload,
+  "billing retornos occurrences": billingRetornosOccurrences,
 };
 
 const SERVICES = Object.keys(MESH) as MeshServiceName[];
