@@ -263,3 +263,52 @@ describe("malha billing remessas and retornos", () => {
     expect(jsonOf<{ state: string; occurrences: number; fileSha256: string }>(r.out)).toMatchObject({ state: "COMPLETED", occurrences: 10_000, fileSha256: sha(readFileSync(big)) });
   }, 150_000);
 });
+
+describe("malha billing webhooks", () => {
+  const HOOKS = "cli-hooks";
+  it("sets an endpoint (the secret once), rotates it with a grace period, shows hints only, and deletes it", async () => {
+    const set = await malha(["billing", "webhooks", "set", "--tenant", HOOKS, "--url", "https://hooks.example/malha", "--events", "job.boletos.completed"]);
+    expect(set.code, set.err).toBe(EXIT.OK);
+    const secret = /signing secret \(shown once, store it now\): (whsec_\S+)/.exec(set.out)![1]!;
+    const changed = await malha(["billing", "webhooks", "set", "--tenant", HOOKS, "--url", "https://hooks.example/v2", "--json"]);
+    expect(jsonOf<{ url: string; secret: string | null; secretHint: string }>(changed.out)).toMatchObject({ url: "https://hooks.example/v2", secret: null, secretHint: secret.slice(-4) });
+    const rotated = jsonOf<{ secret: string; previousSecretHint: string; previousSecretExpiresAt: string }>(
+      (await malha(["billing", "webhooks", "set", "--tenant", HOOKS, "--url", "https://hooks.example/v2", "--rotate", "--grace", "2h", "--json"])).out,
+    );
+    expect(rotated.secret).toMatch(/^whsec_/);
+    expect(rotated.previousSecretHint).toBe(secret.slice(-4));
+    expect(Date.parse(rotated.previousSecretExpiresAt) - Date.now()).toBeGreaterThan(2 * 3600_000 - 60_000);
+    const shown = await malha(["billing", "webhooks", "show", "--tenant", HOOKS]);
+    expect(shown.out).toMatch(/previous secret\s+…\S{4}, signs until \d{4}-/);
+    expect(shown.out).not.toContain(rotated.secret.slice(6));
+    expect((await malha(["billing", "webhooks", "set", "--tenant", HOOKS, "--url", "https://hooks.example/v2", "--grace", "1h"])).code).toBe(EXIT.USAGE);
+    expect((await malha(["billing", "webhooks", "set", "--tenant", HOOKS, "--url", "https://hooks.example/v2", "--rotate", "--grace", "soon"])).code).toBe(EXIT.USAGE);
+    expect((await malha(["billing", "webhooks", "set", "--tenant", HOOKS, "--url", "ftp://hooks.example/"])).code).toBe(EXIT.REJECTED);
+    expect((await malha(["billing", "webhooks", "delete", "--tenant", HOOKS])).code).toBe(EXIT.OK);
+    expect((await malha(["billing", "webhooks", "show", "--tenant", HOOKS])).code).toBe(EXIT.NOT_FOUND);
+  });
+
+  it("lists a job's delivery and sends it again; another tenant cannot", async () => {
+    const tenant = "cli-hooks-2";
+    // Nobody listens on port 1: the delivery keeps retrying, which is what an operator would look into.
+    await malha(["billing", "webhooks", "set", "--tenant", tenant, "--url", "https://127.0.0.1:1/hook"]);
+    const req = create(CreateBoletoJobRequestSchema, { tenant, environment: Environment.SANDBOX, items: [boletoValido(1)] });
+    const file = join(dir, "hooks-job.json");
+    writeFileSync(file, toJsonString(CreateBoletoJobRequestSchema, req));
+    const job = jsonOf<JobJson>((await malha(["billing", "jobs", "create", file, "--wait", "--interval", "0.1", "--timeout", "60", "--json"])).out);
+    let list: { deliveryId: string; jobId: string; state: string; attempts: number }[] = [];
+    for (let i = 0; i < 100 && !list.some((d) => d.attempts > 0); i++) {
+      list = jsonOf((await malha(["billing", "webhooks", "deliveries", "--tenant", tenant, "--job", job.jobId, "--json"])).out);
+      await sleep(100);
+    }
+    expect(list).toEqual([expect.objectContaining({ jobId: job.jobId, state: expect.stringMatching(/^(RETRYING|PENDING)$/) })]);
+    const id = list[0]!.deliveryId;
+    const again = await malha(["billing", "webhooks", "redeliver", id, "--tenant", tenant]);
+    expect(again.code, again.err).toBe(EXIT.OK);
+    expect(again.out).toContain(`${id}: `);
+    expect((await malha(["billing", "webhooks", "redeliver", id, "--tenant", "intruso"])).code).toBe(EXIT.NOT_FOUND);
+    expect((await malha(["billing", "webhooks", "deliveries", "--tenant", tenant, "--state", "lost"])).code).toBe(EXIT.USAGE);
+    const human = await malha(["billing", "webhooks", "deliveries", "--tenant", tenant]);
+    expect(human.out).toMatch(/DELIVERY\s+EVENT\s+JOB\s+STATE/);
+  }, 90_000);
+});

@@ -4,6 +4,7 @@ import { MESH, type MeshServiceName } from "../../libs/rpc/mesh.js";
 import { TENANT_ENV } from "./billing-common.js";
 import { billingRemessasCreate, billingRemessasDownload, billingRemessasStatus, billingRetornosOccurrences, billingRetornosUpload } from "./billing-cnab.js";
 import { billingJobsDownload } from "./billing-download.js";
+import { billingWebhooksDelete, billingWebhooksDeliveries, billingWebhooksRedeliver, billingWebhooksSet, billingWebhooksShow } from "./billing-webhooks.js";
 import { billingJobsCreate, billingJobsItems, billingJobsStatus } from "./billing-jobs.js";
 import { certificatesExpiring, certificatesImport, certificatesList } from "./certificates.js";
 import type { Command, Options } from "./command.js";
@@ -38,6 +39,11 @@ export const COMMANDS: Record<string, Command> = {
   "billing remessas download": billingRemessasDownload,
   "billing retornos upload": billingRetornosUpload,
   "billing retornos occurrences": billingRetornosOccurrences,
+  "billing webhooks set": billingWebhooksSet,
+  "billing webhooks show": billingWebhooksShow,
+  "billing webhooks delete": billingWebhooksDelete,
+  "billing webhooks deliveries": billingWebhooksDeliveries,
+  "billing webhooks redeliver": billingWebhooksRedeliver,
 };
 
 const SERVICES = Object.keys(MESH) as MeshServiceName[];
