@@ -93,8 +93,7 @@ describe("docker/entrypoint.js on the compiled output", () => {
       artifacts: { MYSQL_URL: db.url, ARTIFACT_DIR: join(image, "artifacts"), ARTIFACT_LINK_SECRET: "x".repeat(32), ARTIFACT_HTTP_PORT: "0" },
       "adn-gateway": {},
       coordinator: { NATS_URL: natsUrl, COORDINATOR_LEASE_BUCKET: `leases_img_${process.pid}`, STORE_URL: "http://127.0.0.1:1", VAULT_URL: "http://127.0.0.1:1", ADN_GATEWAY_URL: "http://127.0.0.1:1" },
-      // Billing's own configuration is landing: give it what it will require, so this test keeps passing.
-      billing: { MYSQL_URL: db.url, NATS_URL: natsUrl, BILLING_NATS_PREFIX: `img${process.pid}` },
+      billing: { MYSQL_URL: db.url, NATS_URL: natsUrl, BILLING_NATS_PREFIX: `img${process.pid}`, BILLING_TRUST_NETWORK: "true" },
     };
     const started = SERVICE_NAMES.map((name) => ({ name, s: entrypoint([name], { GRPC_PORT: "0", ...env[name] }) }));
     for (const { name, s } of started) {

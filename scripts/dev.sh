@@ -79,11 +79,18 @@ cmd_up() {
     [[ -s $dev/vault-secret ]] || head -c 24 /dev/urandom | base64 >"$dev/vault-secret"
     [[ -s $dev/vault-admin-secret ]] || head -c 24 /dev/urandom | base64 >"$dev/vault-admin-secret"
     [[ -s $dev/link-secret ]] || head -c 32 /dev/urandom | base64 >"$dev/link-secret"
+    # A billing API token for the tenant "demo" (bapi_ + 32 random bytes, base64url); billing holds its digest.
+    if [[ ! -s $dev/billing-token-demo ]]; then
+      printf 'bapi_%s' "$(head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')" >"$dev/billing-token-demo"
+      printf 'demo %s\n' "$(sha256sum <"$dev/billing-token-demo" | cut -d' ' -f1)" >"$dev/billing-tenant-tokens"
+    fi
   )
   export NFSE_MASTER_KEY_FILE=$dev/master.key VAULT_CREDENTIALS_SECRET_FILE=$dev/vault-secret
   # The vault's administrator secret: read by the vault, and by the demo and the CLI that import certificates.
   export VAULT_ADMIN_SECRET_FILE=$dev/vault-admin-secret MALHA_VAULT_ADMIN_SECRET_FILE=$dev/vault-admin-secret
   export ARTIFACT_LINK_SECRET_FILE=$dev/link-secret ARTIFACT_DIR=$dir/artifacts
+  # Billing authenticates tenants by API token; the CLI sends the demo tenant's.
+  export BILLING_TENANT_TOKENS_FILE=$dev/billing-tenant-tokens MALHA_BILLING_TOKEN_FILE=$dev/billing-token-demo
   export GRPC_HOST=127.0.0.1 METRICS_HOST=127.0.0.1 SHUTDOWN_DRAIN_SECONDS=0
   export ADN_BASE_URL_PRODUCAO_RESTRITA=https://127.0.0.1:14443 ADN_CA_FILE=$sim_certs/ca.pem
 
@@ -126,6 +133,7 @@ Malha is up, with the demo municipalities ($municipios) synced from the ADN simu
   npx buf curl --protocol grpc --http2-prior-knowledge -d '{"ibge":"3550308","pageSize":3}' http://127.0.0.1:50053/malha.store.v1.StoreService/ListDocuments
   mariadb -h127.0.0.1 -P33306 -umalha -pmalha malha -e 'SELECT nsu, chave, situacao FROM nfse_documentos_3550308 LIMIT 5'
   MALHA_VAULT_ADMIN_SECRET_FILE=$dev/vault-admin-secret npx tsx scripts/malha.ts certificates import <ibge> <file.pfx>
+  MALHA_BILLING_TOKEN_FILE=$dev/billing-token-demo npx tsx scripts/malha.ts billing jobs create lote.json --wait   # tenant "demo"
 Logs: $logs/<service>.log   Simulator admin: http://127.0.0.1:14480/admin/counters
 Environment: $(bash scripts/stack.sh env | tr '\n' ' ')
 Press Ctrl-C to stop everything.

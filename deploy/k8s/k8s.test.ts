@@ -151,7 +151,7 @@ describe("overlay differences", () => {
 
   it("dev generates placeholder Secrets; prod generates none and runs two replicas of the stateless services", () => {
     const devSecrets = of("dev", "Secret").map((s) => s.metadata.name.replace(/-[a-z0-9]{10}$/, ""));
-    expect(devSecrets).toEqual(expect.arrayContaining(["malha-mysql", "malha-nats", "malha-master-key", "malha-vault-credentials", "malha-vault-admin"]));
+    expect(devSecrets).toEqual(expect.arrayContaining(["malha-mysql", "malha-nats", "malha-master-key", "malha-vault-credentials", "malha-vault-admin", "malha-billing-tokens"]));
     expect(of("prod", "Secret")).toEqual([]);
     for (const name of ["vault", "store", "coordinator", "adn-gateway", "billing"]) expect(deployment("prod", name).spec.replicas, name).toBe(2);
   });

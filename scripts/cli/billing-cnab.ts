@@ -208,6 +208,7 @@ export const billingRetornosUpload: Command = {
     const fileName = basename(path);
     let source: { case: "file"; value: Uint8Array } | { case: "artifactId"; value: string } = { case: "file", value: bytes };
     if (size > RETORNO_INLINE_BYTES) {
+      if (tenant === "") throw new UsageError(`files over ${RETORNO_INLINE_BYTES} bytes go through the artifacts service, which needs --tenant or MALHA_TENANT`);
       // Too large to travel inline: stored first (in chunks), then named by its artifact id.
       const artifacts = ctx.targets.client("artifacts", ArtifactsService);
       const put = await artifacts.putArtifact(

@@ -11,14 +11,36 @@ import { enumName, iso, parseEnum, when } from "./format.js";
 export const TENANT_ENV = "MALHA_TENANT";
 export const tenantOption = { tenant: { type: "string" } } as const;
 
-/** --tenant, else MALHA_TENANT: every billing RPC is scoped to one tenant. */
-export function tenantOf(ctx: Context): string {
-  const tenant = str(ctx.values, "tenant") ?? ctx.io.env[TENANT_ENV];
-  if (!tenant) throw new UsageError(`the tenant is required: --tenant <tenant> or ${TENANT_ENV}`);
-  return tenant;
+export const TOKEN_ENV = "MALHA_BILLING_TOKEN";
+
+/** The tenant's API token from MALHA_BILLING_TOKEN or MALHA_BILLING_TOKEN_FILE (never an argument: shell history, ps). */
+export function billingToken(env: Readonly<Record<string, string | undefined>>): string | undefined {
+  const value = env[TOKEN_ENV]?.trim() || undefined;
+  const file = env[`${TOKEN_ENV}_FILE`]?.trim() || undefined;
+  if (value && file) throw new UsageError(`set ${TOKEN_ENV} or ${TOKEN_ENV}_FILE, not both`);
+  if (!file) return value;
+  try {
+    return readFileSync(file, "utf8").trim() || undefined;
+  } catch (err) {
+    throw new UsageError(`${TOKEN_ENV}_FILE names a file that cannot be read: ${file} (${(err as NodeJS.ErrnoException).code ?? "error"})`);
+  }
 }
 
-export const billing = (ctx: Context) => ctx.targets.client("billing", BillingService);
+/**
+ * --tenant, else MALHA_TENANT: every billing RPC is scoped to one tenant. With an API token and neither,
+ * the request names none and billing acts for the token's tenant.
+ */
+export function tenantOf(ctx: Context): string {
+  const tenant = str(ctx.values, "tenant") ?? ctx.io.env[TENANT_ENV];
+  if (tenant) return tenant;
+  if (billingToken(ctx.io.env)) return "";
+  throw new UsageError(`the tenant is required: --tenant <tenant>, ${TENANT_ENV}, or the tenant's API token in ${TOKEN_ENV}[_FILE]`);
+}
+
+export const billing = (ctx: Context) => {
+  const token = billingToken(ctx.io.env);
+  return ctx.targets.client("billing", BillingService, token ? { authorization: `Bearer ${token}` } : {});
+};
 
 export function enumFlag<E extends Record<string, string | number>>(ctx: Context, name: string, e: E): E[keyof E] | undefined {
   const text = str(ctx.values, name);

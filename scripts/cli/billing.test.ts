@@ -312,3 +312,33 @@ describe("malha billing webhooks", () => {
     expect(human.out).toMatch(/DELIVERY\s+EVENT\s+JOB\s+STATE/);
   }, 90_000);
 });
+
+describe("malha billing with tenant API tokens", () => {
+  it("makes a token and its tokens-file line; with the token a command acts for its tenant, without it or for another tenant exit 6", async () => {
+    const made = jsonOf<{ tenant: string; token: string; tokensFileLine: string }>((await malha(["billing", "tokens", "new", "--tenant", "cli-tok", "--json"])).out);
+    expect(made.token).toMatch(/^bapi_/);
+    expect(made.tokensFileLine).toMatch(/^cli-tok [0-9a-f]{64}$/);
+    expect(made.tokensFileLine).not.toContain(made.token);
+    expect((await malha(["billing", "tokens", "new", "--tenant", "a/b"])).code).toBe(EXIT.USAGE);
+    const tokens = join(dir, "tenant-tokens");
+    writeFileSync(tokens, `${made.tokensFileLine}\n`);
+    const p = await mesh.startBilling({ BILLING_TENANT_TOKENS_FILE: tokens, BILLING_NATS_PREFIX: `bt${process.pid}tok` });
+    const url = { MALHA_BILLING_URL: p.baseUrl };
+    const req = create(CreateBoletoJobRequestSchema, { environment: Environment.SANDBOX, items: [boletoValido(1)] });
+    const file = join(dir, "no-tenant.json");
+    writeFileSync(file, toJsonString(CreateBoletoJobRequestSchema, req));
+
+    const tokenFile = join(dir, "token");
+    writeFileSync(tokenFile, `${made.token}\n`);
+    const ok = await malha(["billing", "jobs", "create", file, "--json"], { extraEnv: { ...url, MALHA_BILLING_TOKEN_FILE: tokenFile } });
+    expect(ok.code, ok.err).toBe(EXIT.OK);
+    expect(jsonOf<JobJson & { tenant: string }>(ok.out).tenant).toBe("cli-tok");
+
+    const none = await malha(["billing", "jobs", "create", file, "--tenant", "cli-tok"], { extraEnv: url });
+    expect(none.code).toBe(EXIT.DENIED);
+    expect(none.err).toMatch(/API token/);
+    const other = await malha(["billing", "jobs", "status", "x", "--tenant", "someone"], { extraEnv: { ...url, MALHA_BILLING_TOKEN: made.token } });
+    expect(other.code).toBe(EXIT.DENIED);
+    expect((await malha(["billing", "jobs", "status", "x"], { extraEnv: { ...url, MALHA_BILLING_TOKEN: made.token, MALHA_BILLING_TOKEN_FILE: tokenFile } })).code).toBe(EXIT.USAGE);
+  }, 60_000);
+});

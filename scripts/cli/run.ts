@@ -1,9 +1,10 @@
 import { parseArgs } from "node:util";
 import { ConnectError } from "@connectrpc/connect";
 import { MESH, type MeshServiceName } from "../../libs/rpc/mesh.js";
-import { TENANT_ENV } from "./billing-common.js";
+import { TENANT_ENV, TOKEN_ENV } from "./billing-common.js";
 import { billingRemessasCreate, billingRemessasDownload, billingRemessasStatus, billingRetornosOccurrences, billingRetornosUpload } from "./billing-cnab.js";
 import { billingJobsDownload } from "./billing-download.js";
+import { billingTokensNew } from "./billing-tokens.js";
 import { billingWebhooksDelete, billingWebhooksDeliveries, billingWebhooksRedeliver, billingWebhooksSet, billingWebhooksShow } from "./billing-webhooks.js";
 import { billingJobsCreate, billingJobsItems, billingJobsStatus } from "./billing-jobs.js";
 import { certificatesExpiring, certificatesImport, certificatesList } from "./certificates.js";
@@ -44,6 +45,7 @@ export const COMMANDS: Record<string, Command> = {
   "billing webhooks delete": billingWebhooksDelete,
   "billing webhooks deliveries": billingWebhooksDeliveries,
   "billing webhooks redeliver": billingWebhooksRedeliver,
+  "billing tokens new": billingTokensNew,
 };
 
 const SERVICES = Object.keys(MESH) as MeshServiceName[];
@@ -68,6 +70,7 @@ export function help(): string {
     `  --<service>-url <url>  where a service is (default: $${urlVariable("store")} etc., else http://127.0.0.1:<port>)`,
     `                         TLS: https:// URLs with MALHA_TLS_CA_FILE, MALHA_TLS_CERT_FILE, MALHA_TLS_KEY_FILE`,
     `  --tenant <tenant>      billing commands act for this tenant (default $${TENANT_ENV})`,
+    `  billing commands send the tenant's API token from $${TOKEN_ENV} or $${TOKEN_ENV}_FILE (billing with tenant tokens)`,
     `  PFX passwords come from --password-file, $${PASSWORD_ENV} or a prompt, never from an argument.`,
     "",
     "exit codes: 0 ok · 1 RPC error · 2 usage · 3 not found · 4 rejected by the service · 5 unavailable or timed out · 6 denied",

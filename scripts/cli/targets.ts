@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import type { DescService } from "@bufbuild/protobuf";
+import type { Interceptor } from "@connectrpc/connect";
 import { createServiceClient, type ClientTlsOptions, type ServiceClient } from "../../libs/rpc/client.js";
 import { MESH, type MeshServiceName } from "../../libs/rpc/mesh.js";
 import { UsageError } from "./exit-codes.js";
@@ -48,8 +49,17 @@ export class Targets {
     return this.opts.timeoutMs;
   }
 
-  client<S extends DescService>(name: MeshServiceName, service: S): ServiceClient<S>["client"] {
-    const c = createServiceClient(service, { baseUrl: targetUrl(name, this.opts), tls: tls(this.opts.env), defaultTimeoutMs: this.opts.timeoutMs });
+  /** `headers` go with every call of this client (e.g. a tenant's API token). */
+  client<S extends DescService>(name: MeshServiceName, service: S, headers: Record<string, string> = {}): ServiceClient<S>["client"] {
+    const interceptors: Interceptor[] = Object.keys(headers).length
+      ? [
+          (next) => (req) => {
+            for (const [k, v] of Object.entries(headers)) req.header.set(k, v);
+            return next(req);
+          },
+        ]
+      : [];
+    const c = createServiceClient(service, { baseUrl: targetUrl(name, this.opts), tls: tls(this.opts.env), defaultTimeoutMs: this.opts.timeoutMs, interceptors });
     this.open.push(c as unknown as ServiceClient<DescService>);
     return c.client;
   }

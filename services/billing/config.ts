@@ -1,6 +1,6 @@
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
-import type { EnvReader } from "../../libs/config/env.js";
+import { ConfigError, type EnvReader } from "../../libs/config/env.js";
 import { projectRoot } from "../../libs/config/paths.js";
 import { MYSQL_URL_FORMAT, parseMysqlUrl } from "../../libs/db/pool.js";
 
@@ -55,6 +55,11 @@ export interface BillingConfig {
     /** Plain-HTTP endpoints, for development only. */
     allowHttp: boolean;
   };
+  /**
+   * How callers prove their tenant: a file of per-tenant API token digests, or a network that
+   * authenticates them before billing (explicitly chosen; neither is refused).
+   */
+  tenantAuth: { mode: "tokens"; file: string } | { mode: "trusted-network" };
   /** Test-only fault injection: SIGKILL this process at a named point of the boleto pipeline. */
   faultKillAt?: "after-item-artifact" | "after-zip";
   migrateOnStart: boolean;
@@ -76,6 +81,18 @@ export const DEFAULT_RENDER_CONCURRENCY = 16;
  */
 export function defaultRenderThreads(renderConcurrency: number): number {
   return Math.max(1, Math.min(renderConcurrency, availableParallelism(), 4));
+}
+
+function readTenantAuth(env: EnvReader): BillingConfig["tenantAuth"] {
+  const file = env.optionalString("BILLING_TENANT_TOKENS_FILE");
+  const trusted = env.bool("BILLING_TRUST_NETWORK", { default: false });
+  if (file !== undefined && trusted) throw new ConfigError("BILLING_TRUST_NETWORK", "cannot be true together with BILLING_TENANT_TOKENS_FILE: choose tenant tokens or a trusted network");
+  if (file !== undefined) return { mode: "tokens", file };
+  if (trusted) return { mode: "trusted-network" };
+  throw new ConfigError(
+    "BILLING_TENANT_TOKENS_FILE",
+    "is required: per-tenant API tokens (`malha billing tokens new` prints a token and its line), or BILLING_TRUST_NETWORK=true when callers are authenticated in front of billing",
+  );
 }
 
 export function readBillingConfig(env: EnvReader): BillingConfig {
@@ -114,6 +131,7 @@ export function readBillingConfig(env: EnvReader): BillingConfig {
       concurrency: env.int("BILLING_WEBHOOK_CONCURRENCY", { default: 8, min: 1, max: 256 }),
       allowHttp: env.bool("BILLING_WEBHOOK_ALLOW_HTTP", { default: false }),
     },
+    tenantAuth: readTenantAuth(env),
     ...(env.optionalString("BILLING_FAULT_KILL_AT") ? { faultKillAt: env.oneOf("BILLING_FAULT_KILL_AT", ["after-item-artifact", "after-zip"] as const) } : {}),
     migrateOnStart: env.bool("BILLING_MIGRATE_ON_START", { default: true }),
     migrationsDir: env.string("MIGRATIONS_DIR", { default: join(projectRoot(), "migrations") }),

@@ -1,6 +1,7 @@
 // Wiring only: config, MySQL, NATS work queues (boleto, cnab, retorno), the artifacts client, the PDF
 // render threads, the queue consumers, the webhook sender and the RPC handlers. Migrations are applied
 // in ready(); consumers start only after them.
+import type { ServiceImpl } from "@connectrpc/connect";
 import { connect } from "@nats-io/transport-node";
 import { createMysqlPool } from "../../libs/db/pool.js";
 import { ensureSchema } from "../../libs/db/schema-ready.js";
@@ -13,7 +14,6 @@ import { serve } from "../../libs/rpc/server.js";
 import { ArtifactStore } from "./artifacts-client.js";
 import { BoletoWorker } from "./boleto-worker.js";
 import { readBillingConfig } from "./config.js";
-import { createBillingMetrics, registerOpenJobGauges } from "./metrics.js";
 import { createHandlers } from "./handlers.js";
 import { ItemRepo } from "./item-repo.js";
 import { JobRepo } from "./job-repo.js";
@@ -26,6 +26,8 @@ import { RenderPool } from "./render-pool.js";
 import { retornoHandlers } from "./retorno-handlers.js";
 import { RetornoRepo } from "./retorno-repo.js";
 import { RetornoWorker } from "./retorno-worker.js";
+import { createBillingMetrics, registerOpenJobGauges } from "./metrics.js";
+import { loadTenantTokens, requireTenantTokens } from "./tenant-auth.js";
 import { completionEventWriter } from "./webhook-events.js";
 import { webhookHandlers } from "./webhook-handlers.js";
 import { WebhookRepo } from "./webhook-repo.js";
@@ -33,6 +35,8 @@ import { WebhookSender } from "./webhook-sender.js";
 
 await runService("billing", async ({ env, log, metrics }) => {
   const config = readBillingConfig(env);
+  const tenantTokens = config.tenantAuth.mode === "tokens" ? loadTenantTokens(config.tenantAuth.file, log) : undefined;
+  if (!tenantTokens) log.warn("BILLING_TRUST_NETWORK=true: billing does not authenticate callers; whoever reaches it may act for any tenant");
   const artifactsPeer = peerClient(env, "artifacts", ArtifactsService);
   const pool = createMysqlPool(config.mysqlUrl, { connectionLimit: config.mysqlConnectionLimit });
   const nc = await connect({ servers: config.natsUrl, maxReconnectAttempts: -1, reconnectTimeWait: 250, name: `billing-${process.pid}` });
@@ -63,25 +67,24 @@ await runService("billing", async ({ env, log, metrics }) => {
   const remessaWorker = new RemessaWorker({ ...common, sublotes, queue: cnabQueue });
   const retornoWorker = new RetornoWorker({ ...common, retornos });
   const stops: (() => Promise<void> | void)[] = [];
+  const handlers: Partial<ServiceImpl<typeof BillingService>> = {
+    ...createHandlers({ jobs, items, queue: boletoQueue, artifacts, log, maxItems: config.maxItems, artifactTtlDays: config.artifactTtlDays }),
+    ...remessaHandlers({
+      jobs,
+      items,
+      sublotes,
+      queue: cnabQueue,
+      artifacts,
+      log,
+      maxTitulos: config.remessaMaxTitulos,
+      ...(config.remessaMaxTitulosPorArquivo ? { maxTitulosPorArquivo: config.remessaMaxTitulosPorArquivo } : {}),
+    }),
+    ...retornoHandlers({ jobs, retornos, queue: retornoQueue, artifacts, log, inlineMaxBytes: config.retornoInlineMaxBytes, maxBytes: config.retornoMaxBytes }),
+    ...webhookHandlers({ repo: webhooks, sender, allowHttp: config.webhook.allowHttp, maxAttempts: config.webhook.maxAttempts }),
+  };
 
   return {
-    services: [
-      serve(BillingService, {
-        ...createHandlers({ jobs, items, queue: boletoQueue, artifacts, log, maxItems: config.maxItems, artifactTtlDays: config.artifactTtlDays }),
-        ...remessaHandlers({
-          jobs,
-          items,
-          sublotes,
-          queue: cnabQueue,
-          artifacts,
-          log,
-          maxTitulos: config.remessaMaxTitulos,
-          ...(config.remessaMaxTitulosPorArquivo ? { maxTitulosPorArquivo: config.remessaMaxTitulosPorArquivo } : {}),
-        }),
-        ...retornoHandlers({ jobs, retornos, queue: retornoQueue, artifacts, log, inlineMaxBytes: config.retornoInlineMaxBytes, maxBytes: config.retornoMaxBytes }),
-        ...webhookHandlers({ repo: webhooks, sender, allowHttp: config.webhook.allowHttp, maxAttempts: config.webhook.maxAttempts }),
-      }),
-    ],
+    services: [serve(BillingService, tenantTokens ? requireTenantTokens(BillingService, handlers, tenantTokens) : handlers)],
     async ready() {
       await ensureSchema(pool, config, log);
       const settings = (concurrency: number) => ({

@@ -50,6 +50,7 @@ describe("JetStream replicas", () => {
         MYSQL_URL: db.url,
         ARTIFACTS_URL: "http://127.0.0.1:1",
         BILLING_NATS_PREFIX: prefix,
+        BILLING_TRUST_NETWORK: "true",
         NATS_REPLICAS: "3",
       });
       expect(result.code).toBe(1);

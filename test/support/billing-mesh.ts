@@ -48,7 +48,7 @@ export async function startBillingMesh(
   // extraEnv may name another BILLING_NATS_PREFIX: a billing process with its own queues (other settings).
   const startBilling = async (extraEnv: Record<string, string> = {}) => {
     if (extraEnv.BILLING_NATS_PREFIX) prefixes.add(extraEnv.BILLING_NATS_PREFIX);
-    const b = await startService("billing", {
+    const env: Record<string, string> = {
       MYSQL_URL: db.url,
       NATS_URL: natsUrl,
       ARTIFACTS_URL: artifacts.baseUrl,
@@ -59,7 +59,10 @@ export async function startBillingMesh(
       BILLING_RECONCILE_SECONDS: "1",
       ...opts.billingEnv,
       ...extraEnv,
-    }, { compiled: opts.compiled ?? false });
+    };
+    // Billing's behaviour is tested as a trusted caller sees it, unless a test hands it a tokens file.
+    if (env.BILLING_TENANT_TOKENS_FILE === undefined) env.BILLING_TRUST_NETWORK ??= "true";
+    const b = await startService("billing", env, { compiled: opts.compiled ?? false });
     billing.push(b);
     return b;
   };
