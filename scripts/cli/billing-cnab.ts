@@ -11,7 +11,7 @@ import { billing, enumFlag, FINAL_STATES, readCreateRequest, tenantOf, tenantOpt
 import { downloadVerified } from "./billing-download.js";
 import { str, type Command, type Context } from "./command.js";
 import { CliFailure, EXIT, UsageError } from "./exit-codes.js";
-import { enumName, iso, json, when } from "./format.js";
+import { allPages, enumName, iso, json, when } from "./format.js";
 import { write } from "./io.js";
 import { pacing } from "./sync-common.js";
 import { table } from "./table.js";
@@ -132,15 +132,12 @@ export const billingRemessasDownload: Command = {
     const jobId = ctx.positionals[0]!;
     const tenant = tenantOf(ctx);
     const client = billing(ctx);
-    const files = [];
-    let pageToken = "";
     let expiresAt: Timestamp | undefined;
-    do {
+    const files = await allPages(async (pageToken) => {
       const page = await client.listRemessaFiles({ tenant, jobId, pageSize: 500, pageToken });
-      files.push(...page.files);
       expiresAt = page.expiresAt;
-      pageToken = page.nextPageToken;
-    } while (pageToken);
+      return { items: page.files, nextPageToken: page.nextPageToken };
+    });
     if (files.length === 0) throw new CliFailure(`job ${jobId} has no files yet (\`malha billing remessas status ${jobId}\`)`, EXIT.NOT_FOUND);
     const dir = str(ctx.values, "out") ?? ".";
     mkdirSync(dir, { recursive: true });
@@ -255,13 +252,10 @@ export const billingRetornosOccurrences: Command = {
     const state = enumFlag(ctx, "state", OcorrenciaState) ?? OcorrenciaState.UNSPECIFIED;
     const tenant = tenantOf(ctx);
     const client = billing(ctx);
-    const all: RetornoOccurrence[] = [];
-    let pageToken = "";
-    do {
+    const all = await allPages(async (pageToken) => {
       const page = await client.listRetornoOccurrences({ tenant, jobId: ctx.positionals[0]!, state, pageSize: 1000, pageToken });
-      all.push(...page.occurrences);
-      pageToken = page.nextPageToken;
-    } while (pageToken);
+      return { items: page.occurrences, nextPageToken: page.nextPageToken };
+    });
     if (ctx.json) return write(ctx.io.out, json(all.map(occurrenceRow)));
     ctx.io.out.write(
       table(

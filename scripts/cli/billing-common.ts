@@ -6,7 +6,7 @@ import type { BoletoJob, BoletoJobItem } from "../../libs/gen/malha/billing/v1/b
 import { Environment, ItemState, JobState } from "../../libs/gen/malha/billing/v1/types_pb.js";
 import { str, type Context } from "./command.js";
 import { UsageError } from "./exit-codes.js";
-import { enumName, iso, parseEnum, when } from "./format.js";
+import { enumName, iso, keyValueLines, parseEnum, when } from "./format.js";
 
 export const TENANT_ENV = "MALHA_TENANT";
 export const tenantOption = { tenant: { type: "string" } } as const;
@@ -138,8 +138,7 @@ export function jobDetails(j: BoletoJob): string {
     ["duration", r.duracaoMs === null ? "-" : `${r.duracaoMs} ms (${r.msPorItem?.toFixed(1)} ms per item)`],
     ["artifacts expire", when(j.artifactsExpiresAt)],
   ];
-  const width = Math.max(...lines.map(([k]) => k.length));
-  return lines.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join("\n") + "\n";
+  return keyValueLines(lines);
 }
 
 export function itemRow(i: BoletoJobItem) {

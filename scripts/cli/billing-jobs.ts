@@ -5,7 +5,7 @@ import { ItemState, JobState } from "../../libs/gen/malha/billing/v1/types_pb.js
 import { billing, enumFlag, FINAL_STATES, itemRow, jobDetails, jobLine, jobRow, readCreateRequest, tenantOf, tenantOption } from "./billing-common.js";
 import { str, type Command } from "./command.js";
 import { CliFailure, EXIT, UsageError } from "./exit-codes.js";
-import { enumName, json } from "./format.js";
+import { allPages, enumName, json } from "./format.js";
 import { write } from "./io.js";
 import { pacing } from "./sync-common.js";
 import { table } from "./table.js";
@@ -60,13 +60,7 @@ export const billingJobsItems: Command = {
     const state = enumFlag(ctx, "status", ItemState) ?? ItemState.UNSPECIFIED;
     const tenant = tenantOf(ctx);
     const client = billing(ctx);
-    const items: BoletoJobItem[] = [];
-    let pageToken = "";
-    do {
-      const res = await client.listBoletoJobItems({ tenant, jobId: ctx.positionals[0]!, state, pageSize: 500, pageToken });
-      items.push(...res.items);
-      pageToken = res.nextPageToken;
-    } while (pageToken);
+    const items: BoletoJobItem[] = await allPages(async (pageToken) => client.listBoletoJobItems({ tenant, jobId: ctx.positionals[0]!, state, pageSize: 500, pageToken }));
     if (ctx.json) return write(ctx.io.out, json(items.map(itemRow)));
     ctx.io.out.write(
       table(

@@ -5,7 +5,7 @@ import { DeliveryState } from "../../libs/gen/malha/billing/v1/webhook_pb.js";
 import { billing, enumFlag, tenantOf, tenantOption } from "./billing-common.js";
 import { str, type Command } from "./command.js";
 import { UsageError } from "./exit-codes.js";
-import { enumName, iso, json, when } from "./format.js";
+import { allPages, enumName, iso, json, keyValueLines, when } from "./format.js";
 import { write } from "./io.js";
 import { table } from "./table.js";
 
@@ -40,8 +40,7 @@ function endpointText(e: WebhookEndpoint): string {
     ["previous secret", e.previousSecretHint ? `…${e.previousSecretHint}, signs until ${when(e.previousSecretExpiresAt)}` : "-"],
     ["updated", when(e.updatedAt)],
   ];
-  const width = Math.max(...lines.map(([k]) => k.length));
-  return lines.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join("\n") + "\n";
+  return keyValueLines(lines);
 }
 
 export const billingWebhooksSet: Command = {
@@ -119,13 +118,10 @@ export const billingWebhooksDeliveries: Command = {
     const state = enumFlag(ctx, "state", DeliveryState) ?? DeliveryState.UNSPECIFIED;
     const tenant = tenantOf(ctx);
     const client = billing(ctx);
-    const all: WebhookDelivery[] = [];
-    let pageToken = "";
-    do {
+    const all = await allPages(async (pageToken) => {
       const page = await client.listWebhookDeliveries({ tenant, jobId: str(ctx.values, "job") ?? "", state, pageSize: 500, pageToken });
-      all.push(...page.deliveries);
-      pageToken = page.nextPageToken;
-    } while (pageToken);
+      return { items: page.deliveries, nextPageToken: page.nextPageToken };
+    });
     if (ctx.json) return write(ctx.io.out, json(all.map(deliveryRow)));
     ctx.io.out.write(
       table(

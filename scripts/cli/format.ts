@@ -26,6 +26,24 @@ export function parseEnum<E extends Record<string, string | number>>(e: E, text:
   return value as E[keyof E];
 }
 
+/** Every page of a paged list RPC, in order. */
+export async function allPages<T>(page: (pageToken: string) => Promise<{ items: T[]; nextPageToken: string }>): Promise<T[]> {
+  const all: T[] = [];
+  let pageToken = "";
+  do {
+    const p = await page(pageToken);
+    all.push(...p.items);
+    pageToken = p.nextPageToken;
+  } while (pageToken);
+  return all;
+}
+
+/** A record as aligned "key  value" lines: one thing shown, not a table. */
+export function keyValueLines(lines: readonly (readonly [string, string])[]): string {
+  const width = Math.max(...lines.map(([k]) => k.length));
+  return lines.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join("\n") + "\n";
+}
+
 /** JSON for scripts: bigint cursors and NSUs as decimal strings (they exceed 2^53). */
 export function json(value: unknown): string {
   return JSON.stringify(value, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v));
