@@ -29,4 +29,10 @@ describe("billing caller authentication", () => {
     expect(() => cfg({ BILLING_TRUST_NETWORK: "false" })).toThrow(/BILLING_TENANT_TOKENS_FILE is required/);
     expect(() => cfg({ BILLING_TENANT_TOKENS_FILE: "/x", BILLING_TRUST_NETWORK: "true" })).toThrow(/^config error: BILLING_TRUST_NETWORK cannot be true together/);
   });
+
+  it("keeps finished jobs 180 days by default, forever with 0, and never less than their artifacts live", () => {
+    const days = (env: Record<string, string>) => read(env).retentionMs / 86_400_000;
+    expect([days({}), days({ BILLING_RETENTION_DAYS: "0" }), days({ BILLING_RETENTION_DAYS: "30", ARTIFACT_TTL_DIAS: "30" })]).toEqual([180, 0, 30]);
+    expect(() => read({ BILLING_RETENTION_DAYS: "3" })).toThrow(/^config error: BILLING_RETENTION_DAYS must be 0 \(keep forever\) or at least ARTIFACT_TTL_DIAS \(7\)/);
+  });
 });

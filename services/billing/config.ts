@@ -45,6 +45,10 @@ export interface BillingConfig {
   artifactTtlMs: number;
   /** How often stalled jobs are looked for and re-enqueued. */
   reconcileIntervalMs: number;
+  /** Finished jobs last changed longer ago than this are deleted with their rows; 0 = kept forever. */
+  retentionMs: number;
+  /** How often the retention purge runs. */
+  retentionSweepMs: number;
   webhook: {
     maxAttempts: number;
     timeoutMs: number;
@@ -99,6 +103,9 @@ export function readBillingConfig(env: EnvReader): BillingConfig {
   const renderConcurrency = env.int("BILLING_RENDER_CONCURRENCY", { default: DEFAULT_RENDER_CONCURRENCY, min: 1, max: 256 });
   const artifactTtlDays = env.int("ARTIFACT_TTL_DIAS", { default: 7, min: 1, max: 3650 });
   const itemTimeoutMs = env.durationMs("BILLING_ITEM_TIMEOUT_SECONDS", { default: 30_000, minSeconds: 0.001, maxSeconds: 3600 });
+  const retentionDays = env.int("BILLING_RETENTION_DAYS", { default: 180, min: 0, max: 36_500 });
+  // A job deleted while its files live would leave them unreachable through the API until they expire.
+  if (retentionDays > 0 && retentionDays < artifactTtlDays) throw new ConfigError("BILLING_RETENTION_DAYS", `must be 0 (keep forever) or at least ARTIFACT_TTL_DIAS (${artifactTtlDays})`);
   const porArquivo = env.optionalString("BILLING_REMESSA_MAX_TITULOS_POR_ARQUIVO") ? env.int("BILLING_REMESSA_MAX_TITULOS_POR_ARQUIVO", { min: 1, max: 999_999 }) : undefined;
   return {
     mysqlUrl: env.parse("MYSQL_URL", (url) => (parseMysqlUrl(url), url), { hint: MYSQL_URL_FORMAT }),
@@ -122,6 +129,8 @@ export function readBillingConfig(env: EnvReader): BillingConfig {
     artifactTtlDays,
     artifactTtlMs: env.durationMs("BILLING_ARTIFACT_TTL_SECONDS", { default: artifactTtlDays * 86_400_000, minSeconds: 1, maxSeconds: 3650 * 86_400 }),
     reconcileIntervalMs: env.durationMs("BILLING_RECONCILE_SECONDS", { default: 30_000, minSeconds: 0.1, maxSeconds: 3600 }),
+    retentionMs: retentionDays * 86_400_000,
+    retentionSweepMs: env.durationMs("BILLING_RETENTION_SWEEP_SECONDS", { default: 3_600_000, minSeconds: 0.1, maxSeconds: 86_400 }),
     webhook: {
       maxAttempts: env.int("BILLING_WEBHOOK_MAX_ATTEMPTS", { default: 8, min: 1, max: 100 }),
       timeoutMs: env.durationMs("BILLING_WEBHOOK_TIMEOUT_SECONDS", { default: 10_000, minSeconds: 0.1, maxSeconds: 120 }),

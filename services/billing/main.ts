@@ -19,6 +19,7 @@ import { ItemRepo } from "./item-repo.js";
 import { JobRepo } from "./job-repo.js";
 import { ensureQueues, queueNames, WorkQueue } from "./queue.js";
 import { startReconciler } from "./reconcile.js";
+import { startRetention } from "./retention.js";
 import { remessaHandlers } from "./remessa-handlers.js";
 import { RemessaRepo } from "./remessa-repo.js";
 import { RemessaWorker } from "./remessa-worker.js";
@@ -113,6 +114,10 @@ await runService("billing", async ({ env, log, metrics }) => {
       });
       sender.start();
       stops.push(reconciler.stop, () => sender.stop());
+      if (config.retentionMs > 0) {
+        const retention = startRetention({ pool, log, retentionMs: config.retentionMs, intervalMs: config.retentionSweepMs, onPurged: (n) => billingMetrics.jobsPurged.inc(n) });
+        stops.push(retention.stop);
+      }
       log.info({ prefix: config.natsPrefix, renderConcurrency: config.renderConcurrency, renderThreads: config.renderThreads, cnabConcurrency: config.cnabConcurrency }, "billing workers started");
     },
     async close() {

@@ -7,6 +7,7 @@ export interface BillingMetrics {
   itemsFinished: Counter<"kind" | "state">;
   renderSeconds: Histogram;
   webhookAttempts: Counter<"outcome">;
+  jobsPurged: Counter;
 }
 
 /** Unfinished jobs of one kind and state, and when the oldest one's current round began. */
@@ -67,6 +68,7 @@ export function createBillingMetrics(registry: Registry): BillingMetrics {
       buckets: [0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 5],
       registers: [registry],
     }),
+    jobsPurged: new Counter({ name: "malha_billing_jobs_purged_total", help: "Finished jobs deleted with their rows after BILLING_RETENTION_DAYS.", registers: [registry] }),
     webhookAttempts: new Counter({ name: "malha_billing_webhook_attempts_total", help: "Webhook HTTP attempts by outcome (succeeded, retrying, dead_lettered, skipped).", labelNames: ["outcome"], registers: [registry] }),
   };
 }
