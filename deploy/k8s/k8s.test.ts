@@ -107,12 +107,19 @@ describe.each(OVERLAYS)("kustomize overlay %s", (overlay) => {
     }
   });
 
-  it("denies all traffic by default and lets only the gateway reach the internet", () => {
+  it("denies all traffic by default and lets only the gateway (the ADN) and billing (webhooks) reach the internet, on 443 to public addresses", () => {
     const policies = of<Policy>(overlay, "NetworkPolicy");
     const denyAll = policies.find((p) => Object.keys(p.spec.podSelector.matchLabels ?? {}).length === 0 && !p.spec.ingress && !p.spec.egress);
     expect(denyAll?.spec.policyTypes?.sort()).toEqual(["Egress", "Ingress"]);
     const withIpBlock = policies.filter((p) => (p.spec.egress ?? []).some((r) => (r.to ?? []).some((t) => t.ipBlock)));
-    expect(withIpBlock.map((p) => p.spec.podSelector.matchLabels?.["app.kubernetes.io/name"])).toEqual(["adn-gateway"]);
+    expect(withIpBlock.map((p) => p.spec.podSelector.matchLabels?.["app.kubernetes.io/name"]).sort()).toEqual(["adn-gateway", "billing"]);
+    for (const p of withIpBlock) {
+      for (const rule of (p.spec.egress ?? []).filter((r) => (r.to ?? []).some((t) => t.ipBlock))) {
+        expect(rule.ports).toEqual([{ protocol: "TCP", port: 443 }]);
+        const except = (rule.to![0]!.ipBlock as { except?: string[] }).except ?? [];
+        for (const cidr of ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16"]) expect(except).toContain(cidr);
+      }
+    }
   });
 
   it("admits to the vault only the gateway (credentials) and the coordinator (certificate listing)", () => {

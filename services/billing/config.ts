@@ -58,6 +58,8 @@ export interface BillingConfig {
     concurrency: number;
     /** Plain-HTTP endpoints, for development only. */
     allowHttp: boolean;
+    /** Loopback, private and link-local endpoint addresses (development, in-cluster receivers). */
+    allowPrivate: boolean;
   };
   /**
    * How callers prove their tenant: a file of per-tenant API token digests, or a network that
@@ -139,6 +141,7 @@ export function readBillingConfig(env: EnvReader): BillingConfig {
       pollMs: env.durationMs("BILLING_WEBHOOK_POLL_SECONDS", { default: 1_000, minSeconds: 0.05, maxSeconds: 600 }),
       concurrency: env.int("BILLING_WEBHOOK_CONCURRENCY", { default: 8, min: 1, max: 256 }),
       allowHttp: env.bool("BILLING_WEBHOOK_ALLOW_HTTP", { default: false }),
+      allowPrivate: env.bool("BILLING_WEBHOOK_ALLOW_PRIVATE", { default: false }),
     },
     tenantAuth: readTenantAuth(env),
     ...(env.optionalString("BILLING_FAULT_KILL_AT") ? { faultKillAt: env.oneOf("BILLING_FAULT_KILL_AT", ["after-item-artifact", "after-zip"] as const) } : {}),

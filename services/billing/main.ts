@@ -81,7 +81,7 @@ await runService("billing", async ({ env, log, metrics }) => {
       ...(config.remessaMaxTitulosPorArquivo ? { maxTitulosPorArquivo: config.remessaMaxTitulosPorArquivo } : {}),
     }),
     ...retornoHandlers({ jobs, retornos, queue: retornoQueue, artifacts, log, inlineMaxBytes: config.retornoInlineMaxBytes, maxBytes: config.retornoMaxBytes }),
-    ...webhookHandlers({ repo: webhooks, sender, allowHttp: config.webhook.allowHttp, maxAttempts: config.webhook.maxAttempts }),
+    ...webhookHandlers({ repo: webhooks, sender, allowHttp: config.webhook.allowHttp, allowPrivate: config.webhook.allowPrivate, maxAttempts: config.webhook.maxAttempts }),
   };
 
   return {

@@ -8,12 +8,14 @@ import { badRequest, billingError, invalidPageToken, invalidTenant } from "./err
 import { ts } from "./to-proto.js";
 import type { DeliveryRow, EndpointRow, WebhookRepo } from "./webhook-repo.js";
 import type { WebhookSender } from "./webhook-sender.js";
+import { literalAddressProblem } from "./webhook-address.js";
 import { newSecret, secretHint } from "./webhook-signing.js";
 
 export interface WebhookHandlerDeps {
   repo: WebhookRepo;
   sender: WebhookSender;
   allowHttp: boolean;
+  allowPrivate: boolean;
   maxAttempts: number;
 }
 
@@ -28,7 +30,7 @@ const notConfigured = (tenant: string) => billingError(`tenant ${tenant} has no 
 const invalidUrl = (why: string) => billingError(`invalid webhook url: ${why}`, Code.InvalidArgument, "INVALID_WEBHOOK_URL");
 const deliveryNotFound = (id: string) => billingError(`delivery ${JSON.stringify(id.slice(0, 64))} not found`, Code.NotFound, "DELIVERY_NOT_FOUND");
 
-function checkUrl(raw: string, allowHttp: boolean): string {
+function checkUrl(raw: string, allowHttp: boolean, allowPrivate: boolean): string {
   if (raw === "") throw invalidUrl("required");
   if (raw.length > 2048) throw invalidUrl("longer than 2048 characters");
   let u: URL;
@@ -39,6 +41,9 @@ function checkUrl(raw: string, allowHttp: boolean): string {
   }
   if (u.protocol !== "https:" && !(allowHttp && u.protocol === "http:")) throw invalidUrl(allowHttp ? "must be http or https" : "must be https");
   if (u.hash !== "") throw invalidUrl("must not have a fragment");
+  // A name is checked again at every delivery, after DNS; an address can be refused right away.
+  const literal = allowPrivate ? undefined : literalAddressProblem(raw);
+  if (literal) throw invalidUrl(literal);
   return raw;
 }
 
@@ -79,7 +84,7 @@ export function webhookHandlers(d: WebhookHandlerDeps): Partial<ServiceImpl<type
   return {
     async setWebhookEndpoint(req) {
       checkTenant(req.tenant);
-      const url = checkUrl(req.url, d.allowHttp);
+      const url = checkUrl(req.url, d.allowHttp, d.allowPrivate);
       for (const t of req.eventTypes) if (!EVENT_TYPE.test(t)) throw badRequest(`event type ${JSON.stringify(t.slice(0, 64))} is not of the form job.<kind>.<state>`);
       const graceMs = previousSecretGraceMs(req.previousSecretGrace, req.rotateSecret);
       const existing = await d.repo.endpoint(req.tenant);

@@ -2,10 +2,12 @@
 // the outcome with exponential backoff; after the attempt limit a delivery is DEAD_LETTERED. What a
 // consumer answers never touches the job. The body is fixed at enqueue time; only the timestamp and
 // signature are renewed per attempt.
+import { Agent, fetch } from "undici";
 import type { Logger } from "../../libs/log/logger.js";
 import { DeliveryState } from "../../libs/gen/malha/billing/v1/webhook_pb.js";
 import type { DeliveryRow, EndpointRow, WebhookRepo } from "./webhook-repo.js";
 import type { BillingMetrics } from "./metrics.js";
+import { literalAddressProblem, publicOnlyLookup } from "./webhook-address.js";
 import { signatureHeaders, signingSecrets } from "./webhook-signing.js";
 
 export interface WebhookSettings {
@@ -15,6 +17,8 @@ export interface WebhookSettings {
   backoffMaxMs: number;
   pollMs: number;
   concurrency: number;
+  /** Deliver to loopback, private and link-local addresses too (development, in-cluster receivers). */
+  allowPrivate: boolean;
 }
 
 export function backoffMs(attempt: number, s: Pick<WebhookSettings, "backoffBaseMs" | "backoffMaxMs">): number {
@@ -26,6 +30,8 @@ export class WebhookSender {
   private running: Promise<void> | undefined;
   private again = false;
   private stopped = false;
+  /** Connections that refuse non-public addresses after DNS (undefined: any address). */
+  private readonly dispatcher: Agent | undefined;
 
   constructor(
     private readonly repo: WebhookRepo,
@@ -33,7 +39,9 @@ export class WebhookSender {
     private readonly log: Logger,
     private readonly metrics?: BillingMetrics,
     private readonly clock: () => Date = () => new Date(),
-  ) {}
+  ) {
+    this.dispatcher = s.allowPrivate ? undefined : new Agent({ connect: { lookup: publicOnlyLookup } });
+  }
 
   start(): void {
     this.timer = setInterval(() => this.wake(), this.s.pollMs);
@@ -63,6 +71,7 @@ export class WebhookSender {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     await this.running;
+    await this.dispatcher?.close();
   }
 
   private async pass(): Promise<void> {
@@ -91,12 +100,16 @@ export class WebhookSender {
     let status = 0;
     let error = "";
     try {
+      // An IP literal never goes through DNS: checked here; names are checked as their sockets connect.
+      const literal = this.s.allowPrivate ? undefined : literalAddressProblem(endpoint.url);
+      if (literal) throw new Error(literal);
       const res = await fetch(endpoint.url, {
         method: "POST",
         headers: { "content-type": "application/json", "user-agent": "malha-billing-webhooks/1", ...this.headers(endpoint, d) },
         body: d.body,
         redirect: "manual",
         signal: AbortSignal.timeout(this.s.timeoutMs),
+        ...(this.dispatcher ? { dispatcher: this.dispatcher } : {}),
       });
       status = res.status;
       await res.body?.cancel().catch(() => undefined);

@@ -60,8 +60,10 @@ export async function startBillingMesh(
       ...opts.billingEnv,
       ...extraEnv,
     };
-    // Billing's behaviour is tested as a trusted caller sees it, unless a test hands it a tokens file.
+    // Billing's behaviour is tested as a trusted caller sees it, unless a test hands it a tokens file;
+    // webhook receivers in tests listen on loopback, which production refuses (webhook-address.test.ts).
     if (env.BILLING_TENANT_TOKENS_FILE === undefined) env.BILLING_TRUST_NETWORK ??= "true";
+    env.BILLING_WEBHOOK_ALLOW_PRIVATE ??= "true";
     const b = await startService("billing", env, { compiled: opts.compiled ?? false });
     billing.push(b);
     return b;
