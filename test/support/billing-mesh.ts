@@ -28,9 +28,10 @@ export interface BillingMesh {
 }
 
 export async function startBillingMesh(
-  opts: { billingEnv?: Record<string, string>; artifactsEnv?: Record<string, string>; processes?: number; compiled?: boolean } = {},
+  opts: { billingEnv?: Record<string, string>; artifactsEnv?: Record<string, string>; processes?: number; compiled?: boolean; natsUrl?: string } = {},
 ): Promise<BillingMesh> {
-  const natsUrl = process.env.NATS_URL;
+  // A private server (test/support/nats-server.ts) for tests that restart it; the stack's otherwise.
+  const natsUrl = opts.natsUrl ?? process.env.NATS_URL;
   if (!natsUrl) throw new Error("NATS_URL is not set: run `bash scripts/stack.sh start` and export its env");
   const dir = mkdtempSync(join(tmpdir(), "malha-billing-"));
   const db = await createThrowawayDatabase();
