@@ -11,7 +11,7 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { ArtifactsService } from "../../libs/gen/malha/artifacts/v1/artifacts_pb.js";
 import { BillingService } from "../../libs/gen/malha/billing/v1/billing_pb.js";
-import { createThrowawayDatabase, type ThrowawayDatabase } from "./mysql.js";
+import { createThrowawayDatabase, externalDatabase, type ThrowawayDatabase } from "./mysql.js";
 import { startService, type ServiceProcess } from "./service-process.js";
 
 export interface BillingMesh {
@@ -28,13 +28,13 @@ export interface BillingMesh {
 }
 
 export async function startBillingMesh(
-  opts: { billingEnv?: Record<string, string>; artifactsEnv?: Record<string, string>; processes?: number; compiled?: boolean; natsUrl?: string } = {},
+  opts: { billingEnv?: Record<string, string>; artifactsEnv?: Record<string, string>; processes?: number; compiled?: boolean; natsUrl?: string; mysqlUrl?: string } = {},
 ): Promise<BillingMesh> {
   // A private server (test/support/nats-server.ts) for tests that restart it; the stack's otherwise.
   const natsUrl = opts.natsUrl ?? process.env.NATS_URL;
   if (!natsUrl) throw new Error("NATS_URL is not set: run `bash scripts/stack.sh start` and export its env");
   const dir = mkdtempSync(join(tmpdir(), "malha-billing-"));
-  const db = await createThrowawayDatabase();
+  const db = opts.mysqlUrl ? externalDatabase(opts.mysqlUrl) : await createThrowawayDatabase();
   const artifacts = await startService("artifacts", {
     MYSQL_URL: db.url,
     ARTIFACT_DIR: join(dir, "artifacts"),

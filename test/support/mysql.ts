@@ -62,3 +62,21 @@ export async function createThrowawayDatabase(): Promise<ThrowawayDatabase> {
     },
   };
 }
+
+/** A database someone else made (a private server the test restarts): drop() only closes the pools. */
+export function externalDatabase(url: string): ThrowawayDatabase {
+  const pools = [createMysqlPool(url, { connectionLimit: 4 })];
+  return {
+    name: new URL(url).pathname.slice(1),
+    url,
+    pool: pools[0]!,
+    newPool(options) {
+      const pool = createMysqlPool(url, { connectionLimit: 4, ...options });
+      pools.push(pool);
+      return pool;
+    },
+    async drop() {
+      await Promise.all(pools.map((p) => p.end().catch(() => undefined)));
+    },
+  };
+}

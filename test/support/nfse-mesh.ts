@@ -13,7 +13,7 @@ import { startAdnSimulator, type AdnSimulator } from "../adn-sim/server.js";
 import type { SimSwitches } from "../adn-sim/switches.js";
 import { createTestRoot, issueEcnpj, issueServer } from "./icp-brasil.js";
 import { createMysqlPool } from "../../libs/db/pool.js";
-import { createThrowawayDatabase, type ThrowawayDatabase } from "./mysql.js";
+import { createThrowawayDatabase, externalDatabase, type ThrowawayDatabase } from "./mysql.js";
 import { startService, type ServiceProcess } from "./service-process.js";
 
 /** Real IBGE codes of capitals (UF prefix valid): the first five are the demo/test municipalities. */
@@ -180,23 +180,6 @@ export async function startNfseMesh(opts: NfseMeshOptions): Promise<NfseMesh> {
 }
 
 /** A database the test owns elsewhere: same shape as a throwaway one, dropping it only closes pools. */
-function externalDatabase(url: string): ThrowawayDatabase {
-  const pools = [createMysqlPool(url, { connectionLimit: 4 })];
-  return {
-    name: new URL(url).pathname.slice(1),
-    url,
-    pool: pools[0]!,
-    newPool(options) {
-      const pool = createMysqlPool(url, { connectionLimit: 4, ...options });
-      pools.push(pool);
-      return pool;
-    },
-    async drop() {
-      await Promise.all(pools.map((p) => p.end().catch(() => undefined)));
-    },
-  };
-}
-
 async function stopGracefully(p: ServiceProcess): Promise<void> {
   if (p.proc.exitCode !== null || p.proc.signalCode !== null) return;
   p.kill("SIGTERM");
