@@ -19,5 +19,7 @@ describe("quickstart", () => {
     // On a fresh machine each sync starts; on a re-run the one-hour rule skips feeds already caught up.
     for (const ibge of ["3550308", "3304557", "4106902"]) expect(out).toMatch(new RegExp(`demo: ${ibge} sync (started|skipped)`));
     expect(out).toContain("demo: every demo municipality is synced");
+    // Billing through the dev stack's tenant token: three boletos with PDFs and a zip.
+    expect(out).toMatch(/demo: boleto job \S+ for tenant demo completed: 3 PDFs, zip \d+ bytes/);
   }, 300_000);
 });
