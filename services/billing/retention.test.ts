@@ -12,19 +12,11 @@ import { startBillingMesh, type BillingMesh } from "../../test/support/billing-m
 import { createThrowawayDatabase, type ThrowawayDatabase } from "../../test/support/mysql.js";
 import { sampleValue, scrape } from "../../test/support/prom-text.js";
 import { boletoValido } from "./fixtures.js";
-import { purgeFinishedJobs, RETENTION_LOCK } from "./retention.js";
+import { JOB_TABLES, purgeFinishedJobs, RETENTION_LOCK } from "./retention.js";
 
 const DAY = 86_400_000;
-const TABLES = [
-  "billing_item_attempts",
-  "billing_boleto_items",
-  "billing_remessa_sublotes",
-  "billing_retorno_occurrences",
-  "billing_retorno_fingerprints",
-  "billing_retorno_files",
-  "billing_webhook_deliveries",
-  "billing_idempotency_keys",
-];
+/** Every billing table with a job_id column, read from the schema at the start of the test. */
+let TABLES: string[] = [];
 const sha = (s: string) => createHash("sha256").update(s).digest("hex");
 
 describe("purgeFinishedJobs", () => {
@@ -32,6 +24,15 @@ describe("purgeFinishedJobs", () => {
   beforeAll(async () => {
     db = await createThrowawayDatabase();
     await migrate(db.pool, fileURLToPath(new URL("../../migrations", import.meta.url)));
+    const [cols] = await db.pool.query<RowDataPacket[]>(
+      "SELECT table_name AS t FROM information_schema.columns WHERE table_schema = DATABASE() AND column_name = 'job_id' AND table_name LIKE 'billing\\_%' ORDER BY table_name",
+    );
+    TABLES = cols.map((c) => c["t"] as string);
+  });
+
+  it("purges every billing table that names a job (a new one must be added to the purge)", () => {
+    expect(TABLES.length).toBeGreaterThanOrEqual(8);
+    expect([...JOB_TABLES].sort()).toEqual(TABLES);
   });
   afterAll(async () => {
     await db?.drop();
@@ -59,8 +60,8 @@ describe("purgeFinishedJobs", () => {
     }
     return out;
   };
-  const none = Object.fromEntries([...TABLES, "billing_jobs"].map((t) => [t, 0]));
-  const one = Object.fromEntries([...TABLES, "billing_jobs"].map((t) => [t, 1]));
+  const none = () => Object.fromEntries([...TABLES, "billing_jobs"].map((t) => [t, 0]));
+  const one = () => Object.fromEntries([...TABLES, "billing_jobs"].map((t) => [t, 1]));
 
   it("deletes finished jobs past the cutoff with every row naming them; keeps recent and unfinished jobs and the sequences", async () => {
     await job("old-done", JobState.COMPLETED, 200 * DAY);
@@ -70,10 +71,10 @@ describe("purgeFinishedJobs", () => {
     await db.pool.query("INSERT INTO billing_nsa_seq (tenant, environment, banco, convenio, last_nsa) VALUES ('t', 1, '001', '1234567', 41)");
     const result = await purgeFinishedJobs(db.pool, new Date(Date.now() - 180 * DAY));
     expect(result).toEqual({ jobs: 2, rows: 2 * (TABLES.length + 1) });
-    expect(await rowsOf("old-done")).toEqual(none);
-    expect(await rowsOf("old-failed")).toEqual(none);
-    expect(await rowsOf("recent")).toEqual(one);
-    expect(await rowsOf("old-running")).toEqual(one);
+    expect(await rowsOf("old-done")).toEqual(none());
+    expect(await rowsOf("old-failed")).toEqual(none());
+    expect(await rowsOf("recent")).toEqual(one());
+    expect(await rowsOf("old-running")).toEqual(one());
     const [seq] = await db.pool.query<RowDataPacket[]>("SELECT last_nsa FROM billing_nsa_seq WHERE tenant = 't'");
     expect(seq[0]!["last_nsa"]).toBe(41);
     expect(await purgeFinishedJobs(db.pool, new Date(Date.now() - 180 * DAY))).toEqual({ jobs: 0, rows: 0 });

@@ -9,7 +9,7 @@ import { FINAL_JOB_STATES } from "./states.js";
 export const RETENTION_LOCK = "malha_billing_retention";
 
 /** Every table holding a job's rows, by job_id; billing_jobs itself goes last. */
-const JOB_TABLES = [
+export const JOB_TABLES = [
   "billing_item_attempts",
   "billing_boleto_items",
   "billing_remessa_sublotes",
