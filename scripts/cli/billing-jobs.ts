@@ -1,11 +1,12 @@
 // `billing jobs create|status|items`: boleto jobs of the billing service (proto/malha/billing/v1).
 import { CreateBoletoJobRequestSchema } from "../../libs/gen/malha/billing/v1/billing_pb.js";
 import type { BoletoJobItem } from "../../libs/gen/malha/billing/v1/boleto_pb.js";
-import { ItemState, JobState } from "../../libs/gen/malha/billing/v1/types_pb.js";
+import type { JobSummary } from "../../libs/gen/malha/billing/v1/billing_pb.js";
+import { ItemState, JobKind, JobState } from "../../libs/gen/malha/billing/v1/types_pb.js";
 import { billing, enumFlag, FINAL_STATES, itemRow, jobDetails, jobLine, jobRow, readCreateRequest, tenantOf, tenantOption } from "./billing-common.js";
 import { str, type Command } from "./command.js";
 import { CliFailure, EXIT, UsageError } from "./exit-codes.js";
-import { allPages, enumName, json } from "./format.js";
+import { allPages, enumName, iso, json, when } from "./format.js";
 import { write } from "./io.js";
 import { pacing } from "./sync-common.js";
 import { table } from "./table.js";
@@ -73,6 +74,46 @@ export const billingJobsItems: Command = {
           i.result?.nossoNumeroFormatado || "-",
           i.errors.length ? i.errors.map((e) => `${e.code}${e.field ? ` (${e.field})` : ""}`).join(", ") : i.result?.linhaDigitavelFormatada || "-",
         ]),
+      ),
+    );
+  },
+};
+
+export const billingJobsList: Command = {
+  usage: "billing jobs list [--kind boleto|remessa|retorno] [--status <state>] [--limit <n>]",
+  summary: "the tenant's jobs of every kind, newest first (default 50)",
+  options: { ...tenantOption, kind: { type: "string" }, status: { type: "string" }, limit: { type: "string" } },
+  positionals: [0, 0],
+  async run(ctx) {
+    const kind = enumFlag(ctx, "kind", JobKind) ?? JobKind.UNSPECIFIED;
+    const state = enumFlag(ctx, "status", JobState) ?? JobState.UNSPECIFIED;
+    const limit = Number(str(ctx.values, "limit") ?? "50");
+    if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new UsageError("--limit must be a whole number from 1 to 10000");
+    const tenant = tenantOf(ctx);
+    const client = billing(ctx);
+    const jobs: JobSummary[] = [];
+    let pageToken = "";
+    do {
+      const page = await client.listJobs({ tenant, kind, state, pageSize: Math.min(500, limit - jobs.length), pageToken });
+      jobs.push(...page.jobs);
+      pageToken = page.nextPageToken;
+    } while (pageToken && jobs.length < limit);
+    const rows = jobs.map((j) => ({
+      jobId: j.jobId,
+      kind: enumName(JobKind, j.kind),
+      state: enumName(JobState, j.state),
+      total: j.counters?.total ?? 0,
+      completed: j.counters?.completed ?? 0,
+      failed: j.counters?.failed ?? 0,
+      idempotencyKey: j.idempotencyKey || null,
+      createdAt: iso(j.createdAt),
+      finishedAt: iso(j.finishedAt),
+    }));
+    if (ctx.json) return write(ctx.io.out, json(rows));
+    ctx.io.out.write(
+      table(
+        ["job", "kind", "state", "items", "completed", "failed", "created", "finished"],
+        jobs.map((j, i) => [j.jobId, rows[i]!.kind.toLowerCase(), rows[i]!.state.toLowerCase(), String(rows[i]!.total), String(rows[i]!.completed), String(rows[i]!.failed), when(j.createdAt), when(j.finishedAt)]),
       ),
     );
   },

@@ -93,6 +93,18 @@ describe("malha billing jobs against the running billing and artifacts services"
     expect(changed.err).toMatch(/^malha: .*idempotency/i);
   }, 90_000);
 
+  it("lists the tenant's jobs, newest first, by kind and state", async () => {
+    const all = jsonOf<{ jobId: string; kind: string; state: string; total: number }[]>((await malha(["billing", "jobs", "list", "--tenant", TENANT, "--json"])).out);
+    expect(all.find((j) => j.jobId === jobId)).toMatchObject({ kind: "BOLETO", state: "PARTIALLY_COMPLETED", total: 5 });
+    const partial = jsonOf<{ jobId: string }[]>((await malha(["billing", "jobs", "list", "--tenant", TENANT, "--kind", "boleto", "--status", "partially-completed", "--json"])).out);
+    expect(partial.map((j) => j.jobId)).toContain(jobId);
+    expect(jsonOf<unknown[]>((await malha(["billing", "jobs", "list", "--tenant", TENANT, "--kind", "retorno", "--status", "partially-completed", "--json"])).out)).toEqual([]);
+    expect(jsonOf<unknown[]>((await malha(["billing", "jobs", "list", "--tenant", "nobody-here", "--json"])).out)).toEqual([]);
+    expect((await malha(["billing", "jobs", "list", "--tenant", TENANT])).out).toMatch(/^JOB\s+KIND\s+STATE\s+ITEMS/);
+    expect((await malha(["billing", "jobs", "list", "--tenant", TENANT, "--limit", "0"])).code).toBe(EXIT.USAGE);
+    expect((await malha(["billing", "jobs", "list", "--tenant", TENANT, "--kind", "pdf"])).code).toBe(EXIT.USAGE);
+  });
+
   it("shows the job's status as JSON and as a human record", async () => {
     const status = jsonOf<JobJson & { finishedAt: string | null; duracaoMs: number | null }>((await malha(["billing", "jobs", "status", jobId, "--tenant", TENANT, "--json"])).out);
     expect(status).toMatchObject({ jobId, state: "PARTIALLY_COMPLETED", counters: { completed: 4, failed: 1 } });

@@ -6,7 +6,7 @@ import { billingRemessasCreate, billingRemessasDownload, billingRemessasStatus, 
 import { billingJobsDownload } from "./billing-download.js";
 import { billingTokensNew } from "./billing-tokens.js";
 import { billingWebhooksDelete, billingWebhooksDeliveries, billingWebhooksRedeliver, billingWebhooksSet, billingWebhooksShow } from "./billing-webhooks.js";
-import { billingJobsCreate, billingJobsItems, billingJobsStatus } from "./billing-jobs.js";
+import { billingJobsCreate, billingJobsItems, billingJobsList, billingJobsStatus } from "./billing-jobs.js";
 import { certificatesExpiring, certificatesImport, certificatesList } from "./certificates.js";
 import type { Command, Options } from "./command.js";
 import { documentsList } from "./documents.js";
@@ -32,6 +32,7 @@ export const COMMANDS: Record<string, Command> = {
   "sync runs": syncRuns,
   "documents list": documentsList,
   "billing jobs create": billingJobsCreate,
+  "billing jobs list": billingJobsList,
   "billing jobs status": billingJobsStatus,
   "billing jobs items": billingJobsItems,
   "billing jobs download": billingJobsDownload,

@@ -129,7 +129,7 @@ export function requireTenantTokens<S extends DescService>(service: S, impl: Par
       const tenant = callerTenant(tokens, ctx.requestHeader);
       if (req.tenant === undefined || req.tenant === "") req.tenant = tenant;
       else if (req.tenant !== tenant) throw new ConnectError(`this API token acts for tenant ${tenant}, not for the tenant the request names`, Code.PermissionDenied);
-      return method(req, ctx);
+      return method.call(impl, req, ctx);
     };
   }
   return guarded as Partial<ServiceImpl<S>>;
