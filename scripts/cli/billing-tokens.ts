@@ -2,13 +2,12 @@
 // (BILLING_TENANT_TOKENS_FILE). Made here, offline: the file holds only the token's SHA-256, so the
 // token exists only in this output until it reaches the tenant.
 import { newTenantToken, tokensFileLine } from "../../services/billing/tenant-auth.js";
+import { isTenantName, TENANT_RULE } from "../../services/billing/tenant-name.js";
 import { tenantOption } from "./billing-common.js";
 import { str, type Command } from "./command.js";
 import { UsageError } from "./exit-codes.js";
 import { json } from "./format.js";
 import { write } from "./io.js";
-
-const TENANT = /^[A-Za-z0-9._-]{1,64}$/;
 
 export const billingTokensNew: Command = {
   usage: "billing tokens new --tenant <tenant>",
@@ -17,7 +16,7 @@ export const billingTokensNew: Command = {
   positionals: [0, 0],
   async run(ctx) {
     const tenant = str(ctx.values, "tenant");
-    if (!tenant || !TENANT.test(tenant) || /^\.+$/.test(tenant)) throw new UsageError("--tenant must be 1-64 of A-Z, a-z, 0-9, '.', '_' and '-'");
+    if (!tenant || !isTenantName(tenant)) throw new UsageError(`--tenant must be ${TENANT_RULE}`);
     const token = newTenantToken();
     const line = tokensFileLine(tenant, token);
     if (ctx.json) return write(ctx.io.out, json({ tenant, token, tokensFileLine: line }));

@@ -2,6 +2,7 @@
 // billing.proto lists them. Messages are precise and never carry a stack or another tenant's data.
 import { Code, ConnectError } from "@connectrpc/connect";
 import { reasonedError } from "../../libs/rpc/errors.js";
+import { isTenantName, TENANT_RULE } from "./tenant-name.js";
 
 export const BILLING_ERROR_DOMAIN = "malha.billing";
 
@@ -29,6 +30,12 @@ const quote = (value: string) => JSON.stringify(value.length > 64 ? `${value.sli
 export const badRequest = (message: string) => billingError(message, Code.InvalidArgument);
 export const invalidTenant = (value: string, why: string) =>
   billingError(`invalid tenant ${quote(value)}: ${why}`, Code.InvalidArgument, "INVALID_TENANT");
+
+/** The request's tenant, or INVALID_ARGUMENT naming the rule. */
+export function checkTenant(tenant: string): string {
+  if (!isTenantName(tenant)) throw invalidTenant(tenant, tenant === "" ? "required" : TENANT_RULE);
+  return tenant;
+}
 export const noItems = () => billingError("a job needs at least one item", Code.InvalidArgument, "NO_ITEMS");
 export const tooManyItems = (n: number, max: number) =>
   billingError(`${n} items exceed JOB_MAX_ITENS (${max})`, Code.ResourceExhausted, "TOO_MANY_ITEMS", { max: String(max), items: String(n) });

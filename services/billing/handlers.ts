@@ -12,7 +12,7 @@ import { ErrorInfoSchema } from "../../libs/gen/malha/common/v1/common_pb.js";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Logger } from "../../libs/log/logger.js";
 import type { ArtifactStore } from "./artifacts-client.js";
-import { badRequest, BILLING_ERROR_DOMAIN, invalidPageToken, invalidTenant, itemNotFound, jobNotFinished, jobNotFound, noItems, tooManyItems } from "./errors.js";
+import { badRequest, BILLING_ERROR_DOMAIN, invalidPageToken, checkTenant, itemNotFound, jobNotFinished, jobNotFound, noItems, tooManyItems } from "./errors.js";
 import { assignItemIds } from "./item-ids.js";
 import { allItems } from "./job-artifacts.js";
 import type { ItemRepo, ItemRow } from "./item-repo.js";
@@ -33,15 +33,10 @@ export interface HandlerDeps {
   clock?: () => Date;
 }
 
-const TENANT = /^[A-Za-z0-9._-]{1,64}$/;
 const DEFAULT_LINK_TTL_MS = 15 * 60_000;
 const MAX_LINK_TTL_MS = 7 * 86_400_000;
 
-function checkTenant(tenant: string): string {
-  if (tenant === "") throw invalidTenant(tenant, "required");
-  if (!TENANT.test(tenant) || /^\.+$/.test(tenant)) throw invalidTenant(tenant, "1-64 of A-Z, a-z, 0-9, '.', '_' and '-'");
-  return tenant;
-}
+
 
 function linkTtl(d: Duration | undefined): number {
   if (!d) return DEFAULT_LINK_TTL_MS;

@@ -21,7 +21,7 @@ import {
 import { Environment, ItemState, JobKind, JobState } from "../../libs/gen/malha/billing/v1/types_pb.js";
 import type { Logger } from "../../libs/log/logger.js";
 import type { ArtifactStore } from "./artifacts-client.js";
-import { badRequest, invalidPageToken, invalidTenant, itemNotFound, jobNotFinished, jobNotFound, noItems, tooManyItems } from "./errors.js";
+import { badRequest, invalidPageToken, checkTenant, itemNotFound, jobNotFinished, jobNotFound, noItems, tooManyItems } from "./errors.js";
 import { assignItemIds } from "./item-ids.js";
 import type { ItemRepo } from "./item-repo.js";
 import type { JobRepo, JobRow } from "./job-repo.js";
@@ -44,10 +44,6 @@ export interface RemessaHandlerDeps {
   clock?: () => Date;
 }
 
-const TENANT = /^[A-Za-z0-9._-]{1,64}$/;
-const checkTenant = (t: string) => {
-  if (!TENANT.test(t) || /^\.+$/.test(t)) throw invalidTenant(t, t === "" ? "required" : "1-64 of A-Z, a-z, 0-9, '.', '_' and '-'");
-};
 const linkTtl = (d: Duration | undefined) => (d ? Math.max(1000, Math.min(Number(d.seconds) * 1000 + Math.floor(d.nanos / 1e6), 7 * 86_400_000)) : 15 * 60_000);
 
 const keyOf = (s: SubloteRow) => ({ ...s.chave, layout: s.chave.layout === 400 ? CnabLayout.CNAB_LAYOUT_400 : CnabLayout.CNAB_LAYOUT_240 });

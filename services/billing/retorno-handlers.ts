@@ -9,7 +9,7 @@ import { CnabLayout, RetornoJobSchema, RetornoOccurrenceSchema, type RetornoJob 
 import { Environment, JobKind } from "../../libs/gen/malha/billing/v1/types_pb.js";
 import type { Logger } from "../../libs/log/logger.js";
 import type { ArtifactStore } from "./artifacts-client.js";
-import { badRequest, billingError, invalidPageToken, invalidTenant, jobNotFound } from "./errors.js";
+import { badRequest, billingError, invalidPageToken, checkTenant, jobNotFound } from "./errors.js";
 import type { JobRepo, JobRow } from "./job-repo.js";
 import type { WorkQueue } from "./queue.js";
 import { AlreadyParsed, type RetornoRepo } from "./retorno-repo.js";
@@ -27,10 +27,6 @@ export interface RetornoHandlerDeps {
   maxBytes: number;
 }
 
-const TENANT = /^[A-Za-z0-9._-]{1,64}$/;
-const checkTenant = (t: string) => {
-  if (!TENANT.test(t) || /^\.+$/.test(t)) throw invalidTenant(t, t === "" ? "required" : "1-64 of A-Z, a-z, 0-9, '.', '_' and '-'");
-};
 const tooLarge = (size: number, max: number, how: string) =>
   billingError(`the file has ${size} bytes, above the limit of ${max} ${how}`, Code.ResourceExhausted, "FILE_TOO_LARGE", { max: String(max) });
 

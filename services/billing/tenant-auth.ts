@@ -8,10 +8,10 @@ import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@conn
 import type { DescService } from "@bufbuild/protobuf";
 import { ConfigError } from "../../libs/config/env.js";
 import type { Logger } from "../../libs/log/logger.js";
+import { isTenantName, TENANT_RULE } from "./tenant-name.js";
 
 export const TOKEN_PREFIX = "bapi_";
 const TOKEN = /^bapi_[A-Za-z0-9_-]{43}$/;
-const TENANT = /^[A-Za-z0-9._-]{1,64}$/;
 const DIGEST = /^[0-9a-f]{64}$/;
 
 /** A new API token: 32 random bytes, base64url, behind the prefix that makes a leaked one easy to spot. */
@@ -30,7 +30,7 @@ export function parseTokensFile(text: string): Map<string, string> {
     if (line === "") return;
     const [tenant, digest, extra] = line.split(/\s+/);
     if (extra !== undefined || !tenant || !digest) throw new Error(`line ${i + 1}: expected "<tenant> <sha256 of the token>"`);
-    if (!TENANT.test(tenant) || /^\.+$/.test(tenant)) throw new Error(`line ${i + 1}: tenant must be 1-64 of A-Z, a-z, 0-9, '.', '_' and '-'`);
+    if (!isTenantName(tenant)) throw new Error(`line ${i + 1}: tenant must be ${TENANT_RULE}`);
     if (!DIGEST.test(digest)) throw new Error(`line ${i + 1}: the token's SHA-256 must be 64 lowercase hex digits (malha billing tokens new prints the line)`);
     if (byDigest.has(digest)) throw new Error(`line ${i + 1}: the same token is listed twice`);
     byDigest.set(digest, tenant);

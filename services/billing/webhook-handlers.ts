@@ -4,7 +4,7 @@ import type { Duration } from "@bufbuild/protobuf/wkt";
 import { Code, type ServiceImpl } from "@connectrpc/connect";
 import type { BillingService } from "../../libs/gen/malha/billing/v1/billing_pb.js";
 import { WebhookDeliverySchema, WebhookEndpointSchema, WebhookEventSchema } from "../../libs/gen/malha/billing/v1/webhook_pb.js";
-import { badRequest, billingError, invalidPageToken, invalidTenant } from "./errors.js";
+import { badRequest, billingError, invalidPageToken, checkTenant } from "./errors.js";
 import { ts } from "./to-proto.js";
 import type { DeliveryRow, EndpointRow, WebhookRepo } from "./webhook-repo.js";
 import type { WebhookSender } from "./webhook-sender.js";
@@ -19,12 +19,8 @@ export interface WebhookHandlerDeps {
   maxAttempts: number;
 }
 
-const TENANT = /^[A-Za-z0-9._-]{1,64}$/;
 const EVENT_TYPE = /^job\.[a-z_]+\.[a-z_]+$/;
 
-function checkTenant(tenant: string): void {
-  if (!TENANT.test(tenant) || /^\.+$/.test(tenant)) throw invalidTenant(tenant, tenant === "" ? "required" : "1-64 of A-Z, a-z, 0-9, '.', '_' and '-'");
-}
 
 const notConfigured = (tenant: string) => billingError(`tenant ${tenant} has no webhook endpoint`, Code.NotFound, "WEBHOOK_NOT_CONFIGURED");
 const invalidUrl = (why: string) => billingError(`invalid webhook url: ${why}`, Code.InvalidArgument, "INVALID_WEBHOOK_URL");
