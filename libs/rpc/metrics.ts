@@ -26,6 +26,21 @@ export class Metrics {
   }
 }
 
+/**
+ * One read per scrape, shared by every collect() that needs it (a scrape collects its gauges together).
+ * A failed read gives undefined, so the gauges keep their last values instead of failing the scrape.
+ */
+export function oncePerScrape<T>(read: () => Promise<T>, onError?: (err: unknown) => void): () => Promise<T | undefined> {
+  let snapshot: Promise<T | undefined> | undefined;
+  return () =>
+    (snapshot ??= read()
+      .catch((err: unknown) => {
+        onError?.(err);
+        return undefined;
+      })
+      .finally(() => setTimeout(() => (snapshot = undefined), 0)));
+}
+
 /** Serves GET /metrics in the Prometheus text format on its own port, away from the RPC listener. */
 export function serveMetrics(metrics: Metrics, host: string, port: number): Promise<Server> {
   const server = createServer((req, res) => {

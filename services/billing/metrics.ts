@@ -1,6 +1,7 @@
 // Billing's Prometheus series, on the service's metrics port beside the RPC ones.
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 import { JobKind, JobState } from "../../libs/gen/malha/billing/v1/types_pb.js";
+import { oncePerScrape } from "../../libs/rpc/metrics.js";
 
 export interface BillingMetrics {
   jobsFinished: Counter<"kind" | "state">;
@@ -23,12 +24,7 @@ export interface OpenJobs {
  * waiting or running, and for how long, across every billing process.
  */
 export function registerOpenJobGauges(registry: Registry, read: () => Promise<OpenJobs[]>, now: () => Date = () => new Date()): void {
-  let snapshot: Promise<OpenJobs[] | undefined> | undefined;
-  // Both gauges are collected in one scrape: one query serves them.
-  const rows = () =>
-    (snapshot ??= read()
-      .catch(() => undefined)
-      .finally(() => setTimeout(() => (snapshot = undefined), 0)));
+  const rows = oncePerScrape(read);
   const kind = (k: JobKind) => JobKind[k]?.toLowerCase() ?? String(k);
   new Gauge({
     name: "malha_billing_open_jobs",

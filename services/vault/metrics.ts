@@ -1,4 +1,5 @@
 import { Counter, Gauge, type Registry } from "prom-client";
+import { oncePerScrape } from "../../libs/rpc/metrics.js";
 import type { CertificateRepository } from "./repository.js";
 
 const DAY_MS = 24 * 3600_000;
@@ -21,7 +22,6 @@ export function registerCertificateMetrics(
   expiringSoonDays: number,
   now: () => Date = () => new Date(),
 ): void {
-  type Rows = Awaited<ReturnType<CertificateRepository["expirySummary"]>>;
   const failures = new Counter({
     name: "malha_vault_certificate_metrics_errors_total",
     help: "Scrapes whose certificate gauges could not be refreshed from MySQL (the gauges keep their last values).",
@@ -31,17 +31,9 @@ export function registerCertificateMetrics(
       await rows();
     },
   });
-  let snapshot: Promise<Rows | undefined> | undefined;
-  // One query per scrape, shared by the three gauges' collect(). A database outage must not fail the
-  // whole scrape (the RPC metrics matter most then): the gauges keep their last values and a counter says so.
-  const rows = () =>
-    (snapshot ??= repo
-      .expirySummary()
-      .catch(() => {
-        failures.inc();
-        return undefined;
-      })
-      .finally(() => setTimeout(() => (snapshot = undefined), 0)));
+  // A database outage must not fail the whole scrape (the RPC metrics matter most then): the gauges keep
+  // their last values and a counter says so.
+  const rows = oncePerScrape(() => repo.expirySummary(), () => failures.inc());
 
   new Gauge({
     name: "malha_vault_certificates",
