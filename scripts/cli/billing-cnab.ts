@@ -7,35 +7,17 @@ import { CreateRemessaJobRequestSchema } from "../../libs/gen/malha/billing/v1/b
 import { CnabLayout, OcorrenciaState, SubloteState, type RemessaJob, type RetornoJob, type RetornoOccurrence, type Sublote } from "../../libs/gen/malha/billing/v1/cnab_pb.js";
 import { JobState } from "../../libs/gen/malha/billing/v1/types_pb.js";
 import { ArtifactsService } from "../../libs/gen/malha/artifacts/v1/artifacts_pb.js";
-import { billing, enumFlag, FINAL_STATES, readCreateRequest, tenantOf, tenantOption } from "./billing-common.js";
+import { billing, enumFlag, follow, readCreateRequest, tenantOf, tenantOption, waitOptions, waitPacing } from "./billing-common.js";
 import { downloadVerified } from "./billing-download.js";
-import { str, type Command, type Context } from "./command.js";
+import { str, type Command } from "./command.js";
 import { CliFailure, EXIT, UsageError } from "./exit-codes.js";
 import { allPages, enumName, iso, json, when } from "./format.js";
 import { write } from "./io.js";
-import { pacing } from "./sync-common.js";
 import { table } from "./table.js";
 
-const waitOptions = { wait: { type: "boolean" }, interval: { type: "string" }, timeout: { type: "string" } } as const;
 const money = (cents: bigint | number) => (Number(cents) / 100).toFixed(2);
 const layoutName = (l: CnabLayout) => enumName(CnabLayout, l).replace("CNAB_LAYOUT_", "");
 const lower = (e: Record<number, string>, v: number) => enumName(e, v).toLowerCase();
-
-/** Polls `get` until the job is final, printing a line whenever `line` changes; `--timeout` → exit 5. */
-async function follow<J extends { state: JobState }>(ctx: Context, first: J, get: () => Promise<J>, line: (j: J) => string): Promise<J> {
-  if (!ctx.values.wait && (str(ctx.values, "interval") || str(ctx.values, "timeout"))) throw new UsageError("--interval and --timeout go with --wait");
-  if (!ctx.values.wait) return first;
-  const { intervalMs, maxPolls } = pacing(ctx);
-  let job = first;
-  for (let poll = 1; !FINAL_STATES.includes(job.state); poll++) {
-    if (poll > maxPolls) throw new CliFailure(`--timeout passed; ${line(job)}`, EXIT.UNAVAILABLE);
-    await ctx.io.sleep(intervalMs);
-    const next = await get();
-    if (!ctx.json && line(next) !== line(job)) write(ctx.io.out, line(next));
-    job = next;
-  }
-  return job;
-}
 
 // ---------------------------------------------------------------- remessas
 
@@ -96,6 +78,7 @@ export const billingRemessasCreate: Command = {
   options: { ...tenantOption, "idempotency-key": { type: "string" }, environment: { type: "string" }, ...waitOptions },
   positionals: [1, 1],
   async run(ctx) {
+    const wait = waitPacing(ctx);
     const req = readCreateRequest(ctx, ctx.positionals[0]!, CreateRemessaJobRequestSchema);
     const client = billing(ctx);
     const res = await client.createRemessaJob(req);
@@ -103,7 +86,7 @@ export const billingRemessasCreate: Command = {
       write(ctx.io.out, `${res.idempotentReplay ? "already created (same key and request)" : "created"}: ${remessaLine(res.job!)}`);
       ctx.io.out.write(sublotesTable(res.job!));
     }
-    const job = await follow(ctx, res.job!, async () => (await client.getRemessaJob({ tenant: req.tenant, jobId: res.job!.jobId })).job!, remessaLine);
+    const job = await follow(ctx, wait, res.job!, async () => (await client.getRemessaJob({ tenant: req.tenant, jobId: res.job!.jobId })).job!, remessaLine);
     if (ctx.json) write(ctx.io.out, json({ ...remessaRow(job), idempotentReplay: res.idempotentReplay }));
     else if (ctx.values.wait) ctx.io.out.write(sublotesTable(job));
     if (ctx.values.wait && job.state === JobState.FAILED) throw new CliFailure(`job ${job.jobId} FAILED: no file could be written (\`malha billing remessas status ${job.jobId}\`)`, EXIT.RUN_FAILED);
@@ -193,6 +176,7 @@ export const billingRetornosUpload: Command = {
   options: { ...tenantOption, "idempotency-key": { type: "string" }, ...waitOptions },
   positionals: [1, 1],
   async run(ctx) {
+    const wait = waitPacing(ctx);
     const path = ctx.positionals[0]!;
     let size: number;
     try {
@@ -219,7 +203,7 @@ export const billingRetornosUpload: Command = {
     const client = billing(ctx);
     const res = await client.createRetornoJob({ tenant, idempotencyKey: str(ctx.values, "idempotency-key") ?? "", requestedBy: ctx.io.env.USER ?? "malha-cli", fileName, source });
     if (!ctx.json) write(ctx.io.out, `${res.idempotentReplay ? "already received (same file)" : "received"}: ${retornoLine(res.job!)}`);
-    const job = await follow(ctx, res.job!, async () => (await client.getRetornoJob({ tenant, jobId: res.job!.jobId })).job!, retornoLine);
+    const job = await follow(ctx, wait, res.job!, async () => (await client.getRetornoJob({ tenant, jobId: res.job!.jobId })).job!, retornoLine);
     if (ctx.json) write(ctx.io.out, json({ ...retornoRow(job), idempotentReplay: res.idempotentReplay }));
     else if (ctx.values.wait) ctx.io.out.write(retornoSummary(job));
     if (ctx.values.wait && job.state === JobState.FAILED) throw new CliFailure(`job ${job.jobId} FAILED: the file could not be read (issues above)`, EXIT.RUN_FAILED);

@@ -5,8 +5,10 @@ import { BillingService } from "../../libs/gen/malha/billing/v1/billing_pb.js";
 import type { BoletoJob, BoletoJobItem } from "../../libs/gen/malha/billing/v1/boleto_pb.js";
 import { Environment, ItemState, JobState } from "../../libs/gen/malha/billing/v1/types_pb.js";
 import { str, type Context } from "./command.js";
-import { UsageError } from "./exit-codes.js";
+import { CliFailure, EXIT, UsageError } from "./exit-codes.js";
 import { enumName, iso, keyValueLines, parseEnum, when } from "./format.js";
+import { write } from "./io.js";
+import { pacing } from "./sync-common.js";
 
 export const TENANT_ENV = "MALHA_TENANT";
 export const tenantOption = { tenant: { type: "string" } } as const;
@@ -152,4 +154,36 @@ export function itemRow(i: BoletoJobItem) {
     pdfSha256: i.result?.pdf?.sha256 || null,
     errors: i.errors.map((e) => ({ code: e.code, field: e.field || null, message: e.message, retryable: e.retryable })),
   };
+}
+
+export const waitOptions = { wait: { type: "boolean" }, interval: { type: "string" }, timeout: { type: "string" } } as const;
+
+/** --wait's pacing, checked before anything is sent; undefined without --wait. */
+export function waitPacing(ctx: Context): ReturnType<typeof pacing> | undefined {
+  if (!ctx.values.wait && (str(ctx.values, "interval") || str(ctx.values, "timeout"))) throw new UsageError("--interval and --timeout go with --wait");
+  return ctx.values.wait ? pacing(ctx) : undefined;
+}
+
+/**
+ * Polls `get` until the job is final, printing `line` whenever `moved` says something changed (so a quiet
+ * wait does not flood the terminal); `--timeout` → exit 5. Without pacing (no --wait) returns `first`.
+ */
+export async function follow<J extends { state: JobState }>(
+  ctx: Context,
+  wait: ReturnType<typeof pacing> | undefined,
+  first: J,
+  get: () => Promise<J>,
+  line: (j: J) => string,
+  moved: (a: J, b: J) => boolean = (a, b) => line(a) !== line(b),
+): Promise<J> {
+  if (!wait) return first;
+  let job = first;
+  for (let poll = 1; !FINAL_STATES.includes(job.state); poll++) {
+    if (poll > wait.maxPolls) throw new CliFailure(`--timeout passed; ${line(job)}`, EXIT.UNAVAILABLE);
+    await ctx.io.sleep(wait.intervalMs);
+    const next = await get();
+    if (!ctx.json && moved(job, next)) write(ctx.io.out, line(next));
+    job = next;
+  }
+  return job;
 }

@@ -1,40 +1,28 @@
 // `billing jobs create|status|items`: boleto jobs of the billing service (proto/malha/billing/v1).
 import { CreateBoletoJobRequestSchema } from "../../libs/gen/malha/billing/v1/billing_pb.js";
 import type { BoletoJobItem } from "../../libs/gen/malha/billing/v1/boleto_pb.js";
-import type { JobSummary } from "../../libs/gen/malha/billing/v1/billing_pb.js";
 import { ItemState, JobKind, JobState } from "../../libs/gen/malha/billing/v1/types_pb.js";
-import { billing, enumFlag, FINAL_STATES, itemRow, jobDetails, jobLine, jobRow, readCreateRequest, tenantOf, tenantOption } from "./billing-common.js";
+import { billing, enumFlag, follow, itemRow, jobDetails, jobLine, jobRow, readCreateRequest, tenantOf, tenantOption, waitOptions, waitPacing } from "./billing-common.js";
 import { str, type Command } from "./command.js";
 import { CliFailure, EXIT, UsageError } from "./exit-codes.js";
 import { allPages, enumName, iso, json, when } from "./format.js";
 import { write } from "./io.js";
-import { pacing } from "./sync-common.js";
 import { table } from "./table.js";
-
 
 export const billingJobsCreate: Command = {
   usage: "billing jobs create <file.json> [--idempotency-key <k>] [--environment <e>] [--wait]",
   summary: "create a boleto job from a CreateBoletoJobRequest JSON file (--environment sandbox|production fills or overrides the file's); --wait [--interval <s>] [--timeout <s>] follows it to its end, exit 7 if it FAILED",
-  options: { ...tenantOption, "idempotency-key": { type: "string" }, environment: { type: "string" }, wait: { type: "boolean" }, interval: { type: "string" }, timeout: { type: "string" } },
+  options: { ...tenantOption, "idempotency-key": { type: "string" }, environment: { type: "string" }, ...waitOptions },
   positionals: [1, 1],
   async run(ctx) {
-    if (!ctx.values.wait && (str(ctx.values, "interval") || str(ctx.values, "timeout"))) throw new UsageError("--interval and --timeout go with --wait");
-    const { intervalMs, maxPolls } = pacing(ctx);
+    const wait = waitPacing(ctx);
     const req = readCreateRequest(ctx, ctx.positionals[0]!, CreateBoletoJobRequestSchema);
     const client = billing(ctx);
     const res = await client.createBoletoJob(req);
-    let job = res.job!;
-    if (!ctx.json) write(ctx.io.out, `${res.idempotentReplay ? "already created (same key and request)" : "created"}: ${jobLine(job)}`);
-    if (ctx.values.wait) {
-      for (let poll = 1; !FINAL_STATES.includes(job.state); poll++) {
-        if (poll > maxPolls) throw new CliFailure(`--timeout passed; ${jobLine(job)}`, EXIT.UNAVAILABLE);
-        await ctx.io.sleep(intervalMs);
-        const next = (await client.getBoletoJob({ tenant: req.tenant, jobId: job.jobId })).job!;
-        // Progress only when something moved, so a quiet wait does not flood the terminal.
-        if (!ctx.json && (next.state !== job.state || next.counters?.completed !== job.counters?.completed || next.counters?.failed !== job.counters?.failed)) write(ctx.io.out, jobLine(next));
-        job = next;
-      }
-    }
+    if (!ctx.json) write(ctx.io.out, `${res.idempotentReplay ? "already created (same key and request)" : "created"}: ${jobLine(res.job!)}`);
+    const job = await follow(ctx, wait, res.job!, async () => (await client.getBoletoJob({ tenant: req.tenant, jobId: res.job!.jobId })).job!, jobLine, (a, b) =>
+      a.state !== b.state || a.counters?.completed !== b.counters?.completed || a.counters?.failed !== b.counters?.failed,
+    );
     if (ctx.json) write(ctx.io.out, json({ ...jobRow(job), idempotentReplay: res.idempotentReplay }));
     if (ctx.values.wait && job.state === JobState.FAILED) throw new CliFailure(`job ${job.jobId} FAILED: no item could be produced (\`malha billing jobs items ${job.jobId} --status failed\`)`, EXIT.RUN_FAILED);
   },
@@ -91,13 +79,10 @@ export const billingJobsList: Command = {
     if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new UsageError("--limit must be a whole number from 1 to 10000");
     const tenant = tenantOf(ctx);
     const client = billing(ctx);
-    const jobs: JobSummary[] = [];
-    let pageToken = "";
-    do {
-      const page = await client.listJobs({ tenant, kind, state, pageSize: Math.min(500, limit - jobs.length), pageToken });
-      jobs.push(...page.jobs);
-      pageToken = page.nextPageToken;
-    } while (pageToken && jobs.length < limit);
+    const jobs = await allPages(async (pageToken, wanted) => {
+      const page = await client.listJobs({ tenant, kind, state, pageSize: Math.min(500, wanted), pageToken });
+      return { items: page.jobs, nextPageToken: page.nextPageToken };
+    }, limit);
     const rows = jobs.map((j) => ({
       jobId: j.jobId,
       kind: enumName(JobKind, j.kind),

@@ -26,16 +26,16 @@ export function parseEnum<E extends Record<string, string | number>>(e: E, text:
   return value as E[keyof E];
 }
 
-/** Every page of a paged list RPC, in order. */
-export async function allPages<T>(page: (pageToken: string) => Promise<{ items: T[]; nextPageToken: string }>): Promise<T[]> {
+/** Every page of a paged list RPC, in order; with `limit`, no more than that many items. */
+export async function allPages<T>(page: (pageToken: string, wanted: number) => Promise<{ items: T[]; nextPageToken: string }>, limit = Infinity): Promise<T[]> {
   const all: T[] = [];
   let pageToken = "";
   do {
-    const p = await page(pageToken);
+    const p = await page(pageToken, limit - all.length);
     all.push(...p.items);
     pageToken = p.nextPageToken;
-  } while (pageToken);
-  return all;
+  } while (pageToken && all.length < limit);
+  return all.slice(0, limit);
 }
 
 /** A record as aligned "key  value" lines: one thing shown, not a table. */
