@@ -3,16 +3,11 @@ import { formatLinha } from "./boleto.js";
 import { campoLivre, decodeCampoLivre, gerarBoleto, lerBoleto, nossoNumero, type DadosBancarios } from "./campo-livre.js";
 import { banrisulNC, mod10, mod11BB, mod11Bradesco, mod11S, sicoob3197 } from "./checkdigits.js";
 import { date } from "./date.js";
-import { CobrancaError } from "./errors.js";
+import { refusalOf } from "./test/refusal.js";
 
 const code = (fn: () => unknown) => {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(CobrancaError);
-    return [(e as CobrancaError).code, (e as CobrancaError).field];
-  }
-  throw new Error("expected a CobrancaError");
+  const e = refusalOf(fn);
+  return [e.code, e.field];
 };
 
 const boleto = (dados: DadosBancarios, vencimento: ReturnType<typeof date> | null, valorCentavos: number) =>

@@ -11,17 +11,9 @@ import {
 } from "./boleto.js";
 import { dvGeral, mod10 } from "./checkdigits.js";
 import { addDays, date, saoPauloDate } from "./date.js";
-import { CobrancaError } from "./errors.js";
+import { refusalOf } from "./test/refusal.js";
 
-const code = (fn: () => unknown) => {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(CobrancaError);
-    return (e as CobrancaError).code;
-  }
-  throw new Error("expected a CobrancaError");
-};
+const code = (fn: () => unknown) => refusalOf(fn).code;
 
 describe("fator de vencimento (cobranca.md §1.3)", () => {
   it.each([

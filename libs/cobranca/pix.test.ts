@@ -1,18 +1,10 @@
 import { getPixPayloadInfo, isValidPixKey, isValidPixPayload } from "@brazilian-utils/brazilian-utils";
 import { describe, expect, it } from "vitest";
-import { CobrancaError } from "./errors.js";
 import { buildPixDinamico, buildPixEstatico, crc16ccitt, parsePix } from "./pix.js";
 import { prng } from "./test/prng.js";
+import { refusalOf } from "./test/refusal.js";
 
-const code = (fn: () => unknown) => {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(CobrancaError);
-    return (e as CobrancaError).code;
-  }
-  throw new Error("expected a CobrancaError");
-};
+const code = (fn: () => unknown) => refusalOf(fn).code;
 
 describe("CRC16-CCITT-FALSE (cobranca.md §6.2)", () => {
   it("check values 29B1 and the BCB static example 1D3D", () => {

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { date } from "../date.js";
-import { CobrancaError } from "../errors.js";
 import { fixtureText } from "../test/fixtures.js";
 import { prng } from "../test/prng.js";
 import { checkCnab } from "./checker.js";
 import { type Pessoa, type RemessaInput, type Titulo, gerarRemessa, lerRemessa, reescreverRemessa } from "./remessa.js";
+import { refusalOf } from "../test/refusal.js";
 
 /** The brcobranca golden inputs (fixtures README, "Remessa (golden files)"). */
 const PAGADOR = (uf: string, documento = "12345678901"): Pessoa => ({
@@ -283,13 +283,8 @@ describe("BB (CBR641) and Santander CNAB 400 remessa match their golden files ou
 });
 
 const code = (fn: () => unknown) => {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(CobrancaError);
-    return [(e as CobrancaError).code, (e as CobrancaError).field];
-  }
-  throw new Error("expected a CobrancaError");
+  const e = refusalOf(fn);
+  return [e.code, e.field];
 };
 
 describe("determinism and errors", () => {
