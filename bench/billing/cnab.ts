@@ -1,7 +1,9 @@
 // CNAB inputs: a CNAB 240 remessa of n títulos (Banco do Brasil profile, the golden file's
 // beneficiário), and a synthetic CNAB 240 retorno grown from a golden file's detail records.
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { date, type RemessaInput, type Titulo } from "../../libs/cobranca/index.js";
+import { CNAB_FIXTURES } from "../../libs/cobranca/test/fixtures.js";
 
 export function remessaInput(n: number): RemessaInput {
   const titulos: Titulo[] = Array.from({ length: n }, (_, i) => ({
@@ -24,7 +26,7 @@ export function remessaInput(n: number): RemessaInput {
   };
 }
 
-const GOLDEN_240 = "/work/shared/fixtures/cnab/retorno/240/laravel-boleto-104-caixa.ret";
+const GOLDEN_240 = join(CNAB_FIXTURES, "retorno/240/laravel-boleto-104-caixa.ret");
 const num = (n: number, width: number) => String(n).padStart(width, "0");
 const put = (line: string, from: number, value: string) => line.slice(0, from - 1) + value + line.slice(from - 1 + value.length);
 

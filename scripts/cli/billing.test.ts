@@ -13,9 +13,9 @@ import { Writable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import { create, toJsonString } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { fileURLToPath } from "node:url";
 import { retorno240 } from "../../bench/billing/cnab.js";
 import { checkCnab } from "../../libs/cobranca/index.js";
+import { CNAB_FIXTURES } from "../../libs/cobranca/test/fixtures.js";
 import { CreateBoletoJobRequestSchema, CreateRemessaJobRequestSchema } from "../../libs/gen/malha/billing/v1/billing_pb.js";
 import { CnabLayout, RemessaTituloSchema } from "../../libs/gen/malha/billing/v1/cnab_pb.js";
 import { Environment } from "../../libs/gen/malha/billing/v1/types_pb.js";
@@ -210,7 +210,7 @@ describe("malha billing jobs against the running billing and artifacts services"
 });
 
 describe("malha billing remessas and retornos", () => {
-  const SHARED = (rel: string) => fileURLToPath(new URL(`../../../shared/fixtures/cnab/${rel}`, import.meta.url));
+  const FIXTURE = (rel: string) => join(CNAB_FIXTURES, rel);
   const CONTAS = [
     { banco: "237", agencia: "1234", agenciaDv: "1", conta: "12345", contaDv: "1", carteira: "09", convenio: "111" },
     { banco: "341", agencia: "1234", agenciaDv: "1", conta: "12345", contaDv: "1", carteira: "109", convenio: "222" },
@@ -249,7 +249,7 @@ describe("malha billing remessas and retornos", () => {
   }, 90_000);
 
   it("uploads a retorno, follows it to its occurrences per state; the same file again is the same job", async () => {
-    const file = SHARED("retorno/400/brcobranca-341-CNAB400ITAU.RET");
+    const file = FIXTURE("retorno/400/brcobranca-341-CNAB400ITAU.RET");
     const r = await malha(["billing", "retornos", "upload", file, "--tenant", TENANT, "--wait", "--interval", "0.1", "--timeout", "60"]);
     expect(r.code, r.err).toBe(EXIT.OK);
     expect(r.out).toMatch(/: completed, brcobranca-341-CNAB400ITAU.RET \(bank 341, 400\), 52 occurrences, 0 duplicates/);
@@ -268,7 +268,7 @@ describe("malha billing remessas and retornos", () => {
 
   it("sends a retorno larger than 4 MiB through the artifacts service instead of inline", async () => {
     const big = join(dir, "big.ret");
-    writeFileSync(big, retorno240(20_004, SHARED("retorno/240/laravel-boleto-104-caixa.ret")), "latin1");
+    writeFileSync(big, retorno240(20_004, FIXTURE("retorno/240/laravel-boleto-104-caixa.ret")), "latin1");
     expect(readFileSync(big).length).toBeGreaterThan(RETORNO_INLINE_BYTES);
     const r = await malha(["billing", "retornos", "upload", big, "--tenant", TENANT, "--wait", "--interval", "0.2", "--timeout", "120", "--json"]);
     expect(r.code, r.err).toBe(EXIT.OK);

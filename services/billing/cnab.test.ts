@@ -11,6 +11,8 @@ import { CnabLayout, RemessaTituloSchema, SubloteState, type RemessaTitulo } fro
 import { Environment, ItemState, JobState } from "../../libs/gen/malha/billing/v1/types_pb.js";
 import { startBillingMesh, type BillingMesh } from "../../test/support/billing-mesh.js";
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { CNAB_FIXTURES } from "../../libs/cobranca/test/fixtures.js";
 import { OcorrenciaState } from "../../libs/gen/malha/billing/v1/cnab_pb.js";
 import { boletoValido } from "./fixtures.js";
 import { beneficiarioOf, gerarArquivoSublote, tituloOf } from "./remessa-input.js";
@@ -196,7 +198,7 @@ describe("remessa jobs", () => {
   });
 });
 
-const ITAU = readFileSync(new URL("../../../shared/fixtures/cnab/retorno/400/brcobranca-341-CNAB400ITAU.RET", import.meta.url));
+const ITAU = readFileSync(join(CNAB_FIXTURES, "retorno/400/brcobranca-341-CNAB400ITAU.RET"));
 
 async function waitRetorno(jobId: string, tenant = "ret") {
   for (;;) {

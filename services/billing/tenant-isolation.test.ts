@@ -4,6 +4,8 @@
 // hashes are per tenant, and nothing the intruder does changes the owner's state. An RPC added to the
 // service without a case here fails the coverage check below.
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { CNAB_FIXTURES } from "../../libs/cobranca/test/fixtures.js";
 import { create } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -17,7 +19,7 @@ import { startReceiver, type Receiver } from "./webhook-receiver.js";
 
 const OWNER = "dona";
 const INTRUDER = "intrusa";
-const ITAU = readFileSync(new URL("../../../shared/fixtures/cnab/retorno/400/brcobranca-341-CNAB400ITAU.RET", import.meta.url));
+const ITAU = readFileSync(join(CNAB_FIXTURES, "retorno/400/brcobranca-341-CNAB400ITAU.RET"));
 const FINAL = [JobState.COMPLETED, JobState.PARTIALLY_COMPLETED, JobState.FAILED];
 
 let mesh: BillingMesh;

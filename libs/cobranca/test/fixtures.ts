@@ -3,8 +3,8 @@ import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-/** `<repo>/../shared/fixtures/cnab`, where the developers and CI have the golden files. */
-export const CNAB_FIXTURES = fileURLToPath(new URL("../../../../shared/fixtures/cnab/", import.meta.url));
+/** `<repo>/test/fixtures/cnab`: the golden CNAB files, byte-exact, with their sources in its README. */
+export const CNAB_FIXTURES = fileURLToPath(new URL("../../../test/fixtures/cnab/", import.meta.url));
 
 export function fixture(rel: string): Uint8Array {
   return new Uint8Array(readFileSync(join(CNAB_FIXTURES, rel)));
