@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { buildChave, isChaveShaped, isValidChave, mod11Dv } from "./chave.js";
-import { completeCnpj, completeCpf, isValidCnpj, isValidCpf } from "./tax-id.js";
+import { completeCnpj, mod11CheckDigit as mod11Dv } from "../tax-id/index.js";
+import { buildChave, chaveProblem, isChaveShaped, isValidChave } from "./chave.js";
 
 describe("chave de acesso", () => {
   it("accepts the sample chave of adn.md §7 and its check digit is mod 11", () => {
@@ -43,15 +43,32 @@ describe("chave de acesso", () => {
   });
 });
 
-describe("CNPJ and CPF check digits", () => {
-  it("validates known numbers and completes bases", () => {
-    expect(isValidCnpj("11222333000181")).toBe(true);
-    expect(isValidCnpj("11222333000182")).toBe(false);
-    expect(isValidCnpj("00000000000000")).toBe(false);
-    expect(completeCnpj("112223330001")).toBe("11222333000181");
-    expect(isValidCpf("52998224725")).toBe(true);
-    expect(isValidCpf("52998224726")).toBe(false);
-    expect(isValidCpf("11111111111")).toBe(false);
-    expect(completeCpf("529982247")).toBe("52998224725");
+describe("chave de acesso with an alphanumeric CNPJ (IN RFB 2.229/2024)", () => {
+  const cnpj = completeCnpj("12ABC34501DE");
+  const chave = buildChave({ cMun: "3550308", ambGer: 2, tpInsc: 2, inscricao: cnpj, nNFSe: 42, year: 2026, month: 9, codigo: 123456789 });
+
+  it("carries the letters at positions 10-23 and a DV computed over code − 48", () => {
+    expect(chave.slice(9, 23)).toBe("12ABC34501DE35");
+    expect(isValidChave(chave)).toBe(true);
+    let sum = 0;
+    let w = 2;
+    for (let i = 48; i >= 0; i--) {
+      sum += (chave.charCodeAt(i) - 48) * w;
+      w = w === 9 ? 2 : w + 1;
+    }
+    expect(Number(chave[49])).toBe(sum % 11 < 2 ? 0 : 11 - (sum % 11));
+  });
+
+  it("refuses malformed chaves with a reason that names the fault", () => {
+    const wrongDv = chave.slice(0, 49) + String((Number(chave[49]) + 1) % 10);
+    expect(chaveProblem(wrongDv)).toMatch(/check digit/);
+    expect(chaveProblem(chave.toLowerCase())).toMatch(/lower-case/);
+    expect(chaveProblem(chave.slice(0, 49))).toMatch(/50 characters, got 49/);
+    // A letter outside the inscrição, and letters in a CPF inscrição (tpInsc 1).
+    expect(chaveProblem(`A${chave.slice(1)}`)).toMatch(/positions 10-23/);
+    const cpfBody = `${chave.slice(0, 8)}1${chave.slice(9, 49)}`;
+    expect(chaveProblem(cpfBody + String(mod11Dv(cpfBody)))).toMatch(/CPF/);
+    expect(isChaveShaped(wrongDv)).toBe(true);
+    expect(isChaveShaped(chave.toLowerCase())).toBe(false);
   });
 });

@@ -3,7 +3,7 @@ import { toJson } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { mod11Dv } from "../../libs/adn/chave.js";
+import { mod11CheckDigit } from "../../libs/tax-id/index.js";
 import { sha256Hex } from "../../libs/adn/payload.js";
 import { AdnGatewayService, BatchStatus } from "../../libs/gen/malha/adn/v1/adn_gateway_pb.js";
 import {
@@ -188,7 +188,7 @@ describe("FetchSingle and GetDocumentByChave", () => {
     expect(res.faults).toEqual([]);
 
     const body = "3550308221122233300018100000000000422603123456789";
-    const unknown = body + String(mod11Dv(body));
+    const unknown = body + String(mod11CheckDigit(body));
     expect((await failure(client.getDocumentByChave({ ibge: MAIN.ibge, ambiente: Ambiente.PRODUCAO_RESTRITA, chave: unknown }))).code).toBe(Code.NotFound);
     const badDv = unknown.slice(0, 49) + String((Number(unknown[49]) + 1) % 10);
     expect((await failure(client.getDocumentByChave({ ibge: MAIN.ibge, ambiente: Ambiente.PRODUCAO_RESTRITA, chave: badDv }))).code).toBe(Code.InvalidArgument);

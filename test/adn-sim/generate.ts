@@ -4,7 +4,7 @@
 import { gzipSync } from "node:zlib";
 import { buildChave } from "../../libs/adn/chave.js";
 import { EVENT_CODES, eventCodeInfo } from "../../libs/adn/event-codes.js";
-import { completeCnpj, completeCpf } from "../../libs/adn/tax-id.js";
+import { completeCnpj, completeCpf } from "../../libs/tax-id/index.js";
 import type { EventFacts, FeedEntry, NoteFacts, PartyFacts, TaxIdFacts } from "./model.js";
 import { hashSeed, Rng } from "./random.js";
 import { renderEvent, renderNote } from "./xml.js";

@@ -11,7 +11,7 @@
 // JSON line `{"url","adminUrl","certsDir"}` for scripts.
 import { parseArgs } from "node:util";
 import { join } from "node:path";
-import { completeCnpj } from "../../libs/adn/tax-id.js";
+import { completeCnpj } from "../../libs/tax-id/index.js";
 import { createSimPki, writeCredentialsDir } from "./pki.js";
 import { startAdnSimulator, type SimMunicipality } from "./server.js";
 

@@ -10,7 +10,7 @@ import { Agent, request } from "undici";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { isValidChave } from "../../libs/adn/chave.js";
 import { EVENT_CODES } from "../../libs/adn/event-codes.js";
-import { isValidCnpj, isValidCpf } from "../../libs/adn/tax-id.js";
+import { isValidCnpj, isValidCpf } from "../../libs/tax-id/index.js";
 import { createTestRoot, issueEcnpj } from "../support/icp-brasil.js";
 import { FeedGenerator } from "./generate.js";
 import type { TaxIdFacts } from "./model.js";
