@@ -50,7 +50,15 @@ export function codeFromElementName(name: string): string | undefined {
   return /^e(\d{6})$/.exec(name)?.[1];
 }
 
-/** Event code from an EVT Id ("EVT" + chave(50) + code(6) + nSeq(3)): characters 54–59. */
+/**
+ * An EVT Id: "EVT" + chave(50, letters only in its CNPJ at 10–23) + code(6) + nSeq(3) = 62 characters.
+ * Groups: 1 = the chave, 2 = the code.
+ */
+export const EVENT_ID = /^EVT([0-9]{9}[0-9A-Z]{14}[0-9]{27})([0-9]{6})[0-9]{3}$/;
+/** The chave at the start of an EVT Id, whatever follows it. */
+export const EVENT_ID_CHAVE = /^EVT([0-9]{9}[0-9A-Z]{14}[0-9]{27})/;
+
+/** Event code from an EVT Id: characters 54–59. */
 export function codeFromEventId(id: string): string | undefined {
-  return /^EVT\d{50}(\d{6})\d{3}$/.exec(id)?.[1];
+  return EVENT_ID.exec(id)?.[2];
 }

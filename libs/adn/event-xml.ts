@@ -2,31 +2,37 @@
 // `nPedRegEvento` ignored, rejection details inside `infRej` (1.00) or directly in the type element.
 import { create } from "@bufbuild/protobuf";
 import { EventSchema, type Event } from "../gen/malha/nfse/v1/event_pb.js";
-import { isChaveShaped } from "./chave.js";
-import { codeFromElementName, codeFromEventId, tipoEventoOf } from "./event-codes.js";
-import { FieldError, intCode, optionalDateTime, taxId } from "./fields.js";
+import { chaveShapeProblem } from "./chave.js";
+import { codeFromElementName, codeFromEventId, EVENT_ID_CHAVE, tipoEventoOf } from "./event-codes.js";
+import { asciiCode, FieldError, intCode, limitedText, optionalDateTime, taxId, versaoOf } from "./fields.js";
 import { attr, child, childNames, text, type XmlNode } from "./xml-tree.js";
 
 /** `root` is the `evento` element. */
 export function parseEvento(root: XmlNode): Event {
   const inf = child(root, "infEvento");
-  if (!inf) throw new FieldError("infEvento", "is missing");
+  if (!inf) throw new FieldError("infEvento", "is missing", "missing");
   const id = attr(inf, "Id");
   const ped = child(inf, "pedRegEvento", "infPedReg");
-  if (!ped) throw new FieldError("pedRegEvento/infPedReg", "is missing");
+  if (!ped) throw new FieldError("pedRegEvento/infPedReg", "is missing", "missing");
   const typeElement = childNames(ped).find((n) => codeFromElementName(n) !== undefined);
   const codigo = (typeElement && codeFromElementName(typeElement)) || codeFromEventId(id);
-  if (!codigo) throw new FieldError("event code", "is neither an eNNNNNN element nor in infEvento/@Id");
-  const chave = text(ped, "chNFSe") || (/^EVT(\d{50})/.exec(id)?.[1] ?? "");
-  if (!isChaveShaped(chave)) throw new FieldError("infPedReg/chNFSe", "is not 50 digits");
+  if (!codigo) throw new FieldError("event code", "is neither an eNNNNNN element nor in infEvento/@Id", "missing");
+  const chave = text(ped, "chNFSe") || (EVENT_ID_CHAVE.exec(id)?.[1] ?? "");
+  const chaveFault = chaveShapeProblem(chave);
+  if (chaveFault) throw new FieldError("infPedReg/chNFSe", `is not a chave: it ${chaveFault}`, "missing");
   const spec = typeElement ? child(ped, typeElement) : undefined;
+  const specPath = `infPedReg/${typeElement ?? "?"}`;
   // 1.00 rejections wrap their reason in infRej.
   const reason = child(spec, "infRej") ?? spec;
+  const reasonPath = child(spec, "infRej") ? `${specPath}/infRej` : specPath;
   const seq = text(inf, "nSeqEvento");
-  if (seq && !/^\d{1,3}$/.test(seq)) throw new FieldError("nSeqEvento", "is not a number");
+  if (seq && !/^\d{1,3}$/.test(seq)) throw new FieldError("nSeqEvento", "is not a number of at most 3 digits");
   const dhEvento = optionalDateTime(ped, "infPedReg/dhEvento", "dhEvento");
   const dhProc = optionalDateTime(inf, "dhProc", "dhProc");
-  const autor = taxId(ped, { cnpj: "CNPJAutor", cpf: "CPFAutor" });
+  const autor = taxId(ped, "infPedReg", { cnpj: "CNPJAutor", cpf: "CPFAutor" });
+  const chaveSubstituta = text(spec, "chSubstituta");
+  const substFault = chaveSubstituta ? chaveShapeProblem(chaveSubstituta) : undefined;
+  if (substFault) throw new FieldError(`${specPath}/chSubstituta`, substFault);
   return create(EventSchema, {
     id,
     chave,
@@ -35,14 +41,14 @@ export function parseEvento(root: XmlNode): Event {
     nSeqEvento: seq ? Number(seq) : 0,
     ...(dhEvento ? { dhEvento } : {}),
     ...(dhProc ? { dhProc } : {}),
-    versao: attr(root, "versao"),
+    versao: versaoOf(root, "evento/@versao"),
     ambGer: intCode(inf, "ambGer", "ambGer"),
     tpAmb: intCode(ped, "infPedReg/tpAmb", "tpAmb"),
     nDfse: text(inf, "nDFSe") || text(inf, "nDFe"),
     ...(autor ? { autor } : {}),
-    cMotivo: text(reason, "cMotivo"),
-    xMotivo: text(reason, "xMotivo"),
-    chaveSubstituta: text(spec, "chSubstituta"),
+    cMotivo: asciiCode(reason, `${reasonPath}/cMotivo`, 4, "cMotivo"),
+    xMotivo: limitedText(reason, `${reasonPath}/xMotivo`, 1000, "xMotivo"),
+    chaveSubstituta,
     codEventoBloqueado: text(spec, "codEvento").replace(/^e/, ""),
     cpfAgenteTributario: text(spec, "CPFAgTrib"),
     nProcAdm: text(spec, "nProcAdm"),

@@ -1,15 +1,23 @@
-// Field readers shared by the document and event parsers. A field that is present but unparseable is a
-// MISSING_FIELD fault naming the field; an absent optional field simply stays empty.
+// Field readers shared by the document and event parsers. An absent optional field stays empty. A field
+// that is present but unparseable, or beyond the layout's limits (the XSD's lengths and patterns, which
+// the store's columns are sized to), is a fault naming the field: the note goes to quarantine whole, with
+// its raw XML, instead of being stored with a value cut or dropped (docs/decisions/0016-poison-values.md).
 import { create } from "@bufbuild/protobuf";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { TaxIdKind, TaxIdSchema, type Date as CalendarDate, type TaxId } from "../gen/malha/common/v1/common_pb.js";
+import { cnpjProblem, isCnpjShaped, stripTaxIdMask } from "../tax-id/index.js";
 import { parseAdnDate, parseAdnDateTime } from "./time.js";
-import { text, type XmlNode } from "./xml-tree.js";
+import { attr, text, type XmlNode } from "./xml-tree.js";
+
+export type FieldFault = "missing" | "invalid";
 
 export class FieldError extends Error {
   override name = "FieldError";
-  constructor(readonly field: string, problem: string) {
+  /** "missing": the index cannot do without it; "invalid": present, but malformed or beyond the layout's limits. */
+  readonly fault: FieldFault;
+  constructor(readonly field: string, problem: string, fault: FieldFault = "invalid") {
     super(`${field} ${problem}`);
+    this.fault = fault;
   }
 }
 
@@ -29,20 +37,33 @@ export function optionalDate(node: XmlNode | undefined, field: string, ...path: 
   return d;
 }
 
-/** "1000.00" → 100000n exactly; at most 2 decimals (the layout's TSDec*V2). */
+/** "1000.00" → 100000n exactly; at most 15 integer digits and 2 decimals (the layout's TSDec15V2). */
 export function optionalCents(node: XmlNode | undefined, field: string, ...path: string[]): bigint | undefined {
   const raw = text(node, ...path);
   if (!raw) return undefined;
   const m = /^(-?)(\d{1,15})(?:\.(\d{1,2}))?$/.exec(raw);
-  if (!m) throw new FieldError(field, "is not an amount with at most 2 decimals");
+  if (!m) throw new FieldError(field, "is not an amount with at most 15 integer digits and 2 decimals");
   const cents = BigInt(m[2]!) * 100n + BigInt((m[3] ?? "").padEnd(2, "0"));
   return m[1] ? -cents : cents;
 }
 
+/** A percent with at most 3 integer digits and `decimals` decimals → an integer in units of 10^-decimals percent. */
+function percentUnits(node: XmlNode | undefined, field: string, decimals: number, path: string[]): number | undefined {
+  const raw = text(node, ...path);
+  if (!raw) return undefined;
+  const m = new RegExp(`^(\\d{1,3})(?:\\.(\\d{1,${decimals}}))?$`).exec(raw);
+  if (!m) throw new FieldError(field, `is not a rate in percent with at most 3 integer digits and ${decimals} decimals`);
+  return Number(m[1]) * 10 ** decimals + Number((m[2] ?? "").padEnd(decimals, "0"));
+}
+
 /** "2.00" (percent) → 200 basis points. */
 export function optionalBps(node: XmlNode | undefined, field: string, ...path: string[]): number | undefined {
-  const cents = optionalCents(node, field, ...path);
-  return cents === undefined ? undefined : Number(cents);
+  return percentUnits(node, field, 2, path);
+}
+
+/** "0.1000" (percent, 4 decimals: the IBS/CBS rates) → 1000 parts per million. */
+export function optionalPpm(node: XmlNode | undefined, field: string, ...path: string[]): number | undefined {
+  return percentUnits(node, field, 4, path);
 }
 
 /** A small integer code (enum-like); 0 when absent. */
@@ -53,15 +74,61 @@ export function intCode(node: XmlNode | undefined, field: string, ...path: strin
   return Number(raw);
 }
 
-/** CNPJ | CPF | NIF | cNaoNIF child of a party node (or the given element names for authors). */
-export function taxId(node: XmlNode | undefined, names = { cnpj: "CNPJ", cpf: "CPF" }): TaxId | undefined {
-  const cnpj = text(node, names.cnpj);
-  if (cnpj) return create(TaxIdSchema, { kind: TaxIdKind.CNPJ, number: cnpj.replace(/\D/g, "") });
-  const cpf = text(node, names.cpf);
-  if (cpf) return create(TaxIdSchema, { kind: TaxIdKind.CPF, number: cpf.replace(/\D/g, "") });
-  const nif = text(node, "NIF");
+/** Free text of at most `maxChars` characters (the XSD's length); "" when absent. */
+export function limitedText(node: XmlNode | undefined, field: string, maxChars: number, ...path: string[]): string {
+  const raw = text(node, ...path);
+  // Length in code points, as the XSD and MySQL's VARCHAR count; the UTF-16 length bounds it from above.
+  if (raw.length > maxChars && Array.from(raw).length > maxChars) {
+    throw new FieldError(field, `is longer than ${maxChars} characters (${Array.from(raw).length})`);
+  }
+  return raw;
+}
+
+/** A code of printable ASCII of at most `maxChars` characters; "" when absent. */
+export function asciiCode(node: XmlNode | undefined, field: string, maxChars: number, ...path: string[]): string {
+  const raw = text(node, ...path);
+  if (raw.length > maxChars) throw new FieldError(field, `is longer than ${maxChars} characters (${raw.length})`);
+  if (!/^[\x20-\x7e]*$/.test(raw)) throw new FieldError(field, "has characters outside printable ASCII");
+  return raw;
+}
+
+/** A code of exactly one of `lengths` digits (IBGE codes, cTribNac, cNBS); "" when absent. */
+export function digitsCode(node: XmlNode | undefined, field: string, lengths: readonly number[], ...path: string[]): string {
+  const raw = text(node, ...path);
+  if (raw === "") return raw;
+  if (!/^[0-9]+$/.test(raw) || !lengths.includes(raw.length)) throw new FieldError(field, `is not ${lengths.join(" or ")} digits`);
+  return raw;
+}
+
+/**
+ * CNPJ | CPF | NIF | cNaoNIF child of a party node (or the given element names for authors). A CNPJ keeps
+ * its letters (alphanumeric since 2026); one of the wrong shape (lower case, wrong length) is a fault. Check
+ * digits are not verified here, as for the chave: the ADN validated the note, and its XML is the source of
+ * truth (docs/decisions/0015-alphanumeric-cnpj.md).
+ */
+export function taxId(node: XmlNode | undefined, field: string, names = { cnpj: "CNPJ", cpf: "CPF" }): TaxId | undefined {
+  const cnpjText = text(node, names.cnpj);
+  if (cnpjText) {
+    const cnpj = stripTaxIdMask(cnpjText);
+    if (!isCnpjShaped(cnpj)) throw new FieldError(`${field}/${names.cnpj}`, cnpjProblem(cnpj) ?? "is not a CNPJ");
+    return create(TaxIdSchema, { kind: TaxIdKind.CNPJ, number: cnpj });
+  }
+  const cpfText = text(node, names.cpf);
+  if (cpfText) {
+    const cpf = stripTaxIdMask(cpfText);
+    if (!/^[0-9]{11}$/.test(cpf)) throw new FieldError(`${field}/${names.cpf}`, "is not 11 digits");
+    return create(TaxIdSchema, { kind: TaxIdKind.CPF, number: cpf });
+  }
+  const nif = limitedText(node, `${field}/NIF`, 40, "NIF");
   if (nif) return create(TaxIdSchema, { kind: TaxIdKind.NIF, number: nif });
-  const naoNif = text(node, "cNaoNIF");
+  const naoNif = asciiCode(node, `${field}/cNaoNIF`, 1, "cNaoNIF");
   if (naoNif) return create(TaxIdSchema, { kind: TaxIdKind.NAO_NIF, number: naoNif });
   return undefined;
+}
+
+/** The root's `versao` attribute ("1.00", "1.01"); a fault when it could not be a layout version. */
+export function versaoOf(root: XmlNode, field: string): string {
+  const versao = attr(root, "versao");
+  if (versao.length > 8 || !/^[\x20-\x7e]*$/.test(versao)) throw new FieldError(field, "is not a layout version of at most 8 ASCII characters");
+  return versao;
 }

@@ -50,7 +50,7 @@ export function decodeItem(raw: RawLoteItem, opts: DecodeOptions): DistributionI
     return item;
   } catch (err) {
     if (err instanceof XmlError) return fault(FaultReason.BAD_XML, err.message);
-    if (err instanceof FieldError) return fault(FaultReason.MISSING_FIELD, err.message);
+    if (err instanceof FieldError) return fault(err.fault === "missing" ? FaultReason.MISSING_FIELD : FaultReason.INVALID_VALUE, err.message);
     // A shape the parser did not foresee is still this item's problem, never the batch's.
     return fault(FaultReason.BAD_XML, `unparseable structure: ${(err as Error).message}`);
   }

@@ -1,63 +1,119 @@
-// NFS-e layouts 1.00 and 1.01 (adn.md §4) → Document, leniently: only the chave is required; every other
-// index field is read where either version puts it and left empty when absent.
+// NFS-e layouts 1.00 and 1.01 (adn.md §4; IBS/CBS of NT 004 v2.0) → Document, leniently: only the chave is
+// required; every other index field is read where either version puts it and left empty when absent. A
+// value that is present but beyond the layout's limits is a fault naming it (fields.ts).
 import { create } from "@bufbuild/protobuf";
 import {
   DocumentSchema,
+  IbsCbsSchema,
   PartySchema,
   ServicoSchema,
   ValoresSchema,
   type Document,
+  type IbsCbs,
   type Party,
 } from "../gen/malha/nfse/v1/document_pb.js";
-import { isChaveShaped } from "./chave.js";
-import { FieldError, intCode, optionalBps, optionalCents, optionalDate, optionalDateTime, taxId } from "./fields.js";
+import { chaveShapeProblem } from "./chave.js";
+import {
+  asciiCode,
+  digitsCode,
+  FieldError,
+  intCode,
+  limitedText,
+  optionalBps,
+  optionalCents,
+  optionalDate,
+  optionalDateTime,
+  optionalPpm,
+  taxId,
+  versaoOf,
+} from "./fields.js";
 import { attr, child, text, type XmlNode } from "./xml-tree.js";
 
-/** A party element; `emit` uses `enderNac`, DPS parties use `end/endNac`. Undefined when absent. */
-function party(node: XmlNode | undefined): Party | undefined {
+/** A party element at `path`; `emit` uses `enderNac`, DPS parties use `end/endNac`. Undefined when absent. */
+function party(node: XmlNode | undefined, path: string): Party | undefined {
   if (!node) return undefined;
   const address = child(node, "enderNac") ?? child(node, "end", "endNac");
-  const document = taxId(node);
+  const addressPath = child(node, "enderNac") ? `${path}/enderNac` : `${path}/end/endNac`;
+  const document = taxId(node, path);
   return create(PartySchema, {
     ...(document ? { document } : {}),
-    name: text(node, "xNome"),
-    inscricaoMunicipal: text(node, "IM"),
-    codigoMunicipio: text(address, "cMun"),
-    uf: text(address, "UF"),
+    name: limitedText(node, `${path}/xNome`, 300, "xNome"),
+    inscricaoMunicipal: asciiCode(node, `${path}/IM`, 15, "IM"),
+    codigoMunicipio: digitsCode(address, `${addressPath}/cMun`, [7], "cMun"),
+    uf: asciiCode(address, `${addressPath}/UF`, 2, "UF"),
   });
 }
 
-/** `root` is the `NFSe` element. */
+/** IBS/CBS of layout 1.01: the note's computed group and the DPS's classification; undefined when both are absent. */
+function ibsCbs(inf: XmlNode, dps: XmlNode | undefined): IbsCbs | undefined {
+  const nota = child(inf, "IBSCBS");
+  const declarado = child(dps, "IBSCBS");
+  if (!nota && !declarado) return undefined;
+  const valores = child(nota, "valores");
+  const tot = child(nota, "totCIBS");
+  const trib = child(declarado, "valores", "trib", "gIBSCBS");
+  const at = (p: string) => `IBSCBS/${p}`;
+  return create(IbsCbsSchema, {
+    codigoLocalidadeIncidencia: digitsCode(nota, at("cLocalidadeIncid"), [7], "cLocalidadeIncid"),
+    vBcCents: optionalCents(valores, at("valores/vBC"), "vBC"),
+    aliquotaIbsUfPpm: optionalPpm(valores, at("valores/uf/pIBSUF"), "uf", "pIBSUF"),
+    aliquotaEfetivaIbsUfPpm: optionalPpm(valores, at("valores/uf/pAliqEfetUF"), "uf", "pAliqEfetUF"),
+    aliquotaIbsMunPpm: optionalPpm(valores, at("valores/mun/pIBSMun"), "mun", "pIBSMun"),
+    aliquotaEfetivaIbsMunPpm: optionalPpm(valores, at("valores/mun/pAliqEfetMun"), "mun", "pAliqEfetMun"),
+    aliquotaCbsPpm: optionalPpm(valores, at("valores/fed/pCBS"), "fed", "pCBS"),
+    aliquotaEfetivaCbsPpm: optionalPpm(valores, at("valores/fed/pAliqEfetCBS"), "fed", "pAliqEfetCBS"),
+    vIbsUfCents: optionalCents(tot, at("totCIBS/gIBS/gIBSUFTot/vIBSUF"), "gIBS", "gIBSUFTot", "vIBSUF"),
+    vIbsMunCents: optionalCents(tot, at("totCIBS/gIBS/gIBSMunTot/vIBSMun"), "gIBS", "gIBSMunTot", "vIBSMun"),
+    vIbsTotalCents: optionalCents(tot, at("totCIBS/gIBS/vIBSTot"), "gIBS", "vIBSTot"),
+    vCbsCents: optionalCents(tot, at("totCIBS/gCBS/vCBS"), "gCBS", "vCBS"),
+    vTotNfCents: optionalCents(tot, at("totCIBS/vTotNF"), "vTotNF"),
+    cst: asciiCode(trib, "DPS/infDPS/IBSCBS/valores/trib/gIBSCBS/CST", 3, "CST"),
+    cClassTrib: asciiCode(trib, "DPS/infDPS/IBSCBS/valores/trib/gIBSCBS/cClassTrib", 6, "cClassTrib"),
+    cIndOp: asciiCode(declarado, "DPS/infDPS/IBSCBS/cIndOp", 6, "cIndOp"),
+    finNfse: intCode(declarado, "DPS/infDPS/IBSCBS/finNFSe", "finNFSe"),
+  });
+}
+
+/**
+ * `root` is the `NFSe` element. Elements the parser does not know (new groups of NT 007/009, renamed
+ * fields) are never read and never fail a note; the raw XML keeps them.
+ */
 export function parseNfse(root: XmlNode): Document {
   const inf = child(root, "infNFSe");
-  if (!inf) throw new FieldError("infNFSe", "is missing");
+  if (!inf) throw new FieldError("infNFSe", "is missing", "missing");
   const id = attr(inf, "Id");
   const chave = id.replace(/^NFS/, "");
-  if (!id.startsWith("NFS") || !isChaveShaped(chave)) throw new FieldError("infNFSe/@Id", "is not NFS + 50 digits");
+  const chaveFault = id.startsWith("NFS") ? chaveShapeProblem(chave) : "does not start with NFS";
+  if (chaveFault) throw new FieldError("infNFSe/@Id", `is not NFS + a chave: the chave ${chaveFault}`, "missing");
   const dps = child(inf, "DPS", "infDPS");
   const serv = child(dps, "serv");
   const tribMun = child(dps, "valores", "trib", "tribMun");
   const dhProc = optionalDateTime(inf, "dhProc", "dhProc");
   const dhEmi = optionalDateTime(dps, "DPS/infDPS/dhEmi", "dhEmi");
   const competencia = optionalDate(dps, "DPS/infDPS/dCompet", "dCompet");
-  const emitente = party(child(inf, "emit"));
-  const prestador = party(child(dps, "prest"));
-  const tomador = party(child(dps, "toma"));
-  const intermediario = party(child(dps, "interm"));
+  const emitente = party(child(inf, "emit"), "emit");
+  const prestador = party(child(dps, "prest"), "DPS/infDPS/prest");
+  const tomador = party(child(dps, "toma"), "DPS/infDPS/toma");
+  const intermediario = party(child(dps, "interm"), "DPS/infDPS/interm");
+  const destinatario = party(child(dps, "IBSCBS", "dest"), "DPS/infDPS/IBSCBS/dest");
+  const ibs = ibsCbs(inf, dps);
+  const chaveSubstituida = text(dps, "subst", "chSubstda");
+  const substFault = chaveSubstituida ? chaveShapeProblem(chaveSubstituida) : undefined;
+  if (substFault) throw new FieldError("DPS/infDPS/subst/chSubstda", substFault);
   const valores = create(ValoresSchema, {
-    vServCents: optionalCents(dps, "vServ", "valores", "vServPrest", "vServ"),
-    vBcCents: optionalCents(inf, "vBC", "valores", "vBC"),
-    aliquotaBps: optionalBps(inf, "pAliqAplic", "valores", "pAliqAplic"),
-    vIssqnCents: optionalCents(inf, "vISSQN", "valores", "vISSQN"),
-    vTotalRetCents: optionalCents(inf, "vTotalRet", "valores", "vTotalRet"),
-    vLiqCents: optionalCents(inf, "vLiq", "valores", "vLiq"),
+    vServCents: optionalCents(dps, "DPS/infDPS/valores/vServPrest/vServ", "valores", "vServPrest", "vServ"),
+    vBcCents: optionalCents(inf, "valores/vBC", "valores", "vBC"),
+    aliquotaBps: optionalBps(inf, "valores/pAliqAplic", "valores", "pAliqAplic"),
+    vIssqnCents: optionalCents(inf, "valores/vISSQN", "valores", "vISSQN"),
+    vTotalRetCents: optionalCents(inf, "valores/vTotalRet", "valores", "vTotalRet"),
+    vLiqCents: optionalCents(inf, "valores/vLiq", "valores", "vLiq"),
     tribIssqn: intCode(tribMun, "tribISSQN", "tribISSQN"),
     tpRetIssqn: intCode(tribMun, "tpRetISSQN", "tpRetISSQN"),
   });
   return create(DocumentSchema, {
     chave,
-    numero: text(inf, "nNFSe"),
-    versao: attr(root, "versao"),
+    numero: asciiCode(inf, "nNFSe", 15, "nNFSe"),
+    versao: versaoOf(root, "NFSe/@versao"),
     cStat: intCode(inf, "cStat", "cStat"),
     ...(dhProc ? { dhProc } : {}),
     ...(dhEmi ? { dhEmi } : {}),
@@ -66,18 +122,20 @@ export function parseNfse(root: XmlNode): Document {
     ...(prestador ? { prestador } : {}),
     ...(tomador ? { tomador } : {}),
     ...(intermediario ? { intermediario } : {}),
-    codigoMunicipioEmissor: text(dps, "cLocEmi"),
+    ...(destinatario ? { destinatario } : {}),
+    ...(ibs ? { ibsCbs: ibs } : {}),
+    codigoMunicipioEmissor: digitsCode(dps, "DPS/infDPS/cLocEmi", [7], "cLocEmi"),
     nomeMunicipioEmissor: text(inf, "xLocEmi"),
-    codigoLocalPrestacao: text(serv, "locPrest", "cLocPrestacao"),
-    codigoPaisPrestacao: text(serv, "locPrest", "cPaisPrestacao"),
+    codigoLocalPrestacao: digitsCode(serv, "DPS/infDPS/serv/locPrest/cLocPrestacao", [7], "locPrest", "cLocPrestacao"),
+    codigoPaisPrestacao: asciiCode(serv, "DPS/infDPS/serv/locPrest/cPaisPrestacao", 2, "locPrest", "cPaisPrestacao"),
     nomeLocalPrestacao: text(inf, "xLocPrestacao"),
-    codigoMunicipioIncidencia: text(inf, "cLocIncid"),
+    codigoMunicipioIncidencia: digitsCode(inf, "cLocIncid", [7], "cLocIncid"),
     nomeMunicipioIncidencia: text(inf, "xLocIncid"),
     servico: create(ServicoSchema, {
-      cTribNac: text(serv, "cServ", "cTribNac"),
-      cTribMun: text(serv, "cServ", "cTribMun"),
-      cNbs: text(serv, "cServ", "cNBS"),
-      descricao: text(serv, "cServ", "xDescServ"),
+      cTribNac: asciiCode(serv, "DPS/infDPS/serv/cServ/cTribNac", 6, "cServ", "cTribNac"),
+      cTribMun: asciiCode(serv, "DPS/infDPS/serv/cServ/cTribMun", 3, "cServ", "cTribMun"),
+      cNbs: asciiCode(serv, "DPS/infDPS/serv/cServ/cNBS", 9, "cServ", "cNBS"),
+      descricao: limitedText(serv, "DPS/infDPS/serv/cServ/xDescServ", 2000, "cServ", "xDescServ"),
       xTribNac: text(inf, "xTribNac"),
     }),
     valores,
@@ -85,11 +143,11 @@ export function parseNfse(root: XmlNode): Document {
     ambGer: intCode(inf, "ambGer", "ambGer"),
     tpEmis: intCode(inf, "tpEmis", "tpEmis"),
     tpEmit: intCode(dps, "DPS/infDPS/tpEmit", "tpEmit"),
-    serie: text(dps, "serie"),
-    nDps: text(dps, "nDPS"),
-    nDfse: text(inf, "nDFSe"),
+    serie: asciiCode(dps, "DPS/infDPS/serie", 5, "serie"),
+    nDps: asciiCode(dps, "DPS/infDPS/nDPS", 15, "nDPS"),
+    nDfse: asciiCode(inf, "nDFSe", 15, "nDFSe"),
     opSimpNac: intCode(dps, "opSimpNac", "prest", "regTrib", "opSimpNac"),
-    chaveSubstituida: text(dps, "subst", "chSubstda"),
+    chaveSubstituida,
     cMotivoSubstituicao: text(dps, "subst", "cMotivo"),
   });
 }

@@ -7,6 +7,8 @@ import { FaultReason } from "../gen/malha/nfse/v1/distribution_pb.js";
 import { AmbienteGerador, TipoEmissao, TipoEmitente, TipoRetencaoIssqn, TributacaoIssqn } from "../gen/malha/nfse/v1/document_pb.js";
 import { TipoEvento } from "../gen/malha/nfse/v1/event_pb.js";
 import { Ambiente } from "../gen/malha/nfse/v1/feed_pb.js";
+import { completeCnpj } from "../tax-id/index.js";
+import { buildChave } from "./chave.js";
 import { EVENT_CODES } from "./event-codes.js";
 import { decodeItem } from "./item.js";
 import { sha256Hex } from "./payload.js";
@@ -121,8 +123,12 @@ describe("faults found after decompression keep the XML", () => {
     ["invalid UTF-8", Buffer.from([0x3c, 0x61, 0x3e, 0xff, 0xfe, 0x3c, 0x2f, 0x61, 0x3e]), FaultReason.BAD_XML],
     ["a DPS instead of a note", '<DPS versao="1.01"><infDPS Id="DPS1"/></DPS>', FaultReason.UNKNOWN_DOCUMENT_TYPE],
     ["a note without its Id", "<NFSe versao=\"1.01\"><infNFSe><nNFSe>1</nNFSe></infNFSe></NFSe>", FaultReason.MISSING_FIELD],
-    ["an amount with 3 decimals", sample("nfse-1.01.xml").toString().replace("<vLiq>1000.00</vLiq>", "<vLiq>1000.005</vLiq>"), FaultReason.MISSING_FIELD],
-    ["an impossible date", sample("nfse-1.01.xml").toString().replace("2026-03-10T14:02:10-03:00", "2026-02-30T14:02:10-03:00"), FaultReason.MISSING_FIELD],
+    ["an amount with 3 decimals", sample("nfse-1.01.xml").toString().replace("<vLiq>1000.00</vLiq>", "<vLiq>1000.005</vLiq>"), FaultReason.INVALID_VALUE],
+    ["an impossible date", sample("nfse-1.01.xml").toString().replace("2026-03-10T14:02:10-03:00", "2026-02-30T14:02:10-03:00"), FaultReason.INVALID_VALUE],
+    ["a description beyond the XSD's 2000 characters", sample("nfse-1.01.xml").toString().replace("Suporte tecnico mensal", "x".repeat(70_000)), FaultReason.INVALID_VALUE],
+    ["a rate of 1000 %", sample("nfse-1.01.xml").toString().replace("<pAliqAplic>2.00</pAliqAplic>", "<pAliqAplic>1000.00</pAliqAplic>"), FaultReason.INVALID_VALUE],
+    ["a tomador CNPJ in lower case", sample("nfse-1.01.xml").toString().replace("<CNPJ>99888777000100</CNPJ>", "<CNPJ>12abc34501de35</CNPJ>"), FaultReason.INVALID_VALUE],
+    ["a chave in lower case", sample("nfse-1.01.xml").toString().replace(`NFS${CHAVE}`, `NFS${CHAVE.slice(0, 9)}abc${CHAVE.slice(12)}`), FaultReason.MISSING_FIELD],
   ])("%s", (_name, xml, reason) => {
     const item = decode(xml as string | Buffer);
     expect(item.content.case).toBe("fault");
@@ -147,7 +153,107 @@ describe("faults found after decompression keep the XML", () => {
 
   it("names the unparseable field", () => {
     const item = decode(sample("nfse-1.01.xml").toString().replace("<vBC>1000.00</vBC>", "<vBC>mil</vBC>"));
-    expect(item.content.value).toMatchObject({ reason: FaultReason.MISSING_FIELD, message: expect.stringContaining("vBC") });
+    expect(item.content.value).toMatchObject({ reason: FaultReason.INVALID_VALUE, message: expect.stringContaining("valores/vBC") });
+  });
+
+  it("names the path and the limit of a value beyond the layout", () => {
+    const long = decode(sample("nfse-1.01.xml").toString().replace("TOMADORA EXEMPLO SA", "T".repeat(301)));
+    expect(long.content.value).toMatchObject({ reason: FaultReason.INVALID_VALUE, message: "DPS/infDPS/toma/xNome is longer than 300 characters (301)" });
+    const lower = decode(sample("nfse-1.01.xml").toString().replace("<CNPJ>99888777000100</CNPJ>", "<CNPJ>12abc34501de35</CNPJ>"));
+    expect(lower.content.value).toMatchObject({ message: expect.stringMatching(/^DPS\/infDPS\/toma\/CNPJ has lower-case letters/) });
+  });
+});
+
+describe("alphanumeric CNPJ (IN RFB 2.229/2024)", () => {
+  const cnpj = completeCnpj("12ABC34501DE");
+  const chave = buildChave({ cMun: "3550308", ambGer: 2, tpInsc: 2, inscricao: cnpj, nNFSe: 42, year: 2026, month: 9, codigo: 123456789 });
+  const tomador = completeCnpj("ZZ9XY000A1B2");
+
+  it("keeps the letters of the chave, the emitente, the prestador and the tomador", () => {
+    const xml = sample("nfse-1.01.xml")
+      .toString()
+      .replaceAll(CHAVE, chave)
+      .replaceAll("11222333000181", cnpj)
+      .replace("<CNPJ>99888777000100</CNPJ>", `<CNPJ>${tomador}</CNPJ>`);
+    const doc = document(xml);
+    expect(doc.chave).toBe(chave);
+    expect(doc.emitente?.document).toMatchObject({ kind: TaxIdKind.CNPJ, number: cnpj });
+    expect(doc.prestador?.document).toMatchObject({ kind: TaxIdKind.CNPJ, number: cnpj });
+    expect(doc.tomador?.document).toMatchObject({ kind: TaxIdKind.CNPJ, number: tomador });
+  });
+
+  it("reads an event whose Id, chNFSe and CNPJAutor carry letters", () => {
+    const xml = sample("evento-101101-1.01.xml").toString().replaceAll(CHAVE, chave).replaceAll("11222333000181", cnpj);
+    const ev = event(xml);
+    expect(ev).toMatchObject({ id: `EVT${chave}101101001`, chave, codigo: "101101", autor: { kind: TaxIdKind.CNPJ, number: cnpj } });
+    // Without the type element, the code still comes from the alphanumeric Id.
+    const untyped = event(xml.replace(/<e101101>[\s\S]*<\/e101101>/, ""));
+    expect(untyped.codigo).toBe("101101");
+  });
+});
+
+describe("IBS/CBS (NT 004 v2.0) and the 2026 layout notes", () => {
+  const dest = completeCnpj("DEST0000AB12");
+  const withIbsCbs = (xml: string) =>
+    xml
+      .replace(
+        "</valores>\n  <DPS",
+        `</valores>
+  <IBSCBS><cLocalidadeIncid>3550308</cLocalidadeIncid><xLocalidadeIncid>Sao Paulo</xLocalidadeIncid><pRedutor>0.00</pRedutor>
+   <valores><vBC>1000.00</vBC><uf><pIBSUF>0.1000</pIBSUF><pAliqEfetUF>0.1000</pAliqEfetUF></uf>
+    <mun><pIBSMun>0.0000</pIBSMun><pAliqEfetMun>0.0000</pAliqEfetMun></mun><fed><pCBS>0.9000</pCBS><pAliqEfetCBS>0.9000</pAliqEfetCBS></fed></valores>
+   <totCIBS><vTotNF>1010.00</vTotNF><gIBS><vIBSTot>1.00</vIBSTot><gIBSUFTot><vDifUF>0.00</vDifUF><vIBSUF>1.00</vIBSUF></gIBSUFTot>
+    <gIBSMunTot><vDifMun>0.00</vDifMun><vIBSMun>0.00</vIBSMun></gIBSMunTot></gIBS><gCBS><vDifCBS>0.00</vDifCBS><vCBS>9.00</vCBS></gCBS>
+    <gTribSN><pAliqSN>6.00</pAliqSN></gTribSN></totCIBS></IBSCBS>
+  <DPS`,
+      )
+      .replace(
+        "</valores>\n   </infDPS>",
+        `</valores>
+    <IBSCBS><finNFSe>0</finNFSe><indFinal>0</indFinal><cIndOp>100301</cIndOp><indDest>1</indDest>
+     <dest><CNPJ>${dest}</CNPJ><xNome>DESTINATARIA LTDA</xNome><end><endNac><cMun>3304557</cMun><CEP>20000000</CEP></endNac><xLgr>RUA B</xLgr></end></dest>
+     <valores><trib><gIBSCBS><CST>000</CST><cClassTrib>000001</cClassTrib></gIBSCBS></trib></valores></IBSCBS>
+   </infDPS>`,
+      );
+
+  it("extracts the amounts, rates, totals and the destinatário", () => {
+    const xml = withIbsCbs(sample("nfse-1.01.xml").toString());
+    expect(xml).toContain("<gTribSN>");
+    const doc = document(xml);
+    expect(doc.destinatario).toMatchObject({ document: { kind: TaxIdKind.CNPJ, number: dest }, name: "DESTINATARIA LTDA", codigoMunicipio: "3304557" });
+    expect(doc.ibsCbs).toMatchObject({
+      codigoLocalidadeIncidencia: "3550308",
+      vBcCents: 100000n,
+      aliquotaIbsUfPpm: 1000,
+      aliquotaIbsMunPpm: 0,
+      aliquotaCbsPpm: 9000,
+      aliquotaEfetivaCbsPpm: 9000,
+      vIbsUfCents: 100n,
+      vIbsMunCents: 0n,
+      vIbsTotalCents: 100n,
+      vCbsCents: 900n,
+      vTotNfCents: 101000n,
+      cst: "000",
+      cClassTrib: "000001",
+      cIndOp: "100301",
+      finNfse: 0,
+    });
+  });
+
+  it("leaves the groups absent on notes without them", () => {
+    const doc = document(sample("nfse-1.01.xml"));
+    expect(doc.ibsCbs).toBeUndefined();
+    expect(doc.destinatario).toBeUndefined();
+  });
+
+  it("never fails on the NT 009 renames and new groups, and faults a malformed value it reads with its path", () => {
+    const nt009 = withIbsCbs(sample("nfse-1.01.xml").toString()).replace(
+      "<vLiq>1000.00</vLiq>",
+      "<vCalcAjusteBCISSQN>0.00</vCalcAjusteBCISSQN><vAjusteBC>0.00</vAjusteBC><gLocacao><x>1</x></gLocacao><vLiq>1000.00</vLiq>",
+    );
+    expect(document(nt009).valores?.vLiqCents).toBe(100000n);
+    const bad = decode(withIbsCbs(sample("nfse-1.01.xml").toString()).replace("<vCBS>9.00</vCBS>", "<vCBS>nove</vCBS>"));
+    expect(bad.content.value).toMatchObject({ reason: FaultReason.INVALID_VALUE, message: expect.stringContaining("IBSCBS/totCIBS/gCBS/vCBS") });
   });
 });
 

@@ -125,8 +125,8 @@ export type TaxId = Message<"malha.common.v1.TaxId"> & {
   kind: TaxIdKind;
 
   /**
-   * Digits only for CNPJ/CPF (no dots, slashes or dashes; CPF keeps its 11 digits, never padded to
-   * 14); as written for NIF.
+   * CNPJ: its 14 characters (digits and, since 2026, upper-case letters in the first 12), no dots,
+   * slashes or dashes. CPF: 11 digits, never padded to 14. NIF: as written.
    *
    * @generated from field: string number = 2;
    */
@@ -191,7 +191,8 @@ export enum TaxIdKind {
   UNSPECIFIED = 0,
 
   /**
-   * Brazilian company registry number, 14 digits.
+   * Brazilian company registry number, 14 characters: 12 of [0-9A-Z] (alphanumeric since IN RFB
+   * 2.229/2024; letters are upper case) and 2 numeric check digits.
    *
    * @generated from enum value: TAX_ID_KIND_CNPJ = 1;
    */

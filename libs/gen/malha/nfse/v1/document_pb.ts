@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file malha/nfse/v1/document.proto.
  */
 export const file_malha_nfse_v1_document: GenFile = /*@__PURE__*/
-  fileDesc("ChxtYWxoYS9uZnNlL3YxL2RvY3VtZW50LnByb3RvEg1tYWxoYS5uZnNlLnYxIoIBCgVQYXJ0eRIoCghkb2N1bWVudBgBIAEoCzIWLm1hbGhhLmNvbW1vbi52MS5UYXhJZBIMCgRuYW1lGAIgASgJEhsKE2luc2NyaWNhb19tdW5pY2lwYWwYAyABKAkSGAoQY29kaWdvX211bmljaXBpbxgEIAEoCRIKCgJ1ZhgFIAEoCSJnCgdTZXJ2aWNvEhIKCmNfdHJpYl9uYWMYASABKAkSEgoKY190cmliX211bhgCIAEoCRINCgVjX25icxgDIAEoCRIRCglkZXNjcmljYW8YBCABKAkSEgoKeF90cmliX25hYxgFIAEoCSKDAwoHVmFsb3JlcxIZCgx2X3NlcnZfY2VudHMYASABKANIAIgBARIXCgp2X2JjX2NlbnRzGAIgASgDSAGIAQESGQoMYWxpcXVvdGFfYnBzGAMgASgFSAKIAQESGgoNdl9pc3Nxbl9jZW50cxgEIAEoA0gDiAEBEh4KEXZfdG90YWxfcmV0X2NlbnRzGAUgASgDSASIAQESGAoLdl9saXFfY2VudHMYBiABKANIBYgBARIyCgp0cmliX2lzc3FuGAcgASgOMh4ubWFsaGEubmZzZS52MS5UcmlidXRhY2FvSXNzcW4SNgoMdHBfcmV0X2lzc3FuGAggASgOMiAubWFsaGEubmZzZS52MS5UaXBvUmV0ZW5jYW9Jc3NxbkIPCg1fdl9zZXJ2X2NlbnRzQg0KC192X2JjX2NlbnRzQg8KDV9hbGlxdW90YV9icHNCEAoOX3ZfaXNzcW5fY2VudHNCFAoSX3ZfdG90YWxfcmV0X2NlbnRzQg4KDF92X2xpcV9jZW50cyKnCAoIRG9jdW1lbnQSDQoFY2hhdmUYASABKAkSDgoGbnVtZXJvGAIgASgJEg4KBnZlcnNhbxgDIAEoCRIOCgZjX3N0YXQYBCABKAUSKwoHZGhfcHJvYxgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKgoGZGhfZW1pGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIqCgtjb21wZXRlbmNpYRgHIAEoCzIVLm1hbGhhLmNvbW1vbi52MS5EYXRlEiYKCGVtaXRlbnRlGAggASgLMhQubWFsaGEubmZzZS52MS5QYXJ0eRInCglwcmVzdGFkb3IYCSABKAsyFC5tYWxoYS5uZnNlLnYxLlBhcnR5EiUKB3RvbWFkb3IYCiABKAsyFC5tYWxoYS5uZnNlLnYxLlBhcnR5EisKDWludGVybWVkaWFyaW8YCyABKAsyFC5tYWxoYS5uZnNlLnYxLlBhcnR5EiAKGGNvZGlnb19tdW5pY2lwaW9fZW1pc3NvchgMIAEoCRIeChZub21lX211bmljaXBpb19lbWlzc29yGA0gASgJEh4KFmNvZGlnb19sb2NhbF9wcmVzdGFjYW8YDiABKAkSHQoVY29kaWdvX3BhaXNfcHJlc3RhY2FvGA8gASgJEhwKFG5vbWVfbG9jYWxfcHJlc3RhY2FvGBAgASgJEiMKG2NvZGlnb19tdW5pY2lwaW9faW5jaWRlbmNpYRgRIAEoCRIhChlub21lX211bmljaXBpb19pbmNpZGVuY2lhGBIgASgJEicKB3NlcnZpY28YEyABKAsyFi5tYWxoYS5uZnNlLnYxLlNlcnZpY28SJwoHdmFsb3JlcxgUIAEoCzIWLm1hbGhhLm5mc2UudjEuVmFsb3JlcxInCgZ0cF9hbWIYFSABKA4yFy5tYWxoYS5uZnNlLnYxLkFtYmllbnRlEi8KB2FtYl9nZXIYFiABKA4yHi5tYWxoYS5uZnNlLnYxLkFtYmllbnRlR2VyYWRvchIrCgd0cF9lbWlzGBcgASgOMhoubWFsaGEubmZzZS52MS5UaXBvRW1pc3NhbxIsCgd0cF9lbWl0GBggASgOMhsubWFsaGEubmZzZS52MS5UaXBvRW1pdGVudGUSDQoFc2VyaWUYGSABKAkSDQoFbl9kcHMYGiABKAkSDgoGbl9kZnNlGBsgASgJEhMKC29wX3NpbXBfbmFjGBwgASgFEhkKEWNoYXZlX3N1YnN0aXR1aWRhGB0gASgJEh0KFWNfbW90aXZvX3N1YnN0aXR1aWNhbxgeIAEoCRItCgZzdGF0dXMYHyABKA4yHS5tYWxoYS5uZnNlLnYxLkRvY3VtZW50U3RhdHVzEhgKEGNoYXZlX3N1YnN0aXR1dGEYICABKAkqkgEKD0FtYmllbnRlR2VyYWRvchIgChxBTUJJRU5URV9HRVJBRE9SX1VOU1BFQ0lGSUVEEAASHgoaQU1CSUVOVEVfR0VSQURPUl9NVU5JQ0lQSU8QARIjCh9BTUJJRU5URV9HRVJBRE9SX1NFRklOX05BQ0lPTkFMEAISGAoUQU1CSUVOVEVfR0VSQURPUl9BRE4QAypjCgtUaXBvRW1pc3NhbxIcChhUSVBPX0VNSVNTQU9fVU5TUEVDSUZJRUQQABIZChVUSVBPX0VNSVNTQU9fTkFDSU9OQUwQARIbChdUSVBPX0VNSVNTQU9fVFJBTlNDUklUQRACKoYBCgxUaXBvRW1pdGVudGUSHQoZVElQT19FTUlURU5URV9VTlNQRUNJRklFRBAAEhsKF1RJUE9fRU1JVEVOVEVfUFJFU1RBRE9SEAESGQoVVElQT19FTUlURU5URV9UT01BRE9SEAISHwobVElQT19FTUlURU5URV9JTlRFUk1FRElBUklPEAMqugEKD1RyaWJ1dGFjYW9Jc3NxbhIgChxUUklCVVRBQ0FPX0lTU1FOX1VOU1BFQ0lGSUVEEAASHwobVFJJQlVUQUNBT19JU1NRTl9UUklCVVRBVkVMEAESHgoaVFJJQlVUQUNBT19JU1NRTl9JTVVOSURBREUQAhIfChtUUklCVVRBQ0FPX0lTU1FOX0VYUE9SVEFDQU8QAxIjCh9UUklCVVRBQ0FPX0lTU1FOX05BT19JTkNJREVOQ0lBEAQqsgEKEVRpcG9SZXRlbmNhb0lzc3FuEiMKH1RJUE9fUkVURU5DQU9fSVNTUU5fVU5TUEVDSUZJRUQQABIiCh5USVBPX1JFVEVOQ0FPX0lTU1FOX05BT19SRVRJRE8QARImCiJUSVBPX1JFVEVOQ0FPX0lTU1FOX1JFVElET19UT01BRE9SEAISLAooVElQT19SRVRFTkNBT19JU1NRTl9SRVRJRE9fSU5URVJNRURJQVJJTxADKrIBCg5Eb2N1bWVudFN0YXR1cxIfChtET0NVTUVOVF9TVEFUVVNfVU5TUEVDSUZJRUQQABIZChVET0NVTUVOVF9TVEFUVVNfQVRJVkEQARIdChlET0NVTUVOVF9TVEFUVVNfQ0FOQ0VMQURBEAISHwobRE9DVU1FTlRfU1RBVFVTX1NVQlNUSVRVSURBEAMSJAogRE9DVU1FTlRfU1RBVFVTX0FOQUxJU0VfUEVOREVOVEUQBGIGcHJvdG8z", [file_google_protobuf_timestamp, file_malha_common_v1_common, file_malha_nfse_v1_feed]);
+  fileDesc("ChxtYWxoYS9uZnNlL3YxL2RvY3VtZW50LnByb3RvEg1tYWxoYS5uZnNlLnYxIoIBCgVQYXJ0eRIoCghkb2N1bWVudBgBIAEoCzIWLm1hbGhhLmNvbW1vbi52MS5UYXhJZBIMCgRuYW1lGAIgASgJEhsKE2luc2NyaWNhb19tdW5pY2lwYWwYAyABKAkSGAoQY29kaWdvX211bmljaXBpbxgEIAEoCRIKCgJ1ZhgFIAEoCSJnCgdTZXJ2aWNvEhIKCmNfdHJpYl9uYWMYASABKAkSEgoKY190cmliX211bhgCIAEoCRINCgVjX25icxgDIAEoCRIRCglkZXNjcmljYW8YBCABKAkSEgoKeF90cmliX25hYxgFIAEoCSKDAwoHVmFsb3JlcxIZCgx2X3NlcnZfY2VudHMYASABKANIAIgBARIXCgp2X2JjX2NlbnRzGAIgASgDSAGIAQESGQoMYWxpcXVvdGFfYnBzGAMgASgFSAKIAQESGgoNdl9pc3Nxbl9jZW50cxgEIAEoA0gDiAEBEh4KEXZfdG90YWxfcmV0X2NlbnRzGAUgASgDSASIAQESGAoLdl9saXFfY2VudHMYBiABKANIBYgBARIyCgp0cmliX2lzc3FuGAcgASgOMh4ubWFsaGEubmZzZS52MS5UcmlidXRhY2FvSXNzcW4SNgoMdHBfcmV0X2lzc3FuGAggASgOMiAubWFsaGEubmZzZS52MS5UaXBvUmV0ZW5jYW9Jc3NxbkIPCg1fdl9zZXJ2X2NlbnRzQg0KC192X2JjX2NlbnRzQg8KDV9hbGlxdW90YV9icHNCEAoOX3ZfaXNzcW5fY2VudHNCFAoSX3ZfdG90YWxfcmV0X2NlbnRzQg4KDF92X2xpcV9jZW50cyL7CAoIRG9jdW1lbnQSDQoFY2hhdmUYASABKAkSDgoGbnVtZXJvGAIgASgJEg4KBnZlcnNhbxgDIAEoCRIOCgZjX3N0YXQYBCABKAUSKwoHZGhfcHJvYxgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKgoGZGhfZW1pGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIqCgtjb21wZXRlbmNpYRgHIAEoCzIVLm1hbGhhLmNvbW1vbi52MS5EYXRlEiYKCGVtaXRlbnRlGAggASgLMhQubWFsaGEubmZzZS52MS5QYXJ0eRInCglwcmVzdGFkb3IYCSABKAsyFC5tYWxoYS5uZnNlLnYxLlBhcnR5EiUKB3RvbWFkb3IYCiABKAsyFC5tYWxoYS5uZnNlLnYxLlBhcnR5EisKDWludGVybWVkaWFyaW8YCyABKAsyFC5tYWxoYS5uZnNlLnYxLlBhcnR5EiAKGGNvZGlnb19tdW5pY2lwaW9fZW1pc3NvchgMIAEoCRIeChZub21lX211bmljaXBpb19lbWlzc29yGA0gASgJEh4KFmNvZGlnb19sb2NhbF9wcmVzdGFjYW8YDiABKAkSHQoVY29kaWdvX3BhaXNfcHJlc3RhY2FvGA8gASgJEhwKFG5vbWVfbG9jYWxfcHJlc3RhY2FvGBAgASgJEiMKG2NvZGlnb19tdW5pY2lwaW9faW5jaWRlbmNpYRgRIAEoCRIhChlub21lX211bmljaXBpb19pbmNpZGVuY2lhGBIgASgJEicKB3NlcnZpY28YEyABKAsyFi5tYWxoYS5uZnNlLnYxLlNlcnZpY28SJwoHdmFsb3JlcxgUIAEoCzIWLm1hbGhhLm5mc2UudjEuVmFsb3JlcxInCgZ0cF9hbWIYFSABKA4yFy5tYWxoYS5uZnNlLnYxLkFtYmllbnRlEi8KB2FtYl9nZXIYFiABKA4yHi5tYWxoYS5uZnNlLnYxLkFtYmllbnRlR2VyYWRvchIrCgd0cF9lbWlzGBcgASgOMhoubWFsaGEubmZzZS52MS5UaXBvRW1pc3NhbxIsCgd0cF9lbWl0GBggASgOMhsubWFsaGEubmZzZS52MS5UaXBvRW1pdGVudGUSDQoFc2VyaWUYGSABKAkSDQoFbl9kcHMYGiABKAkSDgoGbl9kZnNlGBsgASgJEhMKC29wX3NpbXBfbmFjGBwgASgFEhkKEWNoYXZlX3N1YnN0aXR1aWRhGB0gASgJEh0KFWNfbW90aXZvX3N1YnN0aXR1aWNhbxgeIAEoCRItCgZzdGF0dXMYHyABKA4yHS5tYWxoYS5uZnNlLnYxLkRvY3VtZW50U3RhdHVzEhgKEGNoYXZlX3N1YnN0aXR1dGEYICABKAkSKgoMZGVzdGluYXRhcmlvGCEgASgLMhQubWFsaGEubmZzZS52MS5QYXJ0eRImCgdpYnNfY2JzGCIgASgLMhUubWFsaGEubmZzZS52MS5JYnNDYnMikwYKBklic0NicxIkChxjb2RpZ29fbG9jYWxpZGFkZV9pbmNpZGVuY2lhGAEgASgJEhcKCnZfYmNfY2VudHMYAiABKANIAIgBARIgChNhbGlxdW90YV9pYnNfdWZfcHBtGAMgASgFSAGIAQESKAobYWxpcXVvdGFfZWZldGl2YV9pYnNfdWZfcHBtGAQgASgFSAKIAQESIQoUYWxpcXVvdGFfaWJzX211bl9wcG0YBSABKAVIA4gBARIpChxhbGlxdW90YV9lZmV0aXZhX2lic19tdW5fcHBtGAYgASgFSASIAQESHQoQYWxpcXVvdGFfY2JzX3BwbRgHIAEoBUgFiAEBEiUKGGFsaXF1b3RhX2VmZXRpdmFfY2JzX3BwbRgIIAEoBUgGiAEBEhsKDnZfaWJzX3VmX2NlbnRzGAkgASgDSAeIAQESHAoPdl9pYnNfbXVuX2NlbnRzGAogASgDSAiIAQESHgoRdl9pYnNfdG90YWxfY2VudHMYCyABKANICYgBARIYCgt2X2Nic19jZW50cxgMIAEoA0gKiAEBEhsKDnZfdG90X25mX2NlbnRzGA0gASgDSAuIAQESCwoDY3N0GA4gASgJEhQKDGNfY2xhc3NfdHJpYhgPIAEoCRIQCghjX2luZF9vcBgQIAEoCRIQCghmaW5fbmZzZRgRIAEoBUINCgtfdl9iY19jZW50c0IWChRfYWxpcXVvdGFfaWJzX3VmX3BwbUIeChxfYWxpcXVvdGFfZWZldGl2YV9pYnNfdWZfcHBtQhcKFV9hbGlxdW90YV9pYnNfbXVuX3BwbUIfCh1fYWxpcXVvdGFfZWZldGl2YV9pYnNfbXVuX3BwbUITChFfYWxpcXVvdGFfY2JzX3BwbUIbChlfYWxpcXVvdGFfZWZldGl2YV9jYnNfcHBtQhEKD192X2lic191Zl9jZW50c0ISChBfdl9pYnNfbXVuX2NlbnRzQhQKEl92X2lic190b3RhbF9jZW50c0IOCgxfdl9jYnNfY2VudHNCEQoPX3ZfdG90X25mX2NlbnRzKpIBCg9BbWJpZW50ZUdlcmFkb3ISIAocQU1CSUVOVEVfR0VSQURPUl9VTlNQRUNJRklFRBAAEh4KGkFNQklFTlRFX0dFUkFET1JfTVVOSUNJUElPEAESIwofQU1CSUVOVEVfR0VSQURPUl9TRUZJTl9OQUNJT05BTBACEhgKFEFNQklFTlRFX0dFUkFET1JfQUROEAMqYwoLVGlwb0VtaXNzYW8SHAoYVElQT19FTUlTU0FPX1VOU1BFQ0lGSUVEEAASGQoVVElQT19FTUlTU0FPX05BQ0lPTkFMEAESGwoXVElQT19FTUlTU0FPX1RSQU5TQ1JJVEEQAiqGAQoMVGlwb0VtaXRlbnRlEh0KGVRJUE9fRU1JVEVOVEVfVU5TUEVDSUZJRUQQABIbChdUSVBPX0VNSVRFTlRFX1BSRVNUQURPUhABEhkKFVRJUE9fRU1JVEVOVEVfVE9NQURPUhACEh8KG1RJUE9fRU1JVEVOVEVfSU5URVJNRURJQVJJTxADKroBCg9UcmlidXRhY2FvSXNzcW4SIAocVFJJQlVUQUNBT19JU1NRTl9VTlNQRUNJRklFRBAAEh8KG1RSSUJVVEFDQU9fSVNTUU5fVFJJQlVUQVZFTBABEh4KGlRSSUJVVEFDQU9fSVNTUU5fSU1VTklEQURFEAISHwobVFJJQlVUQUNBT19JU1NRTl9FWFBPUlRBQ0FPEAMSIwofVFJJQlVUQUNBT19JU1NRTl9OQU9fSU5DSURFTkNJQRAEKrIBChFUaXBvUmV0ZW5jYW9Jc3NxbhIjCh9USVBPX1JFVEVOQ0FPX0lTU1FOX1VOU1BFQ0lGSUVEEAASIgoeVElQT19SRVRFTkNBT19JU1NRTl9OQU9fUkVUSURPEAESJgoiVElQT19SRVRFTkNBT19JU1NRTl9SRVRJRE9fVE9NQURPUhACEiwKKFRJUE9fUkVURU5DQU9fSVNTUU5fUkVUSURPX0lOVEVSTUVESUFSSU8QAyqyAQoORG9jdW1lbnRTdGF0dXMSHwobRE9DVU1FTlRfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGQoVRE9DVU1FTlRfU1RBVFVTX0FUSVZBEAESHQoZRE9DVU1FTlRfU1RBVFVTX0NBTkNFTEFEQRACEh8KG0RPQ1VNRU5UX1NUQVRVU19TVUJTVElUVUlEQRADEiQKIERPQ1VNRU5UX1NUQVRVU19BTkFMSVNFX1BFTkRFTlRFEARiBnByb3RvMw", [file_google_protobuf_timestamp, file_malha_common_v1_common, file_malha_nfse_v1_feed]);
 
 /**
  * One party of a note (emitente, prestador, tomador or intermediário). Every field is optional in the
@@ -427,6 +427,22 @@ export type Document = Message<"malha.nfse.v1.Document"> & {
    * @generated from field: string chave_substituta = 32;
    */
   chaveSubstituta: string;
+
+  /**
+   * `DPS/infDPS/IBSCBS/dest`: the destinatário of the operation (tax reform, layout 1.01); absent when the
+   * group is absent, which also means the tomador is the destinatário.
+   *
+   * @generated from field: malha.nfse.v1.Party destinatario = 33;
+   */
+  destinatario?: Party | undefined;
+
+  /**
+   * IBS and CBS of the tax reform (NT 004 v2.0, layout 1.01); absent on notes without the groups (every
+   * 1.00 note, and 1.01 notes issued before the groups became mandatory).
+   *
+   * @generated from field: malha.nfse.v1.IbsCbs ibs_cbs = 34;
+   */
+  ibsCbs?: IbsCbs | undefined;
 };
 
 /**
@@ -435,6 +451,142 @@ export type Document = Message<"malha.nfse.v1.Document"> & {
  */
 export const DocumentSchema: GenMessage<Document> = /*@__PURE__*/
   messageDesc(file_malha_nfse_v1_document, 3);
+
+/**
+ * IBS/CBS amounts and rates (`infNFSe/IBSCBS` as computed by the generating system, plus the DPS's own
+ * `DPS/infDPS/IBSCBS` classification). Money is integer cents; rates are parts per million of the base
+ * (a percent with 4 decimals: 0.1000% = 1000), exact. Absent elements stay absent.
+ *
+ * @generated from message malha.nfse.v1.IbsCbs
+ */
+export type IbsCbs = Message<"malha.nfse.v1.IbsCbs"> & {
+  /**
+   * `IBSCBS/cLocalidadeIncid`: IBGE code of the place where IBS/CBS is due.
+   *
+   * @generated from field: string codigo_localidade_incidencia = 1;
+   */
+  codigoLocalidadeIncidencia: string;
+
+  /**
+   * `IBSCBS/valores/vBC`: IBS/CBS calculation base.
+   *
+   * @generated from field: optional int64 v_bc_cents = 2;
+   */
+  vBcCents?: bigint | undefined;
+
+  /**
+   * `IBSCBS/valores/uf/pIBSUF`: state IBS rate.
+   *
+   * @generated from field: optional int32 aliquota_ibs_uf_ppm = 3;
+   */
+  aliquotaIbsUfPpm?: number | undefined;
+
+  /**
+   * `IBSCBS/valores/uf/pAliqEfetUF`: effective state IBS rate (after reductions).
+   *
+   * @generated from field: optional int32 aliquota_efetiva_ibs_uf_ppm = 4;
+   */
+  aliquotaEfetivaIbsUfPpm?: number | undefined;
+
+  /**
+   * `IBSCBS/valores/mun/pIBSMun`: municipal IBS rate.
+   *
+   * @generated from field: optional int32 aliquota_ibs_mun_ppm = 5;
+   */
+  aliquotaIbsMunPpm?: number | undefined;
+
+  /**
+   * `IBSCBS/valores/mun/pAliqEfetMun`: effective municipal IBS rate.
+   *
+   * @generated from field: optional int32 aliquota_efetiva_ibs_mun_ppm = 6;
+   */
+  aliquotaEfetivaIbsMunPpm?: number | undefined;
+
+  /**
+   * `IBSCBS/valores/fed/pCBS`: CBS rate.
+   *
+   * @generated from field: optional int32 aliquota_cbs_ppm = 7;
+   */
+  aliquotaCbsPpm?: number | undefined;
+
+  /**
+   * `IBSCBS/valores/fed/pAliqEfetCBS`: effective CBS rate.
+   *
+   * @generated from field: optional int32 aliquota_efetiva_cbs_ppm = 8;
+   */
+  aliquotaEfetivaCbsPpm?: number | undefined;
+
+  /**
+   * `IBSCBS/totCIBS/gIBS/gIBSUFTot/vIBSUF`: state IBS amount.
+   *
+   * @generated from field: optional int64 v_ibs_uf_cents = 9;
+   */
+  vIbsUfCents?: bigint | undefined;
+
+  /**
+   * `IBSCBS/totCIBS/gIBS/gIBSMunTot/vIBSMun`: municipal IBS amount.
+   *
+   * @generated from field: optional int64 v_ibs_mun_cents = 10;
+   */
+  vIbsMunCents?: bigint | undefined;
+
+  /**
+   * `IBSCBS/totCIBS/gIBS/vIBSTot`: total IBS (state + municipal).
+   *
+   * @generated from field: optional int64 v_ibs_total_cents = 11;
+   */
+  vIbsTotalCents?: bigint | undefined;
+
+  /**
+   * `IBSCBS/totCIBS/gCBS/vCBS`: CBS amount.
+   *
+   * @generated from field: optional int64 v_cbs_cents = 12;
+   */
+  vCbsCents?: bigint | undefined;
+
+  /**
+   * `IBSCBS/totCIBS/vTotNF`: the note's total (net value plus IBS and CBS).
+   *
+   * @generated from field: optional int64 v_tot_nf_cents = 13;
+   */
+  vTotNfCents?: bigint | undefined;
+
+  /**
+   * `DPS/infDPS/IBSCBS/valores/trib/gIBSCBS/CST`: situação tributária code, 3 digits.
+   *
+   * @generated from field: string cst = 14;
+   */
+  cst: string;
+
+  /**
+   * `DPS/infDPS/IBSCBS/valores/trib/gIBSCBS/cClassTrib`: tax classification code, 6 digits.
+   *
+   * @generated from field: string c_class_trib = 15;
+   */
+  cClassTrib: string;
+
+  /**
+   * `DPS/infDPS/IBSCBS/cIndOp`: operation indicator code, as written.
+   *
+   * @generated from field: string c_ind_op = 16;
+   */
+  cIndOp: string;
+
+  /**
+   * `DPS/infDPS/IBSCBS/finNFSe`: purpose of the note (0 regular; NT 009 adds credit and debit notes),
+   * as written; 0 when absent.
+   *
+   * @generated from field: int32 fin_nfse = 17;
+   */
+  finNfse: number;
+};
+
+/**
+ * Describes the message malha.nfse.v1.IbsCbs.
+ * Use `create(IbsCbsSchema)` to create a new message.
+ */
+export const IbsCbsSchema: GenMessage<IbsCbs> = /*@__PURE__*/
+  messageDesc(file_malha_nfse_v1_document, 4);
 
 /**
  * Who generated the document or event (`ambGer`). Numbers equal the XML codes; an unknown code is kept
