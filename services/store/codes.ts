@@ -72,6 +72,7 @@ export const faultReasonCodes = bimap<FaultReason>([
   [FaultReason.BAD_XML, "BAD_XML"],
   [FaultReason.MISSING_FIELD, "MISSING_FIELD"],
   [FaultReason.UNKNOWN_DOCUMENT_TYPE, "UNKNOWN_DOCUMENT_TYPE"],
+  [FaultReason.INVALID_VALUE, "INVALID_VALUE"],
 ]);
 
 /** The 6-digit code of each known event type (adn.md §5.2); the DAN/MAN types have no published code. */

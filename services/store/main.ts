@@ -8,6 +8,7 @@ import { serve } from "../../libs/rpc/server.js";
 import { readStoreConfig } from "./config.js";
 import { createStoreDb, fitStatementBudget, preparedStatementsPerConnection } from "./db.js";
 import { createStoreHandlers } from "./handlers/index.js";
+import { alignMunicipalityTables } from "./repo/table-shape.js";
 
 await runService("store", ({ env, log }) => {
   const config = readStoreConfig(env);
@@ -21,6 +22,8 @@ await runService("store", ({ env, log }) => {
     services: [serve(StoreService, createStoreHandlers(db, log))],
     async ready() {
       await ensureSchema(pool, config, log);
+      // Always, not only with migrations on: the store creates these tables at run time, so it owns their shape.
+      await alignMunicipalityTables(db, log);
       log.info({ statementBudgetBytes: await fitStatementBudget(db, config) }, "statement budget");
     },
     close: () => pool.end(),

@@ -41,6 +41,7 @@ export function queryHandlers(db: StoreDb): Impl {
       const competenciaEnd = protoDate(req.competenciaRange?.end, "competencia_range.end");
       const prestador = partyDocument(req.prestadorDocument, "prestador");
       const tomador = partyDocument(req.tomadorDocument, "tomador");
+      const destinatario = partyDocument(req.destinatarioDocument, "destinatario");
       const key = optionalChave(req.chave);
       let situacao: string | undefined;
       if (req.status !== DocumentStatus.UNSPECIFIED) {
@@ -61,6 +62,7 @@ export function queryHandlers(db: StoreDb): Impl {
           ...(competenciaEnd ? { competenciaEnd } : {}),
           ...(prestador ? { prestador } : {}),
           ...(tomador ? { tomador } : {}),
+          ...(destinatario ? { destinatario } : {}),
           ...(key ? { chave: key } : {}),
           ...(situacao ? { situacao } : {}),
         },

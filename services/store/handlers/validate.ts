@@ -2,6 +2,8 @@
 import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import type { Date as ProtoDate } from "../../../libs/gen/malha/common/v1/common_pb.js";
 import type { NsuRange } from "../../../libs/gen/malha/nfse/v1/feed_pb.js";
+import { chaveShapeProblem } from "../../../libs/adn/chave.js";
+import { cnpjProblem, isCnpjShaped, stripTaxIdMask } from "../../../libs/tax-id/index.js";
 import { badRequest } from "../errors.js";
 import { parseIbge, type Ibge } from "../ibge.js";
 import { toSqlDate } from "../mapping/columns.js";
@@ -31,8 +33,10 @@ export function optionalTime(ts: Timestamp | undefined): Date | undefined {
   return ts ? timestampDate(ts) : undefined;
 }
 
+/** A chave as stored: its shape (letters only in the CNPJ); the DV is not checked, as at ingest (decision 0015). */
 export function chave(value: string, field = "chave"): string {
-  if (!/^[0-9]{50}$/.test(value)) throw badRequest(`${field} must be 50 digits`);
+  const problem = chaveShapeProblem(value);
+  if (problem) throw badRequest(`${field} ${problem}`);
   return value;
 }
 
@@ -54,13 +58,21 @@ export function protoDate(date: ProtoDate | undefined, field: string): string | 
   return sql;
 }
 
-/** CNPJ/CPF digits go to the indexed *_documento column, anything else is a foreign NIF. */
-export function partyDocument<P extends "prestador" | "tomador">(
+/**
+ * A CPF (11 digits) or CNPJ (14, alphanumeric since 2026) goes to the indexed *_documento column; anything
+ * else is a foreign NIF — except what is plainly a CNPJ or CPF written wrongly (lower-case letters, a mask),
+ * which is refused with the reason rather than searched for as a NIF that no note has.
+ */
+export function partyDocument<P extends "prestador" | "tomador" | "destinatario">(
   value: string,
   party: P,
 ): { column: `${P}_documento` | `${P}_nif`; value: string } | undefined {
   if (value === "") return undefined;
-  if (/^[0-9]{11}$|^[0-9]{14}$/.test(value)) return { column: `${party}_documento`, value };
+  if (/^[0-9]{11}$/.test(value) || isCnpjShaped(value)) return { column: `${party}_documento`, value };
+  if (/^[0-9a-zA-Z]{12}[0-9]{2}$/.test(value)) throw badRequest(`${party}_document ${cnpjProblem(value)}`);
+  if (stripTaxIdMask(value) !== value && /^[0-9A-Za-z]{11,14}$/.test(stripTaxIdMask(value))) {
+    throw badRequest(`${party}_document must be written without punctuation (${JSON.stringify(stripTaxIdMask(value))})`);
+  }
   if (Array.from(value).length > 40) throw badRequest(`${party}_document is longer than 40 characters`);
   return { column: `${party}_nif`, value };
 }

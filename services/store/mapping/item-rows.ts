@@ -8,7 +8,11 @@ import { FaultReason, type DistributionItem } from "../../../libs/gen/malha/nfse
 import { DocumentSchema, type Document, type Party } from "../../../libs/gen/malha/nfse/v1/document_pb.js";
 import { EventSchema, TipoEvento, type Event } from "../../../libs/gen/malha/nfse/v1/event_pb.js";
 import { faultReasonCodes } from "../codes.js";
-import { aliquotaPercent, asciiCode, cents, digitsCode, smallEnum, text, toDate, toSqlDate } from "./columns.js";
+import { isChaveShaped } from "../../../libs/adn/chave.js";
+import { EVENT_ID } from "../../../libs/adn/event-codes.js";
+import * as col from "./column-guard.js";
+import { ColumnValueError } from "./column-guard.js";
+import { asciiCode, text, toDate } from "./columns.js";
 
 export const DOCUMENT_COLUMNS = [
   "chave", "ambiente", "tipo_nsu", "nsu", "versao", "numero", "numero_dfse", "status_geracao",
@@ -17,9 +21,11 @@ export const DOCUMENT_COLUMNS = [
   "emitente_documento", "emitente_nome", "emitente_im", "emitente_municipio_ibge", "emitente_uf", "tipo_emitente",
   "prestador_documento", "prestador_nif", "prestador_nome", "prestador_im", "prestador_simples_nacional",
   "tomador_documento", "tomador_nif", "tomador_nome", "intermediario_documento", "intermediario_nome",
-  "serie_dps", "numero_dps", "codigo_tributacao_nacional", "codigo_tributacao_municipal", "codigo_nbs",
+  "destinatario_documento", "destinatario_nif", "destinatario_nome", "serie_dps", "numero_dps", "codigo_tributacao_nacional", "codigo_tributacao_municipal", "codigo_nbs",
   "descricao_servico", "valor_servico", "valor_base_calculo", "aliquota", "valor_issqn", "valor_total_retencoes",
-  "valor_liquido", "tributacao_issqn", "tipo_retencao_issqn", "chave_substituida", "documento_pb", "xml", "xml_sha256",
+  "valor_liquido", "tributacao_issqn", "tipo_retencao_issqn", "ibscbs_localidade_incidencia", "ibscbs_cst",
+  "ibscbs_classificacao", "ibscbs_base_calculo", "ibs_uf_aliquota", "ibs_uf_valor", "ibs_mun_aliquota", "ibs_mun_valor",
+  "ibs_valor_total", "cbs_aliquota", "cbs_valor", "valor_total_nf", "chave_substituida", "documento_pb", "xml", "xml_sha256",
 ] as const;
 
 export const EVENT_COLUMNS = [
@@ -66,31 +72,39 @@ export interface QuarantineRow {
 
 export type ItemRow = DocumentRow | EventRow | QuarantineRow;
 
-const CHAVE = /^[0-9]{50}$/;
-const EVENT_ID = /^EVT[0-9]{59}$/;
 const CODIGO = /^[0-9]{6}$/;
 
 export function sha256Hex(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("hex");
 }
 
-function partyDocument(doc: TaxId | undefined): { documento: string | null; nif: string | null } {
+type PartyName = "emitente" | "prestador" | "tomador" | "intermediario" | "destinatario";
+
+function partyDocument(name: PartyName, doc: TaxId | undefined): { documento: string | null; nif: string | null } {
   if (!doc) return { documento: null, nif: null };
-  if (doc.kind === TaxIdKind.CNPJ) return { documento: digitsCode(doc.number, [14]), nif: null };
-  if (doc.kind === TaxIdKind.CPF) return { documento: digitsCode(doc.number, [11]), nif: null };
-  if (doc.kind === TaxIdKind.NIF) return { documento: null, nif: text(doc.number, 40) };
+  const at = { field: `${name}.document`, column: `${name}_documento` };
+  if (doc.kind === TaxIdKind.CNPJ) return { documento: col.cpfCnpj(at, doc.number, "CNPJ"), nif: null };
+  if (doc.kind === TaxIdKind.CPF) return { documento: col.cpfCnpj(at, doc.number, "CPF"), nif: null };
+  if (doc.kind === TaxIdKind.NIF) return { documento: null, nif: col.varchar({ field: `${name}.document`, column: `${name}_nif` }, doc.number, 40) };
   return { documento: null, nif: null };
 }
 
-function party(p: Party | undefined) {
-  const { documento, nif } = partyDocument(p?.document);
-  return { documento, nif, nome: text(p?.name, 300), im: text(p?.inscricaoMunicipal, 15) };
+function party(name: PartyName, p: Party | undefined) {
+  const { documento, nif } = partyDocument(name, p?.document);
+  return {
+    documento,
+    nif,
+    nome: col.varchar({ field: `${name}.name`, column: `${name}_nome` }, p?.name, 300),
+    im: col.varchar({ field: `${name}.inscricao_municipal`, column: `${name}_im` }, p?.inscricaoMunicipal, 15),
+  };
 }
 
 /** A Buffer over `bytes` without copying them (mysql2 sends Buffers as binary parameters). */
 function bufferView(bytes: Uint8Array): Buffer {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
+
+const at = (field: string, column: string): col.Target => ({ field, column });
 
 export function documentRow(
   feed: FeedColumns,
@@ -100,42 +114,76 @@ export function documentRow(
   xmlSha256: string,
   received?: Uint8Array,
 ): DocumentRow {
-  const emit = party(doc.emitente);
-  const prest = party(doc.prestador);
-  const toma = party(doc.tomador);
-  const interm = party(doc.intermediario);
+  const emit = party("emitente", doc.emitente);
+  const prest = party("prestador", doc.prestador);
+  const toma = party("tomador", doc.tomador);
+  const interm = party("intermediario", doc.intermediario);
+  const dest = party("destinatario", doc.destinatario);
   const v = doc.valores;
+  const ibs = doc.ibsCbs;
   // The derived fields are the store's to set, never the sender's: bytes that carry them are re-encoded.
   const typed =
     received && doc.status === 0 && doc.chaveSubstituta === "" ? bufferView(received) : Buffer.from(toBinary(DocumentSchema, { ...doc, status: 0, chaveSubstituta: "" }));
   const values = [
-    doc.chave, feed.ambiente, feed.tipoNsu, item.nsu.toString(), asciiCode(doc.versao, 8), asciiCode(doc.numero, 15),
-    asciiCode(doc.nDfse, 15), smallEnum(doc.cStat, 65535), smallEnum(doc.ambGer), smallEnum(doc.tpEmis),
-    digitsCode(doc.codigoMunicipioEmissor, [7]), digitsCode(doc.codigoLocalPrestacao, [7]),
-    asciiCode(doc.codigoPaisPrestacao, 2), digitsCode(doc.codigoMunicipioIncidencia, [7]),
-    toDate(doc.dhEmi), toDate(doc.dhProc), toSqlDate(doc.competencia), toDate(item.dataHoraGeracao),
-    emit.documento, emit.nome, emit.im, digitsCode(doc.emitente?.codigoMunicipio, [7]), asciiCode(doc.emitente?.uf, 2),
-    smallEnum(doc.tpEmit),
-    prest.documento, prest.nif, prest.nome, prest.im, smallEnum(doc.opSimpNac),
-    toma.documento, toma.nif, toma.nome, interm.documento, interm.nome,
-    asciiCode(doc.serie, 5), asciiCode(doc.nDps, 15), asciiCode(doc.servico?.cTribNac, 6),
-    asciiCode(doc.servico?.cTribMun, 3), asciiCode(doc.servico?.cNbs, 9), doc.servico?.descricao || null,
-    cents(v?.vServCents), cents(v?.vBcCents), aliquotaPercent(v?.aliquotaBps), cents(v?.vIssqnCents),
-    cents(v?.vTotalRetCents), cents(v?.vLiqCents), smallEnum(v?.tribIssqn ?? 0), smallEnum(v?.tpRetIssqn ?? 0),
-    digitsCode(doc.chaveSubstituida, [50]), typed, xml, xmlSha256,
+    doc.chave, feed.ambiente, feed.tipoNsu, item.nsu.toString(), col.code(at("versao", "versao"), doc.versao, 8),
+    col.code(at("numero", "numero"), doc.numero, 15), col.code(at("n_dfse", "numero_dfse"), doc.nDfse, 15),
+    col.smallCode(at("c_stat", "status_geracao"), doc.cStat, 65535), col.smallCode(at("amb_ger", "ambiente_gerador"), doc.ambGer),
+    col.smallCode(at("tp_emis", "tipo_emissao"), doc.tpEmis),
+    col.digits(at("codigo_municipio_emissor", "municipio_emissor_ibge"), doc.codigoMunicipioEmissor, [7]),
+    col.digits(at("codigo_local_prestacao", "local_prestacao_ibge"), doc.codigoLocalPrestacao, [7]),
+    col.code(at("codigo_pais_prestacao", "local_prestacao_pais"), doc.codigoPaisPrestacao, 2),
+    col.digits(at("codigo_municipio_incidencia", "municipio_incidencia_ibge"), doc.codigoMunicipioIncidencia, [7]),
+    col.dateTime(at("dh_emi", "data_emissao"), doc.dhEmi), col.dateTime(at("dh_proc", "data_processamento"), doc.dhProc),
+    col.calendarDate(at("competencia", "competencia"), doc.competencia),
+    col.dateTime(at("data_hora_geracao", "data_geracao_adn"), item.dataHoraGeracao),
+    emit.documento, emit.nome, emit.im, col.digits(at("emitente.codigo_municipio", "emitente_municipio_ibge"), doc.emitente?.codigoMunicipio, [7]),
+    col.code(at("emitente.uf", "emitente_uf"), doc.emitente?.uf, 2), col.smallCode(at("tp_emit", "tipo_emitente"), doc.tpEmit),
+    prest.documento, prest.nif, prest.nome, prest.im, col.smallCode(at("op_simp_nac", "prestador_simples_nacional"), doc.opSimpNac),
+    toma.documento, toma.nif, toma.nome, interm.documento, interm.nome, dest.documento, dest.nif, dest.nome,
+    col.code(at("serie", "serie_dps"), doc.serie, 5), col.code(at("n_dps", "numero_dps"), doc.nDps, 15),
+    col.code(at("servico.c_trib_nac", "codigo_tributacao_nacional"), doc.servico?.cTribNac, 6),
+    col.code(at("servico.c_trib_mun", "codigo_tributacao_municipal"), doc.servico?.cTribMun, 3),
+    col.code(at("servico.c_nbs", "codigo_nbs"), doc.servico?.cNbs, 9),
+    col.textColumn(at("servico.descricao", "descricao_servico"), doc.servico?.descricao),
+    col.money(at("valores.v_serv_cents", "valor_servico"), v?.vServCents), col.money(at("valores.v_bc_cents", "valor_base_calculo"), v?.vBcCents),
+    col.rate(at("valores.aliquota_bps", "aliquota"), v?.aliquotaBps, 2), col.money(at("valores.v_issqn_cents", "valor_issqn"), v?.vIssqnCents),
+    col.money(at("valores.v_total_ret_cents", "valor_total_retencoes"), v?.vTotalRetCents),
+    col.money(at("valores.v_liq_cents", "valor_liquido"), v?.vLiqCents),
+    col.smallCode(at("valores.trib_issqn", "tributacao_issqn"), v?.tribIssqn ?? 0),
+    col.smallCode(at("valores.tp_ret_issqn", "tipo_retencao_issqn"), v?.tpRetIssqn ?? 0),
+    col.digits(at("ibs_cbs.codigo_localidade_incidencia", "ibscbs_localidade_incidencia"), ibs?.codigoLocalidadeIncidencia, [7]),
+    col.code(at("ibs_cbs.cst", "ibscbs_cst"), ibs?.cst, 3), col.code(at("ibs_cbs.c_class_trib", "ibscbs_classificacao"), ibs?.cClassTrib, 6),
+    col.money(at("ibs_cbs.v_bc_cents", "ibscbs_base_calculo"), ibs?.vBcCents),
+    col.rate(at("ibs_cbs.aliquota_ibs_uf_ppm", "ibs_uf_aliquota"), ibs?.aliquotaIbsUfPpm, 4),
+    col.money(at("ibs_cbs.v_ibs_uf_cents", "ibs_uf_valor"), ibs?.vIbsUfCents),
+    col.rate(at("ibs_cbs.aliquota_ibs_mun_ppm", "ibs_mun_aliquota"), ibs?.aliquotaIbsMunPpm, 4),
+    col.money(at("ibs_cbs.v_ibs_mun_cents", "ibs_mun_valor"), ibs?.vIbsMunCents),
+    col.money(at("ibs_cbs.v_ibs_total_cents", "ibs_valor_total"), ibs?.vIbsTotalCents),
+    col.rate(at("ibs_cbs.aliquota_cbs_ppm", "cbs_aliquota"), ibs?.aliquotaCbsPpm, 4),
+    col.money(at("ibs_cbs.v_cbs_cents", "cbs_valor"), ibs?.vCbsCents),
+    col.money(at("ibs_cbs.v_tot_nf_cents", "valor_total_nf"), ibs?.vTotNfCents),
+    col.chave(at("chave_substituida", "chave_substituida"), doc.chaveSubstituida),
+    col.mediumBlob(at("document", "documento_pb"), typed), xml, xmlSha256,
   ];
   return { kind: "document", chave: doc.chave, nsu: item.nsu, xmlSha256, values };
 }
 
 export function eventRow(feed: FeedColumns, item: DistributionItem, ev: Event, xml: Buffer, xmlSha256: string, received?: Uint8Array): EventRow {
-  const chaveSubstituta = digitsCode(ev.chaveSubstituta, [50]);
+  const chaveSubstituta = col.chave(at("chave_substituta", "chave_substituta"), ev.chaveSubstituta);
+  const autorAt = at("autor", "autor_documento");
   const autor =
-    ev.autor && (ev.autor.kind === TaxIdKind.CNPJ || ev.autor.kind === TaxIdKind.CPF) ? digitsCode(ev.autor.number, [11, 14]) : null;
+    ev.autor?.kind === TaxIdKind.CNPJ ? col.cpfCnpj(autorAt, ev.autor.number, "CNPJ")
+    : ev.autor?.kind === TaxIdKind.CPF ? col.cpfCnpj(autorAt, ev.autor.number, "CPF")
+    : null;
+  if (ev.nSeqEvento < 0 || ev.nSeqEvento > 65535) throw new ColumnValueError("n_seq_evento", "sequencia", `is ${ev.nSeqEvento}, outside 0..65535`);
+  const typed = received ? bufferView(received) : Buffer.from(toBinary(EventSchema, ev));
   const values = [
-    ev.id, ev.chave, feed.ambiente, feed.tipoNsu, item.nsu.toString(), asciiCode(ev.versao, 8), ev.codigo,
-    asciiCode(TipoEvento[ev.tipo], 64), ev.nSeqEvento > 0 && ev.nSeqEvento <= 65535 ? ev.nSeqEvento : null,
-    smallEnum(ev.ambGer), toDate(ev.dhEvento), toDate(ev.dhProc), toDate(item.dataHoraGeracao), autor,
-    asciiCode(ev.cMotivo, 4), text(ev.xMotivo, 1000), chaveSubstituta, received ? bufferView(received) : Buffer.from(toBinary(EventSchema, ev)), xml, xmlSha256,
+    ev.id, ev.chave, feed.ambiente, feed.tipoNsu, item.nsu.toString(), col.code(at("versao", "versao"), ev.versao, 8), ev.codigo,
+    asciiCode(TipoEvento[ev.tipo], 64), ev.nSeqEvento > 0 ? ev.nSeqEvento : null,
+    col.smallCode(at("amb_ger", "ambiente_gerador"), ev.ambGer), col.dateTime(at("dh_evento", "data_evento"), ev.dhEvento),
+    col.dateTime(at("dh_proc", "data_processamento"), ev.dhProc), col.dateTime(at("data_hora_geracao", "data_geracao_adn"), item.dataHoraGeracao),
+    autor, col.code(at("c_motivo", "motivo_codigo"), ev.cMotivo, 4), col.varchar(at("x_motivo", "motivo_descricao"), ev.xMotivo, 1000),
+    chaveSubstituta, col.mediumBlob(at("event", "evento_pb"), typed), xml, xmlSha256,
   ];
   return { kind: "event", idEvento: ev.id, chave: ev.chave, codigo: ev.codigo, chaveSubstituta, nsu: item.nsu, xmlSha256, values };
 }
@@ -156,7 +204,7 @@ export function quarantineRow(
       ? createHash("sha256").update(payload).update("\0").update(xml ?? "").update("\0").update(item.chave).update("\0").update(message).digest("hex")
       : "";
   const values = [
-    feed.ibge, feed.ambiente, feed.tipoNsu, item.nsu.toString(), itemKey, digitsCode(item.chave, [50]),
+    feed.ibge, feed.ambiente, feed.tipoNsu, item.nsu.toString(), itemKey, isChaveShaped(item.chave) ? item.chave : null,
     asciiCode(item.tipoDocumento, 32), faultReasonCodes.toDb(reason) ?? "MISSING_FIELD", text(message, 2000),
     payload.byteLength ? payload : null, payload.byteLength ? sha256Hex(payload) : null, xml, toDate(item.dataHoraGeracao), runId,
   ];
@@ -179,13 +227,26 @@ export function itemRow(feed: FeedColumns, item: DistributionItem, runId: string
   if (item.nsu === 0n) return storeAsFault("item has no NSU");
   const xmlSha256 = sha256Hex(xml);
   if (item.xmlSha256 !== "" && item.xmlSha256 !== xmlSha256) return storeAsFault("xml_sha256 does not match the xml bytes");
+  // A value the columns cannot hold quarantines its item, with the field and the reason, instead of failing the batch.
+  const invalid = (err: unknown): QuarantineRow => {
+    if (!(err instanceof ColumnValueError)) throw err;
+    return quarantineRow(feed, item, FaultReason.INVALID_VALUE, err.message, new Uint8Array(0), runId);
+  };
   if (content.case === "document") {
-    if (!CHAVE.test(content.value.chave)) return storeAsFault("document chave is not 50 digits");
-    return documentRow(feed, item, content.value, xml, xmlSha256, received);
+    if (!isChaveShaped(content.value.chave)) return storeAsFault("document chave is not a chave (50 characters, letters only in the CNPJ at 10-23)");
+    try {
+      return documentRow(feed, item, content.value, xml, xmlSha256, received);
+    } catch (err) {
+      return invalid(err);
+    }
   }
   const ev = content.value;
-  if (!EVENT_ID.test(ev.id)) return storeAsFault("event id is not EVT + 59 digits");
-  if (!CHAVE.test(ev.chave)) return storeAsFault("event chNFSe is not 50 digits");
+  if (!EVENT_ID.test(ev.id)) return storeAsFault("event id is not EVT + chave + code + sequence (62 characters)");
+  if (!isChaveShaped(ev.chave)) return storeAsFault("event chNFSe is not a chave (50 characters, letters only in the CNPJ at 10-23)");
   if (!CODIGO.test(ev.codigo)) return storeAsFault("event code is not 6 digits");
-  return eventRow(feed, item, ev, xml, xmlSha256, received);
+  try {
+    return eventRow(feed, item, ev, xml, xmlSha256, received);
+  } catch (err) {
+    return invalid(err);
+  }
 }

@@ -68,6 +68,7 @@ export interface DocumentFilter {
   competenciaEnd?: string;
   prestador?: { column: "prestador_documento" | "prestador_nif"; value: string };
   tomador?: { column: "tomador_documento" | "tomador_nif"; value: string };
+  destinatario?: { column: "destinatario_documento" | "destinatario_nif"; value: string };
   chave?: string;
   situacao?: string;
 }
@@ -85,6 +86,7 @@ export function documentQuery(f: DocumentFilter): { where: Where; key: KeyColumn
   if (f.competenciaEnd) where.add("competencia <= ?", f.competenciaEnd);
   if (f.prestador) where.add(`${f.prestador.column} = ?`, f.prestador.value);
   if (f.tomador) where.add(`${f.tomador.column} = ?`, f.tomador.value);
+  if (f.destinatario) where.add(`${f.destinatario.column} = ?`, f.destinatario.value);
   if (f.chave) where.add("chave = ?", f.chave);
   if (f.situacao) where.add("situacao = ?", f.situacao);
   if (f.emissionStart || f.emissionEnd) {
