@@ -16,6 +16,7 @@ import { startService, type ServiceProcess } from "../../test/support/service-pr
 import { EXIT } from "./exit-codes.js";
 import type { Io } from "./io.js";
 import { run } from "./run.js";
+import { formatTaxId } from "../../libs/tax-id/index.js";
 
 const IBGE = "3550308";
 const CNPJ = cnpjFrom("463950000001");
@@ -152,7 +153,22 @@ describe("malha CLI against the running mesh", () => {
 
     const docs = jsonOf<{ documents: { nsu: string; chave: string }[] }>((await malha(["documents", "list", IBGE, "--limit", "5", "--json"])).out);
     expect(docs.documents).toHaveLength(5);
-    expect(docs.documents[0]!.chave).toMatch(/^\d{50}$/);
+    expect(docs.documents[0]!.chave).toMatch(/^[0-9]{9}[0-9A-Z]{14}[0-9]{27}$/);
+
+    // A note of a company with an alphanumeric CNPJ: shown with its letters, found by the CNPJ as people write it.
+    const alfa = sim
+      .feed(IBGE, "DISTRIBUICAO")
+      .entries.flatMap((e) => (e.facts.kind === "NFSE" && !e.hidden && e.facts.note.tomador?.doc.kind === "CNPJ" && /[A-Z]/.test(e.facts.note.tomador.doc.number) ? [e.facts.note] : []))[0]!;
+    expect(alfa).toBeDefined();
+    const tomador = alfa.tomador!.doc.number;
+    const shown = await malha(["documents", "show", IBGE, alfa.chave]);
+    expect(shown.code, shown.err).toBe(EXIT.OK);
+    expect(shown.out).toContain(formatTaxId(tomador));
+    const byTomador = jsonOf<{ documents: { chave: string }[] }>((await malha(["documents", "list", IBGE, "--tomador", formatTaxId(tomador), "--json"])).out);
+    expect(byTomador.documents.map((d) => d.chave)).toContain(alfa.chave);
+    const lower = await malha(["documents", "list", IBGE, "--tomador", tomador.toLowerCase()]);
+    expect(lower.code).toBe(EXIT.USAGE);
+    expect(lower.err).toMatch(/lower-case/);
 
     const runs = jsonOf<{ outcome: string; documentsInserted: string }[]>((await malha(["sync", "runs", "--ibge", IBGE, "--json"])).out);
     expect(runs[0]).toMatchObject({ outcome: "CAUGHT_UP", documentsInserted: last[0]!.documents });

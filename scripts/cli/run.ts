@@ -9,7 +9,7 @@ import { billingWebhooksDelete, billingWebhooksDeliveries, billingWebhooksRedeli
 import { billingJobsCreate, billingJobsItems, billingJobsList, billingJobsStatus } from "./billing-jobs.js";
 import { certificatesExpiring, certificatesImport, certificatesList } from "./certificates.js";
 import type { Command, Options } from "./command.js";
-import { documentsList } from "./documents.js";
+import { documentsList, documentsShow } from "./documents.js";
 import { EXIT, exitCodeOf, UsageError } from "./exit-codes.js";
 import { write, type Io } from "./io.js";
 import { municipalitiesAdd, municipalitiesList } from "./municipalities.js";
@@ -31,6 +31,7 @@ export const COMMANDS: Record<string, Command> = {
   "sync status": syncStatus,
   "sync runs": syncRuns,
   "documents list": documentsList,
+  "documents show": documentsShow,
   "billing jobs create": billingJobsCreate,
   "billing jobs list": billingJobsList,
   "billing jobs status": billingJobsStatus,

@@ -1,5 +1,5 @@
 // Request validation: anything malformed is INVALID_ARGUMENT before any vault or ADN call.
-import { isValidChave } from "../../libs/adn/chave.js";
+import { chaveProblem } from "../../libs/adn/chave.js";
 import type { TipoNsuParam } from "../../libs/adn/http.js";
 import { Ambiente, TipoNsu, type FeedKey } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
 import { invalidArgument } from "../../libs/rpc/errors.js";
@@ -30,9 +30,12 @@ export function validFeed(feed: FeedKey | undefined) {
   return { ibge: validIbge(feed.ibge, "feed.ibge"), ambiente: validAmbiente(feed.ambiente, "feed.ambiente"), tipoNsu };
 }
 
-/** 50 digits with a valid mod-11 check digit: a typo is caught here rather than spent on an ADN call. */
+/**
+ * A chave of the right shape (letters only in an alphanumeric CNPJ) with a valid mod-11 check digit: a typo
+ * is caught here rather than spent on an ADN call.
+ */
 export function validChave(chave: string): string {
-  if (!/^\d{50}$/.test(chave)) throw invalidArgument("chave must be 50 digits");
-  if (!isValidChave(chave)) throw invalidArgument("chave has a wrong check digit (mod 11)");
+  const problem = chaveProblem(chave);
+  if (problem) throw invalidArgument(`chave ${problem}`);
   return chave;
 }

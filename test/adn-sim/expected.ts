@@ -68,6 +68,28 @@ export function expectedDocumentJson(n: NoteFacts): unknown {
     opSimpNac: n.opSimpNac,
     chaveSubstituida: n.chSubstda,
     cMotivoSubstituicao: n.cMotivoSubst,
+    destinatario: party(n.ibsCbs?.destinatario),
+    ibsCbs: n.ibsCbs && {
+      codigoLocalidadeIncidencia: n.ibsCbs.cLocalidadeIncid,
+      vTotNfCents: cents(n.ibsCbs.vTotNF),
+      finNfse: n.ibsCbs.finNFSe,
+      ...(n.ibsCbs.full && {
+        vBcCents: cents(n.ibsCbs.full.vBC),
+        aliquotaIbsUfPpm: n.ibsCbs.full.pIBSUF,
+        aliquotaEfetivaIbsUfPpm: n.ibsCbs.full.pIBSUF,
+        aliquotaIbsMunPpm: n.ibsCbs.full.pIBSMun,
+        aliquotaEfetivaIbsMunPpm: n.ibsCbs.full.pIBSMun,
+        aliquotaCbsPpm: n.ibsCbs.full.pCBS,
+        aliquotaEfetivaCbsPpm: n.ibsCbs.full.pCBS,
+        vIbsUfCents: cents(n.ibsCbs.full.vIBSUF),
+        vIbsMunCents: cents(n.ibsCbs.full.vIBSMun),
+        vIbsTotalCents: cents(n.ibsCbs.full.vIBSUF + n.ibsCbs.full.vIBSMun),
+        vCbsCents: cents(n.ibsCbs.full.vCBS),
+        cst: n.ibsCbs.full.cst,
+        cClassTrib: n.ibsCbs.full.cClassTrib,
+        cIndOp: n.ibsCbs.full.cIndOp,
+      }),
+    },
   });
 }
 

@@ -1,11 +1,13 @@
 // Deterministic realistic data per (municipality, tipoNSU): notes of layouts 1.00 and 1.01 with valid
 // chaves and CNPJ/CPF check digits, optional tomador and intermediário, substitutions, events of every
-// code of adn.md §5.2, events before their note, late old notes, hidden NSUs and true NSU holes.
+// code of adn.md §5.2, events before their note, late old notes, hidden NSUs and true NSU holes; and what
+// the ADN distributes since 2026: alphanumeric CNPJs (in chaves, parties, event authors), IBS/CBS groups
+// with a destinatário, and notes with NT 009's renamed and new elements.
 import { gzipSync } from "node:zlib";
 import { buildChave } from "../../libs/adn/chave.js";
 import { EVENT_CODES, eventCodeInfo } from "../../libs/adn/event-codes.js";
 import { completeCnpj, completeCpf } from "../../libs/tax-id/index.js";
-import type { EventFacts, FeedEntry, NoteFacts, PartyFacts, TaxIdFacts } from "./model.js";
+import type { EventFacts, FeedEntry, IbsCbsFacts, NoteFacts, PartyFacts, TaxIdFacts } from "./model.js";
 import { hashSeed, Rng } from "./random.js";
 import { renderEvent, renderNote } from "./xml.js";
 
@@ -52,6 +54,11 @@ function localGeracao(ms: number, digits: number): string {
 
 export class FeedGenerator {
   private readonly rng: Rng;
+  /**
+   * Decides the 2026 traits (alphanumeric CNPJs, IBS/CBS, NT 009) on a sequence of its own, so that adding
+   * them left every other generated value as it was.
+   */
+  private readonly rng2026: Rng;
   private readonly notes: NoteFacts[] = [];
   /** Notes whose event was emitted first; the note itself comes a little later. */
   private readonly pendingNotes: NoteFacts[] = [];
@@ -65,6 +72,7 @@ export class FeedGenerator {
 
   constructor(private readonly spec: FeedSpec) {
     this.rng = new Rng(hashSeed(spec.seed, spec.ibge, spec.tipoNsu));
+    this.rng2026 = new Rng(hashSeed(spec.seed, spec.ibge, spec.tipoNsu, "2026"));
   }
 
   /** Generates the next `count` entries (NSUs that are true holes are skipped and recorded). */
@@ -129,8 +137,14 @@ export class FeedGenerator {
     };
   }
 
+  /** A company's CNPJ; about one in four is of the alphanumeric form given to companies since July 2026. */
   private cnpj(): string {
-    return completeCnpj(this.rng.digits(8) + "0001");
+    const root = this.rng.digits(8);
+    if (!this.rng2026.chance(0.25)) return completeCnpj(`${root}0001`);
+    const letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    let alpha = "";
+    for (const d of root) alpha += this.rng2026.chance(0.5) ? letters[this.rng2026.int(0, 25)] : d;
+    return completeCnpj(`${alpha}${this.rng2026.chance(0.5) ? "0001" : `000${letters[this.rng2026.int(0, 25)]}`}`);
   }
   private cpf(): string {
     return completeCpf(this.rng.digits(9));
@@ -223,11 +237,41 @@ export class FeedGenerator {
       opSimpNac: simples ? r.pick([2, 3]) : 1,
       chSubstda: substituted?.chave ?? "",
       cMotivoSubst: substituted ? r.pick(["01", "02", "03", "04", "05", "99"]) : "",
+      nt009: versao === "1.01" && this.rng2026.chance(0.15),
       pretty: r.chance(0.5),
       imPadded: r.chance(0.2),
     };
+    if (versao === "1.01") note.ibsCbs = this.ibsCbs(note);
     if (substituted) this.substitutions.push({ replaced: substituted, substitute: note });
     return note;
+  }
+
+  /** IBS/CBS of a 1.01 note: the full group in most, the minimal one (locality and vTotNF) in the rest. */
+  private ibsCbs(note: NoteFacts): IbsCbsFacts {
+    const r = this.rng2026;
+    const base: IbsCbsFacts = { cLocalidadeIncid: note.cLocIncid || note.cLocEmi, vTotNF: note.vLiq, finNFSe: 0 };
+    if (!r.chance(0.7)) return base;
+    const vBC = note.vServ;
+    // The rates of the 2026 test year (0.1 % state IBS, 0.9 % CBS), and later years' for variety.
+    const [pIBSUF, pIBSMun, pCBS] = r.pick([[1000, 0, 9000], [1000, 0, 9000], [90_000, 10_000, 88_000], [177_000, 0, 88_000]] as const);
+    const share = (ppm: number) => (vBC * BigInt(ppm)) / 1_000_000n;
+    const [vIBSUF, vIBSMun, vCBS] = [share(pIBSUF), share(pIBSMun), share(pCBS)];
+    // The destinatário is drawn from this sequence too (party() would move the main one).
+    const destinatario: PartyFacts | undefined = r.chance(0.3)
+      ? {
+          doc: r.chance(0.2) ? { kind: "CPF", number: completeCpf(r.digits(9)) } : { kind: "CNPJ", number: completeCnpj(`${r.pick(["DEST", "9Z8Y", r.digits(4)])}${r.digits(4)}0001`) },
+          name: r.pick(NAMES),
+          im: "",
+          cMun: r.pick(CITIES)[0],
+          uf: "",
+        }
+      : undefined;
+    return {
+      ...base,
+      vTotNF: note.vLiq + vIBSUF + vIBSMun + vCBS,
+      full: { vBC, pIBSUF, pIBSMun, pCBS, vIBSUF, vIBSMun, vCBS, cIndOp: r.pick(["100301", "020101", "030102"]), cst: r.pick(["000", "200", "410"]), cClassTrib: r.pick(["000001", "200032", "410004"]) },
+      ...(destinatario ? { destinatario } : {}),
+    };
   }
 
   private makeEvent(note: NoteFacts, codigo: string, receivedMs: number, chSubstituta: string): EventFacts {

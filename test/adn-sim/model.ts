@@ -12,6 +12,28 @@ export interface PartyFacts {
   uf: string;
 }
 
+/** IBS/CBS of a 1.01 note (NT 004 v2.0): the note's computed group and the DPS's classification. */
+export interface IbsCbsFacts {
+  cLocalidadeIncid: string;
+  vTotNF: bigint;
+  finNFSe: number;
+  /** The full group; absent in notes that carry only the locality and vTotNF (before it became mandatory). */
+  full?: {
+    vBC: bigint;
+    /** Rates in parts per million of the base (percent with 4 decimals). */
+    pIBSUF: number;
+    pIBSMun: number;
+    pCBS: number;
+    vIBSUF: bigint;
+    vIBSMun: bigint;
+    vCBS: bigint;
+    cIndOp: string;
+    cst: string;
+    cClassTrib: string;
+  };
+  destinatario?: PartyFacts;
+}
+
 export interface NoteFacts {
   chave: string;
   numero: string;
@@ -54,6 +76,10 @@ export interface NoteFacts {
   opSimpNac: number;
   chSubstda: string;
   cMotivoSubst: string;
+  /** Layout 1.01 only. */
+  ibsCbs?: IbsCbsFacts;
+  /** Carries the elements NT 009 renames and adds (vCalcAjusteBCISSQN, vAjusteBC, gTribSN, gLocacao). */
+  nt009: boolean;
   /** Rendering choices that the parser must see through. */
   pretty: boolean;
   imPadded: boolean;

@@ -44,6 +44,24 @@ function bombPayload(size: number): string {
   return bomb.b64;
 }
 
+/** A note's XML with one value the layout does not allow. */
+function poisoned(xml: string, fault: ItemFault): string {
+  switch (fault) {
+    case "poison-long-description":
+      return xml.replace(/<xDescServ>[^<]*<\/xDescServ>/, `<xDescServ>${"Servico ".repeat(8750)}</xDescServ>`);
+    case "poison-huge-rate":
+      return xml.replace(/<pAliqAplic>[^<]*<\/pAliqAplic>/, "").replace("<vLiq>", "<pAliqAplic>1000.00</pAliqAplic><vLiq>");
+    case "poison-lowercase-cnpj":
+      return xml.replace(/<CNPJ>[^<]*<\/CNPJ>/, "<CNPJ>12abc34501de35</CNPJ>");
+    case "poison-long-name":
+      return xml.replace(/<xNome>[^<]*<\/xNome>/, `<xNome>${"N".repeat(301)}</xNome>`);
+    default:
+      return xml.includes("<vTotNF>")
+        ? xml.replace(/<vTotNF>[^<]*<\/vTotNF>/, "<vTotNF>nove reais</vTotNF>")
+        : xml.replace("</infNFSe>", "<IBSCBS><totCIBS><vTotNF>nove reais</vTotNF></totCIBS></IBSCBS></infNFSe>");
+  }
+}
+
 /** `ArquivoXml` for an entry, corrupted as asked. */
 function arquivoXml(entry: FeedEntry, fault: ItemFault | undefined, bombBytes: number): string {
   switch (fault) {
@@ -59,6 +77,12 @@ function arquivoXml(entry: FeedEntry, fault: ItemFault | undefined, bombBytes: n
       return gzipSync(Buffer.from(`<!DOCTYPE NFSe [<!ENTITY x "y">]>${entry.xml.replace(/^<\?xml[^>]*\?>/, "")}`)).toString("base64");
     case "bomb":
       return bombPayload(bombBytes);
+    case "poison-long-description":
+    case "poison-huge-rate":
+    case "poison-lowercase-cnpj":
+    case "poison-long-name":
+    case "poison-bad-ibscbs":
+      return gzipSync(Buffer.from(poisoned(entry.xml, fault), "utf8")).toString("base64");
     default:
       return entry.arquivoXml;
   }

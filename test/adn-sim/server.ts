@@ -5,6 +5,7 @@ import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import type { TLSSocket } from "node:tls";
+import { isChaveShaped } from "../../libs/adn/chave.js";
 import { createAdminServer } from "./admin.js";
 import { bump, emptyCounters, type SimCounters } from "./counters.js";
 import { Feeds, type FeedLog } from "./feeds.js";
@@ -214,7 +215,7 @@ export async function startAdnSimulator(opts: AdnSimulatorOptions): Promise<AdnS
     }
 
     const chave = eventos![2]!;
-    if (!/^\d{50}$/.test(chave)) return rejeicao(res, "E2050", "Chave de acesso informada inválida.");
+    if (!isChaveShaped(chave)) return rejeicao(res, "E2050", "Chave de acesso informada inválida.");
     const owner = municipality?.ibge ?? who.cnpj;
     bump(counters.eventos, owner);
     const mine = api === "municipios" ? feeds.all().filter((f) => f.ibge === owner) : [feeds.get(who.cnpj, "CONTRIBUINTE")];

@@ -1,6 +1,23 @@
 // Behaviour switches of the simulator, settable at start, through `configure()` or the admin endpoint.
 
-export type ItemFault = "truncated-gzip" | "bad-base64" | "malformed-xml" | "dtd" | "bomb" | "missing-nsu";
+/**
+ * How an item is corrupted. The first six break its transport or its XML; the "poison" ones are well-formed
+ * notes with a value the layout does not allow (a 70,000-character description, a rate of 1000 %, a CNPJ in
+ * lower case, a name of 301 characters, an IBS/CBS amount that is not a number), which a store that trusted
+ * them would fail to write on every run.
+ */
+export type ItemFault =
+  | "truncated-gzip"
+  | "bad-base64"
+  | "malformed-xml"
+  | "dtd"
+  | "bomb"
+  | "missing-nsu"
+  | "poison-long-description"
+  | "poison-huge-rate"
+  | "poison-lowercase-cnpj"
+  | "poison-long-name"
+  | "poison-bad-ibscbs";
 
 export interface SimSwitches {
   /** Items per `lote=true` batch (the manual says 50, the municipal OAS 100). */

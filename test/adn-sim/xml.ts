@@ -46,6 +46,55 @@ function money(cents: bigint): string {
   return `${neg ? "-" : ""}${abs / 100n}.${String(abs % 100n).padStart(2, "0")}`;
 }
 
+/** Parts per million of the base → the layout's percent with 4 decimals ("0.1000"). */
+function rate4(ppm: number): string {
+  return `${Math.trunc(ppm / 10_000)}.${String(ppm % 10_000).padStart(4, "0")}`;
+}
+
+/** `infNFSe/IBSCBS`: locality and vTotNF always, the rates and amounts when the full group is given. */
+function ibsCbsNota(n: NoteFacts): Node | undefined {
+  const g = n.ibsCbs;
+  if (!g) return undefined;
+  const f = g.full;
+  const extra = n.nt009 ? el("gTribSN", [el("pAliqSN", "6.00")]) : undefined;
+  if (!f) return el("IBSCBS", [el("cLocalidadeIncid", g.cLocalidadeIncid), el("totCIBS", [el("vTotNF", money(g.vTotNF)), extra])]);
+  return el("IBSCBS", [
+    el("cLocalidadeIncid", g.cLocalidadeIncid),
+    el("pRedutor", "0.00"),
+    el("valores", [
+      el("vBC", money(f.vBC)),
+      el("uf", [el("pIBSUF", rate4(f.pIBSUF)), el("pAliqEfetUF", rate4(f.pIBSUF))]),
+      el("mun", [el("pIBSMun", rate4(f.pIBSMun)), el("pAliqEfetMun", rate4(f.pIBSMun))]),
+      el("fed", [el("pCBS", rate4(f.pCBS)), el("pAliqEfetCBS", rate4(f.pCBS))]),
+    ]),
+    el("totCIBS", [
+      el("vTotNF", money(g.vTotNF)),
+      el("gIBS", [
+        el("vIBSTot", money(f.vIBSUF + f.vIBSMun)),
+        el("gIBSUFTot", [el("vDifUF", "0.00"), el("vIBSUF", money(f.vIBSUF))]),
+        el("gIBSMunTot", [el("vDifMun", "0.00"), el("vIBSMun", money(f.vIBSMun))]),
+      ]),
+      el("gCBS", [el("vDifCBS", "0.00"), el("vCBS", money(f.vCBS))]),
+      extra,
+    ]),
+  ]);
+}
+
+/** `DPS/infDPS/IBSCBS`: purpose and final-consumer flags, and with the full group the operation, the destinatário and the classification. */
+function ibsCbsDps(n: NoteFacts): Node | undefined {
+  const g = n.ibsCbs;
+  if (!g) return undefined;
+  const f = g.full;
+  return el("IBSCBS", [
+    el("finNFSe", String(g.finNFSe)),
+    el("indFinal", "0"),
+    f ? el("cIndOp", f.cIndOp) : undefined,
+    f ? el("indDest", g.destinatario ? "1" : "0") : undefined,
+    dpsParty("dest", g.destinatario),
+    f ? el("valores", [el("trib", [el("gIBSCBS", [el("CST", f.cst), el("cClassTrib", f.cClassTrib)])])]) : undefined,
+  ]);
+}
+
 function taxIdNode(p: PartyFacts): Node {
   return el(p.doc.kind, p.doc.number);
 }
@@ -69,6 +118,9 @@ export function renderNote(n: NoteFacts): string {
     opt("pAliqAplic", n.pAliqBps !== undefined ? money(BigInt(n.pAliqBps)) : undefined),
     opt("vISSQN", n.vISSQN !== undefined ? money(n.vISSQN) : undefined),
     opt("vTotalRet", n.vTotalRet !== undefined ? money(n.vTotalRet) : undefined),
+    // NT 009's renamed deduction field and its new adjustment: unknown to the parser, never a fault.
+    n.nt009 ? el("vCalcAjusteBCISSQN", "0.00") : undefined,
+    n.nt009 ? el("vAjusteBC", "0.00") : undefined,
     el("vLiq", money(n.vLiq)),
     v101 ? undefined : outInf,
   ]);
@@ -91,6 +143,7 @@ export function renderNote(n: NoteFacts): string {
       el("serv", [
         el("locPrest", [el("cLocPrestacao", n.cLocPrestacao)]),
         el("cServ", [el("cTribNac", n.cTribNac), opt("cTribMun", n.cTribMun), el("xDescServ", n.xDescServ), opt("cNBS", n.cNBS)]),
+        n.nt009 ? el("gLocacao", [el("categ", "1"), el("objeto", "1"), el("extensao", "10"), el("nPostes", "0")]) : undefined,
       ]),
       el("valores", [
         el("vServPrest", [el("vServ", money(n.vServ))]),
@@ -99,7 +152,7 @@ export function renderNote(n: NoteFacts): string {
           el("totTrib", [el("indTotTrib", "0")]),
         ]),
       ]),
-      v101 ? el("IBSCBS", [el("finNFSe", "0"), el("indFinal", "0")]) : undefined,
+      ibsCbsDps(n),
     ],
     { Id: `DPS${n.cLocEmi}${n.emitente.doc.kind === "CNPJ" ? "2" : "1"}${emit.doc.number.padStart(14, "0")}${n.serie.padStart(5, "0")}${n.nDPS.padStart(15, "0")}` },
   );
@@ -127,7 +180,7 @@ export function renderNote(n: NoteFacts): string {
       ]),
       valoresNfse,
       v101 ? outInf : undefined,
-      v101 ? el("IBSCBS", [el("cLocalidadeIncid", n.cLocEmi), el("totCIBS", [el("vTotNF", money(n.vLiq))])]) : undefined,
+      ibsCbsNota(n),
       el("DPS", [infDps], { versao: n.versao }),
     ],
     { Id: `NFS${n.chave}` },

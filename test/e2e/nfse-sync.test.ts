@@ -5,7 +5,7 @@ import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startNfseMesh, type NfseMesh } from "../support/nfse-mesh.js";
 import { sampleValue, scrape } from "../support/prom-text.js";
-import { storedNsus, until } from "../support/sync-checks.js";
+import { expectDecember2026Columns, storedNsus, until } from "../support/sync-checks.js";
 
 describe("NFS-e sync end to end", () => {
   let mesh: NfseMesh;
@@ -45,6 +45,8 @@ describe("NFS-e sync end to end", () => {
       const [holes] = await mesh.db.pool.query<RowDataPacket[]>("SELECT nsu FROM nfse_confirmed_holes WHERE ibge = ? ORDER BY nsu", [m.ibge]);
       expect(holes.map((r) => BigInt(r.nsu as string))).toEqual([...feed.holes].sort((a, b) => (a < b ? -1 : 1)));
     }
+
+    await expectDecember2026Columns(mesh);
 
     const { states } = await mesh.storeClient.listSyncStates({ pageSize: 100 });
     for (const s of states) {
