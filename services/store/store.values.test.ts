@@ -9,6 +9,7 @@ import { buildChave } from "../../libs/adn/chave.js";
 import { TaxIdKind } from "../../libs/gen/malha/common/v1/common_pb.js";
 import type { DistributionItem } from "../../libs/gen/malha/nfse/v1/distribution_pb.js";
 import type { Document } from "../../libs/gen/malha/nfse/v1/document_pb.js";
+import type { Event } from "../../libs/gen/malha/nfse/v1/event_pb.js";
 import { Ambiente, TipoNsu } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
 import { RunTrigger } from "../../libs/gen/malha/store/v1/types_pb.js";
 import { completeCnpj } from "../../libs/tax-id/index.js";
@@ -143,7 +144,48 @@ const EXTREMES: Record<string, ((d: Document) => void)[]> = {
   destinatario: [(d) => (d.destinatario = { $typeName: "malha.nfse.v1.Party", name: "D".repeat(400), inscricaoMunicipal: "", codigoMunicipio: "", uf: "" })],
 };
 
+/** Extreme values of every event field eventRow puts in a column. */
+const EVENT_EXTREMES: ((e: Event) => void)[] = [
+  (e) => (e.versao = "x".repeat(9)),
+  (e) => (e.ambGer = 300 as never),
+  (e) => (e.nSeqEvento = 70_000),
+  (e) => (e.dhEvento = timestampFromMs(Date.UTC(12000, 0, 1))),
+  (e) => (e.autor = { $typeName: "malha.common.v1.TaxId", kind: TaxIdKind.CNPJ, number: "12abc34501de35" }),
+  (e) => (e.autor = { $typeName: "malha.common.v1.TaxId", kind: TaxIdKind.CPF, number: "1234567890A" }),
+  (e) => (e.cMotivo = "12345"),
+  (e) => (e.xMotivo = "m".repeat(1001)),
+  (e) => (e.chaveSubstituta = "z".repeat(50)),
+];
+
+function poisonedEvent(nsu: number, chave: string, edit: (e: Event) => void): DistributionItem {
+  const item = eventItem(nsu, chave, "101101", { seq: nsu });
+  if (item.content.case !== "event") throw new Error("eventItem is an event");
+  edit(item.content.value);
+  return item;
+}
+
 describe("no value of any extracted field stops a feed", () => {
+  it("quarantines events whose values a column cannot hold and stores their neighbours", async () => {
+    const ibge = "4106902";
+    await register(ibge, "PR");
+    const run = await client.beginRun({ feed: feedOf(ibge), holder: "t", fenceToken: 1n, trigger: RunTrigger.SCHEDULED });
+    const chave = chaveAlfa(9);
+    const items: DistributionItem[] = [];
+    let nsu = 0;
+    for (const edit of EVENT_EXTREMES) {
+      items.push(poisonedEvent(++nsu, chave, edit));
+      items.push(eventItem(++nsu, chave, "202201", { seq: nsu }));
+    }
+    const res = await client.applyBatch({ feed: feedOf(ibge), runId: run.runId, fenceToken: 1n, items, newCursor: BigInt(nsu) });
+    expect(res.counts).toMatchObject({ eventsInserted: EVENT_EXTREMES.length, faults: EVENT_EXTREMES.length });
+    expect(res.cursor).toBe(BigInt(nsu));
+    const [q] = await db.pool.query<RowDataPacket[]>("SELECT reason, message FROM nfse_quarantine WHERE ibge = ? ORDER BY nsu", [ibge]);
+    expect(q.map((r) => r.reason)).toEqual(EVENT_EXTREMES.map(() => "INVALID_VALUE"));
+    expect(q.map((r) => /\(column ([a-z_]+)\)/.exec(r.message)?.[1])).toEqual([
+      "versao", "ambiente_gerador", "sequencia", "data_evento", "autor_documento", "autor_documento", "motivo_codigo", "motivo_descricao", "chave_substituta",
+    ]);
+  });
+
   it("quarantines every item whose value a column cannot hold, stores the rest of each batch and moves the cursor (no INTERNAL)", async () => {
     const ibge = "3304557";
     await register(ibge, "RJ");
