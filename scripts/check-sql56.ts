@@ -4,8 +4,8 @@
 // order against one accumulated schema. Exit codes: 0 clean, 1 findings, 2 usage error.
 import { readFile, readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { checkSql56, formatFinding } from "../libs/db/sql56.js";
-import type { SqlSource } from "../libs/db/sql56.js";
+import { checkSql56, formatFinding } from "../tools/sql56/check.js";
+import type { SqlSource } from "../tools/sql56/check.js";
 
 async function expand(arg: string): Promise<string[]> {
   const info = await stat(arg);

@@ -1,10 +1,10 @@
 // A mechanical MySQL 5.6 compatibility check over SQL files (shared/domain/stack.md §5). The dev
 // database (MariaDB 10.11) accepts most of what 5.6 refuses, so this is what keeps migrations portable.
 // Comments and string literals are never inspected: the lexer turns them into opaque tokens first.
-import { isPunct, isWord, tokenizeSql } from "./sql-lexer.js";
-import type { Token } from "./sql-lexer.js";
-import { applyDdl, matchParen } from "./sql56-ddl.js";
-import type { ColumnDefinition, RuleFinding, Schema } from "./sql56-ddl.js";
+import { isPunct, isWord, tokenizeSql } from "../../libs/db/sql-lexer.js";
+import type { Token } from "../../libs/db/sql-lexer.js";
+import { applyDdl, matchParen } from "./ddl.js";
+import type { ColumnDefinition, RuleFinding, Schema } from "./ddl.js";
 
 export interface SqlSource {
   /** Path shown in findings. */

@@ -5,8 +5,8 @@ import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createThrowawayDatabase } from "../../test/support/mysql.js";
 import type { ThrowawayDatabase } from "../../test/support/mysql.js";
-import { splitSqlStatements } from "./sql-split.js";
-import { checkSql56 } from "./sql56.js";
+import { splitSqlStatements } from "../../libs/db/sql-split.js";
+import { checkSql56 } from "./check.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 

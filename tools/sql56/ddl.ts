@@ -2,8 +2,8 @@
 // measured against the column definitions it refers to (MySQL 5.6: 767 bytes per key part, 3072 per key
 // with COMPACT rows) and every table against InnoDB's worst-case row size. Best effort by design: a
 // statement about a table it never saw created is skipped, never guessed at.
-import { isPunct, isWord } from "./sql-lexer.js";
-import type { Token } from "./sql-lexer.js";
+import { isPunct, isWord } from "../../libs/db/sql-lexer.js";
+import type { Token } from "../../libs/db/sql-lexer.js";
 import {
   MAX_KEY_BYTES,
   MAX_KEY_PART_BYTES,
@@ -13,8 +13,8 @@ import {
   describeColumn,
   keyPartCost,
   normaliseType,
-} from "./sql56-columns.js";
-import type { ColumnModel } from "./sql56-columns.js";
+} from "./columns.js";
+import type { ColumnModel } from "./columns.js";
 
 export interface RuleFinding {
   line: number;

@@ -1,8 +1,8 @@
 import { readFileSync, readdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { checkSql56, formatFinding } from "./sql56.js";
-import type { Sql56Finding } from "./sql56.js";
+import { checkSql56, formatFinding } from "./check.js";
+import type { Sql56Finding } from "./check.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const fixture = (name: string): string => readFileSync(`${root}/test/fixtures/sql56/${name}`, "utf8");
