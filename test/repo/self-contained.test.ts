@@ -125,6 +125,19 @@ describe("the repository stands on its own", () => {
     expect(found).toEqual([]);
   });
 
+  it("labels results and decisions by date and commit, never by work period", () => {
+    const found: string[] = [];
+    const period = new RegExp(`\\b${"sess"}ions? \\d`, "i");
+    for (const file of files) {
+      const text = textOf(file);
+      if (text === undefined) continue;
+      text.split("\n").forEach((line, i) => {
+        if (period.test(line)) found.push(`${file}:${i + 1}: ${line.trim().slice(0, 160)}`);
+      });
+    }
+    expect(found).toEqual([]);
+  });
+
   it("every relative markdown link lands on a tracked file inside the repository, at an existing heading", () => {
     const broken: string[] = [];
     const anchorCache = new Map<string, Set<string>>();
