@@ -125,6 +125,19 @@ describe("the repository stands on its own", () => {
     expect(found).toEqual([]);
   });
 
+  it("every docs/….md path a file mentions (a comment citing a decision record, say) is a tracked file", () => {
+    const missing: string[] = [];
+    const docPath = /(?<![A-Za-z0-9_./-])docs\/[A-Za-z0-9_./-]*[A-Za-z0-9_-]\.md\b/g;
+    for (const file of files) {
+      const text = textOf(file);
+      if (text === undefined || !text.includes("docs/")) continue;
+      text.split("\n").forEach((line, i) => {
+        for (const m of line.matchAll(docPath)) if (!tracked.has(m[0])) missing.push(`${file}:${i + 1}: ${m[0]}`);
+      });
+    }
+    expect(missing).toEqual([]);
+  });
+
   it("labels results and decisions by date and commit, never by work period", () => {
     const found: string[] = [];
     const period = new RegExp(`\\b${"sess"}ions? \\d`, "i");
