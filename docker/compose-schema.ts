@@ -1,4 +1,4 @@
-// The compose-spec JSON schema from npm, patched to load in Ajv 8 (docs: shared stack.md §6): the package
+// The compose-spec JSON schema from npm, patched to load in Ajv 8 (docs/domain/toolchain.md §3): the package
 // is dated, so draft-04 `id` keys and its odd `$schema` go and its custom formats get validators.
 import { createRequire } from "node:module";
 import { readFileSync } from "node:fs";

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# buf breaking, image against image (stack.md §2): the proto/ of this commit against the proto/ of the
+# buf breaking, image against image (docs/domain/toolchain.md §1): the proto/ of this commit against the proto/ of the
 # base commit. The base is $BUF_BREAKING_AGAINST (any git ref), else the previous commit on main.
 # While the API is pre-release the findings are printed as warnings; once proto/STABLE exists they fail.
 set -euo pipefail

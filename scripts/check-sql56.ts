@@ -1,4 +1,4 @@
-// Mechanical MySQL 5.6 check of SQL files (shared/domain/stack.md §5).
+// Mechanical MySQL 5.6 check of SQL files (docs/domain/mysql56.md).
 //   usage: tsx scripts/check-sql56.ts <file.sql | dir>…
 // A directory contributes its *.sql files (not recursive) in name order; files are checked in argument
 // order against one accumulated schema. Exit codes: 0 clean, 1 findings, 2 usage error.

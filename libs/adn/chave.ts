@@ -1,4 +1,4 @@
-// Chave de acesso of an NFS-e (adn.md §4.2, docs/decisions for the 2026 form): 50 characters — cMun (7),
+// Chave de acesso of an NFS-e (adn.md §4.2; the 2026 form: docs/decisions/0015-alphanumeric-cnpj.md): 50 characters — cMun (7),
 // ambGer (1), tpInsc (1: CPF, 2: CNPJ), the emitente's CPF/CNPJ (14; since IN RFB 2.229/2024 a CNPJ may
 // hold upper-case letters), nNFSe (13), AAMM (4), a random code (9) and a mod-11 check digit over the first
 // 49, each character counting its code − 48 (the CNPJ rule; digits keep their value). No official formula

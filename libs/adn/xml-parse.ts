@@ -2,6 +2,7 @@
 // extractors read. It replaced validate-then-parse with fast-xml-parser, which was 39 % of the gateway's
 // CPU. Deliberately small: no DTD (refused), no namespaces beyond dropping prefixes (the layout forbids
 // them), no mixed content (text runs of an element are concatenated).
+// docs/decisions/0001-own-xml-parser.md.
 import { notWellFormed, XmlError } from "./xml-error.js";
 import { firstForbiddenChar, isNameChar, scanName } from "./xml-names.js";
 import { decodeReferences } from "./xml-refs.js";

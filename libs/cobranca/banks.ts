@@ -2,7 +2,7 @@
  * Bank rules as data: for every bank, the inputs of its campo livre and nosso número, the check digits
  * derived from them (by algorithm name) and the 25-digit campo livre as a list of segments. The engine
  * in campo-livre.ts interprets these tables; adding a bank is adding an entry here (README).
- * Facts and vectors: shared/domain/cobranca.md §3.
+ * Facts: docs/domain/cobranca.md §3; vectors in banks.test.ts.
  */
 import type { CheckDigitAlgorithm } from "./checkdigits.js";
 

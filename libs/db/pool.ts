@@ -86,7 +86,7 @@ export function createMysqlPool(url: string, options: MysqlPoolOptions = {}): Po
     flags: ["-IGNORE_SPACE"],
     multipleStatements: false,
     // mysql2's promise API captures the caller's stack (Error.captureStackTrace) on every query, for
-    // errors nobody prints a stack of: ≈ 4 % of the store's CPU during a sync (bench/README.md).
+    // errors nobody prints a stack of: ≈ 4 % of the store's CPU during a sync (docs/decisions/0006-mysql2-trace-off.md).
     trace: false,
     connectionLimit: options.connectionLimit ?? 10,
     maxIdle: options.maxIdle ?? options.connectionLimit ?? 10,

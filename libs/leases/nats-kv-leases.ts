@@ -38,7 +38,8 @@ export function defaultHolderId(): string {
 }
 
 /**
- * Leases on a NATS JetStream KV bucket (stack.md §4): acquire = create (fails if the key exists),
+ * Leases on a NATS JetStream KV bucket (docs/domain/toolchain.md §2.1; fencing on top of them:
+ * docs/decisions/0008-fencing-in-mysql.md): acquire = create (fails if the key exists),
  * renew = update with the last revision, release = delete with the last revision. A dead holder's key
  * disappears when the bucket's max age passes. The holder keeps its own deadline on the monotonic
  * clock, measured from the moment it *sent* its last successful write, so it gives up before the

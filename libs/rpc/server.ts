@@ -70,7 +70,7 @@ export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer>
     ...(opts.maxTimeoutMs ? { maxTimeoutMs: opts.maxTimeoutMs } : {}),
     readMaxBytes: opts.readMaxBytes ?? 16 * 1024 * 1024,
     // No gzip inside the mesh: batches cross a fast network, and compressing every FetchBatch response
-    // cost the gateway and the coordinator 5–8% of their CPU (bench/README.md).
+    // cost the gateway and the coordinator 5–8% of their CPU (docs/decisions/0002-no-gzip-inside-the-mesh.md).
     acceptCompression: [],
     shutdownSignal: shutdownController.signal,
     interceptors: [serverInterceptor(opts.log, opts.metrics)],

@@ -3,6 +3,7 @@
 // 12 characters [0-9A-Z] (8 of root, 4 of order) and 2 numeric check digits, computed mod 11 as before over
 // each character's code minus 48 (so "A" counts 17). Numeric CNPJs are the special case where all 12 are
 // digits, so one rule covers both. Lower case is not a CNPJ. CPFs stay 11 digits.
+// docs/decisions/0015-alphanumeric-cnpj.md.
 
 const CNPJ_SHAPE = /^[0-9A-Z]{12}[0-9]{2}$/;
 const CNPJ_BASE = /^[0-9A-Z]{12}$/;

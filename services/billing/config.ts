@@ -83,7 +83,7 @@ export const DEFAULT_RENDER_CONCURRENCY = 16;
 /**
  * One render thread per CPU (the main thread mostly waits: on 2 cores 2 threads beat 1 by ≈ 1.15×), but at
  * most 4 unless asked: each thread holds its own PDF engine, and availableParallelism() counts the host's
- * CPUs, not a container's CPU quota (deploy/k8s gives billing 512 MiB).
+ * CPUs, not a container's CPU quota (deploy/k8s gives billing 512 MiB). docs/decisions/0010-pdf-rendering-in-worker-threads.md.
  */
 export function defaultRenderThreads(renderConcurrency: number): number {
   return Math.max(1, Math.min(renderConcurrency, availableParallelism(), 4));

@@ -1,4 +1,4 @@
-// JetStream work queues, one stream per task class (stack.md §4): explicit ack, ack_wait longer than the
+// JetStream work queues, one stream per task class (docs/domain/toolchain.md §2.2): explicit ack, ack_wait longer than the
 // longest task with `working()` heartbeats while it runs, max_deliver then a dead-letter copy, and
 // publish dedupe by message id. Subjects and consumers carry a prefix so deployments and test runs never
 // share queues. NATS 2.9: one filter subject per consumer, so each consumer owns a subject subtree.

@@ -1,4 +1,4 @@
-// Remessa sub-batches and the per-convênio NSA sequences.
+// Remessa sub-batches and the per-convênio NSA sequences (docs/decisions/0011-nsa-allocation.md).
 import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from "mysql2/promise";
 import { SubloteState } from "../../libs/gen/malha/billing/v1/cnab_pb.js";
 import type { ChaveAgrupamento } from "../../libs/cobranca/index.js";

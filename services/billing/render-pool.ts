@@ -2,6 +2,7 @@
 // (dist/) and render-worker.ts from source: a .ts worker starts from a tiny bootstrap that registers
 // tsx's loader inside the thread first, because loader flags in a Worker's execArgv are not honoured
 // on Node 20 and the parent may run under another transformer (vitest).
+// Why threads: docs/decisions/0010-pdf-rendering-in-worker-threads.md.
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";

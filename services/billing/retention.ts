@@ -1,7 +1,8 @@
 // Billing data does not live forever: finished jobs whose last change is older than the retention period
 // are deleted with every row that names them, in batches, by one replica at a time (a MySQL named lock).
 // Sequences (NSA, nosso número) are never touched: a number once used is never handed out again. After the
-// purge an idempotency key, a retorno file and an occurrence's fingerprint may be seen again as new.
+// purge an idempotency key, a retorno file and an occurrence's fingerprint may be seen again as new
+// (docs/decisions/0014-billing-retention.md).
 import type { Pool, ResultSetHeader, RowDataPacket } from "mysql2/promise";
 import type { Logger } from "../../libs/log/logger.js";
 import { FINAL_JOB_STATES } from "./states.js";

@@ -2,6 +2,7 @@
 // seed's bapi_ token) and may only name the tenant its token belongs to; the file holds the tokens'
 // SHA-256, never the tokens. Without it the deployment says explicitly that its network authenticates
 // callers (BILLING_TRUST_NETWORK=true); neither is a configuration error (fail closed).
+// docs/decisions/0013-tenant-api-tokens.md.
 import { createHash, randomBytes } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";

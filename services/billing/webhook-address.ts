@@ -1,6 +1,7 @@
 // Webhook URLs are tenants' input: a delivery must not become a request into our own network (cloud
 // metadata, the database, the mesh). Addresses are checked when the socket connects — after DNS, so a
-// name that resolves to a private address (or starts to, DNS rebinding) is refused too.
+// name that resolves to a private address (or starts to, DNS rebinding) is refused too
+// (docs/decisions/0012-webhooks-to-public-addresses-only.md).
 import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import { BlockList, isIP, type LookupFunction } from "node:net";
 

@@ -1,7 +1,7 @@
 // A gateway StreamFeed as the sync loop consumes it: complete pages in NSU order, each a head and the
 // opaque bytes ApplyBatch takes (never decoded here). A reader keeps up to `ahead` complete pages so the
 // gateway's next ADN call and its decoding overlap the store's applying; past that it stops reading,
-// and HTTP/2 flow control holds the gateway back.
+// and HTTP/2 flow control holds the gateway back (docs/decisions/0003-streamfeed-one-adn-call-in-flight.md).
 import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import type { AdnGatewayService, BatchHead, StreamFeedResponse } from "../../libs/gen/malha/adn/v1/adn_gateway_pb.js";
 import type { FeedKey } from "../../libs/gen/malha/nfse/v1/feed_pb.js";

@@ -17,6 +17,7 @@ const WIDEST_STATEMENT_BYTES = 110 * 1024;
  * connections, about eleven busy municipalities before statements are prepared again. Never fewer than
  * one municipality's two; always far below the server's max_prepared_stmt_count (16 382 by default,
  * shared by every client; past it the store falls back to text statements).
+ * docs/decisions/0005-prepared-statements-of-eight-rows.md.
  */
 export function preparedStatementsPerConnection(connectionLimit: number): number {
   const fit = Math.floor(STATEMENT_CACHE_BYTES / WIDEST_STATEMENT_BYTES / connectionLimit);

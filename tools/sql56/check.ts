@@ -1,4 +1,4 @@
-// A mechanical MySQL 5.6 compatibility check over SQL files (shared/domain/stack.md §5). The dev
+// A mechanical MySQL 5.6 compatibility check over SQL files (docs/domain/mysql56.md). The dev
 // database (MariaDB 10.11) accepts most of what 5.6 refuses, so this is what keeps migrations portable.
 // Comments and string literals are never inspected: the lexer turns them into opaque tokens first.
 import { isPunct, isWord, tokenizeSql } from "../../libs/db/sql-lexer.js";

@@ -1,6 +1,7 @@
 // The bytes each item's Document or Event arrived as inside a serialized DistributionBatch. The store keeps
 // a document's protobuf next to its row (documento_pb / evento_pb); re-encoding what the request has just
-// carried cost ≈ 20 µs per item, two thirds of the row mapping (bench/README.md). Only called on bytes that
+// carried cost ≈ 20 µs per item, two thirds of the row mapping
+// (docs/decisions/0004-store-keeps-received-bytes.md). Only called on bytes that
 // fromBinary has already accepted, so the walk needs no error handling of its own.
 import { BinaryReader, WireType } from "@bufbuild/protobuf/wire";
 

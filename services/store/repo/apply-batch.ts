@@ -1,7 +1,8 @@
 // ApplyBatch: one transaction holding the fence check, the upserts of documents, events, aliases and
 // quarantine rows, the derived statuses and the cursor. It starts with the conditional write on
 // `fence_token = ?`, which both refuses a stale holder and locks the feed row, so batches of one feed
-// are serialised and a newer holder's BeginRun waits for (and then sees) a batch already under way.
+// are serialised and a newer holder's BeginRun waits for (and then sees) a batch already under way
+// (docs/decisions/0008-fencing-in-mysql.md).
 import type { PoolConnection, ResultSetHeader, RowDataPacket } from "mysql2/promise";
 import { create } from "@bufbuild/protobuf";
 import type { DistributionItem } from "../../../libs/gen/malha/nfse/v1/distribution_pb.js";
