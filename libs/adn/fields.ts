@@ -47,11 +47,13 @@ export function optionalCents(node: XmlNode | undefined, field: string, ...path:
   return m[1] ? -cents : cents;
 }
 
+const PERCENT = { 2: /^(\d{1,3})(?:\.(\d{1,2}))?$/, 4: /^(\d{1,3})(?:\.(\d{1,4}))?$/ } as const;
+
 /** A percent with at most 3 integer digits and `decimals` decimals → an integer in units of 10^-decimals percent. */
-function percentUnits(node: XmlNode | undefined, field: string, decimals: number, path: string[]): number | undefined {
+function percentUnits(node: XmlNode | undefined, field: string, decimals: 2 | 4, path: string[]): number | undefined {
   const raw = text(node, ...path);
   if (!raw) return undefined;
-  const m = new RegExp(`^(\\d{1,3})(?:\\.(\\d{1,${decimals}}))?$`).exec(raw);
+  const m = PERCENT[decimals].exec(raw);
   if (!m) throw new FieldError(field, `is not a rate in percent with at most 3 integer digits and ${decimals} decimals`);
   return Number(m[1]) * 10 ** decimals + Number((m[2] ?? "").padEnd(decimals, "0"));
 }
@@ -109,13 +111,14 @@ export function digitsCode(node: XmlNode | undefined, field: string, lengths: re
 export function taxId(node: XmlNode | undefined, field: string, names = { cnpj: "CNPJ", cpf: "CPF" }): TaxId | undefined {
   const cnpjText = text(node, names.cnpj);
   if (cnpjText) {
-    const cnpj = stripTaxIdMask(cnpjText);
+    // Nearly every CNPJ arrives bare: strip a mask only when the text is not already one.
+    const cnpj = isCnpjShaped(cnpjText) ? cnpjText : stripTaxIdMask(cnpjText);
     if (!isCnpjShaped(cnpj)) throw new FieldError(`${field}/${names.cnpj}`, cnpjProblem(cnpj) ?? "is not a CNPJ");
     return create(TaxIdSchema, { kind: TaxIdKind.CNPJ, number: cnpj });
   }
   const cpfText = text(node, names.cpf);
   if (cpfText) {
-    const cpf = stripTaxIdMask(cpfText);
+    const cpf = /^[0-9]{11}$/.test(cpfText) ? cpfText : stripTaxIdMask(cpfText);
     if (!/^[0-9]{11}$/.test(cpf)) throw new FieldError(`${field}/${names.cpf}`, "is not 11 digits");
     return create(TaxIdSchema, { kind: TaxIdKind.CPF, number: cpf });
   }
