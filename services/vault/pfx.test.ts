@@ -2,7 +2,7 @@ import { createPrivateKey, X509Certificate } from "node:crypto";
 import forge from "node-forge";
 import { describe, expect, it } from "vitest";
 import { ImportRejectionReason as Reason } from "../../libs/gen/malha/vault/v1/vault_pb.js";
-import { createTestRoot, issueCustom, issueEcnpj, toLegacyPfx, toPfx, toPfxWith } from "../../test/support/icp-brasil.js";
+import { createTestRoot, issueCustom, issueEcnpj, toLegacyPfx, toOpensslPfx, toPfx, toPfxWith } from "../../test/support/icp-brasil.js";
 import { ImportRefusal } from "./import-refusal.js";
 import { cnpjInText } from "./icp-cnpj.js";
 import { MAX_PFX_BYTES, openPfx } from "./pfx.js";
@@ -45,6 +45,30 @@ describe("openPfx", () => {
     const opened = openPfx(toLegacyPfx(leaf, [root], "legado"), "legado", now);
     expect(opened.fingerprint).toBe(leaf.fingerprint256);
     expect(opened.cnpj).toBe("11222333000181");
+  });
+
+  // Passwords are UTF-8: OpenSSL 3's default (PBES2/PBKDF2 + AES-256) takes its bytes, the legacy PKCS#12
+  // PBE and the MAC a BMPString; both must open with what `openssl pkcs12 -info` accepts.
+  it.each([
+    ["aes256", "Senha@ção"],
+    ["3des", "Senha@ção"],
+    ["aes256", "Пароль€✓"],
+    ["3des", "Пароль€✓"],
+  ] as const)("opens a PFX the openssl CLI wrote with %s and the non-ASCII password %s", (cipher, password) => {
+    const leaf = issueEcnpj(root, { cnpj: "11222333000181" });
+    const pfx = toOpensslPfx(leaf, [root], password, cipher);
+    const opened = openPfx(pfx, password, now);
+    expect(opened.fingerprint).toBe(leaf.fingerprint256);
+    expect(opened.chainLength).toBe(2);
+    expect(new X509Certificate(leaf.certPem).checkPrivateKey(createPrivateKey(opened.privateKeyPem))).toBe(true);
+    // The same letters without their accents are another password.
+    const wrong = refusal(() => openPfx(pfx, password.normalize("NFD").replace(/\p{M}/gu, "") + "x", now));
+    expect(wrong.reason).toBe(Reason.WRONG_PASSWORD);
+  });
+
+  it("opens a legacy RC2-40 PFX with a non-ASCII password", () => {
+    const leaf = issueEcnpj(root, { cnpj: "11222333000181" });
+    expect(openPfx(toLegacyPfx(leaf, [root], "Senha@ção"), "Senha@ção", now).fingerprint).toBe(leaf.fingerprint256);
   });
 
   it.each(["utf8", "printable", "octet"] as const)("reads the CNPJ otherName encoded as %s", (encoding) => {

@@ -252,6 +252,24 @@ function guard(owner: Record<string, unknown>, name: string, iterationsArg: numb
   owner[name] = wrapped;
 }
 const forgeAny = forge as unknown as { pki: { pbe: Record<string, unknown> }; pkcs12: Record<string, unknown>; pkcs5: Record<string, unknown> };
+
+/**
+ * Passwords are UTF-8 (what `openssl pkcs12` and Windows write). The two PKCS#12 schemes take them
+ * differently: the MAC and the legacy PBEs (3DES, RC2) derive keys from the password as a BMPString,
+ * which forge builds from the JavaScript string correctly; PBES2/PBKDF2 (OpenSSL 3's default AES-256)
+ * takes the password as octets, and forge would use each UTF-16 code unit as one byte (Latin-1), so
+ * "Senha@ção" failed to decrypt. PBES2 gets the UTF-8 bytes instead.
+ */
+function utf8ForPbes2(owner: Record<string, unknown>): void {
+  const original = owner.getCipherForPBES2 as ((oid: string, params: unknown, password: string) => unknown) & { malhaUtf8?: boolean };
+  if (typeof original !== "function" || original.malhaUtf8) return;
+  const wrapped = function (this: unknown, oid: string, params: unknown, password: string) {
+    return original.call(this, oid, params, forge.util.encodeUtf8(password));
+  } as typeof original;
+  wrapped.malhaUtf8 = true;
+  owner.getCipherForPBES2 = wrapped;
+}
+utf8ForPbes2(forgeAny.pki.pbe);
 guard(forgeAny.pki.pbe, "generatePkcs12Key", 3);
 guard(forgeAny.pkcs12, "generateKey", 3);
 guard(forgeAny.pkcs5, "pbkdf2", 2);
