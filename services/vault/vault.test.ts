@@ -180,6 +180,33 @@ describe("encryption at rest", () => {
     await db.pool.query("DELETE FROM certificates WHERE id = ?", [b.row.id]);
   });
 
+  it("serves credentials only for the municipality bound into the ciphertext: a re-pointed row is DATA_LOSS", async () => {
+    const vault = vaultWith(keyring({ k1 }, "k1"));
+    const [ibgeB, ibgeC] = [newIbge(), newIbge()];
+    const b = await vault.importCertificate(importOf(ibgeB, cert(100)));
+    const c = await vault.importCertificate(importOf(ibgeC, cert(100, "99888777000166")));
+    const servedB = await vault.clientCredentials(ibgeB, "");
+    expect(servedB.privateKeyPem).toMatch(/BEGIN PRIVATE KEY/);
+
+    // Without the master key, C's ACTIVE marker is moved to B's row.
+    await db.pool.query("UPDATE certificates SET active_ibge = NULL, status = 'inactive' WHERE id = ?", [c.row.id]);
+    await db.pool.query("UPDATE certificates SET active_ibge = ? WHERE id = ?", [ibgeC, b.row.id]);
+    const repointed = await expectCode(vault.clientCredentials(ibgeC, ""), Code.DataLoss, /imported for municipality .* marked ACTIVE for/);
+    expect(repointed.findDetails(ErrorInfoSchema)[0]?.reason).toBe("CIPHERTEXT_TAMPERED");
+    expect(repointed.rawMessage).not.toMatch(/BEGIN/);
+
+    // Rewriting the municipality column too does not help: the ciphertext still names B.
+    await db.pool.query("UPDATE certificates SET ibge = ? WHERE id = ?", [ibgeC, b.row.id]);
+    const rewritten = await expectCode(vault.clientCredentials(ibgeC, ""), Code.DataLoss, /ciphertext failed authentication/);
+    expect(rewritten.findDetails(ErrorInfoSchema)[0]?.reason).toBe("CIPHERTEXT_TAMPERED");
+
+    // Put back as imported, both serve again (rows written before this check carry the same binding).
+    await db.pool.query("UPDATE certificates SET ibge = ?, active_ibge = ? WHERE id = ?", [ibgeB, ibgeB, b.row.id]);
+    await db.pool.query("UPDATE certificates SET active_ibge = ?, status = 'active' WHERE id = ?", [ibgeC, c.row.id]);
+    expect((await vault.clientCredentials(ibgeB, "")).privateKeyPem).toBe(servedB.privateKeyPem);
+    expect((await vault.clientCredentials(ibgeC, "")).privateKeyPem).toMatch(/BEGIN PRIVATE KEY/);
+  });
+
   it("refuses key bytes that contradict the check value recorded for their key id", async () => {
     const id = `kc${randomBytes(3).toString("hex")}`;
     await verifyMasterKeys(repo, keyring({ [id]: k1 }, id));
