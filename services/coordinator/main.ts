@@ -6,6 +6,7 @@ import { CoordinatorService } from "../../libs/gen/malha/coordinator/v1/coordina
 import { StoreService } from "../../libs/gen/malha/store/v1/store_pb.js";
 import { CertificateStatus, VaultService } from "../../libs/gen/malha/vault/v1/vault_pb.js";
 import { defaultHolderId, KvLeaseManager } from "../../libs/leases/nats-kv-leases.js";
+import { KvSlots } from "../../libs/leases/slots.js";
 import { peerClient } from "../../libs/rpc/peers.js";
 import { runService } from "../../libs/rpc/run.js";
 import { serve } from "../../libs/rpc/server.js";
@@ -13,7 +14,7 @@ import { readCoordinatorConfig } from "./config.js";
 import { createCoordinatorMetrics } from "./metrics.js";
 import { coordinatorHandlers } from "./handlers.js";
 import { FeedRunner } from "./runner.js";
-import { Scheduler } from "./scheduler.js";
+import { reconciliationSpacingMs, Scheduler } from "./scheduler.js";
 
 await runService("coordinator", async ({ env, log, metrics: serviceMetrics }) => {
   const config = readCoordinatorConfig(env);
@@ -30,6 +31,15 @@ await runService("coordinator", async ({ env, log, metrics: serviceMetrics }) =>
     holder,
     onRenewError: (key, err) => log.warn({ key, err }, "lease renewal failed; retrying until the deadline"),
   });
+  const reconciliationSlots =
+    config.reconciliationBudgetPerHour > 0
+      ? await KvSlots.open(nc, {
+          bucketPrefix: `${config.leaseBucket}_lookups`,
+          periodMs: reconciliationSpacingMs(config),
+          replicas: config.natsReplicas,
+          holder,
+        })
+      : undefined;
   const now = () => Date.now();
   const runner = new FeedRunner(leases, { store: store.client, gateway: gateway.client, now }, config, log, metrics);
   const scheduler = new Scheduler({
@@ -41,6 +51,7 @@ await runService("coordinator", async ({ env, log, metrics: serviceMetrics }) =>
     log,
     now,
     metrics,
+    ...(reconciliationSlots ? { reconciliationSlots } : {}),
     hasActiveCertificate: async (ibge) => {
       const res = await vault.client.listCertificates({ ibge, status: CertificateStatus.ACTIVE, pageSize: 1 });
       return res.certificates.length > 0;
