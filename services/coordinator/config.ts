@@ -27,6 +27,8 @@ export interface CoordinatorConfig {
   /** Backoff after a failed run: base, doubled per consecutive failure, capped. */
   failureBackoffBaseMs: number;
   failureBackoffMaxMs: number;
+  /** How old the cached list of the vault's ACTIVE certificates may get (feed status, sweep checks). */
+  certificateRefreshMs: number;
 }
 
 export function readCoordinatorConfig(env: EnvReader): CoordinatorConfig {
@@ -47,5 +49,6 @@ export function readCoordinatorConfig(env: EnvReader): CoordinatorConfig {
     reconciliationIntervalMs: env.durationMs("NFSE_RECONCILIATION_INTERVAL_SECONDS", { default: 3_600_000, minSeconds: 1 }),
     failureBackoffBaseMs: env.durationMs("NFSE_FAILURE_BACKOFF_SECONDS", { default: 60_000, minSeconds: 1 }),
     failureBackoffMaxMs: env.durationMs("NFSE_FAILURE_BACKOFF_MAX_SECONDS", { default: 3_600_000, minSeconds: 1 }),
+    certificateRefreshMs: env.durationMs("COORDINATOR_CERTIFICATE_REFRESH_SECONDS", { default: 60_000, minSeconds: 1, maxSeconds: 86_400 }),
   };
 }

@@ -10,6 +10,7 @@ import { KvSlots } from "../../libs/leases/slots.js";
 import { peerClient } from "../../libs/rpc/peers.js";
 import { runService } from "../../libs/rpc/run.js";
 import { serve } from "../../libs/rpc/server.js";
+import { ActiveCertificates } from "./certificates.js";
 import { readCoordinatorConfig } from "./config.js";
 import { createCoordinatorMetrics } from "./metrics.js";
 import { coordinatorHandlers } from "./handlers.js";
@@ -41,6 +42,12 @@ await runService("coordinator", async ({ env, log, metrics: serviceMetrics }) =>
         })
       : undefined;
   const now = () => Date.now();
+  const certificates = new ActiveCertificates({
+    listActive: (pageToken) => vault.client.listCertificates({ status: CertificateStatus.ACTIVE, pageSize: 500, pageToken }),
+    refreshMs: config.certificateRefreshMs,
+    now,
+    log,
+  });
   const runner = new FeedRunner(leases, { store: store.client, gateway: gateway.client, now }, config, log, metrics);
   const scheduler = new Scheduler({
     store: store.client,
@@ -52,13 +59,10 @@ await runService("coordinator", async ({ env, log, metrics: serviceMetrics }) =>
     now,
     metrics,
     ...(reconciliationSlots ? { reconciliationSlots } : {}),
-    hasActiveCertificate: async (ibge) => {
-      const res = await vault.client.listCertificates({ ibge, status: CertificateStatus.ACTIVE, pageSize: 1 });
-      return res.certificates.length > 0;
-    },
+    hasActiveCertificate: (ibge) => certificates.has(ibge),
   });
   return {
-    services: [serve(CoordinatorService, coordinatorHandlers({ store: store.client, leases, scheduler, config, now }))],
+    services: [serve(CoordinatorService, coordinatorHandlers({ store: store.client, leases, scheduler, config, now, hasActiveCertificate: (ibge) => certificates.has(ibge) }))],
     async ready() {
       scheduler.start();
     },

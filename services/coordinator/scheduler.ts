@@ -31,8 +31,8 @@ export interface SchedulerDeps {
   config: CoordinatorConfig;
   log: Logger;
   now: () => number;
-  /** Whether a municipality has an ACTIVE certificate (the vault knows); undefined skips the check. */
-  hasActiveCertificate?: (ibge: string) => Promise<boolean>;
+  /** Whether a municipality has an ACTIVE certificate (the vault knows; undefined = unknown); absent skips the check. */
+  hasActiveCertificate?: (ibge: string) => Promise<boolean | undefined>;
   /** One look-up slot per certificate per 3600/budget seconds, shared by every replica; absent = no reconciliation. */
   reconciliationSlots?: { take(key: string): Promise<boolean> };
   metrics?: CoordinatorMetrics;
