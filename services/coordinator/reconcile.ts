@@ -59,7 +59,8 @@ export async function reconcileFeed(deps: ReconcileDeps, lease: Lease, feed: Fee
   const now = deps.now();
   const cooldownUntil = state.cooldownUntil ? timestampDate(state.cooldownUntil).getTime() : 0;
   if (cooldownUntil > now) return { kind: "waiting", until: cooldownUntil };
-  const failed = state.lastOutcome === RunOutcome.FAILED || state.lastOutcome === RunOutcome.RATE_LIMITED;
+  // After a 429 the cool-down is the wait; after any other failure, the failure backoff.
+  const failed = state.lastOutcome === RunOutcome.FAILED;
   const failureWaitEnds = failed && state.lastErrorAt ? timestampDate(state.lastErrorAt).getTime() + opts.failureBackoffMs : 0;
   if (failureWaitEnds > now) return { kind: "waiting", until: failureWaitEnds };
 
