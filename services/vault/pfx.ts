@@ -80,9 +80,10 @@ export function openPfx(pfx: Uint8Array, password: string, now: Date): OpenedPfx
   if (!found) {
     throw new ImportRefusal(
       Reason.CNPJ_NOT_FOUND,
-      "no CNPJ in the certificate: neither the ICP-Brasil otherName 2.16.76.1.3.3 nor the subject CN holds 14 digits",
+      "no CNPJ in the certificate: neither the ICP-Brasil otherName 2.16.76.1.3.3 nor the subject CN holds one (14 characters, 12 of 0-9/A-Z and 2 check digits)",
     );
   }
+  if ("problem" in found) throw new ImportRefusal(Reason.INVALID_CNPJ, `the certificate's CNPJ is malformed: ${found.problem}`);
   const chain = chainFrom(leaf, certs);
   return {
     leaf,
