@@ -1,7 +1,7 @@
 import { createPrivateKey, X509Certificate, type KeyObject } from "node:crypto";
 import forge from "node-forge";
 import { ImportRejectionReason as Reason } from "../../libs/gen/malha/vault/v1/vault_pb.js";
-import { findCnpj, type CnpjSource } from "./icp-cnpj.js";
+import { certificateCnpj, type CnpjSource } from "../../libs/tax-id/icp-certificate.js";
 import { ImportRefusal } from "./import-refusal.js";
 
 /** Real A1 files are a few KiB; anything this large is not one and would only cost parsing time. */
@@ -74,9 +74,7 @@ export function openPfx(pfx: Uint8Array, password: string, now: Date): OpenedPfx
       "the certificate has no TLS client-authentication extended key usage (1.3.6.1.5.5.7.3.2); the ADN refuses it (E1200)",
     );
   }
-  const subjectAttributes = leaf.subject.split("\n");
-  const commonName = subjectAttributes.findLast((a) => a.startsWith("CN="))?.slice(3);
-  const found = findCnpj(leaf.raw, commonName);
+  const found = certificateCnpj(leaf);
   if (!found) {
     throw new ImportRefusal(
       Reason.CNPJ_NOT_FOUND,

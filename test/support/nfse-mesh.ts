@@ -11,6 +11,7 @@ import { Ambiente, TipoNsu } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
 import { StoreService } from "../../libs/gen/malha/store/v1/store_pb.js";
 import { startAdnSimulator, type AdnSimulator } from "../adn-sim/server.js";
 import type { SimSwitches } from "../adn-sim/switches.js";
+import { completeCnpj } from "../../libs/tax-id/index.js";
 import { createTestRoot, issueEcnpj, issueServer } from "./icp-brasil.js";
 import { createMysqlPool } from "../../libs/db/pool.js";
 import { createThrowawayDatabase, externalDatabase, type ThrowawayDatabase } from "./mysql.js";
@@ -41,16 +42,9 @@ export const CAPITALS = [
 ] as const;
 export const DEMO_MUNICIPALITIES = CAPITALS.slice(0, 5);
 
-/** A CNPJ with valid check digits built from a 12-digit base. */
+/** A CNPJ with valid check digits built from a 12-character base (digits, or [0-9A-Z] since 2026). */
 export function cnpjFrom(base12: string): string {
-  const dv = (digits: string) => {
-    const weights = digits.length === 12 ? [5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2] : [6, 5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2];
-    const sum = [...digits].reduce((acc, d, i) => acc + Number(d) * weights[i]!, 0);
-    const r = sum % 11;
-    return r < 2 ? "0" : String(11 - r);
-  };
-  const first = base12 + dv(base12);
-  return first + dv(first);
+  return completeCnpj(base12);
 }
 
 export interface NfseMeshOptions {

@@ -1,5 +1,8 @@
+// The CNPJ an ICP-Brasil e-CNPJ certificate is issued to, read the same way by the vault (on import),
+// the ADN gateway (credentials from a directory) and the ADN simulator (who is calling).
+import type { X509Certificate } from "node:crypto";
 import forge from "node-forge";
-import { cnpjProblem, isValidCnpj, stripTaxIdMask } from "../../libs/tax-id/index.js";
+import { cnpjProblem, isValidCnpj, stripTaxIdMask } from "./index.js";
 
 /** ICP-Brasil otherName holding the CNPJ of an e-CNPJ certificate's holder. */
 export const OID_ICP_CNPJ = "2.16.76.1.3.3";
@@ -32,6 +35,12 @@ export function findCnpj(certDer: Buffer, commonName: string | undefined): CnpjF
   const problem = cnpjProblem(candidate);
   if (problem === undefined) return { cnpj: candidate, source: "commonName" };
   return { source: "commonName", problem: `the subject CN holds ${JSON.stringify(candidate)}, which ${problem}` };
+}
+
+/** findCnpj for a parsed certificate: its DER and the most specific CN of its subject. */
+export function certificateCnpj(cert: X509Certificate): CnpjFinding | undefined {
+  const commonName = cert.subject.split("\n").findLast((a) => a.startsWith("CN="))?.slice(3);
+  return findCnpj(cert.raw, commonName);
 }
 
 // A CNPJ-shaped run: plain (14 characters) or masked ("12.ABC.345/01DE-35"), not inside a longer word.
