@@ -24,6 +24,8 @@ export class ActiveCertificates {
   /** Latest expiry of an ACTIVE certificate per municipality, and when it was read. */
   private view: { readAt: number; notAfter: Map<string, number> } | undefined;
   private loading: Promise<void> | undefined;
+  /** When the last listing was attempted: a vault that is away is asked again once per period, not per call. */
+  private attemptedAt = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly opts: ActiveCertificatesOptions) {}
 
@@ -38,7 +40,10 @@ export class ActiveCertificates {
   }
 
   private async fresh(): Promise<void> {
-    if (this.view && this.opts.now() - this.view.readAt < this.opts.refreshMs) return;
+    const now = this.opts.now();
+    if (this.view && now - this.view.readAt < this.opts.refreshMs) return;
+    if (!this.loading && now - this.attemptedAt < this.opts.refreshMs) return;
+    if (!this.loading) this.attemptedAt = now;
     // Concurrent callers share one listing.
     this.loading ??= this.load()
       .catch((err: unknown) => this.opts.log.warn({ err }, "could not list the vault's ACTIVE certificates; keeping the last view"))
