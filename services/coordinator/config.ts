@@ -20,9 +20,12 @@ export interface CoordinatorConfig {
   bootstrapSliceMs: number;
   /** A feed whose cursor is this far behind what the ADN reported counts as a bootstrap. */
   bootstrapThresholdNsu: bigint;
-  /** Single-NSU look-ups per feed per hour for gap back-fill (the NF-e rule is 20/h). */
+  /**
+   * Single-NSU look-ups per certificate (municipality × ambiente) per hour for gap back-fill, spread
+   * evenly: one every 3600/budget s across all replicas (the NF-e rule is 20/h). 0 = no reconciliation.
+   */
   reconciliationBudgetPerHour: number;
-  /** How often caught-up feeds are checked for NSU gaps. */
+  /** How often feeds are scanned for NSU gaps (a store read; the look-ups themselves are paced). */
   reconciliationIntervalMs: number;
   /** Backoff after a failed run: base, doubled per consecutive failure, capped. */
   failureBackoffBaseMs: number;
