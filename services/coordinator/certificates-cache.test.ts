@@ -18,7 +18,8 @@ describe("ActiveCertificates", () => {
       p2: { certificates: [{ ibge: "3304557", notAfter: timestampFromMs(now + 500_000) }], nextPageToken: "" },
     };
     const cache = new ActiveCertificates({
-      listActive: async (token) => {
+      listActive: async (token, ibge) => {
+        if (ibge !== undefined) return { certificates: [], nextPageToken: "" };
         calls++;
         if (failing) throw new Error("vault away");
         return pages[token]!;
@@ -38,6 +39,30 @@ describe("ActiveCertificates", () => {
     expect(calls).toBe(3);
     expect(await cache.has("3304557")).toBe(true);
     expect(calls).toBe(3); // not asked again before the period is over
+  });
+
+  it("confirms a no with the vault for that municipality, at most every few seconds, so a new import counts at once", async () => {
+    let now = 0;
+    const targeted: string[] = [];
+    let imported = false;
+    const cache = new ActiveCertificates({
+      listActive: async (_token, ibge) => {
+        if (ibge === undefined) return { certificates: [], nextPageToken: "" };
+        targeted.push(ibge);
+        return { certificates: imported ? [{ ibge, notAfter: timestampFromMs(now + 86_400_000) }] : [], nextPageToken: "" };
+      },
+      refreshMs: 60_000,
+      now: () => now,
+      log: silent,
+    });
+    expect(await cache.has("3550308")).toBe(false);
+    expect(await cache.has("3550308")).toBe(false);
+    expect(targeted).toEqual(["3550308"]);
+    imported = true;
+    now += 6_000;
+    expect(await cache.has("3550308")).toBe(true);
+    expect(await cache.has("3550308")).toBe(true);
+    expect(targeted).toEqual(["3550308", "3550308"]);
   });
 
   it("answers unknown, not false, while the vault never answered", async () => {

@@ -11,14 +11,20 @@ export interface CertificateListing {
 }
 
 export interface ActiveCertificatesOptions {
-  /** One page of the vault's ACTIVE certificates. */
-  listActive: (pageToken: string) => Promise<CertificateListing>;
+  /** One page of the vault's ACTIVE certificates (of one municipality when `ibge` is given). */
+  listActive: (pageToken: string, ibge?: string) => Promise<CertificateListing>;
   refreshMs: number;
   now: () => number;
   log: Logger;
 }
 
 const MAX_PAGES = 1000;
+/**
+ * A "no" is confirmed with the vault for that municipality, at most this often: a certificate imported
+ * after the last listing counts at once (an operator imports, then asks for SyncNow), without a status
+ * page of certificate-less feeds asking the vault on every row.
+ */
+const ABSENT_CONFIRMED_FOR_MS = 5_000;
 
 export class ActiveCertificates {
   /** Latest expiry of an ACTIVE certificate per municipality, and when it was read. */
@@ -26,6 +32,7 @@ export class ActiveCertificates {
   private loading: Promise<void> | undefined;
   /** When the last listing was attempted: a vault that is away is asked again once per period, not per call. */
   private attemptedAt = Number.NEGATIVE_INFINITY;
+  private readonly absentConfirmedAt = new Map<string, number>();
 
   constructor(private readonly opts: ActiveCertificatesOptions) {}
 
@@ -35,8 +42,26 @@ export class ActiveCertificates {
    */
   async has(ibge: string): Promise<boolean | undefined> {
     await this.fresh();
-    if (!this.view) return undefined;
-    return (this.view.notAfter.get(ibge) ?? 0) > this.opts.now();
+    const view = this.view;
+    if (!view) return undefined;
+    const now = this.opts.now();
+    if ((view.notAfter.get(ibge) ?? 0) > now) return true;
+    const confirmed = this.absentConfirmedAt.get(ibge);
+    if (confirmed !== undefined && now - confirmed < Math.min(ABSENT_CONFIRMED_FOR_MS, this.opts.refreshMs)) return false;
+    try {
+      const res = await this.opts.listActive("", ibge);
+      const until = Math.max(0, ...res.certificates.filter((c) => c.ibge === ibge).map((c) => (c.notAfter ? timestampDate(c.notAfter).getTime() : 0)));
+      if (until > now) {
+        view.notAfter.set(ibge, until);
+        this.absentConfirmedAt.delete(ibge);
+        return true;
+      }
+      this.absentConfirmedAt.set(ibge, now);
+    } catch (err) {
+      this.opts.log.warn({ err, ibge }, "could not confirm with the vault that a municipality has no ACTIVE certificate");
+      this.absentConfirmedAt.set(ibge, now);
+    }
+    return false;
   }
 
   private async fresh(): Promise<void> {

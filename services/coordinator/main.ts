@@ -43,7 +43,7 @@ await runService("coordinator", async ({ env, log, metrics: serviceMetrics }) =>
       : undefined;
   const now = () => Date.now();
   const certificates = new ActiveCertificates({
-    listActive: (pageToken) => vault.client.listCertificates({ status: CertificateStatus.ACTIVE, pageSize: 500, pageToken }),
+    listActive: (pageToken, ibge = "") => vault.client.listCertificates({ ibge, status: CertificateStatus.ACTIVE, pageSize: 500, pageToken }),
     refreshMs: config.certificateRefreshMs,
     now,
     log,
