@@ -38,6 +38,11 @@ export interface SchedulerDeps {
   metrics?: CoordinatorMetrics;
 }
 
+/** The slot key of a feed's certificate: one e-CNPJ serves every feed of a municipality in an ambiente. */
+function certificateKey(feed: FeedKey): string {
+  return `cert.${feed.ibge}.${feed.ambiente}`;
+}
+
 /** Spacing between two look-ups of one certificate: the hourly budget spread evenly. */
 export function reconciliationSpacingMs(config: Pick<CoordinatorConfig, "reconciliationBudgetPerHour">): number {
   return Math.ceil(3_600_000 / Math.max(1, config.reconciliationBudgetPerHour));
@@ -77,6 +82,11 @@ export class Scheduler {
 
   private async runJob(job: FeedJob): Promise<void> {
     const result = await this.deps.runner.run(job);
+    // The run's last ADN call (an end-of-stream answer, a 429, a failure) uses up the certificate's
+    // current look-up slot: no reconciliation look-up follows it within 3600/budget seconds.
+    if (result.kind === "finished") {
+      await this.deps.reconciliationSlots?.take(certificateKey(job.feed)).catch(() => false);
+    }
     // A bootstrap that used up its slice goes to the back of its queue: the others get their turn.
     if (result.kind === "finished" && result.outcome === RunOutcome.YIELDED && job.pool === SyncPool.BOOTSTRAP) {
       setImmediate(() => this.bootstrap.enqueue({ ...job, trigger: RunTrigger.RESUME }));
@@ -195,7 +205,7 @@ export class Scheduler {
     if (!slots) return total;
     const byCertificate = new Map<string, [string, FeedKey][]>();
     for (const [key, feed] of this.gapFeeds) {
-      const certificate = `cert.${feed.ibge}.${feed.ambiente}`;
+      const certificate = certificateKey(feed);
       const feeds = byCertificate.get(certificate) ?? [];
       feeds.push([key, feed]);
       byCertificate.set(certificate, feeds);

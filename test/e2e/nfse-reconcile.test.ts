@@ -79,6 +79,9 @@ describe("NFS-e reconciliation with two gateway replicas", () => {
     expect(lookups.length).toBeGreaterThanOrEqual(gaps);
     const closest = Math.min(...lookups.slice(1).map((at, i) => at - lookups[i]!));
     expect(closest).toBeGreaterThanOrEqual(SPACING_MS * 0.75);
+    // Nor right after the end-of-stream answer: the first look-up waited a spacing after the last batch.
+    const lastBatch = calls.filter((c) => /lote=true/i.test(c.path)).at(-1)!.at;
+    expect(lookups[0]! - lastBatch).toBeGreaterThanOrEqual(SPACING_MS * 0.75);
 
     // Both replicas did reconciliation work, and every run they began was finished.
     const [holders] = await mesh.db.pool.query<RowDataPacket[]>(
