@@ -24,7 +24,7 @@ export interface KvLeaseOptions {
 
 const WRONG_LAST_SEQUENCE = 10071;
 
-function isWrongLastSequence(err: unknown): boolean {
+export function isWrongLastSequence(err: unknown): boolean {
   const e = err as { code?: unknown; api_error?: { err_code?: number }; message?: string } | null;
   return (
     e?.api_error?.err_code === WRONG_LAST_SEQUENCE ||

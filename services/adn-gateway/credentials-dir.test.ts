@@ -27,6 +27,17 @@ describe("DirectoryCredentialSource", () => {
     expect((await source.get("3550308")).version).not.toBe(a.version);
   });
 
+  it("reports an alphanumeric CNPJ, and none for a certificate whose CNPJ is malformed", async () => {
+    const alnum = issueEcnpj(root, { cnpj: "12ABC34501DE35" });
+    writeFileSync(join(dir, "5300108.pem"), alnum.certPem);
+    writeFileSync(join(dir, "5300108.key"), alnum.keyPem);
+    expect((await source.get("5300108")).cnpj).toBe("12ABC34501DE35");
+    const wrong = issueEcnpj(root, { cnpj: "12ABC34501DE36" });
+    writeFileSync(join(dir, "5300108.pem"), wrong.certPem);
+    writeFileSync(join(dir, "5300108.key"), wrong.keyPem);
+    expect((await source.get("5300108")).cnpj).toBe("");
+  });
+
   it("trusts what it read for refreshMs, then re-reads only files that changed (replaced in place or renamed over)", async () => {
     const cacheDir = mkdtempSync(join(tmpdir(), "malha-gw-creds-cache-"));
     let now = 1_000_000;

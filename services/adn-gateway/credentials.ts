@@ -3,6 +3,7 @@
 import { X509Certificate } from "node:crypto";
 import { CredentialsProblem } from "../../libs/gen/malha/adn/v1/errors_pb.js";
 import type { ClientCredentials } from "../../libs/adn/http.js";
+import { certificateCnpj } from "../../libs/tax-id/icp-certificate.js";
 
 export interface CredentialSet extends ClientCredentials {
   /** Changes whenever the municipality's credentials change; keys the connection pool. */
@@ -35,9 +36,14 @@ export class CredentialsUnavailableError extends Error {
   }
 }
 
-/** Facts about the leaf (first certificate of the chain): validity end, fingerprint, ICP CNPJ if any. */
+/**
+ * Facts about the leaf (first certificate of the chain): validity end, fingerprint, and the holder's
+ * CNPJ — numeric or alphanumeric, from the ICP-Brasil otherName or the CN, read as the vault reads it;
+ * "" when the certificate holds no valid one (the ADN then answers E1209 itself).
+ */
 export function leafFacts(chainPem: string): { notAfter: Date; fingerprint: string; cnpj: string } {
   const leaf = new X509Certificate(chainPem);
-  const cnpj = /:(\d{14})(?:\n|$)/.exec(leaf.subject)?.[1] ?? "";
+  const found = certificateCnpj(leaf);
+  const cnpj = found && "cnpj" in found ? found.cnpj : "";
   return { notAfter: new Date(leaf.validTo), fingerprint: leaf.fingerprint256.replace(/:/g, "").toLowerCase(), cnpj };
 }

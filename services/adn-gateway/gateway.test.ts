@@ -29,6 +29,8 @@ const FLAKY = { ibge: "3106200", cnpj: "33444555000181" };
 const FAULTY = { ibge: "4106902", cnpj: "44555666000181" };
 const STRANGER = { ibge: "1302603", cnpj: "55666777000181", outsideConvenio: true };
 const EXPIRED = { ibge: "2927408", cnpj: "66777888000181", expired: true };
+// A 2026 alphanumeric CNPJ (IN RFB 2.229/2024) in the e-CNPJ's otherName and CN.
+const ALNUM = { ibge: "5300108", cnpj: "12ABC34501DE35" };
 const MAX_DECOMPRESSED = 1024 * 1024;
 
 let adn: TestAdn;
@@ -37,7 +39,7 @@ let gateway: ServiceProcess;
 let client: Client<typeof AdnGatewayService>;
 
 beforeAll(async () => {
-  adn = await startTestAdn([MAIN, LIMITED, FLAKY, FAULTY, STRANGER, EXPIRED], {
+  adn = await startTestAdn([MAIN, LIMITED, FLAKY, FAULTY, STRANGER, EXPIRED, ALNUM], {
     seed: 42,
     feedSize: 2100,
     switches: { hangMs: 10_000, bombBytes: 4 * MAX_DECOMPRESSED },
@@ -156,6 +158,17 @@ describe("FetchBatch reading whole feeds", () => {
     const nsus = items.map((i) => i.nsu);
     expect(new Set(nsus).size).toBe(nsus.length);
     expect(nsus).toEqual(visible(log.entries));
+  });
+});
+
+describe("mTLS identity", () => {
+  it("calls with a certificate whose CNPJ is alphanumeric: the ADN identifies the municipality by it and serves its feed", async () => {
+    const res = await client.fetchBatch({ feed: feed(ALNUM.ibge), afterNsu: 0n });
+    expect(res.status).toBe(BatchStatus.DOCUMENTS_FOUND);
+    expect(res.items.length).toBeGreaterThan(0);
+    expect(res.items[0]!.nsu).toBe(sim.feed(ALNUM.ibge).entries[0]!.nsu);
+    expect(sim.counters().byCnpj).toEqual({ [ALNUM.cnpj]: 1 });
+    expect(sim.counters().byMunicipio).toEqual({ [ALNUM.ibge]: 1 });
   });
 });
 

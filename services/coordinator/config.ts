@@ -20,13 +20,18 @@ export interface CoordinatorConfig {
   bootstrapSliceMs: number;
   /** A feed whose cursor is this far behind what the ADN reported counts as a bootstrap. */
   bootstrapThresholdNsu: bigint;
-  /** Single-NSU look-ups per feed per hour for gap back-fill (the NF-e rule is 20/h). */
+  /**
+   * Single-NSU look-ups per certificate (municipality × ambiente) per hour for gap back-fill, spread
+   * evenly: one every 3600/budget s across all replicas (the NF-e rule is 20/h). 0 = no reconciliation.
+   */
   reconciliationBudgetPerHour: number;
-  /** How often caught-up feeds are checked for NSU gaps. */
+  /** How often feeds are scanned for NSU gaps (a store read; the look-ups themselves are paced). */
   reconciliationIntervalMs: number;
   /** Backoff after a failed run: base, doubled per consecutive failure, capped. */
   failureBackoffBaseMs: number;
   failureBackoffMaxMs: number;
+  /** How old the cached list of the vault's ACTIVE certificates may get (feed status, sweep checks). */
+  certificateRefreshMs: number;
 }
 
 export function readCoordinatorConfig(env: EnvReader): CoordinatorConfig {
@@ -47,5 +52,6 @@ export function readCoordinatorConfig(env: EnvReader): CoordinatorConfig {
     reconciliationIntervalMs: env.durationMs("NFSE_RECONCILIATION_INTERVAL_SECONDS", { default: 3_600_000, minSeconds: 1 }),
     failureBackoffBaseMs: env.durationMs("NFSE_FAILURE_BACKOFF_SECONDS", { default: 60_000, minSeconds: 1 }),
     failureBackoffMaxMs: env.durationMs("NFSE_FAILURE_BACKOFF_MAX_SECONDS", { default: 3_600_000, minSeconds: 1 }),
+    certificateRefreshMs: env.durationMs("COORDINATOR_CERTIFICATE_REFRESH_SECONDS", { default: 60_000, minSeconds: 1, maxSeconds: 86_400 }),
   };
 }

@@ -16,6 +16,8 @@ export interface HandlerDeps {
   scheduler: Scheduler;
   config: CoordinatorConfig;
   now: () => number;
+  /** From the cached view of the vault's ACTIVE certificates; undefined = unknown (shown as false). */
+  hasActiveCertificate?: (ibge: string) => Promise<boolean | undefined>;
 }
 
 const IBGE = /^\d{7}$/;
@@ -26,7 +28,7 @@ function checkIbge(ibge: string, required: boolean): void {
 }
 
 export function coordinatorHandlers(deps: HandlerDeps): Partial<ServiceImpl<typeof CoordinatorService>> {
-  const { store, leases, scheduler, config, now } = deps;
+  const { store, leases, scheduler, config, now, hasActiveCertificate } = deps;
   const live = async (feed: NonNullable<Parameters<typeof feedId>[0]>) => {
     const key = feedId(feed);
     const holder = (await leases.holderOf(leaseKeyOf(feed)))?.holder;
@@ -35,6 +37,7 @@ export function coordinatorHandlers(deps: HandlerDeps): Partial<ServiceImpl<type
       queuedHere: scheduler.isQueuedHere(key),
       ...(holder ? { leaseHolder: holder } : {}),
       bootstrapThresholdNsu: config.bootstrapThresholdNsu,
+      hasActiveCertificate: (await hasActiveCertificate?.(feed.ibge).catch(() => undefined)) ?? false,
     };
   };
 

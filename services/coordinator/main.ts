@@ -6,14 +6,16 @@ import { CoordinatorService } from "../../libs/gen/malha/coordinator/v1/coordina
 import { StoreService } from "../../libs/gen/malha/store/v1/store_pb.js";
 import { CertificateStatus, VaultService } from "../../libs/gen/malha/vault/v1/vault_pb.js";
 import { defaultHolderId, KvLeaseManager } from "../../libs/leases/nats-kv-leases.js";
+import { KvSlots } from "../../libs/leases/slots.js";
 import { peerClient } from "../../libs/rpc/peers.js";
 import { runService } from "../../libs/rpc/run.js";
 import { serve } from "../../libs/rpc/server.js";
+import { ActiveCertificates } from "./certificates.js";
 import { readCoordinatorConfig } from "./config.js";
 import { createCoordinatorMetrics } from "./metrics.js";
 import { coordinatorHandlers } from "./handlers.js";
 import { FeedRunner } from "./runner.js";
-import { Scheduler } from "./scheduler.js";
+import { reconciliationSpacingMs, Scheduler } from "./scheduler.js";
 
 await runService("coordinator", async ({ env, log, metrics: serviceMetrics }) => {
   const config = readCoordinatorConfig(env);
@@ -30,7 +32,22 @@ await runService("coordinator", async ({ env, log, metrics: serviceMetrics }) =>
     holder,
     onRenewError: (key, err) => log.warn({ key, err }, "lease renewal failed; retrying until the deadline"),
   });
+  const reconciliationSlots =
+    config.reconciliationBudgetPerHour > 0
+      ? await KvSlots.open(nc, {
+          bucketPrefix: `${config.leaseBucket}_lookups`,
+          periodMs: reconciliationSpacingMs(config),
+          replicas: config.natsReplicas,
+          holder,
+        })
+      : undefined;
   const now = () => Date.now();
+  const certificates = new ActiveCertificates({
+    listActive: (pageToken, ibge = "") => vault.client.listCertificates({ ibge, status: CertificateStatus.ACTIVE, pageSize: 500, pageToken }),
+    refreshMs: config.certificateRefreshMs,
+    now,
+    log,
+  });
   const runner = new FeedRunner(leases, { store: store.client, gateway: gateway.client, now }, config, log, metrics);
   const scheduler = new Scheduler({
     store: store.client,
@@ -41,13 +58,11 @@ await runService("coordinator", async ({ env, log, metrics: serviceMetrics }) =>
     log,
     now,
     metrics,
-    hasActiveCertificate: async (ibge) => {
-      const res = await vault.client.listCertificates({ ibge, status: CertificateStatus.ACTIVE, pageSize: 1 });
-      return res.certificates.length > 0;
-    },
+    ...(reconciliationSlots ? { reconciliationSlots } : {}),
+    hasActiveCertificate: (ibge) => certificates.has(ibge),
   });
   return {
-    services: [serve(CoordinatorService, coordinatorHandlers({ store: store.client, leases, scheduler, config, now }))],
+    services: [serve(CoordinatorService, coordinatorHandlers({ store: store.client, leases, scheduler, config, now, hasActiveCertificate: (ibge) => certificates.has(ibge) }))],
     async ready() {
       scheduler.start();
     },

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import type { Client } from "@connectrpc/connect";
 import type { FeedDecision } from "../../libs/gen/malha/coordinator/v1/coordinator_pb.js";
-import type { Ambiente, TipoNsu } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
+import type { Ambiente, FeedKey, TipoNsu } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
 import type { StoreService } from "../../libs/gen/malha/store/v1/store_pb.js";
 import type { AdnGatewayService } from "../../libs/gen/malha/adn/v1/adn_gateway_pb.js";
 import { RunOutcome, RunTrigger, SyncPool, type SyncState } from "../../libs/gen/malha/store/v1/types_pb.js";
@@ -14,7 +14,7 @@ import { feedId, leaseKeyOf } from "./feed-key.js";
 import { FleetViewBuilder } from "./fleet-view.js";
 import type { CoordinatorMetrics } from "./metrics.js";
 import { WorkerPool } from "./pool.js";
-import { reconcileFeed } from "./reconcile.js";
+import { reconcileFeed, type ReconcileResult } from "./reconcile.js";
 import type { FeedJob, FeedRunner } from "./runner.js";
 
 export interface FeedFilter {
@@ -31,9 +31,21 @@ export interface SchedulerDeps {
   config: CoordinatorConfig;
   log: Logger;
   now: () => number;
-  /** Whether a municipality has an ACTIVE certificate (the vault knows); undefined skips the check. */
-  hasActiveCertificate?: (ibge: string) => Promise<boolean>;
+  /** Whether a municipality has an ACTIVE certificate (the vault knows; undefined = unknown); absent skips the check. */
+  hasActiveCertificate?: (ibge: string) => Promise<boolean | undefined>;
+  /** One look-up slot per certificate per 3600/budget seconds, shared by every replica; absent = no reconciliation. */
+  reconciliationSlots?: { take(key: string): Promise<boolean> };
   metrics?: CoordinatorMetrics;
+}
+
+/** The slot key of a feed's certificate: one e-CNPJ serves every feed of a municipality in an ambiente. */
+function certificateKey(feed: FeedKey): string {
+  return `cert.${feed.ibge}.${feed.ambiente}`;
+}
+
+/** Spacing between two look-ups of one certificate: the hourly budget spread evenly. */
+export function reconciliationSpacingMs(config: Pick<CoordinatorConfig, "reconciliationBudgetPerHour">): number {
+  return Math.ceil(3_600_000 / Math.max(1, config.reconciliationBudgetPerHour));
 }
 
 /**
@@ -45,8 +57,10 @@ export class Scheduler {
   readonly bootstrap: WorkerPool<FeedJob>;
   private readonly sweeps = new Map<string, WorkerPool<FeedJob>>();
   private readonly timers: NodeJS.Timeout[] = [];
-  /** Single-NSU look-ups spent per feed in the current hour (this replica's share of the budget). */
-  private readonly spent = new Map<string, { hour: number; calls: number }>();
+  /** Feeds with NSU gaps, as of the last gap scan (or step), by feed id. */
+  private readonly gapFeeds = new Map<string, FeedKey>();
+  /** When this replica last took a reconciliation step on each feed: a certificate's feeds take turns. */
+  private readonly lastStep = new Map<string, number>();
 
   constructor(private readonly deps: SchedulerDeps) {
     const onError = (job: FeedJob, err: unknown) => deps.log.error({ err, feed: job.key }, "feed job crashed");
@@ -68,6 +82,11 @@ export class Scheduler {
 
   private async runJob(job: FeedJob): Promise<void> {
     const result = await this.deps.runner.run(job);
+    // The run's last ADN call (an end-of-stream answer, a 429, a failure) uses up the certificate's
+    // current look-up slot: no reconciliation look-up follows it within 3600/budget seconds.
+    if (result.kind === "finished") {
+      await this.deps.reconciliationSlots?.take(certificateKey(job.feed)).catch(() => false);
+    }
     // A bootstrap that used up its slice goes to the back of its queue: the others get their turn.
     if (result.kind === "finished" && result.outcome === RunOutcome.YIELDED && job.pool === SyncPool.BOOTSTRAP) {
       setImmediate(() => this.bootstrap.enqueue({ ...job, trigger: RunTrigger.RESUME }));
@@ -151,46 +170,84 @@ export class Scheduler {
     return { sweepId, decisions };
   }
 
-  private budgetLeft(key: string): number {
-    const hour = Math.floor(this.deps.now() / 3_600_000);
-    const used = this.spent.get(key);
-    return this.deps.config.reconciliationBudgetPerHour - (used && used.hour === hour ? used.calls : 0);
-  }
-
-  private spend(key: string, calls: number): void {
-    const hour = Math.floor(this.deps.now() / 3_600_000);
-    const used = this.spent.get(key);
-    this.spent.set(key, { hour, calls: (used && used.hour === hour ? used.calls : 0) + calls });
+  /**
+   * Which feeds have NSU gaps below their cursor, refreshed every NFSE_RECONCILIATION_INTERVAL_SECONDS.
+   * A read of the store only: the ADN is called by the paced steps below.
+   */
+  async scanGaps(): Promise<number> {
+    const seen = new Set<string>();
+    for await (const state of this.states({})) {
+      if (!state.feed) continue;
+      const key = feedId(state.feed);
+      seen.add(key);
+      // Gaps only mean something below a cursor that a finished sync has reached.
+      if (!state.enabled || !state.municipalityActive || state.lastNsu === 0n || state.lastSuccessAt === undefined) {
+        this.gapFeeds.delete(key);
+        continue;
+      }
+      const found = await this.deps.store.findNsuGaps({ feed: state.feed, range: { start: 1n, end: state.lastNsu }, limit: 1 });
+      if (found.gaps.length > 0) this.gapFeeds.set(key, state.feed);
+      else this.gapFeeds.delete(key);
+    }
+    for (const key of this.gapFeeds.keys()) if (!seen.has(key)) this.gapFeeds.delete(key);
+    return this.gapFeeds.size;
   }
 
   /**
-   * Gap back-fill for every idle feed: under the feed's lease, single-NSU look-ups within the hourly
-   * budget. A feed that is queued or running here is left for the next round.
+   * One paced round of gap back-fill: for every certificate (municipality × ambiente) with a feed that
+   * has gaps, take the certificate's slot — one per 3600/budget seconds, shared by every replica through
+   * NATS KV — and spend it on one single-NSU look-up of one of its feeds (they take turns). A feed that
+   * is queued or running here, or whose lease someone holds, waits for a later round.
    */
-  async reconcileAll(): Promise<{ looked: number; filled: number; holes: number }> {
+  async reconcileStep(): Promise<{ looked: number; filled: number; holes: number }> {
     const total = { looked: 0, filled: 0, holes: 0 };
-    for await (const state of this.states({})) {
-      if (!state.feed || !state.enabled || !state.municipalityActive) continue;
-      // Gaps only mean something below a cursor that a finished sync has reached.
-      if (state.lastNsu === 0n || state.lastSuccessAt === undefined) continue;
-      const key = feedId(state.feed);
-      const budget = this.budgetLeft(key);
-      if (budget <= 0 || this.isQueuedHere(key)) continue;
-      const lease = await this.deps.leases.tryAcquire(leaseKeyOf(state.feed));
-      if (!lease) continue;
-      try {
-        const result = await reconcileFeed({ store: this.deps.store, gateway: this.deps.gateway }, lease, state.feed, budget);
+    const slots = this.deps.reconciliationSlots;
+    if (!slots) return total;
+    const byCertificate = new Map<string, [string, FeedKey][]>();
+    for (const [key, feed] of this.gapFeeds) {
+      const certificate = certificateKey(feed);
+      const feeds = byCertificate.get(certificate) ?? [];
+      feeds.push([key, feed]);
+      byCertificate.set(certificate, feeds);
+    }
+    const step = async (certificate: string, feeds: [string, FeedKey][]) => {
+      const candidates = feeds.filter(([key]) => !this.isQueuedHere(key));
+      if (candidates.length === 0 || !(await slots.take(certificate))) return;
+      candidates.sort(([a], [b]) => (this.lastStep.get(a) ?? 0) - (this.lastStep.get(b) ?? 0));
+      for (const [key, feed] of candidates) {
+        const lease = await this.deps.leases.tryAcquire(leaseKeyOf(feed));
+        if (!lease) continue;
+        let result: ReconcileResult;
+        try {
+          result = await reconcileFeed({ store: this.deps.store, gateway: this.deps.gateway, now: this.deps.now }, lease, feed, {
+            failureBackoffMs: this.deps.config.failureBackoffBaseMs,
+          });
+        } finally {
+          await lease.release().catch(() => false);
+        }
+        this.lastStep.set(key, this.deps.now());
+        if (result.kind === "no-gaps") {
+          this.gapFeeds.delete(key);
+          continue; // the slot is still unspent: a sibling feed may use it
+        }
         if (result.kind === "done") {
-          this.spend(key, result.looked);
           total.looked += result.looked;
           total.filled += result.filled;
           total.holes += result.holes;
+          if (result.outcome === RunOutcome.CAUGHT_UP && !result.remainingGaps) this.gapFeeds.delete(key);
+          if (result.error) this.deps.log.warn({ feed: key, runId: result.runId, outcome: RunOutcome[result.outcome], error: result.error }, "reconciliation look-up failed");
         }
-      } finally {
-        await lease.release().catch(() => false);
+        return; // one look-up (or one wait, shared by the certificate's feeds) per slot
       }
-    }
-    if (total.looked > 0) this.deps.log.info(total, "reconciliation round");
+    };
+    const queue = [...byCertificate];
+    const worker = async () => {
+      for (let next = queue.shift(); next; next = queue.shift()) {
+        await step(...next).catch((err: unknown) => this.deps.log.error({ err, certificate: next![0] }, "reconciliation step failed"));
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(queue.length, this.deps.config.workerConcurrency) }, worker));
+    if (total.looked > 0) this.deps.log.debug(total, "reconciliation round");
     return total;
   }
 
@@ -210,7 +267,13 @@ export class Scheduler {
       this.timers.push(timer);
     };
     every(config.syncIntervalMs, "sweep", () => this.sweep());
-    every(config.reconciliationIntervalMs, "reconciliation", () => this.reconcileAll());
+    if (this.deps.reconciliationSlots && config.reconciliationBudgetPerHour > 0) {
+      every(config.reconciliationIntervalMs, "gap scan", () => this.scanGaps());
+      // Rounds run several times per slot period so that a slot is used soon after the previous one
+      // expires; the slot, not this timer, is what bounds the rate.
+      every(Math.max(250, reconciliationSpacingMs(config) / 4), "reconciliation", () => this.reconcileStep());
+      void this.scanGaps().catch((err: unknown) => log.error({ err }, "first gap scan failed"));
+    }
     every(Math.min(config.staleLockMs / 4, 300_000), "watchdog", () =>
       store.expireStaleRuns({ staleBefore: timestampFromMs(now() - config.staleLockMs), requestedBy: "coordinator-watchdog" }),
     );

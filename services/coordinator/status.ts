@@ -9,6 +9,8 @@ export interface LiveView {
   queuedHere: boolean;
   leaseHolder?: string;
   bootstrapThresholdNsu: bigint;
+  /** An ACTIVE, unexpired certificate in the vault (cached view). */
+  hasActiveCertificate?: boolean;
 }
 
 /**
@@ -40,5 +42,6 @@ export function feedStatus(state: SyncState, live: LiveView): FeedStatus {
     documentsCount: state.documentsCount,
     eventsCount: state.eventsCount,
     faultsCount: state.faultsCount,
+    hasActiveCertificate: live.hasActiveCertificate ?? false,
   });
 }

@@ -270,6 +270,44 @@ describe("municipality changes, cancellation and cool-down", () => {
     expect(st.state?.cooldownUntil?.seconds).toBe(BigInt(Math.floor(until.getTime() / 1000)));
   });
 
+  it("a 429 cools down every feed of the certificate (municipality × ambiente), and only those", async () => {
+    const ibge = "4205407";
+    await client.registerMunicipality({
+      ibge, name: "Florianópolis", uf: "SC", active: true,
+      feeds: [
+        { ambiente: Ambiente.PRODUCAO, tipoNsu: TipoNsu.DISTRIBUICAO },
+        { ambiente: Ambiente.PRODUCAO, tipoNsu: TipoNsu.RECEPCAO },
+        { ambiente: Ambiente.PRODUCAO_RESTRITA, tipoNsu: TipoNsu.DISTRIBUICAO },
+      ],
+    });
+    const sibling = feedOf(ibge, TipoNsu.RECEPCAO);
+    const other = { ...feedOf(ibge), ambiente: Ambiente.PRODUCAO_RESTRITA };
+    // The sibling already cools down longer: that later end is kept.
+    const longer = new Date(Date.now() + 1_200_000);
+    const sib = await client.beginRun({ feed: sibling, holder: "coord-b/w1", fenceToken: 1n, trigger: RunTrigger.SCHEDULED });
+    const run = await client.beginRun({ feed: feedOf(ibge), holder: "coord-a/w1", fenceToken: 1n, trigger: RunTrigger.RECONCILIATION });
+    const until = new Date(Date.now() + 600_000);
+    await client.finishRun({
+      feed: feedOf(ibge), runId: run.runId, fenceToken: 1n, outcome: RunOutcome.RATE_LIMITED,
+      errorMessage: "HTTP 429", cooldownUntil: timestampFromDate(until),
+    });
+    const seconds = (d: Date) => BigInt(Math.floor(d.getTime() / 1000));
+    expect((await client.getSyncState({ feed: sibling })).state?.cooldownUntil?.seconds).toBe(seconds(until));
+    expect((await client.getSyncState({ feed: other })).state?.cooldownUntil).toBeUndefined();
+    // The sibling's run in progress finishes normally; its next BeginRun is refused until the end.
+    await client.finishRun({ feed: sibling, runId: sib.runId, fenceToken: 1n, outcome: RunOutcome.YIELDED });
+    const refused = await rejection(client.beginRun({ feed: sibling, holder: "coord-b/w1", fenceToken: 2n, trigger: RunTrigger.RESUME }));
+    expect(refused.findDetails(NotEligibleSchema)[0]?.cooldownUntil?.seconds).toBe(seconds(until));
+    const again = await client.beginRun({ feed: other, holder: "coord-c/w1", fenceToken: 1n, trigger: RunTrigger.SCHEDULED });
+    const longerRun = await client.finishRun({
+      feed: other, runId: again.runId, fenceToken: 1n, outcome: RunOutcome.RATE_LIMITED,
+      errorMessage: "HTTP 429", cooldownUntil: timestampFromDate(longer),
+    });
+    expect(longerRun.state?.cooldownUntil?.seconds).toBe(seconds(longer));
+    // Another ambiente is another certificate call path: PRODUCAO keeps its own end.
+    expect((await client.getSyncState({ feed: feedOf(ibge) })).state?.cooldownUntil?.seconds).toBe(seconds(until));
+  });
+
   it("a note distributed again in a second series keeps its first NSU and leaves no gap in the second", async () => {
     const ibge = "2927408";
     await client.updateMunicipality({ ibge, enableFeeds: [{ ambiente: Ambiente.PRODUCAO, tipoNsu: TipoNsu.RECEPCAO }] });

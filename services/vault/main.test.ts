@@ -119,11 +119,11 @@ describe("vault over gRPC with a shared secret for the gateway", () => {
   });
 
   it("imports the legacy RC2-40 PFX; re-importing is idempotent", async () => {
-    const legacy = issueEcnpj(root, { cnpj: "99888777000166", otherNameEncoding: "printable" });
+    const legacy = issueEcnpj(root, { cnpj: "99888777000100", otherNameEncoding: "printable" });
     const bytes = toLegacyPfx(legacy, [root], "legado");
     const first = await vault.importCertificate({ ibge: "3304557", pfx: bytes, password: "legado" });
     expect(first).toMatchObject({ created: true, activated: true });
-    expect(first.certificate?.cnpj).toBe("99888777000166");
+    expect(first.certificate?.cnpj).toBe("99888777000100");
     const second = await vault.importCertificate({ ibge: "3304557", pfx: bytes, password: "legado" });
     expect(second).toMatchObject({ created: false, activated: false });
     expect(second.certificate?.id).toBe(first.certificate?.id);

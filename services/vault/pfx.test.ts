@@ -2,9 +2,9 @@ import { createPrivateKey, X509Certificate } from "node:crypto";
 import forge from "node-forge";
 import { describe, expect, it } from "vitest";
 import { ImportRejectionReason as Reason } from "../../libs/gen/malha/vault/v1/vault_pb.js";
-import { createTestRoot, issueCustom, issueEcnpj, toLegacyPfx, toPfx, toPfxWith } from "../../test/support/icp-brasil.js";
+import { createTestRoot, issueCustom, issueEcnpj, toLegacyPfx, toOpensslPfx, toPfx, toPfxWith } from "../../test/support/icp-brasil.js";
 import { ImportRefusal } from "./import-refusal.js";
-import { cnpjInText } from "./icp-cnpj.js";
+import { cnpjInText } from "../../libs/tax-id/icp-certificate.js";
 import { MAX_PFX_BYTES, openPfx } from "./pfx.js";
 
 const now = new Date();
@@ -47,10 +47,34 @@ describe("openPfx", () => {
     expect(opened.cnpj).toBe("11222333000181");
   });
 
+  // Passwords are UTF-8: OpenSSL 3's default (PBES2/PBKDF2 + AES-256) takes its bytes, the legacy PKCS#12
+  // PBE and the MAC a BMPString; both must open with what `openssl pkcs12 -info` accepts.
+  it.each([
+    ["aes256", "Senha@ção"],
+    ["3des", "Senha@ção"],
+    ["aes256", "Пароль€✓"],
+    ["3des", "Пароль€✓"],
+  ] as const)("opens a PFX the openssl CLI wrote with %s and the non-ASCII password %s", (cipher, password) => {
+    const leaf = issueEcnpj(root, { cnpj: "11222333000181" });
+    const pfx = toOpensslPfx(leaf, [root], password, cipher);
+    const opened = openPfx(pfx, password, now);
+    expect(opened.fingerprint).toBe(leaf.fingerprint256);
+    expect(opened.chainLength).toBe(2);
+    expect(new X509Certificate(leaf.certPem).checkPrivateKey(createPrivateKey(opened.privateKeyPem))).toBe(true);
+    // The same letters without their accents are another password.
+    const wrong = refusal(() => openPfx(pfx, password.normalize("NFD").replace(/\p{M}/gu, "") + "x", now));
+    expect(wrong.reason).toBe(Reason.WRONG_PASSWORD);
+  });
+
+  it("opens a legacy RC2-40 PFX with a non-ASCII password", () => {
+    const leaf = issueEcnpj(root, { cnpj: "11222333000181" });
+    expect(openPfx(toLegacyPfx(leaf, [root], "Senha@ção"), "Senha@ção", now).fingerprint).toBe(leaf.fingerprint256);
+  });
+
   it.each(["utf8", "printable", "octet"] as const)("reads the CNPJ otherName encoded as %s", (encoding) => {
-    const leaf = issueCustom(root, { commonName: "SEM CNPJ NO CN", cnpj: "99888777000166", otherNameEncoding: encoding });
+    const leaf = issueCustom(root, { commonName: "SEM CNPJ NO CN", cnpj: "99888777000100", otherNameEncoding: encoding });
     const opened = openPfx(toPfx(leaf, [], "x"), "x", now);
-    expect(opened).toMatchObject({ cnpj: "99888777000166", cnpjSource: "otherName" });
+    expect(opened).toMatchObject({ cnpj: "99888777000100", cnpjSource: "otherName" });
   });
 
   it("writes subject and issuer as RFC 4514, escaping special characters once", () => {
@@ -97,10 +121,48 @@ describe("openPfx", () => {
     expect(err.message).toMatch(/more than 1000000 key-derivation iterations/);
   });
 
-  it("finds a CNPJ in formatted or plain text, and nothing in shorter digit runs", () => {
+  it("finds a CNPJ in formatted or plain text, numeric or alphanumeric, and nothing in shorter runs or plain words", () => {
     expect(cnpjInText("EMPRESA:11222333000181")).toBe("11222333000181");
     expect(cnpjInText("X 11.222.333/0001-81")).toBe("11222333000181");
     expect(cnpjInText("CPF 12345678901")).toBeUndefined();
+    expect(cnpjInText("NOVA EMPRESA LTDA:12ABC34501DE35")).toBe("12ABC34501DE35");
+    expect(cnpjInText("NOVA EMPRESA 12.ABC.345/01DE-35")).toBe("12ABC34501DE35");
+    expect(cnpjInText("CONSTRUTORA ABCDEFGHIJKL SA")).toBeUndefined();
+    expect(cnpjInText("EMPRESA:12ABC34501DE36")).toBeUndefined();
+  });
+
+  // Since 2026 a CNPJ may have letters in its first 12 places (IN RFB 2.229/2024); certificates carry it
+  // in the otherName and in the CN like a numeric one.
+  it.each(["utf8", "printable", "octet"] as const)("imports an alphanumeric CNPJ from the otherName encoded as %s", (encoding) => {
+    const leaf = issueEcnpj(root, { cnpj: "12ABC34501DE35", otherNameEncoding: encoding });
+    expect(openPfx(toPfx(leaf, [root], "x"), "x", now)).toMatchObject({ cnpj: "12ABC34501DE35", cnpjSource: "otherName" });
+  });
+
+  it("imports an alphanumeric CNPJ from the subject CN, masked or not, when there is no otherName", () => {
+    for (const cn of ["NOVA EMPRESA LTDA:AB12CD34000184", "NOVA EMPRESA LTDA:AB.12C.D34/0001-84"]) {
+      const leaf = issueCustom(root, { commonName: cn });
+      expect(openPfx(toPfx(leaf, [], "x"), "x", now)).toMatchObject({ cnpj: "AB12CD34000184", cnpjSource: "commonName" });
+    }
+  });
+
+  it.each([
+    ["a wrong check digit in the otherName", { cnpj: "12ABC34501DE36" }, /otherName 2\.16\.76\.1\.3\.3 holds "12ABC34501DE36", which has a wrong check digit/],
+    ["lower-case letters in the otherName", { cnpj: "12abc34501de35" }, /holds "12abc34501de35", which has lower-case letters/],
+    ["letters in the check digits", { cnpj: "12ABC34501DE3X" }, /which has letters in its check digits/],
+    ["a short otherName", { cnpj: "12ABC34501DE3" }, /which must be 14 characters/],
+    ["a numeric CNPJ with a wrong check digit", { cnpj: "11222333000182" }, /which has a wrong check digit/],
+  ] as const)("refuses a certificate with %s, naming the value and the problem", (_name, opts, message) => {
+    const leaf = issueCustom(root, { commonName: "EMPRESA:11222333000181", ...opts });
+    const err = refusal(() => openPfx(toPfx(leaf, [], "x"), "x", now));
+    expect(err.reason).toBe(Reason.INVALID_CNPJ);
+    expect(err.toConnectError().rawMessage).toMatch(message);
+  });
+
+  it("refuses a CN-only certificate whose CNPJ is malformed", () => {
+    const leaf = issueCustom(root, { commonName: "NOVA EMPRESA LTDA:12abc34501de35" });
+    const err = refusal(() => openPfx(toPfx(leaf, [], "x"), "x", now));
+    expect(err.reason).toBe(Reason.INVALID_CNPJ);
+    expect(err.message).toMatch(/the subject CN holds "12abc34501de35", which has lower-case letters/);
   });
 });
 

@@ -1,7 +1,7 @@
 import { createPrivateKey, X509Certificate, type KeyObject } from "node:crypto";
 import forge from "node-forge";
 import { ImportRejectionReason as Reason } from "../../libs/gen/malha/vault/v1/vault_pb.js";
-import { findCnpj, type CnpjSource } from "./icp-cnpj.js";
+import { certificateCnpj, type CnpjSource } from "../../libs/tax-id/icp-certificate.js";
 import { ImportRefusal } from "./import-refusal.js";
 
 /** Real A1 files are a few KiB; anything this large is not one and would only cost parsing time. */
@@ -74,15 +74,14 @@ export function openPfx(pfx: Uint8Array, password: string, now: Date): OpenedPfx
       "the certificate has no TLS client-authentication extended key usage (1.3.6.1.5.5.7.3.2); the ADN refuses it (E1200)",
     );
   }
-  const subjectAttributes = leaf.subject.split("\n");
-  const commonName = subjectAttributes.findLast((a) => a.startsWith("CN="))?.slice(3);
-  const found = findCnpj(leaf.raw, commonName);
+  const found = certificateCnpj(leaf);
   if (!found) {
     throw new ImportRefusal(
       Reason.CNPJ_NOT_FOUND,
-      "no CNPJ in the certificate: neither the ICP-Brasil otherName 2.16.76.1.3.3 nor the subject CN holds 14 digits",
+      "no CNPJ in the certificate: neither the ICP-Brasil otherName 2.16.76.1.3.3 nor the subject CN holds one (14 characters, 12 of 0-9/A-Z and 2 check digits)",
     );
   }
+  if ("problem" in found) throw new ImportRefusal(Reason.INVALID_CNPJ, `the certificate's CNPJ is malformed: ${found.problem}`);
   const chain = chainFrom(leaf, certs);
   return {
     leaf,
@@ -252,6 +251,24 @@ function guard(owner: Record<string, unknown>, name: string, iterationsArg: numb
   owner[name] = wrapped;
 }
 const forgeAny = forge as unknown as { pki: { pbe: Record<string, unknown> }; pkcs12: Record<string, unknown>; pkcs5: Record<string, unknown> };
+
+/**
+ * Passwords are UTF-8 (what `openssl pkcs12` and Windows write). The two PKCS#12 schemes take them
+ * differently: the MAC and the legacy PBEs (3DES, RC2) derive keys from the password as a BMPString,
+ * which forge builds from the JavaScript string correctly; PBES2/PBKDF2 (OpenSSL 3's default AES-256)
+ * takes the password as octets, and forge would use each UTF-16 code unit as one byte (Latin-1), so
+ * "Senha@ção" failed to decrypt. PBES2 gets the UTF-8 bytes instead.
+ */
+function utf8ForPbes2(owner: Record<string, unknown>): void {
+  const original = owner.getCipherForPBES2 as ((oid: string, params: unknown, password: string) => unknown) & { malhaUtf8?: boolean };
+  if (typeof original !== "function" || original.malhaUtf8) return;
+  const wrapped = function (this: unknown, oid: string, params: unknown, password: string) {
+    return original.call(this, oid, params, forge.util.encodeUtf8(password));
+  } as typeof original;
+  wrapped.malhaUtf8 = true;
+  owner.getCipherForPBES2 = wrapped;
+}
+utf8ForPbes2(forgeAny.pki.pbe);
 guard(forgeAny.pki.pbe, "generatePkcs12Key", 3);
 guard(forgeAny.pkcs12, "generateKey", 3);
 guard(forgeAny.pkcs5, "pbkdf2", 2);

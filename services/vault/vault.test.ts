@@ -7,11 +7,12 @@ import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { projectRoot } from "../../libs/config/paths.js";
 import { migrate } from "../../libs/db/migrate.js";
-import { CertificateStatus } from "../../libs/gen/malha/vault/v1/vault_pb.js";
+import { CertificateStatus, ImportRejectionReason } from "../../libs/gen/malha/vault/v1/vault_pb.js";
 import { createTestRoot, issueEcnpj, toPfx, type Issued } from "../../test/support/icp-brasil.js";
 import { createThrowawayDatabase, type ThrowawayDatabase } from "../../test/support/mysql.js";
 import { ErrorInfoSchema } from "../../libs/gen/malha/common/v1/common_pb.js";
 import { Keyring } from "./crypto.js";
+import { ImportRefusal } from "./import-refusal.js";
 import { effectiveStatus } from "./listing.js";
 import { CertificateRepository } from "./repository.js";
 import { findUndecryptable, rotateMasterKey, verifyMasterKeys } from "./rotation.js";
@@ -76,6 +77,29 @@ describe("import and lifecycle", () => {
       [newer.row.id, "active", ibge],
       [shorter.row.id, "inactive", null],
     ]);
+  });
+
+  it("stores and lists an alphanumeric CNPJ (IN RFB 2.229/2024) as the certificate carries it", async () => {
+    const ibge = newIbge();
+    const imported = await vault().importCertificate(importOf(ibge, cert(200, "12ABC34501DE35")));
+    expect(imported.row.cnpj).toBe("12ABC34501DE35");
+    const [rows] = await db.pool.query<RowDataPacket[]>("SELECT cnpj FROM certificates WHERE id = ?", [imported.row.id]);
+    expect(rows[0]!.cnpj).toBe("12ABC34501DE35");
+    const page = await vault().list({ ibge, status: CertificateStatus.ACTIVE, pageSize: 10, pageToken: "" });
+    expect(page.rows.map((r) => r.cnpj)).toEqual(["12ABC34501DE35"]);
+    expect((await vault().clientCredentials(ibge, "")).row.cnpj).toBe("12ABC34501DE35");
+    // A malformed one is refused before anything is stored.
+    const refused = await vault().importCertificate(importOf(ibge, cert(300, "12ABC34501DE36"))).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(refused).toBeInstanceOf(ImportRefusal);
+    expect((refused as ImportRefusal).reason).toBe(ImportRejectionReason.INVALID_CNPJ);
+    const wire = (refused as ImportRefusal).toConnectError();
+    expect(Code[wire.code]).toBe(Code[Code.InvalidArgument]);
+    expect(wire.rawMessage).toMatch(/holds "12ABC34501DE36", which has a wrong check digit/);
+    const [count] = await db.pool.query<RowDataPacket[]>("SELECT COUNT(*) AS n FROM certificates WHERE ibge = ?", [ibge]);
+    expect(Number(count[0]!.n)).toBe(1);
   });
 
   it("keeps exactly one ACTIVE certificate when imports for one municipality race", async () => {
@@ -163,7 +187,7 @@ describe("encryption at rest", () => {
     const vault = vaultWith(keyring({ k1 }, "k1"));
     const [ibgeA, ibgeB] = [newIbge(), newIbge()];
     const a = await vault.importCertificate(importOf(ibgeA, cert(100)));
-    const b = await vault.importCertificate(importOf(ibgeB, cert(100, "99888777000166")));
+    const b = await vault.importCertificate(importOf(ibgeB, cert(100, "99888777000100")));
     await db.pool.query(
       `UPDATE certificates dst JOIN certificates src ON src.id = ?
          SET dst.private_key_ciphertext = src.private_key_ciphertext, dst.private_key_nonce = src.private_key_nonce,
@@ -178,6 +202,33 @@ describe("encryption at rest", () => {
     expect(bad).toContainEqual(expect.objectContaining({ id: b.row.id, problem: expect.stringMatching(/private_key ciphertext failed/) }));
     expect(bad.map((r) => r.id)).not.toContain(a.row.id);
     await db.pool.query("DELETE FROM certificates WHERE id = ?", [b.row.id]);
+  });
+
+  it("serves credentials only for the municipality bound into the ciphertext: a re-pointed row is DATA_LOSS", async () => {
+    const vault = vaultWith(keyring({ k1 }, "k1"));
+    const [ibgeB, ibgeC] = [newIbge(), newIbge()];
+    const b = await vault.importCertificate(importOf(ibgeB, cert(100)));
+    const c = await vault.importCertificate(importOf(ibgeC, cert(100, "99888777000100")));
+    const servedB = await vault.clientCredentials(ibgeB, "");
+    expect(servedB.privateKeyPem).toMatch(/BEGIN PRIVATE KEY/);
+
+    // Without the master key, C's ACTIVE marker is moved to B's row.
+    await db.pool.query("UPDATE certificates SET active_ibge = NULL, status = 'inactive' WHERE id = ?", [c.row.id]);
+    await db.pool.query("UPDATE certificates SET active_ibge = ? WHERE id = ?", [ibgeC, b.row.id]);
+    const repointed = await expectCode(vault.clientCredentials(ibgeC, ""), Code.DataLoss, /imported for municipality .* marked ACTIVE for/);
+    expect(repointed.findDetails(ErrorInfoSchema)[0]?.reason).toBe("CIPHERTEXT_TAMPERED");
+    expect(repointed.rawMessage).not.toMatch(/BEGIN/);
+
+    // Rewriting the municipality column too does not help: the ciphertext still names B.
+    await db.pool.query("UPDATE certificates SET ibge = ? WHERE id = ?", [ibgeC, b.row.id]);
+    const rewritten = await expectCode(vault.clientCredentials(ibgeC, ""), Code.DataLoss, /ciphertext failed authentication/);
+    expect(rewritten.findDetails(ErrorInfoSchema)[0]?.reason).toBe("CIPHERTEXT_TAMPERED");
+
+    // Put back as imported, both serve again (rows written before this check carry the same binding).
+    await db.pool.query("UPDATE certificates SET ibge = ?, active_ibge = ? WHERE id = ?", [ibgeB, ibgeB, b.row.id]);
+    await db.pool.query("UPDATE certificates SET active_ibge = ?, status = 'active' WHERE id = ?", [ibgeC, c.row.id]);
+    expect((await vault.clientCredentials(ibgeB, "")).privateKeyPem).toBe(servedB.privateKeyPem);
+    expect((await vault.clientCredentials(ibgeC, "")).privateKeyPem).toMatch(/BEGIN PRIVATE KEY/);
   });
 
   it("refuses key bytes that contradict the check value recorded for their key id", async () => {

@@ -137,9 +137,22 @@ export class Vault {
     if (knownVersion !== "" && knownVersion === version) {
       return { unchanged: true, version, row, privateKeyPem: "", chainPem: "" };
     }
+    // The row was found by `active_ibge`, which an SQL edit can re-point at another municipality
+    // without the master key. Every ciphertext is bound (AES-GCM associated data, since the first
+    // release: no row lacks it, so nothing needs migrating) to the municipality it was imported for, so
+    // it is opened for the municipality asked for: municipality B's row served for C fails
+    // authentication (DATA_LOSS, CIPHERTEXT_TAMPERED), and so does B's row whose `ibge` column was
+    // rewritten to C.
+    if (row.ibge !== ibge) {
+      throw credentialsRefused(
+        "CIPHERTEXT_TAMPERED",
+        `certificate ${row.id} was imported for municipality ${row.ibge} but is marked ACTIVE for ${ibge} (the row was edited); re-import the certificate for ${ibge}`,
+        { ibge, certificateId: row.id },
+      );
+    }
     let plain;
     try {
-      plain = openSome(this.keyring, row, secrets, ["privateKey", "chain"]);
+      plain = openSome(this.keyring, { ...row, ibge }, secrets, ["privateKey", "chain"]);
     } catch (err) {
       throw decryptError(err, row);
     }

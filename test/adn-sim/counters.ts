@@ -17,10 +17,23 @@ export interface SimCounters {
    * CNPJ blocked).
    */
   maxConcurrentByFeed: Record<string, number>;
+  /**
+   * Every call in arrival order: when it arrived (epoch ms), the client certificate's CNPJ ("none"),
+   * the path and the HTTP status it was answered with (0 while unanswered or never answered), so
+   * tests can check that nothing called inside a cool-down or a spacing.
+   */
+  log: SimCall[];
+}
+
+export interface SimCall {
+  at: number;
+  cnpj: string;
+  path: string;
+  status: number;
 }
 
 export function emptyCounters(): SimCounters {
-  return { total: 0, byStatus: {}, byCnpj: {}, byMunicipio: {}, byFeed: {}, eventos: {}, maxConcurrentByFeed: {} };
+  return { total: 0, byStatus: {}, byCnpj: {}, byMunicipio: {}, byFeed: {}, eventos: {}, maxConcurrentByFeed: {}, log: [] };
 }
 
 export function bump(map: Record<string, number>, key: string): void {

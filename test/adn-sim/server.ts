@@ -7,7 +7,7 @@ import type { AddressInfo } from "node:net";
 import type { TLSSocket } from "node:tls";
 import { isChaveShaped } from "../../libs/adn/chave.js";
 import { createAdminServer } from "./admin.js";
-import { bump, emptyCounters, type SimCounters } from "./counters.js";
+import { bump, emptyCounters, type SimCall, type SimCounters } from "./counters.js";
 import { Feeds, type FeedLog } from "./feeds.js";
 import { identify } from "./identity.js";
 import type { FeedEntry } from "./model.js";
@@ -95,9 +95,16 @@ export async function startAdnSimulator(opts: AdnSimulatorOptions): Promise<AdnS
     if (wait > 0) await sleep(wait);
   };
 
+  const logged = new WeakMap<ServerResponse, SimCall>();
+  const answered = (res: ServerResponse, status: number) => {
+    bump(counters.byStatus, String(status));
+    const entry = logged.get(res);
+    if (entry) entry.status = status;
+  };
+
   const reply = async (res: ServerResponse, status: number, body: object) => {
     await untilDue(res);
-    bump(counters.byStatus, String(status));
+    answered(res, status);
     if (switches.cutNext > 0) {
       switches.cutNext--;
       const text = JSON.stringify(body);
@@ -109,7 +116,7 @@ export async function startAdnSimulator(opts: AdnSimulatorOptions): Promise<AdnS
   };
   const html = async (res: ServerResponse, status: number, title: string, text: string) => {
     await untilDue(res);
-    bump(counters.byStatus, String(status));
+    answered(res, status);
     sendHtml(res, status, title, text);
   };
   const rejeicao = (res: ServerResponse, codigo: string, descricao: string) =>
@@ -144,6 +151,11 @@ export async function startAdnSimulator(opts: AdnSimulatorOptions): Promise<AdnS
     const who = identify(req.socket as TLSSocket);
     const municipality = who.ok ? byCnpj.get(who.cnpj) : undefined;
     counters.total++;
+    const entry: SimCall = { at: Date.now(), cnpj: who.ok ? who.cnpj : "none", path: url.pathname + url.search, status: 0 };
+    // Bounded for long benchmarks: the oldest half goes when it is full.
+    if (counters.log.length >= 200_000) counters.log.splice(0, 100_000);
+    counters.log.push(entry);
+    logged.set(res, entry);
     bump(counters.byCnpj, who.ok ? who.cnpj : "none");
     if (municipality) bump(counters.byMunicipio, municipality.ibge);
     if (municipality && /^\/municipios\/dfe\//i.test(url.pathname)) {

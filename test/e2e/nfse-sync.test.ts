@@ -89,7 +89,8 @@ describe("NFS-e sync at scale", () => {
       municipalities: 5,
       feedSize: 3000,
       coordinators: 3,
-      coordinatorEnv: { NFSE_RECONCILIATION_INTERVAL_SECONDS: "1", NFSE_RECONCILIATION_BUDGET_PER_HOUR: "1000" },
+      // ~60 gaps per feed, one look-up per second per certificate (the highest budget there is).
+      coordinatorEnv: { NFSE_RECONCILIATION_INTERVAL_SECONDS: "1", NFSE_RECONCILIATION_BUDGET_PER_HOUR: "3600" },
     });
     await mesh.registerAll();
   }, 120_000);

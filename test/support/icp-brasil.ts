@@ -167,6 +167,29 @@ export function toLegacyPfx(entity: Issued, chain: Issued[], password: string): 
 }
 
 /**
+ * A PFX written by the `openssl pkcs12 -export` CLI, the way operators make them: `aes256` is OpenSSL 3's
+ * default (PBES2, PBKDF2-HMAC-SHA256, AES-256-CBC, SHA-256 MAC), `3des` the legacy PKCS#12 PBE with a
+ * SHA-1 MAC. The password goes through a file as UTF-8, as a shell would pass it.
+ */
+export function toOpensslPfx(entity: Issued, chain: Issued[], password: string, cipher: "aes256" | "3des"): Buffer {
+  const dir = mkdtempSync(join(tmpdir(), "malha-pfx-"));
+  try {
+    writeFileSync(join(dir, "key.pem"), entity.keyPem, { mode: 0o600 });
+    writeFileSync(join(dir, "cert.pem"), entity.certPem + chain.map((c) => c.certPem).join(""));
+    writeFileSync(join(dir, "pass"), password, { mode: 0o600 });
+    const algorithms = cipher === "3des" ? ["-certpbe", "PBE-SHA1-3DES", "-keypbe", "PBE-SHA1-3DES", "-macalg", "sha1"] : [];
+    execFileSync("openssl", [
+      "pkcs12", "-export", ...algorithms,
+      "-inkey", join(dir, "key.pem"), "-in", join(dir, "cert.pem"), "-out", join(dir, "out.pfx"),
+      "-passout", `file:${join(dir, "pass")}`,
+    ], { stdio: "pipe" });
+    return readFileSync(join(dir, "out.pfx"));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
  * A 3DES PFX with an explicit key and certificate list, for refusal tests: `key` null gives a PFX
  * without a private key; a key from another Issued gives a key/certificate mismatch.
  */

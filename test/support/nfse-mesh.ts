@@ -11,6 +11,7 @@ import { Ambiente, TipoNsu } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
 import { StoreService } from "../../libs/gen/malha/store/v1/store_pb.js";
 import { startAdnSimulator, type AdnSimulator } from "../adn-sim/server.js";
 import type { SimSwitches } from "../adn-sim/switches.js";
+import { completeCnpj } from "../../libs/tax-id/index.js";
 import { createTestRoot, issueEcnpj, issueServer } from "./icp-brasil.js";
 import { createMysqlPool } from "../../libs/db/pool.js";
 import { createThrowawayDatabase, externalDatabase, type ThrowawayDatabase } from "./mysql.js";
@@ -41,16 +42,9 @@ export const CAPITALS = [
 ] as const;
 export const DEMO_MUNICIPALITIES = CAPITALS.slice(0, 5);
 
-/** A CNPJ with valid check digits built from a 12-digit base. */
+/** A CNPJ with valid check digits built from a 12-character base (digits, or [0-9A-Z] since 2026). */
 export function cnpjFrom(base12: string): string {
-  const dv = (digits: string) => {
-    const weights = digits.length === 12 ? [5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2] : [6, 5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2];
-    const sum = [...digits].reduce((acc, d, i) => acc + Number(d) * weights[i]!, 0);
-    const r = sum % 11;
-    return r < 2 ? "0" : String(11 - r);
-  };
-  const first = base12 + dv(base12);
-  return first + dv(first);
+  return completeCnpj(base12);
 }
 
 export interface NfseMeshOptions {
@@ -77,7 +71,10 @@ export interface NfseMesh {
   coordinators: ServiceProcess[];
   storeClient: Client<typeof StoreService>;
   municipalities: { ibge: string; cnpj: string; name: string; uf: string }[];
+  /** Coordinators talk to `gateway` unless started with ADN_GATEWAY_URL set to another replica's. */
   startCoordinator(extraEnv?: Record<string, string>): Promise<ServiceProcess>;
+  /** Another gateway replica with the same credentials and settings (in-memory cool-downs of its own). */
+  startGateway(): Promise<ServiceProcess>;
   registerAll(): Promise<void>;
   /** SIGKILL by default; `graceful` sends SIGTERM (coordinators first) and waits, so exit hooks run. */
   stop(opts?: { graceful?: boolean }): Promise<void>;
@@ -116,16 +113,22 @@ export async function startNfseMesh(opts: NfseMeshOptions): Promise<NfseMesh> {
   const db = opts.mysqlUrl ? externalDatabase(opts.mysqlUrl) : await createThrowawayDatabase();
   const spawnOpts = { compiled: opts.compiled ?? false };
   const store = await startService("store", { MYSQL_URL: db.url, ...opts.serviceEnv?.store }, spawnOpts);
-  const gateway = await startService("adn-gateway", {
-    ADN_CREDENTIALS_DIR: credentials,
-    ADN_CA_FILE: caFile,
-    ADN_BASE_URL_PRODUCAO: sim.url,
-    ADN_BASE_URL_PRODUCAO_RESTRITA: sim.url,
-    NFSE_REQUEST_TIMEOUT_SECONDS: "5",
-    NFSE_RETRY_BACKOFF_BASE_SECONDS: "0.05",
-    NFSE_RETRY_BACKOFF_MAX_SECONDS: "0.5",
-    ...opts.serviceEnv?.["adn-gateway"],
-  }, spawnOpts);
+  const gateways: ServiceProcess[] = [];
+  const startGateway = async () => {
+    const g = await startService("adn-gateway", {
+      ADN_CREDENTIALS_DIR: credentials,
+      ADN_CA_FILE: caFile,
+      ADN_BASE_URL_PRODUCAO: sim.url,
+      ADN_BASE_URL_PRODUCAO_RESTRITA: sim.url,
+      NFSE_REQUEST_TIMEOUT_SECONDS: "5",
+      NFSE_RETRY_BACKOFF_BASE_SECONDS: "0.05",
+      NFSE_RETRY_BACKOFF_MAX_SECONDS: "0.5",
+      ...opts.serviceEnv?.["adn-gateway"],
+    }, spawnOpts);
+    gateways.push(g);
+    return g;
+  };
+  const gateway = await startGateway();
   const bucket = `leases_e2e_${randomBytes(4).toString("hex")}`;
   const coordinators: ServiceProcess[] = [];
   const startCoordinator = async (extraEnv: Record<string, string> = {}) => {
@@ -155,6 +158,7 @@ export async function startNfseMesh(opts: NfseMeshOptions): Promise<NfseMesh> {
     storeClient,
     municipalities,
     startCoordinator,
+    startGateway,
     async registerAll() {
       for (const m of municipalities) {
         await storeClient.registerMunicipality({
@@ -168,7 +172,7 @@ export async function startNfseMesh(opts: NfseMeshOptions): Promise<NfseMesh> {
     },
     async stop({ graceful = false } = {}) {
       // Coordinators first: they call the others.
-      for (const p of [...coordinators, gateway, store]) {
+      for (const p of [...coordinators, ...gateways, store]) {
         if (graceful) await stopGracefully(p);
         else p.kill("SIGKILL");
       }

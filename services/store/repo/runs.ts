@@ -135,6 +135,16 @@ export async function finishRun(db: StoreDb, input: FinishRunInput): Promise<{ r
       ],
     );
     if (upd.affectedRows !== 1) await explainFencedMiss(conn, feed, input.runId, fence);
+    if (input.cooldownUntil !== null) {
+      // A 429 blocks the certificate, and one certificate serves every feed of the municipality in
+      // this ambiente: all of them cool down, so no run of a sibling feed calls the ADN (through any
+      // gateway replica) until the cool-down ends. Only moves forward, like the feed's own.
+      await conn.query(
+        `UPDATE nfse_sync_state SET cooldown_until = ?
+         WHERE ibge = ? AND ambiente = ? AND tipo_nsu <> ? AND (cooldown_until IS NULL OR cooldown_until < ?)`,
+        [input.cooldownUntil, feed.ibge, feed.ambiente, feed.tipoNsu, input.cooldownUntil],
+      );
+    }
     await conn.query(
       `UPDATE nfse_sync_runs SET outcome = ?, finished_at = ?, error_message = ?, next_eligible_at = ?, cooldown_until = ? WHERE id = ?`,
       [input.outcome, now, input.errorMessage || null, input.nextEligibleAt, input.cooldownUntil, input.runId],

@@ -1,6 +1,9 @@
 // Transactions with the store's retry policy: a deadlock or lock-wait timeout rolls back the whole
-// transaction and runs it again (a few times); connection-level failures become UNAVAILABLE. Errors the
-// callback throws on purpose (ConnectError) roll back and pass through unchanged.
+// transaction and runs it again, after a short randomized pause that grows with each attempt, so that
+// the victims of one deadlock do not meet again in the same order (concurrent registrations of new
+// municipalities take gap locks on the same index ranges and deadlock in waves). Connection-level
+// failures become UNAVAILABLE. Errors the callback throws on purpose (ConnectError) roll back and pass
+// through unchanged.
 import { ConnectError } from "@connectrpc/connect";
 import type { Pool, PoolConnection } from "mysql2/promise";
 import { unavailable } from "../errors.js";
@@ -38,11 +41,24 @@ export function mapDbError(err: unknown): unknown {
 }
 
 export interface TxOptions {
+  /** Runs of the transaction before a deadlock is reported as UNAVAILABLE (default 10). */
   attempts?: number;
+  /** Pause before the second run; doubles per attempt up to `maxRetryDelayMs`, with full jitter. */
+  retryDelayMs?: number;
+  maxRetryDelayMs?: number;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Full jitter: uniform in [0, min(max, base·2^(attempt-1))]. */
+export function retryDelay(attempt: number, baseMs: number, maxMs: number): number {
+  return Math.random() * Math.min(maxMs, baseMs * 2 ** (attempt - 1));
 }
 
 export async function inTransaction<T>(pool: Pool, work: (conn: PoolConnection) => Promise<T>, opts: TxOptions = {}): Promise<T> {
-  const attempts = opts.attempts ?? 3;
+  const attempts = opts.attempts ?? 10;
+  const baseMs = opts.retryDelayMs ?? 5;
+  const maxMs = opts.maxRetryDelayMs ?? 250;
   for (let attempt = 1; ; attempt++) {
     let conn: PoolConnection;
     try {
@@ -51,6 +67,7 @@ export async function inTransaction<T>(pool: Pool, work: (conn: PoolConnection) 
       throw mapDbError(err);
     }
     let broken = false;
+    let retry = false;
     try {
       await conn.beginTransaction();
       const result = await work(conn);
@@ -62,13 +79,19 @@ export async function inTransaction<T>(pool: Pool, work: (conn: PoolConnection) 
       } catch {
         broken = true;
       }
-      if (isRetryable(err) && attempt < attempts) continue;
-      if (!(err instanceof ConnectError)) broken ||= CONNECTION_LEVEL.has(sqlCode(err) ?? "");
-      throw mapDbError(err);
+      // A lock-wait timeout already waited innodb_lock_wait_timeout: a few more runs, not ten.
+      const limit = sqlCode(err) === "ER_LOCK_WAIT_TIMEOUT" ? Math.min(3, attempts) : attempts;
+      retry = isRetryable(err) && attempt < limit;
+      if (!retry) {
+        if (!(err instanceof ConnectError)) broken ||= CONNECTION_LEVEL.has(sqlCode(err) ?? "");
+        throw mapDbError(err);
+      }
     } finally {
       if (broken) conn.destroy();
       else conn.release();
     }
+    // The connection is back in the pool while waiting: a pause must not hold one.
+    if (retry) await sleep(retryDelay(attempt, baseMs, maxMs));
   }
 }
 
