@@ -4,7 +4,7 @@
 // them), no mixed content (text runs of an element are concatenated).
 import { notWellFormed, XmlError } from "./xml-error.js";
 import { firstForbiddenChar, isNameChar, scanName } from "./xml-names.js";
-import { decodeReferences } from "./xml-refs.js";
+import { attrSpaces, decodeReferences, lineEnds, type Literal } from "./xml-refs.js";
 
 export interface XmlNode {
   /** Local name: a prefix, if any, is dropped. "" for the document node that holds the root. */
@@ -16,7 +16,7 @@ export interface XmlNode {
   text: string;
 }
 
-const GT = 62, SLASH = 47, BANG = 33, QUESTION = 63, EQ = 61, DQUOTE = 34, SQUOTE = 39;
+const GT = 62, SLASH = 47, BANG = 33, QUESTION = 63, EQ = 61, DQUOTE = 34, SQUOTE = 39, DASH = 45;
 
 function isSpace(c: number): boolean {
   return c === 32 || c === 10 || c === 9 || c === 13;
@@ -41,6 +41,19 @@ class Parser {
   // the end of a large document every time.
   private amp = -1;
   private lt = -1;
+  // Likewise for ']]>' (not allowed in text), CR (read as LF, XML 1.0 §2.11) and tab and LF (read as a
+  // space in attribute values, §3.3.3). Normalising only the values that hold one costs nothing on
+  // documents whose CRs are all in indentation, unlike rewriting the whole document first.
+  private cdEnd = -1;
+  private cr = -1;
+  private tab = -1;
+  private lf = -1;
+  /**
+   * The current text run so far, once a comment, processing instruction or CDATA section has interrupted
+   * it; undefined otherwise. A run ends only at an element tag: comments and PIs are not there
+   * (`a <!-- c --> b` reads "a  b") and CDATA is text.
+   */
+  private run: string | undefined = undefined;
 
   constructor(private readonly src: string) {}
 
@@ -60,6 +73,37 @@ class Parser {
     return this.lt;
   }
 
+  private nextCdEnd(from: number): number {
+    if (this.cdEnd < from) {
+      const i = this.src.indexOf("]]>", from);
+      this.cdEnd = i === -1 ? this.src.length : i;
+    }
+    return this.cdEnd;
+  }
+
+  /** How to rewrite the literal text of src[from, to): line ends normalised when it holds a CR. */
+  private textLiteral(from: number, to: number): Literal | undefined {
+    if (this.cr < from) {
+      const i = this.src.indexOf("\r", from);
+      this.cr = i === -1 ? this.src.length : i;
+    }
+    return this.cr < to ? lineEnds : undefined;
+  }
+
+  /** Likewise for an attribute value: each tab and line end (CR LF counting once) as a space. */
+  private attrLiteral(from: number, to: number): Literal | undefined {
+    if (this.textLiteral(from, to) !== undefined) return attrSpaces;
+    if (this.tab < from) {
+      const i = this.src.indexOf("\t", from);
+      this.tab = i === -1 ? this.src.length : i;
+    }
+    if (this.lf < from) {
+      const i = this.src.indexOf("\n", from);
+      this.lf = i === -1 ? this.src.length : i;
+    }
+    return this.tab < to || this.lf < to ? attrSpaces : undefined;
+  }
+
   private fail(problem: string, at = this.pos): never {
     throw notWellFormed(this.src, at, problem);
   }
@@ -71,19 +115,27 @@ class Parser {
     if (src.startsWith("<?xml") && (isSpace(src.charCodeAt(5)) || src.charCodeAt(5) === QUESTION)) this.skipPi(0);
     while (this.pos < src.length) {
       const lt = this.nextLt(this.pos);
-      if (lt > this.pos) this.textRun(this.pos, lt);
-      if (lt === src.length) break;
       const c = src.charCodeAt(lt + 1);
-      if (c === SLASH) this.closeTag(lt);
-      else if (c === BANG) this.bang(lt);
+      const markup = c === BANG || c === QUESTION; // not an element tag: the text run goes on after it
+      if (lt > this.pos) {
+        if (markup || this.run !== undefined) this.textPiece(this.pos, lt);
+        else this.textRun(this.pos, lt);
+      }
+      if (lt === src.length) break;
+      if (c === BANG) this.bang(lt);
       else if (c === QUESTION) this.skipPi(lt);
-      else this.openTag(lt);
+      else {
+        if (this.run !== undefined) this.endRun();
+        if (c === SLASH) this.closeTag(lt);
+        else this.openTag(lt);
+      }
     }
     if (this.open.length > 0) this.fail(`element <${this.openRaw[this.open.length - 1]}> is not closed`);
     if (!this.doc.children) throw new XmlError("XML has no root element");
     return this.doc;
   }
 
+  /** A whole text run (between two element tags), the usual case: trimmed before it is sliced. */
   private textRun(from: number, to: number): void {
     const src = this.src;
     let s = from;
@@ -95,10 +147,35 @@ class Parser {
       return;
     }
     if (this.cur === this.doc) this.fail("text outside the root element", s);
+    if (this.nextCdEnd(s) < e) this.fail("']]>' is not allowed in text", this.cdEnd);
     const amp = this.nextAmp(s);
-    const value = (amp < e ? decodeReferences(src, s, e, amp) : src.slice(s, e)).trim();
+    const literal = this.textLiteral(s, e);
+    const value = (amp < e ? decodeReferences(src, s, e, amp, literal) : literal ? literal(src.slice(s, e)) : src.slice(s, e)).trim();
     if (value) this.cur.text = this.cur.text ? this.cur.text + value : value;
     this.pos = to;
+  }
+
+  /** Part of a text run that a comment, PI or CDATA section interrupts: kept untrimmed until the run ends. */
+  private textPiece(from: number, to: number): void {
+    const src = this.src;
+    if (this.cur === this.doc) {
+      let s = from;
+      while (s < to && isSpace(src.charCodeAt(s))) s++;
+      if (s < to) this.fail("text outside the root element", s);
+    } else {
+      if (this.nextCdEnd(from) < to) this.fail("']]>' is not allowed in text", this.cdEnd);
+      const amp = this.nextAmp(from);
+      const literal = this.textLiteral(from, to);
+      const piece = amp < to ? decodeReferences(src, from, to, amp, literal) : literal ? literal(src.slice(from, to)) : src.slice(from, to);
+      this.run = this.run === undefined ? piece : this.run + piece;
+    }
+    this.pos = to;
+  }
+
+  private endRun(): void {
+    const value = this.run!.trim();
+    if (value) this.cur.text = this.cur.text ? this.cur.text + value : value;
+    this.run = undefined;
   }
 
   /** Scans a name starting at `at`; returns its end. */
@@ -147,10 +224,13 @@ class Parser {
       if (lessThan < close) this.fail(`'<' in the value of attribute ${attrName} of <${raw}>`, lessThan);
       if (rawAttrNames?.has(attrName)) this.fail(`attribute ${attrName} of <${raw}> is repeated`, i);
       (rawAttrNames ??= new Set()).add(attrName);
-      // Namespace declarations are not data (and the old tree dropped them too).
-      if (attrName !== "xmlns" && !attrName.startsWith("xmlns:")) {
-        const amp = this.nextAmp(i + 1);
-        const value = amp < close ? decodeReferences(src, i + 1, close, amp) : src.slice(i + 1, close);
+      const amp = this.nextAmp(i + 1);
+      // Namespace declarations are not data: checked like any value, then left out.
+      if (attrName === "xmlns" || attrName.startsWith("xmlns:")) {
+        if (amp < close) decodeReferences(src, i + 1, close, amp);
+      } else {
+        const literal = this.attrLiteral(i + 1, close);
+        const value = amp < close ? decodeReferences(src, i + 1, close, amp, literal) : literal ? literal(src.slice(i + 1, close)) : src.slice(i + 1, close);
         (node.attrs ??= []).push(localName(attrName), value);
       }
       i = close + 1;
@@ -193,6 +273,9 @@ class Parser {
     if (src.startsWith("<!--", lt)) {
       const end = src.indexOf("-->", lt + 4);
       if (end === -1) this.fail("comment is not closed", lt);
+      // XML 1.0 §2.5: no '--' inside a comment, and none right before its closing '-->'.
+      const dashes = src.indexOf("--", lt + 4);
+      if (dashes < end || src.charCodeAt(end - 1) === DASH && end > lt + 4) this.fail("'--' inside a comment", dashes < end ? dashes : end - 1);
       this.pos = end + 3;
       return;
     }
@@ -200,9 +283,9 @@ class Parser {
       if (this.cur === this.doc) this.fail("CDATA section outside the root element", lt);
       const end = src.indexOf("]]>", lt + 9);
       if (end === -1) this.fail("CDATA section is not closed", lt);
-      // Character data verbatim: no reference is decoded inside CDATA.
-      const value = src.slice(lt + 9, end).trim();
-      if (value) this.cur.text = this.cur.text ? this.cur.text + value : value;
+      // Character data verbatim, no reference decoded; part of the text run it sits in.
+      const value = this.textLiteral(lt + 9, end) ? lineEnds(src.slice(lt + 9, end)) : src.slice(lt + 9, end);
+      this.run = this.run === undefined ? value : this.run + value;
       this.pos = end + 3;
       return;
     }
@@ -211,13 +294,21 @@ class Parser {
     this.fail("unexpected '<!'", lt);
   }
 
-  /** A processing instruction, skipped; `<?xml ...?>` only as the very first thing of the document. */
+  /**
+   * A processing instruction, skipped; also the XML declaration `<?xml ...?>`, which may only open the
+   * document (its content is not read: the bytes were decoded as UTF-8 whatever it says).
+   */
   private skipPi(lt: number): void {
     const src = this.src;
     const targetEnd = this.nameEnd(lt + 2, "processing instruction");
-    if (lt > 0 && targetEnd - lt - 2 === 3 && src.slice(lt + 2, targetEnd).toLowerCase() === "xml") {
-      this.fail("XML declaration allowed only at the start of the document", lt);
+    if (targetEnd - lt - 2 === 3) {
+      const target = src.slice(lt + 2, targetEnd);
+      // Targets spelt xml in any case are reserved (XML 1.0 §2.6); only the declaration uses one.
+      if (target.toLowerCase() === "xml" && (lt > 0 || target !== "xml")) {
+        this.fail(target === "xml" ? "XML declaration allowed only at the start of the document" : `processing instruction target ${target} is reserved`, lt);
+      }
     }
+    if (!isSpace(src.charCodeAt(targetEnd)) && !src.startsWith("?>", targetEnd)) this.fail("unexpected character after a processing instruction target", targetEnd);
     const end = src.indexOf("?>", targetEnd);
     if (end === -1) this.fail("processing instruction is not closed", lt);
     this.pos = end + 2;
