@@ -162,6 +162,11 @@ describe("builds the element tree", () => {
     expect(r.attrs).toHaveLength(40_000);
   });
 
+  it("takes names that are JavaScript object members as names", () => {
+    const a = rootOf('<constructor prototype="1"><__proto__/><toString>x</toString></constructor>');
+    expect([a.name, a.attrs, a.children!.map((c) => c.name)]).toEqual(["constructor", ["prototype", "1"], ["__proto__", "toString"]]);
+  });
+
   it("drops a UTF-8 byte order mark", () => {
     expect(parseXml(Buffer.from("\uFEFF<a>1</a>", "utf8")).children![0]!.text).toBe("1");
   });
