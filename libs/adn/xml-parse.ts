@@ -1,7 +1,7 @@
 // One pass over an XML document that checks well-formedness and builds the element tree the field
-// extractors read. It replaced validate-then-parse with fast-xml-parser, which was 39 % of the gateway's
-// CPU. Deliberately small: no DTD (refused), no namespaces beyond dropping prefixes (the layout forbids
-// them), no mixed content (text runs of an element are concatenated).
+// extractors read; hand-written because a general parser cost most of the gateway's CPU. It accepts a
+// deliberate subset of XML 1.0, stated in README.md: no DTD (refused), namespaces reduced to local names
+// (the layout uses none), and an element's text runs concatenated, each one trimmed.
 import { notWellFormed, XmlError } from "./xml-error.js";
 import { firstForbiddenChar, isNameChar, scanName } from "./xml-names.js";
 import { attrSpaces, decodeReferences, lineEnds, type Literal } from "./xml-refs.js";
@@ -9,10 +9,10 @@ import { attrSpaces, decodeReferences, lineEnds, type Literal } from "./xml-refs
 export interface XmlNode {
   /** Local name: a prefix, if any, is dropped. "" for the document node that holds the root. */
   readonly name: string;
-  /** Attribute names (local) and values (references decoded) alternating; namespace declarations excluded. */
+  /** Attribute names (local) and values (normalised, references decoded, untrimmed) alternating; namespace declarations excluded. */
   attrs: string[] | undefined;
   children: XmlNode[] | undefined;
-  /** Text content with references decoded and each run between markup trimmed. */
+  /** Text content: the element's text runs (between element tags), references decoded, each trimmed, concatenated. */
   text: string;
 }
 
@@ -22,7 +22,7 @@ function isSpace(c: number): boolean {
   return c === 32 || c === 10 || c === 9 || c === 13;
 }
 
-/** "p:local" → "local"; names with no or several colons are kept (as fast-xml-parser did). */
+/** "p:local" → "local"; a name with no colon, a leading or trailing one, or several is no prefixed name and stays whole. */
 function localName(name: string): string {
   const i = name.indexOf(":");
   if (i <= 0 || i === name.length - 1 || name.indexOf(":", i + 1) !== -1) return name;
