@@ -4,7 +4,7 @@
 // (the layout uses none), and an element's text runs concatenated, each one trimmed.
 import { notWellFormed, XmlError } from "./xml-error.js";
 import { firstForbiddenChar, isNameChar, scanName } from "./xml-names.js";
-import { attrSpaces, decodeReferences, lineEnds, type Literal } from "./xml-refs.js";
+import { attrSpaces, decodeReferences, lineEnds } from "./xml-refs.js";
 
 export interface XmlNode {
   /** Local name: a prefix, if any, is dropped. "" for the document node that holds the root. */
@@ -41,13 +41,13 @@ class Parser {
   // the end of a large document every time.
   private amp = -1;
   private lt = -1;
-  // Likewise for ']]>' (not allowed in text), CR (read as LF, XML 1.0 §2.11) and tab and LF (read as a
-  // space in attribute values, §3.3.3). Normalising only the values that hold one costs nothing on
-  // documents whose CRs are all in indentation, unlike rewriting the whole document first.
+  // Likewise for ']]>', which text may not contain.
   private cdEnd = -1;
-  private cr = -1;
-  private tab = -1;
-  private lf = -1;
+  /**
+   * Whether the document holds a CR at all. Line ends are normalised (XML 1.0 §2.11) value by value, and
+   * only in documents that have one: CR LF indentation, the usual case, is trimmed away unread.
+   */
+  private readonly crs: boolean;
   /**
    * The current text run so far, once a comment, processing instruction or CDATA section has interrupted
    * it; undefined otherwise. A run ends only at an element tag: comments and PIs are not there
@@ -55,7 +55,9 @@ class Parser {
    */
   private run: string | undefined = undefined;
 
-  constructor(private readonly src: string) {}
+  constructor(private readonly src: string) {
+    this.crs = src.indexOf("\r") !== -1;
+  }
 
   private nextAmp(from: number): number {
     if (this.amp < from) {
@@ -81,27 +83,10 @@ class Parser {
     return this.cdEnd;
   }
 
-  /** How to rewrite the literal text of src[from, to): line ends normalised when it holds a CR. */
-  private textLiteral(from: number, to: number): Literal | undefined {
-    if (this.cr < from) {
-      const i = this.src.indexOf("\r", from);
-      this.cr = i === -1 ? this.src.length : i;
-    }
-    return this.cr < to ? lineEnds : undefined;
-  }
-
-  /** Likewise for an attribute value: each tab and line end (CR LF counting once) as a space. */
-  private attrLiteral(from: number, to: number): Literal | undefined {
-    if (this.textLiteral(from, to) !== undefined) return attrSpaces;
-    if (this.tab < from) {
-      const i = this.src.indexOf("\t", from);
-      this.tab = i === -1 ? this.src.length : i;
-    }
-    if (this.lf < from) {
-      const i = this.src.indexOf("\n", from);
-      this.lf = i === -1 ? this.src.length : i;
-    }
-    return this.tab < to || this.lf < to ? attrSpaces : undefined;
+  /** Literal text src[from, to), line ends normalised. */
+  private literalText(from: number, to: number): string {
+    const v = this.src.slice(from, to);
+    return this.crs && v.indexOf("\r") !== -1 ? lineEnds(v) : v;
   }
 
   private fail(problem: string, at = this.pos): never {
@@ -149,8 +134,7 @@ class Parser {
     if (this.cur === this.doc) this.fail("text outside the root element", s);
     if (this.nextCdEnd(s) < e) this.fail("']]>' is not allowed in text", this.cdEnd);
     const amp = this.nextAmp(s);
-    const literal = this.textLiteral(s, e);
-    const value = (amp < e ? decodeReferences(src, s, e, amp, literal) : literal ? literal(src.slice(s, e)) : src.slice(s, e)).trim();
+    const value = (amp < e ? decodeReferences(src, s, e, amp, this.crs ? lineEnds : undefined) : this.literalText(s, e)).trim();
     if (value) this.cur.text = this.cur.text ? this.cur.text + value : value;
     this.pos = to;
   }
@@ -165,8 +149,7 @@ class Parser {
     } else {
       if (this.nextCdEnd(from) < to) this.fail("']]>' is not allowed in text", this.cdEnd);
       const amp = this.nextAmp(from);
-      const literal = this.textLiteral(from, to);
-      const piece = amp < to ? decodeReferences(src, from, to, amp, literal) : literal ? literal(src.slice(from, to)) : src.slice(from, to);
+      const piece = amp < to ? decodeReferences(src, from, to, amp, this.crs ? lineEnds : undefined) : this.literalText(from, to);
       this.run = this.run === undefined ? piece : this.run + piece;
     }
     this.pos = to;
@@ -229,8 +212,11 @@ class Parser {
       if (attrName === "xmlns" || attrName.startsWith("xmlns:")) {
         if (amp < close) decodeReferences(src, i + 1, close, amp);
       } else {
-        const literal = this.attrLiteral(i + 1, close);
-        const value = amp < close ? decodeReferences(src, i + 1, close, amp, literal) : literal ? literal(src.slice(i + 1, close)) : src.slice(i + 1, close);
+        // Attribute-value normalisation (XML 1.0 §3.3.3): a literal tab or line end reads as a space.
+        let value = src.slice(i + 1, close);
+        const spaced = value.indexOf("\n") !== -1 || value.indexOf("\t") !== -1 || (this.crs && value.indexOf("\r") !== -1);
+        if (amp < close) value = decodeReferences(src, i + 1, close, amp, spaced ? attrSpaces : undefined);
+        else if (spaced) value = attrSpaces(value);
         (node.attrs ??= []).push(localName(attrName), value);
       }
       i = close + 1;
@@ -284,7 +270,7 @@ class Parser {
       const end = src.indexOf("]]>", lt + 9);
       if (end === -1) this.fail("CDATA section is not closed", lt);
       // Character data verbatim, no reference decoded; part of the text run it sits in.
-      const value = this.textLiteral(lt + 9, end) ? lineEnds(src.slice(lt + 9, end)) : src.slice(lt + 9, end);
+      const value = this.literalText(lt + 9, end);
       this.run = this.run === undefined ? value : this.run + value;
       this.pos = end + 3;
       return;
