@@ -3,10 +3,13 @@ export class XmlError extends Error {
   override name = "XmlError";
 }
 
-/** 1-based line of a position, computed only when a fault is reported. */
+/** 1-based line of a position (a line ends at LF, CR LF or a lone CR), computed only when a fault is reported. */
 function lineAt(src: string, pos: number): number {
   let line = 1;
-  for (let i = src.indexOf("\n"); i !== -1 && i < pos; i = src.indexOf("\n", i + 1)) line++;
+  for (let i = 0; i < pos && i < src.length; i++) {
+    const c = src.charCodeAt(i);
+    if (c === 10 || (c === 13 && src.charCodeAt(i + 1) !== 10)) line++;
+  }
   return line;
 }
 

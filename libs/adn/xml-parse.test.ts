@@ -52,6 +52,13 @@ describe("refuses XML that is not well formed", () => {
     ["a late XML declaration", '<a><?xml version="1.0"?></a>', "XML declaration allowed only at the start of the document"],
     ["an unclosed processing instruction", "<a><?pi x</a>", "processing instruction is not closed"],
     ["unknown markup", "<a><!FOO></a>", "unexpected '<!'"],
+    ["']]>' in text", "<a>x]]>y</a>", "']]>' is not allowed in text"],
+    ["'--' inside a comment", "<a><!-- a -- b --></a>", "'--' inside a comment"],
+    ["a comment ending in '--->'", "<a><!-- a ---></a>", "'--' inside a comment"],
+    ["a PI target spelt XML", "<a><?XML x?></a>", "processing instruction target XML is reserved"],
+    ["a PI target spelt Xml, even first", "<?Xml version=\"1.0\"?><a/>", "processing instruction target Xml is reserved"],
+    ["a PI target run into its data", "<a><?pi!x?></a>", "unexpected character after a processing instruction target"],
+    ["a bad reference in a namespace declaration", '<a xmlns="&"/>', "'&' is not part of a reference"],
   ])("%s", (_name, xml, message) => {
     expect(fault(xml)).toContain(message);
   });
@@ -101,12 +108,12 @@ describe("builds the element tree", () => {
     expect(rootOf('<a xmlns="urn:x"/>').attrs).toBeUndefined();
   });
 
-  it("trims text, ignores indentation between elements and joins text runs split by comments", () => {
+  it("trims text, ignores indentation between elements and reads a comment as absent from its text run", () => {
     const a = rootOf("<a>\n  <b>  x y \n</b>\r\n\t<c> 1 <!-- note --> 2 </c>\n  <d/><e></e>\n</a>");
     expect(a.text).toBe("");
     expect(a.children!.map((c) => [c.name, c.text, c.children])).toEqual([
       ["b", "x y", undefined],
-      ["c", "12", undefined],
+      ["c", "1  2", undefined],
       ["d", "", undefined],
       ["e", "", undefined],
     ]);
@@ -114,6 +121,23 @@ describe("builds the element tree", () => {
 
   it("takes CDATA verbatim: markup characters allowed, references not decoded", () => {
     expect(rootOf("<a><![CDATA[ <b>&amp;</b> ]]></a>").text).toBe("<b>&amp;</b>");
+  });
+
+  it("reads CDATA, comments and PIs as part of the text run around them: trimmed only at its ends", () => {
+    expect(rootOf("<a> x <![CDATA[ y ]]> z </a>").text).toBe("x  y  z");
+    expect(rootOf("<a><![CDATA[ ]]>x<?pi?> <!-- c -->y</a>").text).toBe("x y");
+    // ']]>' split by a comment is no ']]>'.
+    expect(rootOf("<a>]]<!-- -->></a>").text).toBe("]]>");
+  });
+
+  it("normalises line ends (CR LF and CR read as LF) everywhere; a referenced CR stays", () => {
+    const a = rootOf("<a x='1\r\n2\r3'>l1\r\nl2\rl3<![CDATA[c\r\nd]]>&#13;e</a>");
+    expect(a.text).toBe("l1\nl2\nl3c\nd\re");
+    expect(a.attrs).toEqual(["x", "1 2 3"]);
+  });
+
+  it("turns literal tabs and line feeds in attribute values into spaces, not referenced ones", () => {
+    expect(rootOf('<a x="a\tb\nc" y="&#9;&#10;&#13;" z="&amp;\t"/>').attrs).toEqual(["x", "a b c", "y", "\t\n\r", "z", "& "]);
   });
 
   it("skips the declaration, comments and processing instructions around the root", () => {
@@ -136,6 +160,11 @@ describe("builds the element tree", () => {
     expect(r.text).toHaveLength(runs);
     expect(r.children!.map((c) => c.text)).toEqual(["&"]);
     expect(r.attrs).toHaveLength(40_000);
+  });
+
+  it("takes names that are JavaScript object members as names", () => {
+    const a = rootOf('<constructor prototype="1"><__proto__/><toString>x</toString></constructor>');
+    expect([a.name, a.attrs, a.children!.map((c) => c.name)]).toEqual(["constructor", ["prototype", "1"], ["__proto__", "toString"]]);
   });
 
   it("drops a UTF-8 byte order mark", () => {

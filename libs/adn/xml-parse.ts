@@ -1,29 +1,29 @@
 // One pass over an XML document that checks well-formedness and builds the element tree the field
-// extractors read. It replaced validate-then-parse with fast-xml-parser, which was 39 % of the gateway's
-// CPU. Deliberately small: no DTD (refused), no namespaces beyond dropping prefixes (the layout forbids
-// them), no mixed content (text runs of an element are concatenated).
-// docs/decisions/0001-own-xml-parser.md.
+// extractors read; hand-written because a general parser cost most of the gateway's CPU
+// (docs/decisions/0001-own-xml-parser.md). It accepts a deliberate subset of XML 1.0, stated in README.md:
+// no DTD (refused), namespaces reduced to local names (the layout uses none), and an element's text runs
+// concatenated, each one trimmed.
 import { notWellFormed, XmlError } from "./xml-error.js";
 import { firstForbiddenChar, isNameChar, scanName } from "./xml-names.js";
-import { decodeReferences } from "./xml-refs.js";
+import { attrSpaces, decodeReferences, lineEnds } from "./xml-refs.js";
 
 export interface XmlNode {
   /** Local name: a prefix, if any, is dropped. "" for the document node that holds the root. */
   readonly name: string;
-  /** Attribute names (local) and values (references decoded) alternating; namespace declarations excluded. */
+  /** Attribute names (local) and values (normalised, references decoded, untrimmed) alternating; namespace declarations excluded. */
   attrs: string[] | undefined;
   children: XmlNode[] | undefined;
-  /** Text content with references decoded and each run between markup trimmed. */
+  /** Text content: the element's text runs (between element tags), references decoded, each trimmed, concatenated. */
   text: string;
 }
 
-const GT = 62, SLASH = 47, BANG = 33, QUESTION = 63, EQ = 61, DQUOTE = 34, SQUOTE = 39;
+const GT = 62, SLASH = 47, BANG = 33, QUESTION = 63, EQ = 61, DQUOTE = 34, SQUOTE = 39, DASH = 45;
 
 function isSpace(c: number): boolean {
   return c === 32 || c === 10 || c === 9 || c === 13;
 }
 
-/** "p:local" → "local"; names with no or several colons are kept (as fast-xml-parser did). */
+/** "p:local" → "local"; a name with no colon, a leading or trailing one, or several is no prefixed name and stays whole. */
 function localName(name: string): string {
   const i = name.indexOf(":");
   if (i <= 0 || i === name.length - 1 || name.indexOf(":", i + 1) !== -1) return name;
@@ -42,8 +42,23 @@ class Parser {
   // the end of a large document every time.
   private amp = -1;
   private lt = -1;
+  // Likewise for ']]>', which text may not contain.
+  private cdEnd = -1;
+  /**
+   * Whether the document holds a CR at all. Line ends are normalised (XML 1.0 §2.11) value by value, and
+   * only in documents that have one: CR LF indentation, the usual case, is trimmed away unread.
+   */
+  private readonly crs: boolean;
+  /**
+   * The current text run so far, once a comment, processing instruction or CDATA section has interrupted
+   * it; undefined otherwise. A run ends only at an element tag: comments and PIs are not there
+   * (`a <!-- c --> b` reads "a  b") and CDATA is text.
+   */
+  private run: string | undefined = undefined;
 
-  constructor(private readonly src: string) {}
+  constructor(private readonly src: string) {
+    this.crs = src.indexOf("\r") !== -1;
+  }
 
   private nextAmp(from: number): number {
     if (this.amp < from) {
@@ -61,6 +76,20 @@ class Parser {
     return this.lt;
   }
 
+  private nextCdEnd(from: number): number {
+    if (this.cdEnd < from) {
+      const i = this.src.indexOf("]]>", from);
+      this.cdEnd = i === -1 ? this.src.length : i;
+    }
+    return this.cdEnd;
+  }
+
+  /** Literal text src[from, to), line ends normalised. */
+  private literalText(from: number, to: number): string {
+    const v = this.src.slice(from, to);
+    return this.crs && v.indexOf("\r") !== -1 ? lineEnds(v) : v;
+  }
+
   private fail(problem: string, at = this.pos): never {
     throw notWellFormed(this.src, at, problem);
   }
@@ -72,19 +101,27 @@ class Parser {
     if (src.startsWith("<?xml") && (isSpace(src.charCodeAt(5)) || src.charCodeAt(5) === QUESTION)) this.skipPi(0);
     while (this.pos < src.length) {
       const lt = this.nextLt(this.pos);
-      if (lt > this.pos) this.textRun(this.pos, lt);
-      if (lt === src.length) break;
       const c = src.charCodeAt(lt + 1);
-      if (c === SLASH) this.closeTag(lt);
-      else if (c === BANG) this.bang(lt);
+      const markup = c === BANG || c === QUESTION; // not an element tag: the text run goes on after it
+      if (lt > this.pos) {
+        if (markup || this.run !== undefined) this.textPiece(this.pos, lt);
+        else this.textRun(this.pos, lt);
+      }
+      if (lt === src.length) break;
+      if (c === BANG) this.bang(lt);
       else if (c === QUESTION) this.skipPi(lt);
-      else this.openTag(lt);
+      else {
+        if (this.run !== undefined) this.endRun();
+        if (c === SLASH) this.closeTag(lt);
+        else this.openTag(lt);
+      }
     }
     if (this.open.length > 0) this.fail(`element <${this.openRaw[this.open.length - 1]}> is not closed`);
     if (!this.doc.children) throw new XmlError("XML has no root element");
     return this.doc;
   }
 
+  /** A whole text run (between two element tags), the usual case: trimmed before it is sliced. */
   private textRun(from: number, to: number): void {
     const src = this.src;
     let s = from;
@@ -96,10 +133,33 @@ class Parser {
       return;
     }
     if (this.cur === this.doc) this.fail("text outside the root element", s);
+    if (this.nextCdEnd(s) < e) this.fail("']]>' is not allowed in text", this.cdEnd);
     const amp = this.nextAmp(s);
-    const value = (amp < e ? decodeReferences(src, s, e, amp) : src.slice(s, e)).trim();
+    const value = (amp < e ? decodeReferences(src, s, e, amp, this.crs ? lineEnds : undefined) : this.literalText(s, e)).trim();
     if (value) this.cur.text = this.cur.text ? this.cur.text + value : value;
     this.pos = to;
+  }
+
+  /** Part of a text run that a comment, PI or CDATA section interrupts: kept untrimmed until the run ends. */
+  private textPiece(from: number, to: number): void {
+    const src = this.src;
+    if (this.cur === this.doc) {
+      let s = from;
+      while (s < to && isSpace(src.charCodeAt(s))) s++;
+      if (s < to) this.fail("text outside the root element", s);
+    } else {
+      if (this.nextCdEnd(from) < to) this.fail("']]>' is not allowed in text", this.cdEnd);
+      const amp = this.nextAmp(from);
+      const piece = amp < to ? decodeReferences(src, from, to, amp, this.crs ? lineEnds : undefined) : this.literalText(from, to);
+      this.run = this.run === undefined ? piece : this.run + piece;
+    }
+    this.pos = to;
+  }
+
+  private endRun(): void {
+    const value = this.run!.trim();
+    if (value) this.cur.text = this.cur.text ? this.cur.text + value : value;
+    this.run = undefined;
   }
 
   /** Scans a name starting at `at`; returns its end. */
@@ -148,10 +208,16 @@ class Parser {
       if (lessThan < close) this.fail(`'<' in the value of attribute ${attrName} of <${raw}>`, lessThan);
       if (rawAttrNames?.has(attrName)) this.fail(`attribute ${attrName} of <${raw}> is repeated`, i);
       (rawAttrNames ??= new Set()).add(attrName);
-      // Namespace declarations are not data (and the old tree dropped them too).
-      if (attrName !== "xmlns" && !attrName.startsWith("xmlns:")) {
-        const amp = this.nextAmp(i + 1);
-        const value = amp < close ? decodeReferences(src, i + 1, close, amp) : src.slice(i + 1, close);
+      const amp = this.nextAmp(i + 1);
+      // Namespace declarations are not data: checked like any value, then left out.
+      if (attrName === "xmlns" || attrName.startsWith("xmlns:")) {
+        if (amp < close) decodeReferences(src, i + 1, close, amp);
+      } else {
+        // Attribute-value normalisation (XML 1.0 §3.3.3): a literal tab or line end reads as a space.
+        let value = src.slice(i + 1, close);
+        const spaced = value.indexOf("\n") !== -1 || value.indexOf("\t") !== -1 || (this.crs && value.indexOf("\r") !== -1);
+        if (amp < close) value = decodeReferences(src, i + 1, close, amp, spaced ? attrSpaces : undefined);
+        else if (spaced) value = attrSpaces(value);
         (node.attrs ??= []).push(localName(attrName), value);
       }
       i = close + 1;
@@ -194,6 +260,9 @@ class Parser {
     if (src.startsWith("<!--", lt)) {
       const end = src.indexOf("-->", lt + 4);
       if (end === -1) this.fail("comment is not closed", lt);
+      // XML 1.0 §2.5: no '--' inside a comment, and none right before its closing '-->'.
+      const dashes = src.indexOf("--", lt + 4);
+      if (dashes < end || src.charCodeAt(end - 1) === DASH && end > lt + 4) this.fail("'--' inside a comment", dashes < end ? dashes : end - 1);
       this.pos = end + 3;
       return;
     }
@@ -201,9 +270,9 @@ class Parser {
       if (this.cur === this.doc) this.fail("CDATA section outside the root element", lt);
       const end = src.indexOf("]]>", lt + 9);
       if (end === -1) this.fail("CDATA section is not closed", lt);
-      // Character data verbatim: no reference is decoded inside CDATA.
-      const value = src.slice(lt + 9, end).trim();
-      if (value) this.cur.text = this.cur.text ? this.cur.text + value : value;
+      // Character data verbatim, no reference decoded; part of the text run it sits in.
+      const value = this.literalText(lt + 9, end);
+      this.run = this.run === undefined ? value : this.run + value;
       this.pos = end + 3;
       return;
     }
@@ -212,13 +281,21 @@ class Parser {
     this.fail("unexpected '<!'", lt);
   }
 
-  /** A processing instruction, skipped; `<?xml ...?>` only as the very first thing of the document. */
+  /**
+   * A processing instruction, skipped; also the XML declaration `<?xml ...?>`, which may only open the
+   * document (its content is not read: the bytes were decoded as UTF-8 whatever it says).
+   */
   private skipPi(lt: number): void {
     const src = this.src;
     const targetEnd = this.nameEnd(lt + 2, "processing instruction");
-    if (lt > 0 && targetEnd - lt - 2 === 3 && src.slice(lt + 2, targetEnd).toLowerCase() === "xml") {
-      this.fail("XML declaration allowed only at the start of the document", lt);
+    if (targetEnd - lt - 2 === 3) {
+      const target = src.slice(lt + 2, targetEnd);
+      // Targets spelt xml in any case are reserved (XML 1.0 §2.6); only the declaration uses one.
+      if (target.toLowerCase() === "xml" && (lt > 0 || target !== "xml")) {
+        this.fail(target === "xml" ? "XML declaration allowed only at the start of the document" : `processing instruction target ${target} is reserved`, lt);
+      }
     }
+    if (!isSpace(src.charCodeAt(targetEnd)) && !src.startsWith("?>", targetEnd)) this.fail("unexpected character after a processing instruction target", targetEnd);
     const end = src.indexOf("?>", targetEnd);
     if (end === -1) this.fail("processing instruction is not closed", lt);
     this.pos = end + 2;

@@ -47,14 +47,28 @@ function find(src: string, ch: number, from: number, to: number): number {
   return from;
 }
 
-/** src[from, to) with every reference replaced; `first` is the position of its first `&`. */
-export function decodeReferences(src: string, from: number, to: number, first: number): string {
+/** A rewrite of literal text (what lies between references): referenced characters never go through it. */
+export type Literal = (s: string) => string;
+
+/** Line-end normalisation (XML 1.0 §2.11): CR LF and a lone CR read as LF. */
+export const lineEnds: Literal = (s) => s.replace(/\r\n?/g, "\n");
+
+/** Attribute-value normalisation (XML 1.0 §3.3.3), after line ends: a tab or line end reads as a space. */
+export const attrSpaces: Literal = (s) => s.replace(/\r\n|[\t\n\r]/g, " ");
+
+/**
+ * src[from, to) with every reference replaced; `first` is the position of its first `&`. `literal`, when
+ * given, rewrites the text around the references, so &#13; stays a CR and &#9; a tab.
+ */
+export function decodeReferences(src: string, from: number, to: number, first: number, literal?: Literal): string {
   let out = "";
   for (let amp = first; amp < to; amp = find(src, 38, from, to)) {
     const semi = find(src, 59, amp + 1, to); // ;
     if (semi === to) throw notWellFormed(src, amp, "'&' is not part of a reference (write &amp;)");
-    out += src.slice(from, amp) + resolve(src, amp, semi);
+    const text = src.slice(from, amp);
+    out += (literal ? literal(text) : text) + resolve(src, amp, semi);
     from = semi + 1;
   }
-  return out + src.slice(from, to);
+  const text = src.slice(from, to);
+  return out + (literal ? literal(text) : text);
 }

@@ -18,8 +18,8 @@ export function parseXml(bytes: Uint8Array): XmlNode {
   return parseDocument(text);
 }
 
-// A leaf holding only text is a value, not a place to look further: `child` answers undefined for it, as
-// the object tree of the previous parser did. An empty element is still a (empty) container.
+// A leaf holding only text is a value, not a place to look further: `child` answers undefined for it, so a
+// path never descends into a value. An empty element, or one with attributes, is still a container.
 function isContainer(n: XmlNode): boolean {
   return n.children !== undefined || n.attrs !== undefined || n.text === "";
 }
@@ -48,7 +48,7 @@ export function text(node: XmlNode | undefined, ...path: string[]): string {
   return walk(node, path)?.text ?? "";
 }
 
-/** An attribute of a node (local name), trimmed; "" when absent. Two prefixes on one local name: the last wins, as before. */
+/** An attribute of a node (local name), trimmed; "" when absent. When prefixes give two attributes one local name, the last wins. */
 export function attr(node: XmlNode | undefined, name: string): string {
   const attrs = node?.attrs;
   if (attrs === undefined) return "";
