@@ -2,8 +2,11 @@
 // against the Prometheus Operator's schemas, scrapes every service's metrics port, and every alert is
 // valid PromQL over series and labels the services really export (a renamed metric breaks this test,
 // not the pager).
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { stringify } from "yaml";
 import { parser } from "@prometheus-io/lezer-promql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT, SERVICE_NAMES } from "../../docker/config-vars.js";
@@ -120,6 +123,19 @@ describe("monitoring component", () => {
     // `up` selects the jobs the PodMonitor names: every service and nothing else.
     const down = rules().find((r) => r.alert === "MalhaServiceDown")!;
     expect(/job=~"([^"]+)"/.exec(down.expr)![1]!.split("|").sort()).toEqual([...SERVICE_NAMES].sort());
+  });
+
+  it("the rule groups pass `promtool check rules` (the spec.groups are a plain Prometheus rules file)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "malha-rules-"));
+    try {
+      const file = join(dir, "rules.yaml");
+      writeFileSync(file, stringify({ groups: one<PrometheusRule>("PrometheusRule").spec.groups }));
+      const r = spawnSync("promtool", ["check", "rules", file], { encoding: "utf8" });
+      if (r.error) throw new Error(`promtool is required (apt-get install prometheus, or bash scripts/stack.sh install): ${r.error.message}`);
+      expect({ status: r.status, out: r.stdout + r.stderr }).toMatchObject({ status: 0, out: expect.stringMatching(/SUCCESS: \d+ rules found/) });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("the checks catch a misspelt metric, an unknown label and broken PromQL", () => {
