@@ -68,6 +68,7 @@ export async function runService(
     log,
     metrics,
     maxTimeoutMs: config.maxRpcTimeoutMs,
+    accessLog: config.accessLog,
   }).catch((err: unknown) => exitCannotListen(name, "gRPC", config.host, config.port, err));
   const metricsServer = config.metricsEnabled
     ? await serveMetrics(metrics, config.metricsHost, config.metricsPort).catch((err: unknown) =>

@@ -15,6 +15,8 @@ export interface RuntimeConfig {
   shutdownDrainMs: number;
   shutdownTimeoutMs: number;
   maxRpcTimeoutMs: number;
+  /** One info line per RPC (RPC_ACCESS_LOG). */
+  accessLog: boolean;
 }
 
 export interface RuntimeDefaults {
@@ -40,5 +42,6 @@ export function readRuntimeConfig(env: EnvReader, defaults: RuntimeDefaults): Ru
     shutdownDrainMs: env.durationMs("SHUTDOWN_DRAIN_SECONDS", { default: 2000, maxSeconds: 300 }),
     shutdownTimeoutMs: env.durationMs("SHUTDOWN_TIMEOUT_SECONDS", { default: 20_000, maxSeconds: 3600 }),
     maxRpcTimeoutMs: env.durationMs("RPC_MAX_TIMEOUT_SECONDS", { default: 0, maxSeconds: 86_400 }),
+    accessLog: env.bool("RPC_ACCESS_LOG", { default: true }),
   };
 }

@@ -107,6 +107,42 @@ describe("RPC runtime", () => {
     expect(JSON.stringify(logged)).toContain("ER_ACCESS_DENIED");
   });
 
+  it("writes one access line per RPC at info: method, code, duration, request id, caller, peer", async () => {
+    const { baseUrl, lines, server } = await start([
+      serve(VaultService, {
+        getCertificate: () => ({}),
+        listCertificates: () => {
+          throw new ConnectError("ibge must be 7 digits", Code.InvalidArgument);
+        },
+      }),
+    ]);
+    server.health.setAll(Status.SERVING);
+    const vault = createClient(VaultService, createGrpcTransport({ baseUrl }));
+    await vault.getCertificate({ id: "1" }, { headers: { "x-request-id": "acc-1" } });
+    await vault.listCertificates({}, { headers: { "x-request-id": "acc-2" } }).catch(() => undefined);
+    await createClient(Health, createGrpcTransport({ baseUrl })).check({});
+    const access = lines.filter((l) => l.msg === "rpc");
+    expect(access.filter((l) => l.level === "info")).toEqual([
+      expect.objectContaining({ requestId: "acc-1", rpc: "malha.vault.v1.VaultService/GetCertificate", code: "OK", protocol: "grpc", caller: null, peer: expect.stringMatching(/^127\.0\.0\.1:\d+$/) }),
+      expect.objectContaining({ requestId: "acc-2", rpc: "malha.vault.v1.VaultService/ListCertificates", code: "InvalidArgument" }),
+    ]);
+    for (const l of access) expect(typeof l.durationMs, JSON.stringify(l)).toBe("number");
+    // Probes' health checks go to debug, so they do not drown the log.
+    expect(access.filter((l) => l.rpc === "grpc.health.v1.Health/Check").map((l) => l.level)).toEqual(["debug"]);
+  });
+
+  it("with the access log off (RPC_ACCESS_LOG=false) logs only failures at info and above", async () => {
+    const { baseUrl, lines } = await start(
+      [serve(VaultService, { getCertificate: () => ({}), listCertificates: () => { throw new ConnectError("no", Code.NotFound); } })],
+      { accessLog: false },
+    );
+    const vault = createClient(VaultService, createGrpcTransport({ baseUrl }));
+    await vault.getCertificate({ id: "1" });
+    await vault.listCertificates({}).catch(() => undefined);
+    const loud = lines.filter((l) => l.level !== "debug" && typeof l.rpc === "string");
+    expect(loud.map((l) => [l.msg, l.code])).toEqual([["rpc refused", "NotFound"]]);
+  });
+
   it("echoes a caller's request id and makes one up otherwise", async () => {
     const { baseUrl } = await start([serve(VaultService, { getCertificate: () => ({}) })]);
     const vault = createClient(VaultService, createGrpcTransport({ baseUrl }));
@@ -239,7 +275,7 @@ describe("RPC runtime over TLS", () => {
 
   it("serves TLS, and with a client CA requires and exposes the client certificate (mTLS)", async () => {
     const identities: (string | undefined)[] = [];
-    const { server } = await start(
+    const { server, lines } = await start(
       [
         serve(VaultService, {
           getCertificate: (_req, ctx) => {
@@ -258,6 +294,8 @@ describe("RPC runtime over TLS", () => {
     await trusted.client.getCertificate({ id: "1" });
     trusted.close();
     expect(identities).toEqual(["adn-gateway"]);
+    // The access log names the verified caller.
+    expect(lines.find((l) => l.msg === "rpc" && l.rpc === "malha.vault.v1.VaultService/GetCertificate")).toMatchObject({ caller: "adn-gateway", code: "OK" });
 
     for (const tls of [
       { ca: read(pki.caCert) },

@@ -1,11 +1,12 @@
 import type { TLSSocket } from "node:tls";
 import type { DescService } from "@bufbuild/protobuf";
-import { Code, ConnectError, createContextKey, createContextValues, type ServiceImpl } from "@connectrpc/connect";
+import { Code, ConnectError, createContextValues, type ServiceImpl } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { Logger } from "../log/logger.js";
 import { Health } from "../gen/health/v1/health_pb.js";
 import * as reflectionV1 from "../gen/grpc/reflection/v1/reflection_pb.js";
 import * as reflectionV1alpha from "../gen/grpc/reflection/v1alpha/reflection_pb.js";
+import { peerAddressKey, peerIdentityKey } from "./context.js";
 import { HealthRegistry, healthService, ServingStatus } from "./health.js";
 import { serverInterceptor } from "./interceptors.js";
 import { createListener, type TlsFiles } from "./listener.js";
@@ -23,16 +24,7 @@ export function serve<S extends DescService>(service: S, impl: Partial<ServiceIm
   return { service, impl } as unknown as ServedService;
 }
 
-/** The verified identity of an mTLS client, for handlers that authorise by caller. */
-export interface PeerIdentity {
-  subjectCommonName?: string;
-  subjectAltNames: string[];
-  fingerprint256: string;
-}
-
-export const peerIdentityKey = createContextKey<PeerIdentity | undefined>(undefined, {
-  description: "mTLS client certificate identity",
-});
+export { peerIdentityKey, type PeerIdentity } from "./context.js";
 
 export interface RpcServerOptions {
   services: ServedService[];
@@ -45,6 +37,8 @@ export interface RpcServerOptions {
   maxTimeoutMs?: number;
   /** Largest single message accepted; streaming RPCs chunk larger payloads. */
   readMaxBytes?: number;
+  /** One info line per RPC (RPC_ACCESS_LOG); default on. */
+  accessLog?: boolean;
 }
 
 export interface RpcServer {
@@ -73,10 +67,11 @@ export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer>
     // cost the gateway and the coordinator 5–8% of their CPU (bench/README.md).
     acceptCompression: [],
     shutdownSignal: shutdownController.signal,
-    interceptors: [serverInterceptor(opts.log, opts.metrics)],
+    interceptors: [serverInterceptor(opts.log, opts.metrics, { accessLog: opts.accessLog ?? true })],
     contextValues: (req) => {
       const values = createContextValues();
       const socket = req.socket as Partial<TLSSocket>;
+      if (req.socket.remoteAddress) values.set(peerAddressKey, `${req.socket.remoteAddress}:${req.socket.remotePort}`);
       if (opts.tls?.clientCa && typeof socket.getPeerCertificate === "function") {
         const cert = socket.getPeerCertificate();
         if (cert && cert.fingerprint256) {
