@@ -60,10 +60,10 @@ function entrypoint(args: string[], env: Record<string, string>): Started {
   return { proc, output, exited: new Promise((resolve) => proc.once("exit", (code) => resolve(code))) };
 }
 
-async function serving(started: Started, name: string): Promise<{ port: number; metricsPort: number }> {
+async function serving(started: Started, name: string): Promise<{ port: number; metricsPort: number; http1Port?: number }> {
   for (;;) {
     const line = started.output.join("").split("\n").find((l) => l.includes('"msg":"serving"'));
-    if (line) return JSON.parse(line) as { port: number; metricsPort: number };
+    if (line) return JSON.parse(line) as { port: number; metricsPort: number; http1Port?: number };
     const exited = await Promise.race([started.exited.then((code) => ({ code })), new Promise<undefined>((r) => setTimeout(() => r(undefined), 50))]);
     if (exited) throw new Error(`${name} exited with ${exited.code}:\n${started.output.join("")}`);
   }
@@ -92,7 +92,8 @@ describe("docker/entrypoint.js on the compiled output", () => {
     if (!natsUrl) throw new Error("NATS_URL is not set: export the stack env (`bash scripts/stack.sh env`)");
     const env: Record<MeshServiceName, Record<string, string>> = {
       vault: { MYSQL_URL: db.url, NFSE_MASTER_KEY: Buffer.alloc(32, 7).toString("base64") },
-      store: { MYSQL_URL: db.url },
+      // The store also opens the plaintext HTTP/1.1 listener (HTTP1_PORT), checked below with fetch (HTTP/1.1).
+      store: { MYSQL_URL: db.url, HTTP1_PORT: "0" },
       artifacts: { MYSQL_URL: db.url, ARTIFACT_DIR: join(image, "artifacts"), ARTIFACT_LINK_SECRET: "x".repeat(32), ARTIFACT_HTTP_PORT: "0" },
       "adn-gateway": {},
       coordinator: { NATS_URL: natsUrl, COORDINATOR_LEASE_BUCKET: `leases_img_${process.pid}`, STORE_URL: "http://127.0.0.1:1", VAULT_URL: "http://127.0.0.1:1", ADN_GATEWAY_URL: "http://127.0.0.1:1" },
@@ -101,7 +102,11 @@ describe("docker/entrypoint.js on the compiled output", () => {
     const started = SERVICE_NAMES.map((name) => ({ name, s: entrypoint([name], { GRPC_PORT: "0", ...env[name] }) }));
     const ports = new Map<MeshServiceName, number>();
     for (const { name, s } of started) {
-      const { port: p, metricsPort } = await serving(s, name);
+      const { port: p, metricsPort, http1Port } = await serving(s, name);
+      if (name === "store") {
+        const res = await fetch(`http://127.0.0.1:${http1Port}/grpc.health.v1.Health/Check`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+        expect(await res.json()).toEqual({ status: "SERVING" });
+      } else expect(http1Port, name).toBeUndefined();
       ports.set(name, p);
       expect(await healthcheck(p), name).toEqual({ code: 0, out: "SERVING" });
       expect(await healthcheck(p, TYPE_NAMES[name]), name).toEqual({ code: 0, out: "SERVING" });

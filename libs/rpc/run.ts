@@ -69,6 +69,7 @@ export async function runService(
     metrics,
     maxTimeoutMs: config.maxRpcTimeoutMs,
     accessLog: config.accessLog,
+    ...(config.http1 ? { http1: config.http1 } : {}),
   }).catch((err: unknown) => exitCannotListen(name, "gRPC", config.host, config.port, err));
   const metricsServer = config.metricsEnabled
     ? await serveMetrics(metrics, config.metricsHost, config.metricsPort).catch((err: unknown) =>
@@ -91,6 +92,7 @@ export async function runService(
   log.info(
     {
       port: server.port,
+      ...(server.http1Port === undefined ? {} : { http1Port: server.http1Port }),
       metricsPort: typeof metricsAddress === "object" && metricsAddress ? metricsAddress.port : undefined,
       tls: config.tls ? (config.tls.clientCa ? "mtls" : "tls") : "none",
       services: built.services.map((s) => s.service.typeName),

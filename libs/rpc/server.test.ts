@@ -1,8 +1,9 @@
+import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { create } from "@bufbuild/protobuf";
 import { Writable } from "node:stream";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
-import { createGrpcTransport } from "@connectrpc/connect-node";
+import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { afterEach, describe, expect, it } from "vitest";
 import { createMeshTls } from "../../test/support/mesh-tls.js";
 import { Health, HealthCheckResponse_ServingStatus as Status } from "../gen/health/v1/health_pb.js";
@@ -266,6 +267,67 @@ describe("RPC runtime", () => {
     } finally {
       http.close();
     }
+  });
+});
+
+describe("RPC runtime on a plaintext HTTP/1.1 port (HTTP1_PORT)", () => {
+  const curl = (args: string[]) =>
+    new Promise<{ code: number; out: string }>((resolve) =>
+      execFile("curl", ["-sS", "--http1.1", "-i", ...args], (err, stdout, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, out: stdout + stderr })),
+    );
+
+  it("answers plain curl (HTTP/1.1, no TLS, no prior knowledge) with Connect/JSON, while the main port stays h2c", async () => {
+    const { server, lines } = await start([serve(VaultService, { getCertificate: (req) => ({ certificate: { id: req.id, ibge: "3550308" } }) })], {
+      http1: { host: "127.0.0.1", port: 0 },
+    });
+    server.health.setAll(Status.SERVING);
+    expect(server.http1Port).toBeGreaterThan(0);
+    expect(server.http1Port).not.toBe(server.port);
+    const health = await curl(["-H", "content-type: application/json", "-d", "{}", `http://127.0.0.1:${server.http1Port}/grpc.health.v1.Health/Check`]);
+    expect(health.code, health.out).toBe(0);
+    expect(health.out).toMatch(/^HTTP\/1\.1 200 OK\r?$/m);
+    expect(health.out.trim().split("\n").at(-1)).toBe('{"status":"SERVING"}');
+    const cert = await curl(["-H", "content-type: application/json", "-H", "x-request-id: h1-curl", "-d", '{"id":"7"}', `http://127.0.0.1:${server.http1Port}/malha.vault.v1.VaultService/GetCertificate`]);
+    expect(cert.out.trim().split("\n").at(-1)).toBe('{"certificate":{"id":"7","ibge":"3550308"}}');
+    expect(lines.find((l) => l.msg === "rpc" && l.requestId === "h1-curl")).toMatchObject({ code: "OK", protocol: "connect", level: "info" });
+    // A Connect error is JSON with the HTTP status Connect maps the code to.
+    const bad = await curl(["-H", "content-type: application/json", "-d", '{"id":', `http://127.0.0.1:${server.http1Port}/malha.vault.v1.VaultService/GetCertificate`]);
+    expect(bad.out).toMatch(/^HTTP\/1\.1 400 /m);
+    expect(bad.out).toMatch(/"code":"invalid_argument"/);
+    // The main port is still HTTP/2 only: curl without prior knowledge gets no HTTP/1.1 answer there.
+    const main = await curl(["-H", "content-type: application/json", "-d", "{}", `http://127.0.0.1:${server.port}/grpc.health.v1.Health/Check`]);
+    expect(main.out).not.toMatch(/^HTTP\/1\.1 200/m);
+  });
+
+  it("serves Connect and gRPC-Web clients over HTTP/1.1 (what a browser speaks), and refuses gRPC, which needs HTTP/2", async () => {
+    const { server, lines } = await start([serve(VaultService, { getCertificate: (req) => ({ certificate: { id: req.id } }) })], {
+      http1: { host: "127.0.0.1", port: 0 },
+    });
+    const baseUrl = `http://127.0.0.1:${server.http1Port}`;
+    const connect = createClient(VaultService, createConnectTransport({ baseUrl, httpVersion: "1.1" }));
+    expect((await connect.getCertificate({ id: "1" })).certificate?.id).toBe("1");
+    const grpcWeb = createClient(VaultService, createGrpcWebTransport({ baseUrl, httpVersion: "1.1" }));
+    expect((await grpcWeb.getCertificate({ id: "2" }, { headers: { "x-request-id": "h1-web" } })).certificate?.id).toBe("2");
+    expect(lines.find((l) => l.msg === "rpc" && l.requestId === "h1-web")).toMatchObject({ protocol: "grpc-web" });
+    const grpc = createClient(VaultService, createGrpcTransport({ baseUrl }));
+    await expect(grpc.getCertificate({ id: "3" }, { timeoutMs: 5000 })).rejects.toBeInstanceOf(ConnectError);
+  });
+
+  it("shuts down with idle keep-alive connections open", async () => {
+    const { server } = await start([serve(VaultService, { getCertificate: () => ({}) })], { http1: { host: "127.0.0.1", port: 0 } });
+    const { Agent, request } = await import("undici");
+    const agent = new Agent({ keepAliveTimeout: 60_000 });
+    const res = await request(`http://127.0.0.1:${server.http1Port}/malha.vault.v1.VaultService/GetCertificate`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+      dispatcher: agent,
+    });
+    expect(res.statusCode).toBe(200);
+    await res.body.text();
+    // Resolves without waiting for the shutdown timeout's forced close (a hung close() would time the test out).
+    await server.shutdown({ drainMs: 0, timeoutMs: 30_000 });
+    await agent.close();
   });
 });
 

@@ -1,3 +1,4 @@
+import type { Server as NetServer } from "node:net";
 import type { TLSSocket } from "node:tls";
 import type { DescService } from "@bufbuild/protobuf";
 import { Code, ConnectError, createContextValues, type ServiceImpl } from "@connectrpc/connect";
@@ -9,7 +10,7 @@ import * as reflectionV1alpha from "../gen/grpc/reflection/v1alpha/reflection_pb
 import { peerAddressKey, peerIdentityKey } from "./context.js";
 import { HealthRegistry, healthService, ServingStatus } from "./health.js";
 import { serverInterceptor } from "./interceptors.js";
-import { createListener, type TlsFiles } from "./listener.js";
+import { createHttp1Listener, createListener, type TlsFiles } from "./listener.js";
 import type { Metrics } from "./metrics.js";
 import { reflectionServices } from "./reflection.js";
 
@@ -39,10 +40,14 @@ export interface RpcServerOptions {
   readMaxBytes?: number;
   /** One info line per RPC (RPC_ACCESS_LOG); default on. */
   accessLog?: boolean;
+  /** A second, plaintext HTTP/1.1 listener (HTTP1_HOST/HTTP1_PORT) for Connect/JSON and gRPC-Web. */
+  http1?: { host: string; port: number };
 }
 
 export interface RpcServer {
   readonly port: number;
+  /** The HTTP/1.1 listener's port, when one was asked for. */
+  readonly http1Port?: number;
   readonly health: HealthRegistry;
   /**
    * Graceful stop: NOT_SERVING, wait `drainMs` for load balancers to notice, refuse new connections,
@@ -96,7 +101,7 @@ export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer>
   // checks `errored` before each write, but a response whose client reset the stream only emits 'close'
   // and then swallows writes: without this, the handler of a cancelled server stream that its reader was
   // holding back stays suspended forever, with everything it holds.
-  const listener = createListener((req, res) => {
+  const guarded: typeof handler = (req, res) => {
     res.once("close", () => {
       if (res.writableFinished) return;
       const reset = new ConnectError("the client closed the stream", Code.Aborted);
@@ -104,16 +109,14 @@ export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer>
       if (res.listenerCount("error") > 0) res.emit("error", reset);
     });
     return handler(req, res);
-  }, opts.tls);
-  await new Promise<void>((resolve, reject) => {
-    listener.server.once("error", reject);
-    listener.server.listen(opts.port, opts.host, () => {
-      listener.server.off("error", reject);
-      resolve();
-    });
-  });
-  const address = listener.server.address();
-  const port = typeof address === "object" && address ? address.port : opts.port;
+  };
+  const listener = createListener(guarded, opts.tls);
+  const port = await listen(listener.server, opts.port, opts.host);
+  const http1 = opts.http1 ? createHttp1Listener(guarded) : undefined;
+  const http1Port = http1 && opts.http1 ? await listen(http1, opts.http1.port, opts.http1.host).catch((err: unknown) => {
+    listener.server.close();
+    throw err;
+  }) : undefined;
 
   let stopping: Promise<void> | undefined;
   const shutdown = ({ drainMs, timeoutMs }: { drainMs: number; timeoutMs: number }) => {
@@ -121,21 +124,38 @@ export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer>
       health.setAll(ServingStatus.NOT_SERVING);
       await sleep(drainMs);
       health.close();
-      const closed = new Promise<void>((resolve) => listener.server.close(() => resolve()));
+      const closed = Promise.all([
+        new Promise<void>((resolve) => listener.server.close(() => resolve())),
+        new Promise<void>((resolve) => (http1 ? http1.close(() => resolve()) : resolve())),
+      ]).then(() => undefined);
       // GOAWAY: sessions finish their open streams and then close, instead of waiting for the client.
       for (const session of listener.sessions) session.close();
+      // HTTP/1.1 keep-alive connections without a request in flight would hold close() open.
+      http1?.closeIdleConnections();
       const timedOut = await Promise.race([closed.then(() => false), sleep(timeoutMs).then(() => true)]);
       if (timedOut) {
         opts.log.warn({ sessions: listener.sessions.size }, "shutdown timeout: aborting in-flight calls");
         shutdownController.abort();
         for (const session of listener.sessions) session.destroy();
+        http1?.closeAllConnections();
         await Promise.race([closed, sleep(1000)]);
       }
     })();
     return stopping;
   };
 
-  return { port, health, shutdown };
+  return { port, ...(http1Port === undefined ? {} : { http1Port }), health, shutdown };
+}
+
+function listen(server: NetServer, port: number, host: string): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      const address = server.address();
+      resolve(typeof address === "object" && address ? address.port : port);
+    });
+  });
 }
 
 function sleep(ms: number): Promise<void> {
