@@ -6,6 +6,7 @@ import { Metrics, serveMetrics } from "./metrics.js";
 import { MESH, type MeshServiceName } from "./mesh.js";
 import { readRuntimeConfig, type RuntimeConfig } from "./runtime-config.js";
 import { startRpcServer, type RpcServer, type ServedService } from "./server.js";
+import { startTracing } from "../tracing/sdk.js";
 import { useNodeTextEncoding } from "./text-encoding.js";
 
 /** sysexits EX_CONFIG: systemd units can use it to stop restarting a misconfigured service. */
@@ -42,6 +43,8 @@ export async function runService(
   setup: (ctx: ServiceContext) => ServiceSetup | Promise<ServiceSetup>,
 ): Promise<RunningService> {
   useNodeTextEncoding();
+  // Before anything opens a span; off unless OTEL_* configures an exporter.
+  const tracing = startTracing(name);
   const env = new EnvReader(process.env);
   let config: RuntimeConfig;
   let log: Logger;
@@ -95,6 +98,7 @@ export async function runService(
       ...(server.http1Port === undefined ? {} : { http1Port: server.http1Port }),
       metricsPort: typeof metricsAddress === "object" && metricsAddress ? metricsAddress.port : undefined,
       tls: config.tls ? (config.tls.clientCa ? "mtls" : "tls") : "none",
+      tracing: tracing !== undefined,
       services: built.services.map((s) => s.service.typeName),
     },
     "serving",
@@ -107,6 +111,8 @@ export async function runService(
       await server.shutdown({ drainMs: config.shutdownDrainMs, timeoutMs: config.shutdownTimeoutMs });
       await built.close?.();
       await new Promise<void>((resolve) => (metricsServer ? metricsServer.close(() => resolve()) : resolve()));
+      // The last spans (this shutdown's calls among them) leave before the process does.
+      await tracing?.shutdown().catch((err: unknown) => log.warn({ err }, "tracing: could not flush the last spans"));
       log.info("stopped");
     })());
 

@@ -9,6 +9,7 @@ import * as reflectionV1 from "../gen/grpc/reflection/v1/reflection_pb.js";
 import * as reflectionV1alpha from "../gen/grpc/reflection/v1alpha/reflection_pb.js";
 import { peerAddressKey, peerIdentityKey } from "./context.js";
 import { HealthRegistry, healthService, ServingStatus } from "./health.js";
+import { tracingServerInterceptor } from "../tracing/rpc.js";
 import { serverInterceptor } from "./interceptors.js";
 import { createHttp1Listener, createListener, type TlsFiles } from "./listener.js";
 import type { Metrics } from "./metrics.js";
@@ -72,7 +73,8 @@ export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer>
     // cost the gateway and the coordinator 5–8% of their CPU (bench/README.md).
     acceptCompression: [],
     shutdownSignal: shutdownController.signal,
-    interceptors: [serverInterceptor(opts.log, opts.metrics, { accessLog: opts.accessLog ?? true })],
+    // Tracing first, so the request scope, its log lines and the handler run inside the call's span.
+    interceptors: [tracingServerInterceptor(), serverInterceptor(opts.log, opts.metrics, { accessLog: opts.accessLog ?? true })],
     contextValues: (req) => {
       const values = createContextValues();
       const socket = req.socket as Partial<TLSSocket>;
