@@ -73,7 +73,11 @@ export async function runService(
     maxTimeoutMs: config.maxRpcTimeoutMs,
     accessLog: config.accessLog,
     ...(config.http1 ? { http1: config.http1 } : {}),
-  }).catch((err: unknown) => exitCannotListen(name, "gRPC", config.host, config.port, err));
+  }).catch((err: unknown) =>
+    (err as { listener?: string }).listener === "http1" && config.http1
+      ? exitCannotListen(name, "HTTP/1.1", config.http1.host, config.http1.port, err)
+      : exitCannotListen(name, "gRPC", config.host, config.port, err),
+  );
   const metricsServer = config.metricsEnabled
     ? await serveMetrics(metrics, config.metricsHost, config.metricsPort).catch((err: unknown) =>
         exitCannotListen(name, "metrics", config.metricsHost, config.metricsPort, err),
