@@ -15,6 +15,7 @@ interface ComposeService {
   read_only?: boolean;
   cap_drop?: string[];
   network_mode?: string;
+  volumes?: (string | { type: string; source?: string; bind?: { create_host_path?: boolean } })[];
 }
 interface ComposeFile {
   services: Record<string, ComposeService>;
@@ -92,5 +93,23 @@ describe("docker/compose.yaml", () => {
         if (/SECRET|MASTER_KEY|PASSWORD/.test(key)) expect(value, key).toMatch(/^\$\{[A-Z_]+(:\?[^}]*)?\}$/);
       }
     }
+  });
+
+  it("the guides give every step `up` needs: each file bind-mounted without create_host_path, and Compose v2", () => {
+    const mustExist = Object.values(compose.services).flatMap((svc) =>
+      (svc.volumes ?? []).flatMap((v) => (typeof v === "object" && v.type === "bind" && v.bind?.create_host_path === false && v.source ? [v.source] : [])),
+    );
+    expect(mustExist).toEqual(["./billing-tenant-tokens"]);
+    for (const guide of ["README.md", "docker/README.md"]) {
+      const doc = readFileSync(join(ROOT, guide), "utf8").replace(/\s+/g, " ");
+      for (const source of mustExist) {
+        // A command that makes the file from its example, from the repository root (where the guides run).
+        const file = join("docker", source);
+        expect(doc, `${guide}: how to make ${file}`).toContain(`cp ${file}.example ${file}`);
+      }
+      expect(doc, `${guide}: which Compose`).toMatch(/Compose v2/);
+      expect(doc, `${guide}: v1 is not enough`).toMatch(/docker-compose` 1\.29/);
+    }
+    for (const source of mustExist) expect(readFileSync(join(ROOT, "docker", `${source}.example`), "utf8").length).toBeGreaterThan(0);
   });
 });

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The two quickstart commands (README):
 #   scripts/dev.sh up     install what is missing, start NATS + MariaDB, the ADN simulator and the six
-#                         services, sync the demo municipalities, leave it running; Ctrl-C stops all
+#                         services, sync the demo municipalities, leave it running; Ctrl-C or SIGTERM
+#                         (to this script, or to the `npm start` that execs it) stops all
 #                         (--exit-when-synced: stop once the demo is synced; the quickstart test uses it)
 #   scripts/dev.sh test   install what is missing, start the stack if it is not running, run the whole suite
 # Both work on a fresh Debian/Ubuntu machine with Node >= 20 (apt-get needs root or sudo).
@@ -33,6 +34,17 @@ stack_env() {
 }
 
 stack_running() { [[ $(bash scripts/stack.sh status) == $'nats up\nmariadb up' ]]; }
+
+# Runs a step as a child and waits for it with `wait`, which a signal interrupts (bash runs a trap only
+# after a foreground command ends: a SIGTERM during the demo's sync would otherwise wait for the sync).
+in_foreground() {
+  local rc=0
+  "$@" &
+  fg_pid=$!
+  wait "$fg_pid" || rc=$?
+  fg_pid=
+  return $rc
+}
 
 cmd_test() {
   ensure_node
@@ -68,7 +80,12 @@ cmd_up() {
   bash scripts/stack.sh start >/dev/null
   stack_env
   local dir=${MALHA_STACK_DIR:-/tmp/malha-stack}
-  local dev=$dir/dev logs=$dir/logs sim_certs=$dir/adn-sim
+  # The logs live beside the stack directory, not in it: stopping removes the stack, and the logs are
+  # what one reads after a stop (or a crash) to learn why. Each start begins them anew.
+  local dev=$dir/dev sim_certs=$dir/adn-sim
+  logs=${MALHA_LOG_DIR:-$dir-logs}
+  mkdir -p "$logs"
+  rm -f "$logs"/*.log
   local municipios=${MALHA_DEMO_MUNICIPIOS:-3550308,3304557,4106902}
   mkdir -p "$dev" "$logs"
   chmod 700 "$dev"
@@ -93,15 +110,21 @@ cmd_up() {
   export BILLING_TENANT_TOKENS_FILE=$dev/billing-tenant-tokens MALHA_BILLING_TOKEN_FILE=$dev/billing-token-demo
   export GRPC_HOST=127.0.0.1 METRICS_HOST=127.0.0.1 SHUTDOWN_DRAIN_SECONDS=0
   export ADN_BASE_URL_PRODUCAO_RESTRITA=https://127.0.0.1:14443 ADN_CA_FILE=$sim_certs/ca.pem
+  fg_pid=
 
   stop_all() {
     trap - INT TERM EXIT
     log "stopping the mesh"
-    ((${#pids[@]})) && kill -TERM "${pids[@]}" 2>/dev/null || true
-    wait "${pids[@]}" 2>/dev/null || true
+    local all=("${pids[@]}" ${fg_pid:+"$fg_pid"})
+    ((${#all[@]})) && kill -TERM "${all[@]}" 2>/dev/null || true
+    wait "${all[@]}" 2>/dev/null || true
     ((started_stack == 0)) || bash scripts/stack.sh stop
+    log "stopped; logs kept in $logs"
   }
-  trap stop_all INT TERM EXIT
+  # A signal stops everything and ends the script (a trap alone would let it carry on after `wait`).
+  trap 'stop_all; exit 130' INT
+  trap 'stop_all; exit 143' TERM
+  trap stop_all EXIT
 
   # The ADN simulator stands in for the real ADN: HTTPS + mTLS with a fresh test PKI in $sim_certs.
   node --import tsx test/adn-sim/main.ts --municipios "$municipios" --certs-dir "$sim_certs" \
@@ -110,12 +133,12 @@ cmd_up() {
   for _ in $(seq 1 200); do grep -q '"adminUrl"' "$logs/adn-sim.log" 2>/dev/null && break; sleep 0.1; done
   grep -q '"adminUrl"' "$logs/adn-sim.log" || { log "the ADN simulator did not start; see $logs/adn-sim.log"; exit 1; }
 
-  npx tsx scripts/migrate.ts
+  in_foreground npx tsx scripts/migrate.ts
   for name in "${SERVICES[@]}"; do
     node --import tsx "services/$name/main.ts" >"$logs/$name.log" 2>&1 &
     pids+=($!)
   done
-  if ! npx tsx scripts/mesh-status.ts --wait 60; then
+  if ! in_foreground npx tsx scripts/mesh-status.ts --wait 60; then
     log "not every service became SERVING; logs are in $logs"
     # The reason is usually one line at the end of a log (a config error, a port already in use).
     for name in "${SERVICES[@]}"; do
@@ -124,17 +147,17 @@ cmd_up() {
     done
     exit 1
   fi
-  npx tsx scripts/demo.ts "$sim_certs" "$municipios"
+  in_foreground npx tsx scripts/demo.ts "$sim_certs" "$municipios"
   if ((exit_when_synced)); then return 0; fi
   cat <<MSG
 
 Malha is up, with the demo municipalities ($municipios) synced from the ADN simulator. Try:
   npx buf curl --protocol grpc --http2-prior-knowledge -d '{}' http://127.0.0.1:50055/malha.coordinator.v1.CoordinatorService/ListFeedStatus
   npx buf curl --protocol grpc --http2-prior-knowledge -d '{"ibge":"3550308","pageSize":3}' http://127.0.0.1:50053/malha.store.v1.StoreService/ListDocuments
-  mariadb -h127.0.0.1 -P33306 -umalha -pmalha malha -e 'SELECT nsu, chave, situacao FROM nfse_documentos_3550308 LIMIT 5'
+  mariadb -h127.0.0.1 -P${MALHA_MYSQL_PORT:-33306} -umalha -pmalha malha -e 'SELECT nsu, chave, situacao FROM nfse_documentos_3550308 LIMIT 5'
   MALHA_VAULT_ADMIN_SECRET_FILE=$dev/vault-admin-secret npx tsx scripts/malha.ts certificates import <ibge> <file.pfx>
   MALHA_BILLING_TOKEN_FILE=$dev/billing-token-demo npx tsx scripts/malha.ts billing jobs create lote.json --wait   # tenant "demo"
-Logs: $logs/<service>.log   Simulator admin: http://127.0.0.1:14480/admin/counters
+Logs: $logs/<service>.log (kept after stopping)   Simulator admin: http://127.0.0.1:14480/admin/counters
 Environment: $(bash scripts/stack.sh env | tr '\n' ' ')
 Press Ctrl-C to stop everything.
 MSG

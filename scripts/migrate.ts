@@ -1,11 +1,14 @@
 // Applies migrations/ (or the directory given) to the database in MYSQL_URL.
 //   usage: tsx scripts/migrate.ts [dir]
 // Exit codes: 0 done, 1 migration refused or failed, 2 bad configuration.
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { projectRoot } from "../libs/config/paths.js";
 import { MigrationError, migrate } from "../libs/db/migrate.js";
 import { MYSQL_URL_FORMAT, MysqlUrlError, createMysqlPool, parseMysqlUrl } from "../libs/db/pool.js";
 
-const DEFAULT_DIR = fileURLToPath(new URL("../migrations", import.meta.url));
+// Found the way the services find it (package.json and migrations/ side by side), so the same default
+// works from source (scripts/) and compiled (dist/scripts/, the image and the systemd layout).
+const DEFAULT_DIR = join(projectRoot(), "migrations");
 
 function describe(err: unknown): string {
   if (err instanceof Error) {

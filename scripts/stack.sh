@@ -26,6 +26,9 @@ install() {
   command -v curl >/dev/null || need+=(curl)
   # Test tool: renders PDFs to PNG so tests can decode the printed barcodes.
   command -v pdftoppm >/dev/null || need+=(poppler-utils)
+  # Test tool: `promtool check metrics` lints every service's /metrics (the package ships it; its
+  # Prometheus server is not started by the install).
+  command -v promtool >/dev/null || need+=(prometheus)
   if ((${#need[@]} == 0)); then log "packages present"; return; fi
   local sudo=; ((EUID == 0)) || sudo=sudo
   log "installing ${need[*]}"

@@ -1,8 +1,10 @@
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { MESH } from "../../libs/rpc/mesh.js";
 import { ROOT, runtimeVariables, SERVICE_NAMES, serviceVariables } from "../../docker/config-vars.js";
-import { render, requireKubectl, validateAll, type K8sObject } from "./render.js";
+import { kubectlVersionOf, render, requireKubectl, validateAll, type K8sObject } from "./render.js";
 
 interface Container {
   name: string;
@@ -26,16 +28,34 @@ interface PodSpec {
 interface Workload extends K8sObject {
   spec: { replicas?: number; template: { spec: PodSpec } };
 }
+interface Peer {
+  podSelector?: { matchLabels?: Record<string, string> };
+  namespaceSelector?: { matchLabels?: Record<string, string> };
+  ipBlock?: { cidr: string; except?: string[] };
+}
 interface Policy extends K8sObject {
   spec: {
-    podSelector: { matchLabels?: Record<string, string> };
+    podSelector: { matchLabels?: Record<string, string>; matchExpressions?: { key: string; operator: string; values: string[] }[] };
     policyTypes?: string[];
     ingress?: { from?: { podSelector?: { matchLabels?: Record<string, string> }; namespaceSelector?: object; ipBlock?: object }[]; ports?: { port: number | string }[] }[];
-    egress?: { to?: { podSelector?: { matchLabels?: Record<string, string> }; ipBlock?: { cidr: string } }[]; ports?: { port: number | string }[] }[];
+    egress?: { to?: Peer[]; ports?: { protocol?: string; port: number | string }[] }[];
   };
 }
 
 const OVERLAYS = ["dev", "prod"] as const;
+/** The image each overlay's `images:` block sets for the six services (and only that one). */
+const IMAGES: Record<(typeof OVERLAYS)[number], string> = { dev: "malha:dev", prod: "registry.example.org/malha:0.1.0" };
+/** Where each overlay's MySQL and NATS are: every egress rule to their ports must name exactly these peers. */
+const DATA_PEERS: Record<(typeof OVERLAYS)[number], { mysql: Peer[]; nats: Peer[] }> = {
+  dev: {
+    mysql: [{ podSelector: { matchLabels: { "app.kubernetes.io/name": "mysql" } } }],
+    nats: [{ podSelector: { matchLabels: { "app.kubernetes.io/name": "nats" } } }],
+  },
+  prod: {
+    mysql: [{ ipBlock: { cidr: "198.51.100.0/24" } }],
+    nats: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "nats" } }, podSelector: { matchLabels: { "app.kubernetes.io/name": "nats" } } }],
+  },
+};
 const rendered: Record<string, K8sObject[]> = {};
 
 beforeAll(() => {
@@ -61,6 +81,13 @@ describe.each(OVERLAYS)("kustomize overlay %s", (overlay) => {
     }
     const namespaces = new Set(rendered[overlay]!.filter((o) => o.kind !== "Namespace").map((o) => o.metadata.namespace));
     expect(namespaces.size).toBe(1);
+  });
+
+  it("runs the overlay's image in every service container (the base sets no image of its own)", () => {
+    for (const name of SERVICE_NAMES) {
+      const images = deployment(overlay, name).spec.template.spec.containers.filter((c) => c.name === name).map((c) => (c as { image?: string }).image);
+      expect(images, name).toEqual([IMAGES[overlay]]);
+    }
   });
 
   it("probes every service with native gRPC health on its own port", () => {
@@ -111,14 +138,36 @@ describe.each(OVERLAYS)("kustomize overlay %s", (overlay) => {
     const policies = of<Policy>(overlay, "NetworkPolicy");
     const denyAll = policies.find((p) => Object.keys(p.spec.podSelector.matchLabels ?? {}).length === 0 && !p.spec.ingress && !p.spec.egress);
     expect(denyAll?.spec.policyTypes?.sort()).toEqual(["Egress", "Ingress"]);
-    const withIpBlock = policies.filter((p) => (p.spec.egress ?? []).some((r) => (r.to ?? []).some((t) => t.ipBlock)));
+    // Any address-based rule but the one to the overlay's MySQL hosts is a rule to the internet.
+    const internet = (r: NonNullable<Policy["spec"]["egress"]>[number]) => (r.to ?? []).some((t) => t.ipBlock) && !(r.ports ?? []).some((x) => x.port === 3306);
+    const withIpBlock = policies.filter((p) => (p.spec.egress ?? []).some(internet));
     expect(withIpBlock.map((p) => p.spec.podSelector.matchLabels?.["app.kubernetes.io/name"]).sort()).toEqual(["adn-gateway", "billing"]);
     for (const p of withIpBlock) {
-      for (const rule of (p.spec.egress ?? []).filter((r) => (r.to ?? []).some((t) => t.ipBlock))) {
+      for (const rule of (p.spec.egress ?? []).filter(internet)) {
         expect(rule.ports).toEqual([{ protocol: "TCP", port: 443 }]);
         const except = (rule.to![0]!.ipBlock as { except?: string[] }).except ?? [];
         for (const cidr of ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16"]) expect(except).toContain(cidr);
       }
+    }
+  });
+
+  it("names the peers of every egress rule: MySQL and NATS only where they are, no port open to any address", () => {
+    const policies = of<Policy>(overlay, "NetworkPolicy");
+    const selected = (p: Policy) =>
+      p.spec.podSelector.matchLabels?.["app.kubernetes.io/name"] ?? p.spec.podSelector.matchExpressions?.find((e) => e.key === "app.kubernetes.io/name" && e.operator === "In")?.values ?? [];
+    for (const p of policies) {
+      for (const rule of p.spec.egress ?? []) expect(rule.to?.length, `${p.metadata.name}: an egress rule without \`to\``).toBeGreaterThan(0);
+    }
+    const rulesTo = (port: number) =>
+      policies.flatMap((p) => (p.spec.egress ?? []).filter((r) => (r.ports ?? []).some((x) => x.port === port)).map((r) => ({ policy: p, rule: r })));
+    for (const [port, peers, clients] of [
+      [3306, DATA_PEERS[overlay].mysql, ["artifacts", "billing", "store", "vault"]],
+      [4222, DATA_PEERS[overlay].nats, ["billing", "coordinator"]],
+    ] as const) {
+      const rules = rulesTo(port);
+      expect(rules.map((r) => r.rule.to), `egress to ${port}`).toEqual([peers]);
+      expect(rules.map((r) => r.rule.ports), `egress to ${port}`).toEqual([[{ protocol: "TCP", port }]]);
+      expect([selected(rules[0]!.policy)].flat().sort(), `who reaches ${port}`).toEqual(clients);
     }
   });
 
@@ -161,5 +210,38 @@ describe("overlay differences", () => {
     expect(devSecrets).toEqual(expect.arrayContaining(["malha-mysql", "malha-nats", "malha-master-key", "malha-vault-credentials", "malha-vault-admin", "malha-billing-tokens"]));
     expect(of("prod", "Secret")).toEqual([]);
     for (const name of ["vault", "store", "coordinator", "adn-gateway", "billing"]) expect(deployment("prod", name).spec.replicas, name).toBe(2);
+  });
+});
+
+describe("deploy/k8s/README.md", () => {
+  it("says what the prod overlay does: lease and queue replicas through NATS_REPLICAS, MySQL and NATS egress by peer", () => {
+    const guide = readFileSync(join(ROOT, "deploy/k8s/README.md"), "utf8").replace(/\s+/g, " ");
+    expect(guide).not.toMatch(/until that is configurable/);
+    expect(guide).toMatch(/`NATS_REPLICAS` sets the replicas of what the services create: the coordinator's lease bucket/);
+    expect(guide).toContain("198.51.100.0/24");
+    expect(guide).not.toMatch(/kubernetes-client` 1\.20 cannot|apt-get install kubernetes-client/);
+  });
+});
+
+describe("requireKubectl", () => {
+  it("refuses a kubectl older than 1.27 (Debian's kubernetes-client) and does not recommend it", () => {
+    const bin = mkdtempSync(join(tmpdir(), "malha-kubectl-"));
+    try {
+      // What Debian 12's kubernetes-client package answers.
+      writeFileSync(join(bin, "kubectl"), `#!/bin/sh\necho '{"clientVersion":{"major":"1","minor":"20","gitVersion":"v1.20.2"}}'\n`);
+      chmodSync(join(bin, "kubectl"), 0o755);
+      let message = "";
+      try {
+        requireKubectl({ ...process.env, PATH: `${bin}:${process.env.PATH}` });
+      } catch (err) {
+        message = (err as Error).message;
+      }
+      expect(message).toMatch(/kubectl 1\.20 is too old: install kubectl >= 1\.27/);
+      expect(message).not.toMatch(/apt-get install kubernetes-client/);
+    } finally {
+      rmSync(bin, { recursive: true, force: true });
+    }
+    expect(kubectlVersionOf('{"clientVersion":{"major":"1","minor":"32+"}}')).toEqual({ major: 1, minor: 32 });
+    expect(kubectlVersionOf("not json")).toBeUndefined();
   });
 });

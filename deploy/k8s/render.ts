@@ -10,14 +10,36 @@ export interface K8sObject {
   [key: string]: unknown;
 }
 
-export function requireKubectl(): void {
+/** The oldest kubectl whose embedded kustomize renders our kustomizations (components, `labels:`). */
+export const MIN_KUBECTL = { major: 1, minor: 27 } as const;
+
+const INSTALL_HINT =
+  "install kubectl >= 1.27 (the upstream binary or the Kubernetes project's package repository; Debian's " +
+  "`kubernetes-client` package is kubectl 1.20, too old to render these kustomizations) and re-run";
+
+/** Parses `kubectl version --client -o json`; undefined when it says nothing usable. */
+export function kubectlVersionOf(json: string): { major: number; minor: number } | undefined {
   try {
-    execFileSync("kubectl", ["version", "--client"], { stdio: "pipe" });
+    const v = (JSON.parse(json) as { clientVersion?: { major?: string; minor?: string } }).clientVersion;
+    const major = Number.parseInt(v?.major ?? "", 10);
+    // Some builds report minor as "32+".
+    const minor = Number.parseInt(v?.minor ?? "", 10);
+    return Number.isNaN(major) || Number.isNaN(minor) ? undefined : { major, minor };
   } catch {
-    throw new Error(
-      "kubectl is required to render the kustomizations (`kubectl kustomize` works offline): " +
-        "install it (Debian: `apt-get install kubernetes-client`, or the upstream binary) and re-run",
-    );
+    return undefined;
+  }
+}
+
+export function requireKubectl(env: NodeJS.ProcessEnv = process.env): void {
+  let out: string;
+  try {
+    out = execFileSync("kubectl", ["version", "--client", "-o", "json"], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], env });
+  } catch {
+    throw new Error(`kubectl is required to render the kustomizations (\`kubectl kustomize\` works offline): ${INSTALL_HINT}`);
+  }
+  const v = kubectlVersionOf(out);
+  if (!v || v.major < MIN_KUBECTL.major || (v.major === MIN_KUBECTL.major && v.minor < MIN_KUBECTL.minor)) {
+    throw new Error(`kubectl ${v ? `${v.major}.${v.minor}` : "(unknown version)"} is too old: ${INSTALL_HINT}`);
   }
 }
 

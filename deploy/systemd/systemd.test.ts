@@ -92,3 +92,28 @@ describe("deploy/systemd units", () => {
     expect(execFileSync("git", ["check-ignore", "-q", "--no-index", "docker/.env"], { cwd: ROOT, stdio: "pipe" }).length).toBe(0);
   });
 });
+
+describe("deploy/systemd/README.md prerequisites", () => {
+  const guide = readFileSync(join(DIR, "README.md"), "utf8");
+  const prerequisites = guide.slice(guide.indexOf("## 1. Prerequisites"), guide.indexOf("## 2."));
+  const semver = (v: string): number[] => v.split(".").map(Number);
+  const atLeast = (a: number[], b: number[]) => (a[0]! - b[0]! || a[1]! - b[1]! || (a[2] ?? 0) - (b[2] ?? 0)) >= 0;
+
+  it("asks for the Node.js package.json requires, and not Debian's nodejs (18.x), which cannot meet it", () => {
+    const engines = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { engines: { node: string } }).engines.node;
+    expect(prerequisites).toContain(`Node.js ≥ ${engines.replace(">=", "")}`);
+    // No install line takes nodejs from Debian's archive as if it were enough.
+    expect(prerequisites).not.toMatch(/apt-get install[^\n]*\bnodejs\b[^\n]*Debian's nodejs/);
+    expect(prerequisites).not.toMatch(/^apt-get install[^\n#]*\bnodejs\b/m);
+    expect(prerequisites).toMatch(/NodeSource/);
+    expect(prerequisites).toMatch(/node --version/);
+  });
+
+  it("asks for a nats-server no newer than the one the test suite runs against (Debian's)", () => {
+    const asked = /NATS with JetStream, server ≥ (\d+\.\d+)/.exec(prerequisites)?.[1];
+    expect(asked, "the guide states a minimum nats-server").toBeDefined();
+    const tested = /v(\d+\.\d+\.\d+)/.exec(execFileSync("nats-server", ["--version"], { encoding: "utf8" }))![1]!;
+    expect(atLeast(semver(tested), semver(asked!)), `guide asks ${asked}, tests run ${tested}`).toBe(true);
+    expect(prerequisites).not.toMatch(/nats-server 2\.10\+/);
+  });
+});

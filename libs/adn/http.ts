@@ -3,6 +3,7 @@
 // body size and one overall deadline per attempt.
 import { createSecureContext, rootCertificates } from "node:tls";
 import { Agent, request } from "undici";
+import { inSpan, SpanKind } from "../tracing/spans.js";
 
 export interface ClientCredentials {
   /** Private key, PEM. Kept in memory only. */
@@ -77,8 +78,20 @@ export class AdnHttpClient {
     return agent;
   }
 
-  /** One GET; throws AdnHttpFailure for timeouts and network errors, rethrows the caller's abort. */
+  /**
+   * One GET in a CLIENT span (no trace header goes to the ADN: it is not ours); throws AdnHttpFailure
+   * for timeouts and network errors, rethrows the caller's abort.
+   */
   async get(pool: Agent, url: string, opts: { timeoutMs: number; signal?: AbortSignal }): Promise<AdnHttpResponse> {
+    const path = new URL(url).pathname;
+    return inSpan(`GET ${path.replace(/\/\d+/g, "/{n}").replace(/\/[0-9A-Za-z]{50}\b/g, "/{chave}")}`, { kind: SpanKind.CLIENT, attributes: { "http.request.method": "GET", "url.full": url } }, async (span) => {
+      const res = await this.fetch(pool, url, opts);
+      span.setAttribute("http.response.status_code", res.status);
+      return res;
+    });
+  }
+
+  private async fetch(pool: Agent, url: string, opts: { timeoutMs: number; signal?: AbortSignal }): Promise<AdnHttpResponse> {
     const timeout = AbortSignal.timeout(opts.timeoutMs);
     const signal = opts.signal ? AbortSignal.any([timeout, opts.signal]) : timeout;
     try {

@@ -1,4 +1,5 @@
 import { pino, type Logger, type DestinationStream } from "pino";
+import { activeTraceIds } from "../tracing/ids.js";
 
 export type { Logger } from "pino";
 
@@ -39,6 +40,8 @@ export function createLogger(opts: LoggerOptions): Logger {
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
       redact: { paths: redactPaths, censor: "[redacted]" },
+      // Every line written while a span is active carries its trace and span ids (none with tracing off).
+      mixin: () => activeTraceIds() ?? {},
     },
     opts.destination ?? pino.destination({ dest: 1, sync: false }),
   );

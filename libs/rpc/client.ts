@@ -2,6 +2,7 @@ import type { DescService } from "@bufbuild/protobuf";
 import { createClient, type CallOptions, type Client, type Interceptor } from "@connectrpc/connect";
 import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import { currentScope } from "./context.js";
+import { tracingClientInterceptor } from "../tracing/rpc.js";
 import { requestIdPropagation } from "./interceptors.js";
 
 export interface ClientTlsOptions {
@@ -51,7 +52,7 @@ export function createServiceClient<S extends DescService>(
   const transport = createGrpcTransport({
     baseUrl: opts.baseUrl,
     sessionManager,
-    interceptors: [requestIdPropagation(), ...(opts.interceptors ?? [])],
+    interceptors: [tracingClientInterceptor(), requestIdPropagation(), ...(opts.interceptors ?? [])],
   });
   const raw = createClient(service, transport);
   const client = new Proxy(raw, {

@@ -1,6 +1,21 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
+import { createContextKey } from "@connectrpc/connect";
 import type { Logger } from "../log/logger.js";
+
+/** The verified identity of an mTLS client, for handlers that authorise by caller. */
+export interface PeerIdentity {
+  subjectCommonName?: string;
+  subjectAltNames: string[];
+  fingerprint256: string;
+}
+
+export const peerIdentityKey = createContextKey<PeerIdentity | undefined>(undefined, {
+  description: "mTLS client certificate identity",
+});
+
+/** The caller's address as the socket sees it (host:port), for the access log. */
+export const peerAddressKey = createContextKey<string | undefined>(undefined, { description: "remote address" });
 
 /** What a handler's outgoing calls inherit from the request being served. */
 export interface RequestScope {

@@ -1,15 +1,36 @@
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import type { Logger } from "../log/logger.js";
-import { currentScope, requestIdFrom, REQUEST_ID_HEADER, runInScope, timeoutMsFrom, type RequestScope } from "./context.js";
+import {
+  currentScope,
+  peerAddressKey,
+  peerIdentityKey,
+  requestIdFrom,
+  REQUEST_ID_HEADER,
+  runInScope,
+  timeoutMsFrom,
+  type RequestScope,
+} from "./context.js";
 import { logLevelOf, toWireError } from "./errors.js";
 import type { Metrics } from "./metrics.js";
 
+export interface ServerInterceptorOptions {
+  /** One info line per RPC (method, code, duration, request id, caller); off: only failures are logged. */
+  accessLog: boolean;
+}
+
+/**
+ * Health checks come from probes and load balancers every few seconds: their access lines go to debug,
+ * or they would drown the calls an operator looks for.
+ */
+const QUIET_SERVICES = new Set(["grpc.health.v1.Health"]);
+
 /**
  * The one server interceptor: opens the request scope (request id, deadline, logger), records metrics,
- * logs the outcome, and turns any failure into a wire-safe ConnectError.
+ * logs the outcome (the access log), and turns any failure into a wire-safe ConnectError.
  */
-export function serverInterceptor(log: Logger, metrics: Metrics): Interceptor {
+export function serverInterceptor(log: Logger, metrics: Metrics, opts: ServerInterceptorOptions = { accessLog: true }): Interceptor {
   return (next) => async (req) => {
+    const started = performance.now();
     const requestId = requestIdFrom(req.header);
     const timeoutMs = timeoutMsFrom(req.header);
     const service = req.service.typeName;
@@ -30,9 +51,20 @@ export function serverInterceptor(log: Logger, metrics: Metrics): Interceptor {
       const code = wire ? Code[wire.code] : "OK";
       metrics.rpcHandled.inc({ service, method, code });
       const level = err === undefined ? undefined : logLevelOf(err);
-      if (level === undefined) scope.log.debug("rpc ok");
-      else if (level === "error") scope.log.error({ err }, "rpc failed unexpectedly");
-      else scope.log[level]({ code, reason: wire?.rawMessage }, "rpc refused");
+      if (level === "error") scope.log.error({ err }, "rpc failed unexpectedly");
+      else if (level !== undefined) scope.log[level]({ code, reason: wire?.rawMessage }, "rpc refused");
+      if (opts.accessLog || level === undefined) {
+        const identity = req.contextValues.get(peerIdentityKey);
+        const line = {
+          code,
+          durationMs: Math.round((performance.now() - started) * 1000) / 1000,
+          protocol: req.requestMethod === "GET" ? "connect" : protocolOf(req.header),
+          caller: identity?.subjectCommonName ?? null,
+          peer: req.contextValues.get(peerAddressKey) ?? null,
+        };
+        if (opts.accessLog && !QUIET_SERVICES.has(service)) scope.log.info(line, "rpc");
+        else scope.log.debug(line, "rpc");
+      }
       wire?.metadata.set(REQUEST_ID_HEADER, requestId);
       return wire;
     };
@@ -95,4 +127,12 @@ export function requestIdPropagation(): Interceptor {
     if (scope && !req.header.has(REQUEST_ID_HEADER)) req.header.set(REQUEST_ID_HEADER, scope.requestId);
     return next(req);
   };
+}
+
+/** Which of the three protocols a call came in on, from its content type (for the access log). */
+function protocolOf(header: Headers): string {
+  const type = header.get("content-type") ?? "";
+  if (type.startsWith("application/grpc-web")) return "grpc-web";
+  if (type.startsWith("application/grpc")) return "grpc";
+  return "connect";
 }

@@ -1,3 +1,4 @@
+import * as http from "node:http";
 import * as http2 from "node:http2";
 import type { connectNodeAdapter } from "@connectrpc/connect-node";
 
@@ -40,4 +41,14 @@ export function createListener(handler: NodeHandlerFn, tls: TlsFiles | undefined
     session.once("close", () => sessions.delete(session));
   });
   return { server, sessions };
+}
+
+/**
+ * The plaintext HTTP/1.1 listener (HTTP1_PORT): Connect/JSON and gRPC-Web for curl and browsers, which
+ * cannot speak h2c with prior knowledge. A port of its own instead of sniffing the h2c port, so the
+ * HTTP/2 port keeps Node's native session reading. gRPC itself needs HTTP/2 and is refused here.
+ */
+export function createHttp1Listener(handler: NodeHandlerFn): http.Server {
+  // Requests are bounded by the handler (readMaxBytes, deadlines); keep-alive lets a browser reuse it.
+  return http.createServer({ keepAlive: true }, handler);
 }

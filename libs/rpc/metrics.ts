@@ -1,6 +1,8 @@
 import { createServer, type Server } from "node:http";
 import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 
+const NON_COUNTER_TOTALS = ["nodejs_active_handles_total", "nodejs_active_requests_total", "nodejs_active_resources_total"];
+
 /** One Prometheus registry per process, with the RPC metrics every service shares. */
 export class Metrics {
   readonly registry = new Registry();
@@ -10,6 +12,10 @@ export class Metrics {
   constructor(serviceName: string) {
     this.registry.setDefaultLabels({ malha_service: serviceName });
     collectDefaultMetrics({ register: this.registry });
+    // prom-client also exports nodejs_active_{handles,requests,resources}_total as gauges: a `_total`
+    // suffix promises a counter (promtool check metrics refuses them, and rate() over them is nonsense).
+    // The per-type gauges stay: sum(nodejs_active_handles) is the same number.
+    for (const name of NON_COUNTER_TOTALS) this.registry.removeSingleMetric(name);
     this.rpcHandled = new Counter({
       name: "malha_rpc_handled_total",
       help: "RPCs completed by the server, by gRPC status code.",

@@ -6,6 +6,7 @@ import { Metrics, serveMetrics } from "./metrics.js";
 import { MESH, type MeshServiceName } from "./mesh.js";
 import { readRuntimeConfig, type RuntimeConfig } from "./runtime-config.js";
 import { startRpcServer, type RpcServer, type ServedService } from "./server.js";
+import { startTracing } from "../tracing/sdk.js";
 import { useNodeTextEncoding } from "./text-encoding.js";
 
 /** sysexits EX_CONFIG: systemd units can use it to stop restarting a misconfigured service. */
@@ -42,6 +43,8 @@ export async function runService(
   setup: (ctx: ServiceContext) => ServiceSetup | Promise<ServiceSetup>,
 ): Promise<RunningService> {
   useNodeTextEncoding();
+  // Before anything opens a span; off unless OTEL_* configures an exporter.
+  const tracing = startTracing(name);
   const env = new EnvReader(process.env);
   let config: RuntimeConfig;
   let log: Logger;
@@ -68,7 +71,13 @@ export async function runService(
     log,
     metrics,
     maxTimeoutMs: config.maxRpcTimeoutMs,
-  }).catch((err: unknown) => exitCannotListen(name, "gRPC", config.host, config.port, err));
+    accessLog: config.accessLog,
+    ...(config.http1 ? { http1: config.http1 } : {}),
+  }).catch((err: unknown) =>
+    (err as { listener?: string }).listener === "http1" && config.http1
+      ? exitCannotListen(name, "HTTP/1.1", config.http1.host, config.http1.port, err)
+      : exitCannotListen(name, "gRPC", config.host, config.port, err),
+  );
   const metricsServer = config.metricsEnabled
     ? await serveMetrics(metrics, config.metricsHost, config.metricsPort).catch((err: unknown) =>
         exitCannotListen(name, "metrics", config.metricsHost, config.metricsPort, err),
@@ -90,8 +99,10 @@ export async function runService(
   log.info(
     {
       port: server.port,
+      ...(server.http1Port === undefined ? {} : { http1Port: server.http1Port }),
       metricsPort: typeof metricsAddress === "object" && metricsAddress ? metricsAddress.port : undefined,
       tls: config.tls ? (config.tls.clientCa ? "mtls" : "tls") : "none",
+      tracing: tracing !== undefined,
       services: built.services.map((s) => s.service.typeName),
     },
     "serving",
@@ -104,6 +115,8 @@ export async function runService(
       await server.shutdown({ drainMs: config.shutdownDrainMs, timeoutMs: config.shutdownTimeoutMs });
       await built.close?.();
       await new Promise<void>((resolve) => (metricsServer ? metricsServer.close(() => resolve()) : resolve()));
+      // The last spans (this shutdown's calls among them) leave before the process does.
+      await tracing?.shutdown().catch((err: unknown) => log.warn({ err }, "tracing: could not flush the last spans"));
       log.info("stopped");
     })());
 

@@ -1,8 +1,9 @@
+import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { create } from "@bufbuild/protobuf";
 import { Writable } from "node:stream";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
-import { createGrpcTransport } from "@connectrpc/connect-node";
+import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { afterEach, describe, expect, it } from "vitest";
 import { createMeshTls } from "../../test/support/mesh-tls.js";
 import { Health, HealthCheckResponse_ServingStatus as Status } from "../gen/health/v1/health_pb.js";
@@ -105,6 +106,42 @@ describe("RPC runtime", () => {
     // The details stay in the server's log, under the same request id.
     const logged = lines.find((l) => l.requestId === "req-abc" && l.msg === "rpc failed unexpectedly");
     expect(JSON.stringify(logged)).toContain("ER_ACCESS_DENIED");
+  });
+
+  it("writes one access line per RPC at info: method, code, duration, request id, caller, peer", async () => {
+    const { baseUrl, lines, server } = await start([
+      serve(VaultService, {
+        getCertificate: () => ({}),
+        listCertificates: () => {
+          throw new ConnectError("ibge must be 7 digits", Code.InvalidArgument);
+        },
+      }),
+    ]);
+    server.health.setAll(Status.SERVING);
+    const vault = createClient(VaultService, createGrpcTransport({ baseUrl }));
+    await vault.getCertificate({ id: "1" }, { headers: { "x-request-id": "acc-1" } });
+    await vault.listCertificates({}, { headers: { "x-request-id": "acc-2" } }).catch(() => undefined);
+    await createClient(Health, createGrpcTransport({ baseUrl })).check({});
+    const access = lines.filter((l) => l.msg === "rpc");
+    expect(access.filter((l) => l.level === "info")).toEqual([
+      expect.objectContaining({ requestId: "acc-1", rpc: "malha.vault.v1.VaultService/GetCertificate", code: "OK", protocol: "grpc", caller: null, peer: expect.stringMatching(/^127\.0\.0\.1:\d+$/) }),
+      expect.objectContaining({ requestId: "acc-2", rpc: "malha.vault.v1.VaultService/ListCertificates", code: "InvalidArgument" }),
+    ]);
+    for (const l of access) expect(typeof l.durationMs, JSON.stringify(l)).toBe("number");
+    // Probes' health checks go to debug, so they do not drown the log.
+    expect(access.filter((l) => l.rpc === "grpc.health.v1.Health/Check").map((l) => l.level)).toEqual(["debug"]);
+  });
+
+  it("with the access log off (RPC_ACCESS_LOG=false) logs only failures at info and above", async () => {
+    const { baseUrl, lines } = await start(
+      [serve(VaultService, { getCertificate: () => ({}), listCertificates: () => { throw new ConnectError("no", Code.NotFound); } })],
+      { accessLog: false },
+    );
+    const vault = createClient(VaultService, createGrpcTransport({ baseUrl }));
+    await vault.getCertificate({ id: "1" });
+    await vault.listCertificates({}).catch(() => undefined);
+    const loud = lines.filter((l) => l.level !== "debug" && typeof l.rpc === "string");
+    expect(loud.map((l) => [l.msg, l.code])).toEqual([["rpc refused", "NotFound"]]);
   });
 
   it("echoes a caller's request id and makes one up otherwise", async () => {
@@ -233,13 +270,74 @@ describe("RPC runtime", () => {
   });
 });
 
+describe("RPC runtime on a plaintext HTTP/1.1 port (HTTP1_PORT)", () => {
+  const curl = (args: string[]) =>
+    new Promise<{ code: number; out: string }>((resolve) =>
+      execFile("curl", ["-sS", "--http1.1", "-i", ...args], (err, stdout, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, out: stdout + stderr })),
+    );
+
+  it("answers plain curl (HTTP/1.1, no TLS, no prior knowledge) with Connect/JSON, while the main port stays h2c", async () => {
+    const { server, lines } = await start([serve(VaultService, { getCertificate: (req) => ({ certificate: { id: req.id, ibge: "3550308" } }) })], {
+      http1: { host: "127.0.0.1", port: 0 },
+    });
+    server.health.setAll(Status.SERVING);
+    expect(server.http1Port).toBeGreaterThan(0);
+    expect(server.http1Port).not.toBe(server.port);
+    const health = await curl(["-H", "content-type: application/json", "-d", "{}", `http://127.0.0.1:${server.http1Port}/grpc.health.v1.Health/Check`]);
+    expect(health.code, health.out).toBe(0);
+    expect(health.out).toMatch(/^HTTP\/1\.1 200 OK\r?$/m);
+    expect(health.out.trim().split("\n").at(-1)).toBe('{"status":"SERVING"}');
+    const cert = await curl(["-H", "content-type: application/json", "-H", "x-request-id: h1-curl", "-d", '{"id":"7"}', `http://127.0.0.1:${server.http1Port}/malha.vault.v1.VaultService/GetCertificate`]);
+    expect(cert.out.trim().split("\n").at(-1)).toBe('{"certificate":{"id":"7","ibge":"3550308"}}');
+    expect(lines.find((l) => l.msg === "rpc" && l.requestId === "h1-curl")).toMatchObject({ code: "OK", protocol: "connect", level: "info" });
+    // A Connect error is JSON with the HTTP status Connect maps the code to.
+    const bad = await curl(["-H", "content-type: application/json", "-d", '{"id":', `http://127.0.0.1:${server.http1Port}/malha.vault.v1.VaultService/GetCertificate`]);
+    expect(bad.out).toMatch(/^HTTP\/1\.1 400 /m);
+    expect(bad.out).toMatch(/"code":"invalid_argument"/);
+    // The main port is still HTTP/2 only: curl without prior knowledge gets no HTTP/1.1 answer there.
+    const main = await curl(["-H", "content-type: application/json", "-d", "{}", `http://127.0.0.1:${server.port}/grpc.health.v1.Health/Check`]);
+    expect(main.out).not.toMatch(/^HTTP\/1\.1 200/m);
+  });
+
+  it("serves Connect and gRPC-Web clients over HTTP/1.1 (what a browser speaks), and refuses gRPC, which needs HTTP/2", async () => {
+    const { server, lines } = await start([serve(VaultService, { getCertificate: (req) => ({ certificate: { id: req.id } }) })], {
+      http1: { host: "127.0.0.1", port: 0 },
+    });
+    const baseUrl = `http://127.0.0.1:${server.http1Port}`;
+    const connect = createClient(VaultService, createConnectTransport({ baseUrl, httpVersion: "1.1" }));
+    expect((await connect.getCertificate({ id: "1" })).certificate?.id).toBe("1");
+    const grpcWeb = createClient(VaultService, createGrpcWebTransport({ baseUrl, httpVersion: "1.1" }));
+    expect((await grpcWeb.getCertificate({ id: "2" }, { headers: { "x-request-id": "h1-web" } })).certificate?.id).toBe("2");
+    expect(lines.find((l) => l.msg === "rpc" && l.requestId === "h1-web")).toMatchObject({ protocol: "grpc-web" });
+    const grpc = createClient(VaultService, createGrpcTransport({ baseUrl }));
+    await expect(grpc.getCertificate({ id: "3" }, { timeoutMs: 5000 })).rejects.toBeInstanceOf(ConnectError);
+  });
+
+  it("shuts down with idle keep-alive connections open", async () => {
+    const { server } = await start([serve(VaultService, { getCertificate: () => ({}) })], { http1: { host: "127.0.0.1", port: 0 } });
+    const { Agent, request } = await import("undici");
+    const agent = new Agent({ keepAliveTimeout: 60_000 });
+    const res = await request(`http://127.0.0.1:${server.http1Port}/malha.vault.v1.VaultService/GetCertificate`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+      dispatcher: agent,
+    });
+    expect(res.statusCode).toBe(200);
+    await res.body.text();
+    // Resolves without waiting for the shutdown timeout's forced close (a hung close() would time the test out).
+    await server.shutdown({ drainMs: 0, timeoutMs: 30_000 });
+    await agent.close();
+  });
+});
+
 describe("RPC runtime over TLS", () => {
   const pki = createMeshTls();
   const read = (p: string) => readFileSync(p);
 
   it("serves TLS, and with a client CA requires and exposes the client certificate (mTLS)", async () => {
     const identities: (string | undefined)[] = [];
-    const { server } = await start(
+    const { server, lines } = await start(
       [
         serve(VaultService, {
           getCertificate: (_req, ctx) => {
@@ -258,6 +356,8 @@ describe("RPC runtime over TLS", () => {
     await trusted.client.getCertificate({ id: "1" });
     trusted.close();
     expect(identities).toEqual(["adn-gateway"]);
+    // The access log names the verified caller.
+    expect(lines.find((l) => l.msg === "rpc" && l.rpc === "malha.vault.v1.VaultService/GetCertificate")).toMatchObject({ caller: "adn-gateway", code: "OK" });
 
     for (const tls of [
       { ca: read(pki.caCert) },

@@ -1,14 +1,17 @@
+import type { Server as NetServer } from "node:net";
 import type { TLSSocket } from "node:tls";
 import type { DescService } from "@bufbuild/protobuf";
-import { Code, ConnectError, createContextKey, createContextValues, type ServiceImpl } from "@connectrpc/connect";
+import { Code, ConnectError, createContextValues, type ServiceImpl } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { Logger } from "../log/logger.js";
 import { Health } from "../gen/health/v1/health_pb.js";
 import * as reflectionV1 from "../gen/grpc/reflection/v1/reflection_pb.js";
 import * as reflectionV1alpha from "../gen/grpc/reflection/v1alpha/reflection_pb.js";
+import { peerAddressKey, peerIdentityKey } from "./context.js";
 import { HealthRegistry, healthService, ServingStatus } from "./health.js";
+import { tracingServerInterceptor } from "../tracing/rpc.js";
 import { serverInterceptor } from "./interceptors.js";
-import { createListener, type TlsFiles } from "./listener.js";
+import { createHttp1Listener, createListener, type TlsFiles } from "./listener.js";
 import type { Metrics } from "./metrics.js";
 import { reflectionServices } from "./reflection.js";
 
@@ -23,16 +26,7 @@ export function serve<S extends DescService>(service: S, impl: Partial<ServiceIm
   return { service, impl } as unknown as ServedService;
 }
 
-/** The verified identity of an mTLS client, for handlers that authorise by caller. */
-export interface PeerIdentity {
-  subjectCommonName?: string;
-  subjectAltNames: string[];
-  fingerprint256: string;
-}
-
-export const peerIdentityKey = createContextKey<PeerIdentity | undefined>(undefined, {
-  description: "mTLS client certificate identity",
-});
+export { peerIdentityKey, type PeerIdentity } from "./context.js";
 
 export interface RpcServerOptions {
   services: ServedService[];
@@ -45,10 +39,16 @@ export interface RpcServerOptions {
   maxTimeoutMs?: number;
   /** Largest single message accepted; streaming RPCs chunk larger payloads. */
   readMaxBytes?: number;
+  /** One info line per RPC (RPC_ACCESS_LOG); default on. */
+  accessLog?: boolean;
+  /** A second, plaintext HTTP/1.1 listener (HTTP1_HOST/HTTP1_PORT) for Connect/JSON and gRPC-Web. */
+  http1?: { host: string; port: number };
 }
 
 export interface RpcServer {
   readonly port: number;
+  /** The HTTP/1.1 listener's port, when one was asked for. */
+  readonly http1Port?: number;
   readonly health: HealthRegistry;
   /**
    * Graceful stop: NOT_SERVING, wait `drainMs` for load balancers to notice, refuse new connections,
@@ -73,10 +73,12 @@ export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer>
     // cost the gateway and the coordinator 5–8% of their CPU (docs/decisions/0002-no-gzip-inside-the-mesh.md).
     acceptCompression: [],
     shutdownSignal: shutdownController.signal,
-    interceptors: [serverInterceptor(opts.log, opts.metrics)],
+    // Tracing first, so the request scope, its log lines and the handler run inside the call's span.
+    interceptors: [tracingServerInterceptor(), serverInterceptor(opts.log, opts.metrics, { accessLog: opts.accessLog ?? true })],
     contextValues: (req) => {
       const values = createContextValues();
       const socket = req.socket as Partial<TLSSocket>;
+      if (req.socket.remoteAddress) values.set(peerAddressKey, `${req.socket.remoteAddress}:${req.socket.remotePort}`);
       if (opts.tls?.clientCa && typeof socket.getPeerCertificate === "function") {
         const cert = socket.getPeerCertificate();
         if (cert && cert.fingerprint256) {
@@ -101,7 +103,7 @@ export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer>
   // checks `errored` before each write, but a response whose client reset the stream only emits 'close'
   // and then swallows writes: without this, the handler of a cancelled server stream that its reader was
   // holding back stays suspended forever, with everything it holds.
-  const listener = createListener((req, res) => {
+  const guarded: typeof handler = (req, res) => {
     res.once("close", () => {
       if (res.writableFinished) return;
       const reset = new ConnectError("the client closed the stream", Code.Aborted);
@@ -109,16 +111,15 @@ export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer>
       if (res.listenerCount("error") > 0) res.emit("error", reset);
     });
     return handler(req, res);
-  }, opts.tls);
-  await new Promise<void>((resolve, reject) => {
-    listener.server.once("error", reject);
-    listener.server.listen(opts.port, opts.host, () => {
-      listener.server.off("error", reject);
-      resolve();
-    });
-  });
-  const address = listener.server.address();
-  const port = typeof address === "object" && address ? address.port : opts.port;
+  };
+  const listener = createListener(guarded, opts.tls);
+  const port = await listen(listener.server, opts.port, opts.host);
+  const http1 = opts.http1 ? createHttp1Listener(guarded) : undefined;
+  const http1Port = http1 && opts.http1 ? await listen(http1, opts.http1.port, opts.http1.host).catch((err: unknown) => {
+    listener.server.close();
+    // Tells the caller which of the two listeners could not bind.
+    throw Object.assign(err as Error, { listener: "http1" });
+  }) : undefined;
 
   let stopping: Promise<void> | undefined;
   const shutdown = ({ drainMs, timeoutMs }: { drainMs: number; timeoutMs: number }) => {
@@ -126,21 +127,38 @@ export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer>
       health.setAll(ServingStatus.NOT_SERVING);
       await sleep(drainMs);
       health.close();
-      const closed = new Promise<void>((resolve) => listener.server.close(() => resolve()));
+      const closed = Promise.all([
+        new Promise<void>((resolve) => listener.server.close(() => resolve())),
+        new Promise<void>((resolve) => (http1 ? http1.close(() => resolve()) : resolve())),
+      ]).then(() => undefined);
       // GOAWAY: sessions finish their open streams and then close, instead of waiting for the client.
       for (const session of listener.sessions) session.close();
+      // HTTP/1.1 keep-alive connections without a request in flight would hold close() open.
+      http1?.closeIdleConnections();
       const timedOut = await Promise.race([closed.then(() => false), sleep(timeoutMs).then(() => true)]);
       if (timedOut) {
         opts.log.warn({ sessions: listener.sessions.size }, "shutdown timeout: aborting in-flight calls");
         shutdownController.abort();
         for (const session of listener.sessions) session.destroy();
+        http1?.closeAllConnections();
         await Promise.race([closed, sleep(1000)]);
       }
     })();
     return stopping;
   };
 
-  return { port, health, shutdown };
+  return { port, ...(http1Port === undefined ? {} : { http1Port }), health, shutdown };
+}
+
+function listen(server: NetServer, port: number, host: string): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      const address = server.address();
+      resolve(typeof address === "object" && address ? address.port : port);
+    });
+  });
 }
 
 function sleep(ms: number): Promise<void> {

@@ -174,9 +174,15 @@ describe("malha CLI against the running mesh", () => {
     expect(runs[0]).toMatchObject({ outcome: "CAUGHT_UP", documentsInserted: last[0]!.documents });
 
     // A second `sync now` right after catching up is refused by the one-hour rule, and says so.
+    // Its own exit code (9), so a script can tell that nothing ran; --wait has nothing to follow either.
     const again = await malha(["sync", "now", IBGE]);
-    expect(again.code).toBe(EXIT.OK);
+    expect(again.code).toBe(EXIT.NOTHING_RAN);
     expect(again.out).toMatch(/skipped: not_eligible/);
+    expect(again.err).toBe("malha: nothing ran: every feed was skipped (not_eligible)\n");
+    const waited = await malha(["sync", "now", IBGE, "--wait", "--json"]);
+    expect(waited.code).toBe(EXIT.NOTHING_RAN);
+    expect(jsonOf(waited.out)).toEqual({ decisions: [{ feed: `${IBGE}/producao_restrita/distribuicao`, accepted: false }], runs: [] });
+    expect(jsonOf(waited.err)).toEqual({ error: { exitCode: 9, code: "nothing_ran", message: "nothing ran: every feed was skipped (not_eligible)" } });
 
     const table = await malha(["sync", "status", "--ibge", IBGE]);
     expect(table.out.split("\n")[0]).toMatch(/^FEED\s+STATE\s+CURSOR/);
@@ -242,6 +248,34 @@ describe("malha CLI against the running mesh", () => {
     expect((await malha(["municipalities", "add", IBGE])).code).toBe(EXIT.USAGE);
     expect((await malha(["sync", "status", "--until-idle"])).code).toBe(EXIT.USAGE);
     expect((await malha(["certificates", "list", "--status", "bogus"])).code).toBe(EXIT.USAGE);
+  });
+
+  it("with --json, errors are JSON too: an RPC refusal, an unreachable service, a bad command line", async () => {
+    const missing = await malha(["sync", "now", "4106902", "--json"]);
+    expect(missing.code).toBe(EXIT.NOT_FOUND);
+    expect(missing.out).toBe("");
+    expect(jsonOf(missing.err)).toEqual({ error: { exitCode: 3, code: "not_found", message: expect.stringContaining("4106902") } });
+    const down = jsonOf<{ error: { exitCode: number; code: string } }>((await malha(["municipalities", "list", "--json", "--store-url", "http://127.0.0.1:1"])).err);
+    expect(down.error).toMatchObject({ exitCode: 5, code: "unavailable" });
+    const usage = await malha(["municipalities", "frobnicate", "--json"]);
+    expect(usage.code).toBe(EXIT.USAGE);
+    expect(jsonOf(usage.err)).toEqual({ error: { exitCode: 2, code: "usage", message: expect.stringContaining("unknown command") } });
+    const badFlag = await malha(["sync", "status", "--json", "--no-such-flag"]);
+    expect(jsonOf<{ error: { code: string } }>(badFlag.err).error.code).toBe("usage");
+  });
+
+  it("a feed that never ran shows last outcome `never ran` (null in JSON), not `unspecified`", async () => {
+    const rio = "3304557";
+    const added = await malha(["municipalities", "add", rio, "--name", "Rio de Janeiro", "--uf", "RJ", "--feed", "producao-restrita:distribuicao"]);
+    expect(added.code, added.err).toBe(EXIT.OK);
+    // No certificate: the coordinator skips it, so it never runs.
+    const table = await malha(["sync", "status", "--ibge", rio]);
+    expect(table.code, table.err).toBe(EXIT.OK);
+    const row = table.out.split("\n").find((l) => l.startsWith(`${rio}/`))!;
+    expect(row).toContain("never ran");
+    expect(table.out.toLowerCase()).not.toContain("unspecified");
+    const [status] = jsonOf<{ lastOutcome: string | null; lastSuccessAt: string | null }[]>((await malha(["sync", "status", "--ibge", rio, "--json"])).out);
+    expect(status).toMatchObject({ lastOutcome: null, lastSuccessAt: null });
   });
 
   it("a watch ends with exit 5 once its --timeout budget of refreshes is spent", async () => {

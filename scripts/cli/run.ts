@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { ConnectError } from "@connectrpc/connect";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { MESH, type MeshServiceName } from "../../libs/rpc/mesh.js";
 import { TENANT_ENV, TOKEN_ENV } from "./billing-common.js";
 import { billingRemessasCreate, billingRemessasDownload, billingRemessasStatus, billingRetornosOccurrences, billingRetornosUpload } from "./billing-cnab.js";
@@ -10,7 +10,8 @@ import { billingJobsCreate, billingJobsItems, billingJobsList, billingJobsStatus
 import { certificatesExpiring, certificatesImport, certificatesList } from "./certificates.js";
 import type { Command, Options } from "./command.js";
 import { documentsList, documentsShow } from "./documents.js";
-import { EXIT, exitCodeOf, UsageError } from "./exit-codes.js";
+import { CliFailure, EXIT, exitCodeOf, UsageError } from "./exit-codes.js";
+import { json } from "./format.js";
 import { write, type Io } from "./io.js";
 import { municipalitiesAdd, municipalitiesList } from "./municipalities.js";
 import { PASSWORD_ENV } from "./password.js";
@@ -76,7 +77,8 @@ export function help(): string {
     `  PFX passwords come from --password-file, $${PASSWORD_ENV} or a prompt, never from an argument.`,
     "",
     "exit codes: 0 ok · 1 RPC error · 2 usage · 3 not found · 4 rejected by the service · 5 unavailable or timed out · 6 denied",
-    "            7 a followed run or job failed · 8 a download failed or did not match its sha256",
+    "            7 a followed run or job failed · 8 a download failed or did not match its sha256 · 9 sync now: every feed was skipped",
+    "with --json, an error is one JSON document on stderr: {\"error\":{\"exitCode\":…,\"code\":…,\"message\":…}}",
     "",
   ].join("\n");
 }
@@ -119,9 +121,18 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
   } catch (err) {
     const code = exitCodeOf(err);
     const message = err instanceof ConnectError ? err.message : (err as Error).message;
-    write(io.err, `malha: ${message}`);
+    // Decided from the raw words, so a --json run whose arguments did not even parse still answers in JSON.
+    if (argv.includes("--json")) write(io.err, json({ error: errorDocument(err, code) }));
+    else write(io.err, `malha: ${message}`);
     return code;
   } finally {
     targets?.close();
   }
+}
+
+/** What a script reads from a failed --json run: the exit code, a stable code word, the message. */
+function errorDocument(err: unknown, exitCode: number): { exitCode: number; code: string; message: string } {
+  if (err instanceof ConnectError) return { exitCode, code: Code[err.code].replace(/(?<!^)([A-Z])/g, "_$1").toLowerCase(), message: err.rawMessage };
+  const code = err instanceof UsageError ? "usage" : err instanceof CliFailure ? (Object.entries(EXIT).find(([, v]) => v === exitCode)?.[0].toLowerCase() ?? "failure") : "error";
+  return { exitCode, code, message: (err as Error).message };
 }

@@ -19,11 +19,19 @@ export const syncNow: Command = {
     // Runs that exist before the request: --wait follows only newer ones (no clock comparison needed).
     const before = ctx.values.wait ? new Set((await coordinator.listRuns({ ibge, pageSize: 500 })).runs.map((r) => r.runId)) : new Set<string>();
     const res = await coordinator.syncNow({ ibge, ...feedFilter(ctx), requestedBy: ctx.io.env.USER ?? "malha-cli" });
-    if (!ctx.values.wait) return printDecisions(ctx, res.decisions);
+    if (!ctx.values.wait) {
+      printDecisions(ctx, res.decisions);
+      if (!res.decisions.some((d) => d.accepted)) throw nothingRan(res.decisions);
+      return;
+    }
     if (!ctx.json) printDecisions(ctx, res.decisions);
     // A feed already queued or running elsewhere is followed too: the operator wants its next result.
     const follow = (d: FeedDecision) => d.accepted || d.reason === SkipReason.LEASE_HELD || d.reason === SkipReason.ALREADY_QUEUED;
     const waiting = new Set(res.decisions.filter(follow).map((d) => feedName(d.feed)));
+    if (waiting.size === 0) {
+      if (ctx.json) write(ctx.io.out, json({ decisions: res.decisions.map((d) => ({ feed: feedName(d.feed), accepted: d.accepted })), runs: [] }));
+      throw nothingRan(res.decisions);
+    }
     const finished = new Map<string, Run>();
     for (let poll = 1; waiting.size > 0; poll++) {
       if (poll > maxPolls) throw new CliFailure(`--timeout passed; still running: ${[...waiting].join(", ")}`, EXIT.UNAVAILABLE);
@@ -46,6 +54,15 @@ export const syncNow: Command = {
     if (bad.length) throw new CliFailure(`${bad.length} run(s) did not succeed: ${bad.map((r) => `${feedName(r.feed)} ${enumName(RunOutcome, r.outcome).toLowerCase()}`).join(", ")}`, EXIT.RUN_FAILED);
   },
 };
+
+/** Exit 9, not 0: a script must be able to tell "synced" from "every feed was skipped". */
+function nothingRan(decisions: readonly FeedDecision[]): CliFailure {
+  const reasons = [...new Set(decisions.map((d) => enumName(SkipReason, d.reason).toLowerCase()))];
+  return new CliFailure(
+    decisions.length === 0 ? "nothing ran: no feed matched" : `nothing ran: every feed was skipped (${reasons.join(", ")})`,
+    EXIT.NOTHING_RAN,
+  );
+}
 
 export const syncAll: Command = {
   usage: "sync all [--concurrency <n>] [--ambiente <a>] [--tipo-nsu <t>]",

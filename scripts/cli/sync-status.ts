@@ -18,7 +18,8 @@ function statusRow(s: FeedStatus) {
     documents: s.documentsCount,
     events: s.eventsCount,
     faults: s.faultsCount,
-    lastOutcome: enumName(RunOutcome, s.lastOutcome),
+    // A feed that never ran has no outcome (UNSPECIFIED on the wire): null, not a made-up value.
+    lastOutcome: s.lastOutcome === RunOutcome.UNSPECIFIED ? null : enumName(RunOutcome, s.lastOutcome),
     lastSuccessAt: iso(s.lastSuccessAt),
     nextEligibleAt: iso(s.nextEligibleAt),
     cooldownUntil: iso(s.cooldownUntil),
@@ -39,7 +40,7 @@ function renderStatus(statuses: FeedStatus[]): string {
       s.documentsCount.toString(),
       s.eventsCount.toString(),
       s.faultsCount.toString(),
-      enumName(RunOutcome, s.lastOutcome).toLowerCase(),
+      s.lastOutcome === RunOutcome.UNSPECIFIED ? "never ran" : enumName(RunOutcome, s.lastOutcome).toLowerCase(),
       when(s.nextEligibleAt),
       when(s.cooldownUntil),
       (s.lastErrorMessage || "-").slice(0, 60),

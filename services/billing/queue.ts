@@ -3,7 +3,8 @@
 // publish dedupe by message id. Subjects and consumers carry a prefix so deployments and test runs never
 // share queues. NATS 2.9: one filter subject per consumer, so each consumer owns a subject subtree.
 import { AckPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStreamClient, type JsMsg } from "@nats-io/jetstream";
-import type { NatsConnection } from "@nats-io/transport-node";
+import { headers as natsHeaders, type NatsConnection } from "@nats-io/transport-node";
+import { contextFrom, inSpan, SpanKind, traceHeaders } from "../../libs/tracing/spans.js";
 import type { Logger } from "../../libs/log/logger.js";
 
 const nanos = (ms: number) => ms * 1_000_000;
@@ -117,7 +118,13 @@ export class WorkQueue {
   async publish(task: Task, msgIdOverride?: string): Promise<void> {
     const subject = isWork(task) ? this.names.itemSubject : this.names.controlSubject(task.type as "job" | "finalize");
     const msgID = msgIdOverride ?? msgIdOf(task);
-    await this.js.publish(subject, JSON.stringify(task), { msgID });
+    // A PRODUCER span whose context travels in the message headers: the task's handling, in whichever
+    // billing process pulls it, continues the trace of the call (or task) that queued it.
+    await inSpan(`${subject} publish`, { kind: SpanKind.PRODUCER, attributes: { "messaging.system": "nats", "messaging.destination.name": subject, "messaging.message.id": msgID } }, async () => {
+      const h = natsHeaders();
+      for (const [k, v] of Object.entries(traceHeaders())) h.set(k, v);
+      await this.js.publish(subject, JSON.stringify(task), { msgID, headers: h });
+    });
   }
 
   async deadLetter(task: unknown, reason: string): Promise<void> {
@@ -157,7 +164,17 @@ export class WorkQueue {
         let task: Task | undefined;
         try {
           task = JSON.parse(m.string()) as Task;
-          const out = await handle(task, m);
+          const parsed = task;
+          const msg = m;
+          const out = await inSpan(
+            `${m.subject} process`,
+            {
+              kind: SpanKind.CONSUMER,
+              parent: contextFrom((k) => msg.headers?.get(k) || undefined),
+              attributes: { "messaging.system": "nats", "messaging.destination.name": m.subject, "messaging.consumer.group.name": consumer, "messaging.message.delivery_count": m.info.deliveryCount },
+            },
+            () => handle(parsed, msg),
+          );
           if (out && "retryInMs" in out) m.nak(out.retryInMs);
           else await m.ackAck().catch(() => undefined);
         } catch (err) {

@@ -2,6 +2,7 @@ import type { FeedKey } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
 import { RunOutcome, SyncPool, type RunTrigger } from "../../libs/gen/malha/store/v1/types_pb.js";
 import type { Logger } from "../../libs/log/logger.js";
 import type { LeaseManager } from "../../libs/leases/types.js";
+import { inSpan, SpanKind } from "../../libs/tracing/spans.js";
 import type { CoordinatorConfig } from "./config.js";
 import { feedId, leaseKeyOf } from "./feed-key.js";
 import type { CoordinatorMetrics } from "./metrics.js";
@@ -39,7 +40,13 @@ export class FeedRunner {
 
   async run(job: FeedJob): Promise<RunResult> {
     const started = performance.now();
-    const result = await this.runUnderLease(job);
+    // One trace per run: its store, gateway and vault calls (and, through them, the ADN calls and SQL
+    // transactions) are this span's descendants.
+    const result = await inSpan(`sync run ${feedId(job.feed)}`, { kind: SpanKind.INTERNAL, attributes: { "malha.feed": feedId(job.feed), "malha.pool": SyncPool[job.pool] ?? String(job.pool) } }, async (span) => {
+      const r = await this.runUnderLease(job);
+      span.setAttribute("malha.run.result", r.kind);
+      return r;
+    });
     this.metrics?.runEnded(job.pool, result, (performance.now() - started) / 1000);
     return result;
   }

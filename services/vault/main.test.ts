@@ -30,6 +30,7 @@ import {
 import { clientWithHeaders } from "../../test/support/header-client.js";
 import { createMeshTls, type MeshTlsFiles } from "../../test/support/mesh-tls.js";
 import { createThrowawayDatabase, type ThrowawayDatabase } from "../../test/support/mysql.js";
+import { promtoolCheckMetrics } from "../../test/support/promtool.js";
 import { spawnService, startService, EPHEMERAL_ENV, type ServiceProcess } from "../../test/support/service-process.js";
 
 const DAY = 24 * 3600_000;
@@ -254,10 +255,14 @@ describe("vault over gRPC with a shared secret for the gateway", () => {
     expect((await vault.listCertificates({})).certificates.length).toBeGreaterThanOrEqual(3);
   });
 
-  it("exports certificate gauges by status, expiry window and days to expiry per municipality", async () => {
+  it("exports certificate gauges by status, expiry window and seconds to expiry per municipality, and passes promtool", async () => {
     const text = await (await fetch(`http://127.0.0.1:${svc.metricsPort}/metrics`)).text();
     expect(text).toMatch(/^malha_vault_certificates\{status="active",expires_within="later"[^}]*\} 3$/m);
-    expect(text).toMatch(new RegExp(`^malha_vault_active_certificate_days_to_expiry\\{ibge="${ibge}"[^}]*\\} 36[45]$`, "m"));
+    const seconds = new RegExp(`^malha_vault_active_certificate_seconds_to_expiry\\{ibge="${ibge}"[^}]*\\} (\\d+)$`, "m").exec(text)?.[1];
+    // The test certificate is valid for a year from its creation.
+    expect(Number(seconds) / 86_400).toBeGreaterThan(364);
+    expect(Number(seconds) / 86_400).toBeLessThan(366);
+    expect(promtoolCheckMetrics(text)).toEqual({ status: 0, problems: "" });
     expect(text).toMatch(/^malha_vault_certificates_expiring_soon\{[^}]*\} 0$/m);
   });
 

@@ -51,8 +51,8 @@ describe("certificate metrics", () => {
     expect(text).toContain('malha_vault_certificates{status="active",expires_within="expired"} 1');
     expect(text).toContain('malha_vault_certificates{status="active",expires_within="7d"} 1');
     expect(text).toContain('malha_vault_certificates{status="inactive",expires_within="later"} 1');
-    expect(text).toContain('malha_vault_active_certificate_days_to_expiry{ibge="3550308"} 12');
-    expect(text).toContain('malha_vault_active_certificate_days_to_expiry{ibge="3304557"} -2');
+    expect(text).toContain(`malha_vault_active_certificate_seconds_to_expiry{ibge="3550308"} ${12.5 * 86_400}`);
+    expect(text).toContain(`malha_vault_active_certificate_seconds_to_expiry{ibge="3304557"} ${-2 * 86_400}`);
     expect(text).toMatch(/^malha_vault_certificates_expiring_soon 3$/m);
   });
 

@@ -13,7 +13,7 @@ const WINDOWS: [string, number][] = [
 /**
  * Certificate gauges, computed from MySQL at scrape time so every replica reports the same numbers:
  *   malha_vault_certificates{status, expires_within}       count per stored status and expiry window
- *   malha_vault_active_certificate_days_to_expiry{ibge}    per municipality; negative once expired
+ *   malha_vault_active_certificate_seconds_to_expiry{ibge} per municipality; negative once expired
  *   malha_vault_certificates_expiring_soon                 ACTIVE ones within VAULT_EXPIRING_SOON_DAYS
  */
 export function registerCertificateMetrics(
@@ -53,8 +53,9 @@ export function registerCertificateMetrics(
     },
   });
   new Gauge({
-    name: "malha_vault_active_certificate_days_to_expiry",
-    help: "Days until the ACTIVE certificate of each municipality expires (negative once expired).",
+    // Seconds, Prometheus' base unit (alerts divide by 86400 to speak days).
+    name: "malha_vault_active_certificate_seconds_to_expiry",
+    help: "Seconds until the ACTIVE certificate of each municipality expires (negative once expired).",
     labelNames: ["ibge"],
     registers: [registry],
     async collect() {
@@ -63,7 +64,7 @@ export function registerCertificateMetrics(
       this.reset();
       const t = now().getTime();
       for (const r of current) {
-        if (r.status === "active") this.set({ ibge: r.ibge }, Math.floor((r.notAfter.getTime() - t) / DAY_MS));
+        if (r.status === "active") this.set({ ibge: r.ibge }, Math.floor((r.notAfter.getTime() - t) / 1000));
       }
     },
   });

@@ -79,6 +79,7 @@ describe("ports already in use", () => {
   it.each([
     ["gRPC", "GRPC_PORT"],
     ["metrics", "METRICS_PORT"],
+    ["HTTP/1.1", "HTTP1_PORT"],
   ] as const)("a taken %s port exits 1 with one line naming the address", async (what, variable) => {
     const { server, port } = await hold();
     try {

@@ -51,3 +51,19 @@ describe("README examples", () => {
     expect(stdout).toMatch(/SERVING|malha\.|grpc\./);
   });
 });
+
+describe("README examples that call billing", () => {
+  // Billing authenticates every tenant call (BILLING_TENANT_TOKENS_FILE): an example without the token
+  // answers UNAUTHENTICATED, and one for another tenant than the token's PERMISSION_DENIED.
+  const billingCalls = readme.split("\n").filter((l) => /^(grpcurl|npx buf curl|curl) .*malha\.billing\.v1\.BillingService\//.test(l));
+
+  it("there are such examples, for grpcurl and buf curl", () => {
+    expect(billingCalls.some((l) => l.startsWith("grpcurl"))).toBe(true);
+    expect(billingCalls.some((l) => l.startsWith("npx buf curl"))).toBe(true);
+  });
+
+  it.each(billingCalls.map((l) => [l.slice(0, 80), l]))("%s… sends the dev tenant's token for that tenant", (_short, line) => {
+    expect(line).toMatch(/-H "authorization: Bearer \$(TOKEN|\(cat \/tmp\/malha-stack\/dev\/billing-token-demo\))"/);
+    expect(line).toMatch(/"tenant":"demo"/);
+  });
+});
