@@ -11,6 +11,7 @@ import { serverInterceptor } from "./interceptors.js";
 import { createListener, type TlsFiles } from "./listener.js";
 import type { Metrics } from "./metrics.js";
 import { reflectionServices } from "./reflection.js";
+import { validationInterceptor } from "./validation.js";
 
 /** A service and its (possibly partial) implementation; missing methods answer UNIMPLEMENTED. */
 export interface ServedService<S extends DescService = DescService> {
@@ -73,7 +74,11 @@ export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer>
     // cost the gateway and the coordinator 5–8% of their CPU (bench/README.md).
     acceptCompression: [],
     shutdownSignal: shutdownController.signal,
-    interceptors: [serverInterceptor(opts.log, opts.metrics)],
+    // A misspelt JSON field is a caller's mistake, not a field to drop: connect ignores unknown JSON
+    // fields unless told otherwise (protobuf-es alone refuses them). Binary keeps unknown fields, as the
+    // wire format's forward compatibility wants.
+    jsonOptions: { ignoreUnknownFields: false },
+    interceptors: [serverInterceptor(opts.log, opts.metrics), validationInterceptor()],
     contextValues: (req) => {
       const values = createContextValues();
       const socket = req.socket as Partial<TLSSocket>;

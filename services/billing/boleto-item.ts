@@ -52,9 +52,11 @@ function pessoa(p: Party | undefined, field: string): PessoaFicha {
   };
 }
 
-function dados(conta: ContaCobranca | undefined, nossoNumero: string) {
+function dados(conta: ContaCobranca | undefined, b: Pick<Boleto, "seuNumero" | "parcela">, nossoNumero: string) {
   if (!conta) throw new CobrancaError("CAMPO_OBRIGATORIO", "conta is required", "conta");
   const opt = (k: string, v: string) => (v !== "" ? { [k]: v } : {});
+  // Every bank-side input the engine's tables name has a contract field; the campo livre of Itaú's
+  // special carteiras carries the título's seu número.
   return {
     banco: conta.banco,
     nossoNumero,
@@ -64,6 +66,15 @@ function dados(conta: ContaCobranca | undefined, nossoNumero: string) {
     ...opt("convenio", conta.convenio),
     ...opt("posto", conta.posto),
     ...opt("modalidade", conta.modalidade),
+    ...opt("ano", conta.ano),
+    ...opt("byteGeracao", conta.byteGeracao),
+    ...opt("codigoCliente", conta.codigoCliente),
+    ...opt("tipoCobranca", conta.tipoCobranca),
+    ...opt("emissao", conta.emissao),
+    ...opt("ios", conta.ios),
+    ...opt("produto", conta.produto),
+    ...opt("seuNumero", b.seuNumero),
+    ...opt("parcela", b.parcela),
   };
 }
 
@@ -75,7 +86,7 @@ export function prepareItem(b: Boleto, ctx: ItemContext): PreparedItem {
   if (nn === "") throw new CobrancaError("CAMPO_OBRIGATORIO", "nosso número is required", "nosso_numero");
   if (b.valorCents > BigInt(Number.MAX_SAFE_INTEGER)) throw new CobrancaError("VALOR_ACIMA_DO_LIMITE", "value too large", "valor_cents");
   const boleto = renameFields(() =>
-    gerarBoleto({ dados: dados(b.conta, nn), vencimento: toDate(b.vencimento), valorCentavos: Number(b.valorCents) }),
+    gerarBoleto({ dados: dados(b.conta, b, nn), vencimento: toDate(b.vencimento), valorCentavos: Number(b.valorCents) }),
   );
   const beneficiario = pessoa(b.beneficiario, "beneficiario");
   if (!beneficiario.endereco) throw new CobrancaError("CAMPO_OBRIGATORIO", "the beneficiário's address is printed by law", "beneficiario.address");
@@ -129,6 +140,12 @@ export function prepareItem(b: Boleto, ctx: ItemContext): PreparedItem {
 
 /** cobranca names its inputs (dados.convenio, valorCentavos); the caller knows the contract's names. */
 const FIELD_NAMES: [RegExp, string][] = [
+  [/^dados\.seuNumero$/, "seu_numero"],
+  [/^dados\.nossoNumero$/, "nosso_numero"],
+  [/^dados\.byteGeracao$/, "conta.byte_geracao"],
+  [/^dados\.codigoCliente$/, "conta.codigo_cliente"],
+  [/^dados\.tipoCobranca$/, "conta.tipo_cobranca"],
+  [/^dados\.parcela$/, "parcela"],
   [/^dados\./, "conta."],
   [/^valorCentavos$/, "valor_cents"],
   [/^vencimento$/, "vencimento"],
