@@ -1,6 +1,6 @@
 // From a Boleto of the contract to what libs/cobranca needs: the bank data for gerarBoleto and the
 // FichaInput for the PDF. Pure; every refusal is a CobrancaError, which the worker turns into an item error.
-import { buildPixEstatico, CobrancaError, gerarBoleto, parsePix, type CalendarDate, type FichaInput, type PessoaFicha } from "../../libs/cobranca/index.js";
+import { buildPixEstatico, CobrancaError, documento, gerarBoleto, parsePix, type CalendarDate, type FichaInput, type PessoaFicha } from "../../libs/cobranca/index.js";
 import type { Boleto, ContaCobranca } from "../../libs/gen/malha/billing/v1/boleto_pb.js";
 import type { Party } from "../../libs/gen/malha/billing/v1/types_pb.js";
 import type { Date as ProtoDate } from "../../libs/gen/malha/common/v1/common_pb.js";
@@ -35,6 +35,8 @@ function documentOf(p: Party | undefined, field: string): string {
   const doc = p?.document;
   if (!doc || doc.number === "") throw new CobrancaError("CAMPO_OBRIGATORIO", "CPF/CNPJ is required", `${field}.document.number`);
   if (doc.kind === TaxIdKind.NIF) throw new CobrancaError("CPF_CNPJ_INVALIDO", "a boleto needs a CPF or CNPJ, not a NIF", `${field}.document`);
+  // checked here to name the contract's field; the PDF checks again under its own names
+  documento(doc.number, `${field}.document.number`);
   return doc.number;
 }
 

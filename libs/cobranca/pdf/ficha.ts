@@ -13,6 +13,7 @@ import { type CalendarDate, assertDate } from "../date.js";
 import { CobrancaError, fail } from "../errors.js";
 import { parsePix } from "../pix.js";
 import { documento, foldAscii } from "../text.js";
+import { formatTaxId, stripTaxIdMask } from "../../tax-id/index.js";
 import { itfGeometry } from "./itf.js";
 
 export const MM = 72 / 25.4;
@@ -73,12 +74,8 @@ export function formatarValor(c: number | undefined): string {
   return `${int},${s.slice(-2)}`;
 }
 
-function formatDoc(d: string): string {
-  const n = d.replace(/\D/g, "");
-  if (n.length === 11) return `${n.slice(0, 3)}.${n.slice(3, 6)}.${n.slice(6, 9)}-${n.slice(9)}`;
-  if (n.length === 14) return `${n.slice(0, 2)}.${n.slice(2, 5)}.${n.slice(5, 8)}/${n.slice(8, 12)}-${n.slice(12)}`;
-  return d;
-}
+/** CPF/CNPJ with its mask, letters of an alphanumeric CNPJ kept ("12.ABC.345/01DE-35"). */
+const formatDoc = (d: string): string => formatTaxId(stripTaxIdMask(d));
 
 /** Text for the standard Helvetica font (WinAnsi): Latin-1 kept, anything else folded or refused. */
 function pdfText(s: string | undefined, field: string): string {
