@@ -5,6 +5,7 @@
 import { create } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BANKS, gerarBoleto, type BankVariant, type DadosBancarios } from "../../libs/cobranca/index.js";
+import { variantCases } from "../../libs/cobranca/test/variants.js";
 import { selectVariant } from "../../libs/cobranca/campo-livre.js";
 import { BoletoSchema, ContaCobrancaSchema, type Boleto, type ContaCobranca } from "../../libs/gen/malha/billing/v1/boleto_pb.js";
 import { Environment, ItemState, JobState } from "../../libs/gen/malha/billing/v1/types_pb.js";
@@ -28,44 +29,18 @@ interface Case {
 const VENCIMENTO = { year: 2026, month: 12, day: 15 };
 const VALOR = 12_345;
 
-/** A value of `len` digits that is not the input's default, so a field the service drops shows. */
-function digits(len: number, seed: number, avoid?: string): string {
-  for (let k = 0; ; k++) {
-    const v = Array.from({ length: len }, (_, i) => String((seed + k + i * 7 + 1) % 9 + 1)).join("");
-    if (v !== avoid?.padStart(len, "0")) return v;
-  }
-}
-
 function casesOf(): Case[] {
-  const out: Case[] = [];
-  let n = 0;
-  for (const bank of Object.values(BANKS)) {
-    for (const variant of bank.variants) {
-      const carteiras = variant.when?.carteiras ?? variant.inputs.carteira?.oneOf ?? [undefined];
-      for (const carteira of carteiras) {
-        n++;
-        const values: Record<string, string> = {};
-        for (const [name, spec] of Object.entries(variant.inputs)) {
-          if (name === "carteira" && carteira !== undefined) values[name] = carteira;
-          else if (spec.oneOf) values[name] = spec.oneOf.find((v) => v !== spec.default) ?? spec.oneOf[0]!;
-          else if (name === "convenio" && variant.when?.convenioLength) values[name] = digits(variant.when.convenioLength[0]!, n);
-          else if (name === "nossoNumero") {
-            const max = Math.min(spec.len, variant.when?.nossoNumeroMaxDigits ?? spec.len);
-            values[name] = digits(Math.max(max, variant.when?.nossoNumeroMinDigits ?? 1), n);
-          } else values[name] = digits(spec.len, n, spec.default);
-        }
-        const conta = create(ContaCobrancaSchema, { banco: bank.code });
-        const boleto = boletoValido(n, { externalId: `v-${bank.code}-${variant.id}-${carteira ?? "x"}`, conta, nossoNumero: "", numeroDocumento: `DOC${n}`, valorCents: BigInt(VALOR), vencimento: VENCIMENTO });
-        for (const [name, v] of Object.entries(values)) {
-          if ((CONTA_FIELDS as readonly string[]).includes(name)) (conta as unknown as Record<ContaField, string>)[name as ContaField] = v;
-          else if ((BOLETO_FIELDS as readonly string[]).includes(name)) (boleto as unknown as Record<BoletoField, string>)[name as BoletoField] = v;
-          else throw new Error(`bank ${bank.code} variant ${variant.id}: the engine input ${name} has no field in the contract`);
-        }
-        out.push({ name: `${bank.code} ${variant.id}${carteira ? ` carteira ${carteira}` : ""}`, variant, dados: { banco: bank.code, ...values } as DadosBancarios, boleto });
-      }
+  return variantCases().map((v, i) => {
+    const conta = create(ContaCobrancaSchema, { banco: v.bank.code });
+    const boleto = boletoValido(i + 1, { externalId: `v-${v.bank.code}-${v.variant.id}-${v.carteira ?? "x"}`, conta, nossoNumero: "", numeroDocumento: `DOC${i + 1}`, valorCents: BigInt(VALOR), vencimento: VENCIMENTO });
+    for (const [name, value] of Object.entries(v.dados)) {
+      if (name === "banco") continue;
+      if ((CONTA_FIELDS as readonly string[]).includes(name)) (conta as unknown as Record<ContaField, string>)[name as ContaField] = value as string;
+      else if ((BOLETO_FIELDS as readonly string[]).includes(name)) (boleto as unknown as Record<BoletoField, string>)[name as BoletoField] = value as string;
+      else throw new Error(`bank ${v.bank.code} variant ${v.variant.id}: the engine input ${name} has no field in the contract`);
     }
-  }
-  return out;
+    return { name: v.name, variant: v.variant, dados: v.dados, boleto };
+  });
 }
 
 let mesh: BillingMesh;
