@@ -2,22 +2,14 @@
 // of libs/cobranca/banks.ts goes through CreateBoletoJob on a real billing process, and its barcode must
 // be the one the engine computes from the same bank inputs. An engine input with no contract field, or a
 // field the service does not pass on, fails here.
-import { create } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BANKS, gerarBoleto, type BankVariant, type DadosBancarios } from "../../libs/cobranca/index.js";
 import { variantCases } from "../../libs/cobranca/test/variants.js";
 import { selectVariant } from "../../libs/cobranca/campo-livre.js";
-import { BoletoSchema, ContaCobrancaSchema, type Boleto, type ContaCobranca } from "../../libs/gen/malha/billing/v1/boleto_pb.js";
+import type { Boleto } from "../../libs/gen/malha/billing/v1/boleto_pb.js";
 import { Environment, ItemState, JobState } from "../../libs/gen/malha/billing/v1/types_pb.js";
 import { startBillingMesh, type BillingMesh } from "../../test/support/billing-mesh.js";
-import { boletoValido } from "./fixtures.js";
-
-/** Where the contract holds each engine input: a ContaCobranca field or a Boleto field. */
-const CONTA_FIELDS = ["convenio", "carteira", "agencia", "conta", "posto", "modalidade", "ano", "byteGeracao", "codigoCliente", "tipoCobranca", "emissao", "ios", "produto"] as const;
-const BOLETO_FIELDS = ["nossoNumero", "seuNumero", "parcela"] as const;
-
-type ContaField = (typeof CONTA_FIELDS)[number];
-type BoletoField = (typeof BOLETO_FIELDS)[number];
+import { boletoDaVariante } from "./fixtures.js";
 
 interface Case {
   name: string;
@@ -30,17 +22,12 @@ const VENCIMENTO = { year: 2026, month: 12, day: 15 };
 const VALOR = 12_345;
 
 function casesOf(): Case[] {
-  return variantCases().map((v, i) => {
-    const conta = create(ContaCobrancaSchema, { banco: v.bank.code });
-    const boleto = boletoValido(i + 1, { externalId: `v-${v.bank.code}-${v.variant.id}-${v.carteira ?? "x"}`, conta, nossoNumero: "", numeroDocumento: `DOC${i + 1}`, valorCents: BigInt(VALOR), vencimento: VENCIMENTO });
-    for (const [name, value] of Object.entries(v.dados)) {
-      if (name === "banco") continue;
-      if ((CONTA_FIELDS as readonly string[]).includes(name)) (conta as unknown as Record<ContaField, string>)[name as ContaField] = value as string;
-      else if ((BOLETO_FIELDS as readonly string[]).includes(name)) (boleto as unknown as Record<BoletoField, string>)[name as BoletoField] = value as string;
-      else throw new Error(`bank ${v.bank.code} variant ${v.variant.id}: the engine input ${name} has no field in the contract`);
-    }
-    return { name: v.name, variant: v.variant, dados: v.dados, boleto };
-  });
+  return variantCases().map((v, i) => ({
+    name: v.name,
+    variant: v.variant,
+    dados: v.dados,
+    boleto: boletoDaVariante(v, i + 1, { externalId: `v-${v.bank.code}-${v.variant.id}-${v.carteira ?? "x"}`, numeroDocumento: `DOC${i + 1}`, valorCents: BigInt(VALOR), vencimento: VENCIMENTO }),
+  }));
 }
 
 let mesh: BillingMesh;
@@ -81,10 +68,3 @@ describe("every bank variant through CreateBoletoJob", () => {
     expect(job.state).toBe(JobState.COMPLETED);
   });
 });
-
-// Keeps the field lists honest: every name is a real field of the generated types.
-const _conta: Record<ContaField, unknown> = {} as Pick<ContaCobranca, ContaField>;
-const _boleto: Record<BoletoField, unknown> = {} as Pick<Boleto, BoletoField>;
-void _conta;
-void _boleto;
-void BoletoSchema;
