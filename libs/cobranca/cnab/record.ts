@@ -279,6 +279,8 @@ function formatterOf(f: FieldDef, rel: string): Formatter {
         return formatDDMMAA(d);
       };
     case "docnum":
+      // the common case, digits, needs no folding
+      return (v, path) => (typeof v === "string" && SOME_DIGITS.test(v) ? v : cnabText(String(v), whereOf(path, rel)));
     case "text":
       return (v, path) => cnabText(String(v), whereOf(path, rel));
     case "raw":
