@@ -3,6 +3,7 @@
 # forgot to regenerate, or edited generated code by hand).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+npx tsx scripts/protovalidate-proto.ts --check
 npx buf generate
 stale=$(git status --porcelain --untracked-files=all -- libs/gen)
 if [[ -n $stale ]]; then

@@ -47,7 +47,11 @@ describe("contract gates", () => {
   });
 
   it("buf breaking warns about a breaking change before proto/STABLE and fails after", async () => {
-    edit(VAULT_PROTO, "  // Certificate id.\n  string id = 1;\n}\n\n// Response of GetCertificate.", "  // Certificate id.\n  int64 id = 1;\n}\n\n// Response of GetCertificate.");
+    edit(
+      VAULT_PROTO,
+      "  // Certificate id.\n  string id = 1 [\n    (buf.validate.field).string.max_len = 128\n  ];\n}\n\n// Response of GetCertificate.",
+      "  // Certificate id.\n  int64 id = 1;\n}\n\n// Response of GetCertificate.",
+    );
     await git("commit", "-qam", "retype GetCertificateRequest.id");
     const warned = await run("bash", ["scripts/check-breaking.sh"]);
     expect(warned.code).toBe(0);

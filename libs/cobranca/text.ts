@@ -1,3 +1,4 @@
+import { cnpjProblem, cpfProblem, isCnpjShaped, stripTaxIdMask } from "../tax-id/index.js";
 import { fail } from "./errors.js";
 
 /** Non-ASCII characters that NFD does not decompose, with their ASCII spelling. */
@@ -47,40 +48,27 @@ export function onlyDigits(s: string): string {
   return s.replace(/\D/g, "");
 }
 
-function cpfValid(d: string): boolean {
-  if (!/^\d{11}$/.test(d) || /^(\d)\1{10}$/.test(d)) return false;
-  const calc = (n: number) => {
-    let sum = 0;
-    for (let i = 0; i < n; i++) sum += Number(d[i]) * (n + 1 - i);
-    const r = (sum * 10) % 11;
-    return r === 10 ? 0 : r;
-  };
-  return calc(9) === Number(d[9]) && calc(10) === Number(d[10]);
-}
-
-function cnpjValid(d: string): boolean {
-  if (!/^\d{14}$/.test(d) || /^(\d)\1{13}$/.test(d)) return false;
-  const calc = (n: number) => {
-    const w = n === 12 ? [5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2] : [6, 5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2];
-    let sum = 0;
-    for (let i = 0; i < n; i++) sum += Number(d[i]) * w[i]!;
-    const r = sum % 11;
-    return r < 2 ? 0 : 11 - r;
-  };
-  return calc(12) === Number(d[12]) && calc(13) === Number(d[13]);
-}
-
 export type TipoInscricao = "CPF" | "CNPJ";
 
 /**
- * Validate a CPF (11) or CNPJ (14) given with or without punctuation. `strict: false` accepts
- * well-shaped numbers with wrong check digits (test data in the golden files uses them).
+ * Validate a CPF (11 digits) or CNPJ (14 characters, alphanumeric since 2026: 12 of [0-9A-Z] and 2 check
+ * digits) given with or without its mask, with libs/tax-id's rules; returns the bare characters, letters
+ * kept. `strict: false` accepts well-shaped numbers with wrong check digits (test data in the golden
+ * files uses them).
  */
 export function documento(input: string, field = "documento", strict = true): { tipo: TipoInscricao; numero: string } {
   if (input === undefined || input === null || input === "") fail("CAMPO_OBRIGATORIO", "CPF/CNPJ is required", field);
-  if (typeof input !== "string" || !/^[\d.\-/ ]+$/.test(input)) fail("CPF_CNPJ_INVALIDO", `not a CPF/CNPJ: ${JSON.stringify(input)}`, field);
-  const d = onlyDigits(input);
-  if (d.length === 11 && (!strict || cpfValid(d))) return { tipo: "CPF", numero: d };
-  if (d.length === 14 && (!strict || cnpjValid(d))) return { tipo: "CNPJ", numero: d };
-  fail("CPF_CNPJ_INVALIDO", `invalid CPF/CNPJ ${JSON.stringify(input)}`, field);
+  if (typeof input !== "string") fail("CPF_CNPJ_INVALIDO", "CPF/CNPJ must be text", field);
+  const d = stripTaxIdMask(input);
+  if (d.length === 11 && /^\d{11}$/.test(d)) {
+    const problem = strict ? cpfProblem(d) : undefined;
+    if (problem === undefined) return { tipo: "CPF", numero: d };
+    fail("CPF_CNPJ_INVALIDO", `CPF ${JSON.stringify(input)} ${problem}`, field);
+  }
+  if (d.length === 14) {
+    const problem = strict || !isCnpjShaped(d) ? cnpjProblem(d) : undefined;
+    if (problem === undefined) return { tipo: "CNPJ", numero: d };
+    fail("CPF_CNPJ_INVALIDO", `CNPJ ${JSON.stringify(input)} ${problem}`, field);
+  }
+  fail("CPF_CNPJ_INVALIDO", `not a CPF (11 digits) or CNPJ (14 characters): ${JSON.stringify(input.slice(0, 40))}`, field);
 }

@@ -14,6 +14,7 @@ import { serverInterceptor } from "./interceptors.js";
 import { createHttp1Listener, createListener, type TlsFiles } from "./listener.js";
 import type { Metrics } from "./metrics.js";
 import { reflectionServices } from "./reflection.js";
+import { validationInterceptor } from "./validation.js";
 
 /** A service and its (possibly partial) implementation; missing methods answer UNIMPLEMENTED. */
 export interface ServedService<S extends DescService = DescService> {
@@ -73,8 +74,17 @@ export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer>
     // cost the gateway and the coordinator 5–8% of their CPU (docs/decisions/0002-no-gzip-inside-the-mesh.md).
     acceptCompression: [],
     shutdownSignal: shutdownController.signal,
-    // Tracing first, so the request scope, its log lines and the handler run inside the call's span.
-    interceptors: [tracingServerInterceptor(), serverInterceptor(opts.log, opts.metrics, { accessLog: opts.accessLog ?? true })],
+    // A misspelt JSON field is a caller's mistake, not a field to drop: connect ignores unknown JSON
+    // fields unless told otherwise (protobuf-es alone refuses them). Binary keeps unknown fields, as the
+    // wire format's forward compatibility wants.
+    jsonOptions: { ignoreUnknownFields: false },
+    // Tracing first, so the request scope, its log lines and the handler run inside the call's span;
+    // validation last, so a refusal is logged and counted like any other.
+    interceptors: [
+      tracingServerInterceptor(),
+      serverInterceptor(opts.log, opts.metrics, { accessLog: opts.accessLog ?? true }),
+      validationInterceptor(),
+    ],
     contextValues: (req) => {
       const values = createContextValues();
       const socket = req.socket as Partial<TLSSocket>;

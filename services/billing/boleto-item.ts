@@ -1,6 +1,6 @@
 // From a Boleto of the contract to what libs/cobranca needs: the bank data for gerarBoleto and the
 // FichaInput for the PDF. Pure; every refusal is a CobrancaError, which the worker turns into an item error.
-import { buildPixEstatico, CobrancaError, gerarBoleto, parsePix, type CalendarDate, type FichaInput, type PessoaFicha } from "../../libs/cobranca/index.js";
+import { buildPixEstatico, CobrancaError, documento, gerarBoleto, parsePix, type CalendarDate, type FichaInput, type PessoaFicha } from "../../libs/cobranca/index.js";
 import type { Boleto, ContaCobranca } from "../../libs/gen/malha/billing/v1/boleto_pb.js";
 import type { Party } from "../../libs/gen/malha/billing/v1/types_pb.js";
 import type { Date as ProtoDate } from "../../libs/gen/malha/common/v1/common_pb.js";
@@ -35,6 +35,8 @@ function documentOf(p: Party | undefined, field: string): string {
   const doc = p?.document;
   if (!doc || doc.number === "") throw new CobrancaError("CAMPO_OBRIGATORIO", "CPF/CNPJ is required", `${field}.document.number`);
   if (doc.kind === TaxIdKind.NIF) throw new CobrancaError("CPF_CNPJ_INVALIDO", "a boleto needs a CPF or CNPJ, not a NIF", `${field}.document`);
+  // checked here to name the contract's field; the PDF checks again under its own names
+  documento(doc.number, `${field}.document.number`);
   return doc.number;
 }
 
@@ -52,9 +54,11 @@ function pessoa(p: Party | undefined, field: string): PessoaFicha {
   };
 }
 
-function dados(conta: ContaCobranca | undefined, nossoNumero: string) {
+function dados(conta: ContaCobranca | undefined, b: Pick<Boleto, "seuNumero" | "parcela">, nossoNumero: string) {
   if (!conta) throw new CobrancaError("CAMPO_OBRIGATORIO", "conta is required", "conta");
   const opt = (k: string, v: string) => (v !== "" ? { [k]: v } : {});
+  // Every bank-side input the engine's tables name has a contract field; the campo livre of Itaú's
+  // special carteiras carries the título's seu número.
   return {
     banco: conta.banco,
     nossoNumero,
@@ -64,6 +68,15 @@ function dados(conta: ContaCobranca | undefined, nossoNumero: string) {
     ...opt("convenio", conta.convenio),
     ...opt("posto", conta.posto),
     ...opt("modalidade", conta.modalidade),
+    ...opt("ano", conta.ano),
+    ...opt("byteGeracao", conta.byteGeracao),
+    ...opt("codigoCliente", conta.codigoCliente),
+    ...opt("tipoCobranca", conta.tipoCobranca),
+    ...opt("emissao", conta.emissao),
+    ...opt("ios", conta.ios),
+    ...opt("produto", conta.produto),
+    ...opt("seuNumero", b.seuNumero),
+    ...opt("parcela", b.parcela),
   };
 }
 
@@ -75,7 +88,7 @@ export function prepareItem(b: Boleto, ctx: ItemContext): PreparedItem {
   if (nn === "") throw new CobrancaError("CAMPO_OBRIGATORIO", "nosso número is required", "nosso_numero");
   if (b.valorCents > BigInt(Number.MAX_SAFE_INTEGER)) throw new CobrancaError("VALOR_ACIMA_DO_LIMITE", "value too large", "valor_cents");
   const boleto = renameFields(() =>
-    gerarBoleto({ dados: dados(b.conta, nn), vencimento: toDate(b.vencimento), valorCentavos: Number(b.valorCents) }),
+    gerarBoleto({ dados: dados(b.conta, b, nn), vencimento: toDate(b.vencimento), valorCentavos: Number(b.valorCents) }),
   );
   const beneficiario = pessoa(b.beneficiario, "beneficiario");
   if (!beneficiario.endereco) throw new CobrancaError("CAMPO_OBRIGATORIO", "the beneficiário's address is printed by law", "beneficiario.address");
@@ -129,6 +142,12 @@ export function prepareItem(b: Boleto, ctx: ItemContext): PreparedItem {
 
 /** cobranca names its inputs (dados.convenio, valorCentavos); the caller knows the contract's names. */
 const FIELD_NAMES: [RegExp, string][] = [
+  [/^dados\.seuNumero$/, "seu_numero"],
+  [/^dados\.nossoNumero$/, "nosso_numero"],
+  [/^dados\.byteGeracao$/, "conta.byte_geracao"],
+  [/^dados\.codigoCliente$/, "conta.codigo_cliente"],
+  [/^dados\.tipoCobranca$/, "conta.tipo_cobranca"],
+  [/^dados\.parcela$/, "parcela"],
   [/^dados\./, "conta."],
   [/^valorCentavos$/, "valor_cents"],
   [/^vencimento$/, "vencimento"],

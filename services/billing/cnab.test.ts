@@ -34,7 +34,6 @@ const CONTAS = [
 
 function titulos(n: number, bad: number[] = []): RemessaTitulo[] {
   return Array.from({ length: n }, (_, i) => {
-    // BB's layout takes a numeric número do documento.
     const b = boletoValido(i + 1, { conta: CONTAS[i % CONTAS.length]!, externalId: `r-${i + 1}`, numeroDocumento: String(i + 1) });
     if (bad.includes(i + 1)) b.pagador!.document!.number = "11111111111";
     return create(RemessaTituloSchema, { boleto: b });

@@ -1,8 +1,9 @@
 // Test inputs shared by the billing tests: valid boletos of a few banks and ways to break one.
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { DateSchema } from "../../libs/gen/malha/common/v1/common_pb.js";
-import { BoletoSchema, type Boleto } from "../../libs/gen/malha/billing/v1/boleto_pb.js";
+import { BoletoSchema, ContaCobrancaSchema, type Boleto, type ContaCobranca } from "../../libs/gen/malha/billing/v1/boleto_pb.js";
 import { TaxIdKind } from "../../libs/gen/malha/common/v1/common_pb.js";
+import type { VariantCase } from "../../libs/cobranca/test/variants.js";
 
 export const CPF_VALIDO = "52998224725";
 export const CNPJ_VALIDO = "11222333000181";
@@ -36,5 +37,27 @@ export const INVALIDOS: { code: string; mutate: (b: Boleto) => void }[] = [
 export function boletoInvalido(n: number, k: number): Boleto {
   const b = boletoValido(n);
   INVALIDOS[k % INVALIDOS.length]!.mutate(b);
+  return b;
+}
+
+/** Where the contract holds each engine input (libs/cobranca DadosBancarios): a ContaCobranca or a Boleto field. */
+const CONTA_FIELDS = ["convenio", "carteira", "agencia", "conta", "posto", "modalidade", "ano", "byteGeracao", "codigoCliente", "tipoCobranca", "emissao", "ios", "produto"] as const;
+const BOLETO_FIELDS = ["nossoNumero", "seuNumero", "parcela"] as const;
+type ContaField = (typeof CONTA_FIELDS)[number] & keyof ContaCobranca;
+type BoletoField = (typeof BOLETO_FIELDS)[number] & keyof Boleto;
+
+/**
+ * A valid boleto of one bank variant (libs/cobranca/test/variants.ts), every bank input in its contract
+ * field; throws when the engine needs an input the contract has no field for.
+ */
+export function boletoDaVariante(v: VariantCase, n: number, overrides: Omit<MessageInitShape<typeof BoletoSchema>, "$typeName"> = {}): Boleto {
+  const b = boletoValido(n, { nossoNumero: "", ...overrides });
+  b.conta = create(ContaCobrancaSchema, { banco: v.bank.code });
+  for (const [name, value] of Object.entries(v.dados)) {
+    if (name === "banco") continue;
+    if ((CONTA_FIELDS as readonly string[]).includes(name)) b.conta[name as ContaField] = value as string;
+    else if ((BOLETO_FIELDS as readonly string[]).includes(name)) b[name as BoletoField] = value as string;
+    else throw new Error(`bank ${v.bank.code} variant ${v.variant.id}: the engine input ${name} has no field in the contract`);
+  }
   return b;
 }

@@ -5,6 +5,7 @@ import { BaixaType, DescontoType, JurosType, MultaType, ProtestoType, type Bolet
 import { CnabLayout, MovimentoRemessa } from "../../libs/gen/malha/billing/v1/cnab_pb.js";
 import type { Party } from "../../libs/gen/malha/billing/v1/types_pb.js";
 import type { Date as ProtoDate } from "../../libs/gen/malha/common/v1/common_pb.js";
+import { stripTaxIdMask } from "../../libs/tax-id/index.js";
 
 /** The CNAB "identificação do título na empresa" holds 25 characters. */
 export const MAX_REMESSA_ID = 25;
@@ -128,7 +129,7 @@ export function beneficiarioOf(b: Boleto): Beneficiario {
 
 const comparable = (v: string | undefined, field: keyof Beneficiario): string => {
   const t = (v ?? "").trim();
-  if (field === "documento") return t.replace(/\D/g, "");
+  if (field === "documento") return stripTaxIdMask(t);
   // the file carries names folded and upper-cased: differences of case and accents are not differences
   if (field === "nome") return t.normalize("NFD").replace(/\p{M}/gu, "").toUpperCase().replace(/\s+/g, " ");
   return t.replace(/^0+(?=\d)/, "");

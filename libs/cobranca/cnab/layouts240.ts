@@ -12,7 +12,7 @@ export const HEADER_ARQUIVO_240 = defineRecord("headerArquivo", 240, [
   K("tipoRegistro", 8, 8, "0", "N"),
   B(9, 17),
   N("tipoInscricao", 18, 18, { src: "beneficiario.tipoInscricao" }),
-  N("documento", 19, 32, { src: "beneficiario.documento" }),
+  N("documento", 19, 32, { src: "beneficiario.documento", fmt: "taxid" }),
   A("convenio", 33, 52, { src: "beneficiario.convenio", fmt: "raw" }),
   N("agencia", 53, 57, { src: "beneficiario.agencia" }),
   A("agenciaDv", 58, 58, { src: "beneficiario.agenciaDv", fmt: "raw" }),
@@ -43,7 +43,7 @@ export const HEADER_LOTE_240 = defineRecord("headerLote", 240, [
   N("versaoLote", 14, 16, { src: "lote.versao" }),
   B(17, 17),
   N("tipoInscricao", 18, 18, { src: "beneficiario.tipoInscricao" }),
-  N("documento", 19, 33, { src: "beneficiario.documento" }),
+  N("documento", 19, 33, { src: "beneficiario.documento", fmt: "taxid" }),
   A("convenio", 34, 53, { src: "beneficiario.convenio", fmt: "raw" }),
   N("agencia", 54, 58, { src: "beneficiario.agencia" }),
   A("agenciaDv", 59, 59, { src: "beneficiario.agenciaDv", fmt: "raw" }),
@@ -111,7 +111,7 @@ export const SEGMENTO_P = defineRecord("segmentoP", 240, [
 export const SEGMENTO_Q = defineRecord("segmentoQ", 240, [
   ...detalhe("Q"),
   N("tipoInscricao", 18, 18, { src: "pagador.tipoInscricao" }),
-  N("documento", 19, 33, { src: "pagador.documento" }),
+  N("documento", 19, 33, { src: "pagador.documento", fmt: "taxid" }),
   A("nome", 34, 73, { src: "pagador.nome", truncate: true }),
   A("endereco", 74, 113, { src: "pagador.endereco", truncate: true }),
   A("bairro", 114, 128, { src: "pagador.bairro", truncate: true }),
@@ -119,7 +119,7 @@ export const SEGMENTO_Q = defineRecord("segmentoQ", 240, [
   A("cidade", 137, 151, { src: "pagador.cidade", truncate: true }),
   A("uf", 152, 153, { src: "pagador.uf" }),
   N("avalistaTipoInscricao", 154, 154, { src: "avalista.tipoInscricao" }),
-  N("avalistaDocumento", 155, 169, { src: "avalista.documento" }),
+  N("avalistaDocumento", 155, 169, { src: "avalista.documento", fmt: "taxid" }),
   A("avalistaNome", 170, 209, { src: "avalista.nome", truncate: true }),
   N("bancoCorrespondente", 210, 212, { src: "titulo.bancoCorrespondente" }),
   A("nossoNumeroCorrespondente", 213, 232, { src: "titulo.nossoNumeroCorrespondente", fmt: "raw" }),
@@ -211,7 +211,9 @@ const BASE: Record<Cnab240Record, RecordLayout> = {
 
 /** Right-aligned identification of the título, as BB/Sicoob/Sicredi write it (brcobranca golden files). */
 const ID_RIGHT = A("identificacaoTitulo", 196, 220, { src: "titulo.id", fmt: "raw", align: "right" });
-const DOC_NUM = N("numeroDocumento", 63, 77, { src: "titulo.numeroDocumento" });
+// FEBRABAN 240 G064 "número do documento de cobrança" is X(15): the client's reference (NF-0001) is
+// alphanumeric. These banks' files write an all-digit one right-aligned and zero-filled, as a number.
+const DOC_NUM = A("numeroDocumento", 63, 77, { src: "titulo.numeroDocumento", fmt: "docnum" });
 
 const CAIXA: Cnab240Profile = {
   banco: "104",
@@ -237,7 +239,7 @@ const CAIXA: Cnab240Profile = {
       A("nossoNumero", 41, 57, { src: "titulo.nossoNumeroCampo", fmt: "template", tpl: "14{titulo.nossoNumeroSequencial:15}" }),
       A("tipoDocumento", 60, 60, { src: "titulo.tipoDocumento", fmt: "raw", default: "2" }),
       N("distribuicaoBoleto", 62, 62, { src: "titulo.distribuicaoBoleto", default: "0" }),
-      N("numeroDocumento", 63, 73, { src: "titulo.numeroDocumento" }),
+      A("numeroDocumento", 63, 73, { src: "titulo.numeroDocumento", fmt: "docnum" }),
       B(74, 77),
       N("agenciaCobradoraDv", 106, 106),
     ],
@@ -261,7 +263,7 @@ const SANTANDER: Cnab240Profile = {
     headerArquivo: [
       B(9, 16),
       N("tipoInscricao", 17, 17, { src: "beneficiario.tipoInscricao" }),
-      N("documento", 18, 32, { src: "beneficiario.documento" }),
+      N("documento", 18, 32, { src: "beneficiario.documento", fmt: "taxid" }),
       A("codigoTransmissao", 33, 47, { src: "beneficiario.codigoTransmissao", fmt: "raw" }),
       B(48, 72),
       B(152, 157),

@@ -26,7 +26,7 @@ const ESPECIE_ATE_PAGADOR = [
   N("iof", 193, 205, { src: "titulo.iofCentavos", fmt: "cents" }),
   N("abatimento", 206, 218, { src: "titulo.abatimentoCentavos", fmt: "cents" }),
   N("pagadorTipoInscricao", 219, 220, { src: "pagador.tipoInscricao400" }),
-  N("pagadorDocumento", 221, 234, { src: "pagador.documento" }),
+  N("pagadorDocumento", 221, 234, { src: "pagador.documento", fmt: "taxid" }),
 ];
 
 const headerRemessa = (name: string, empresa: ReturnType<typeof A>[], tail: ReturnType<typeof A>[]): RecordLayout =>
@@ -105,7 +105,7 @@ export const ITAU_400_HEADER = headerRemessa(
 export const ITAU_400_DETALHE = defineRecord("itau400Detalhe", 400, [
   K("tipoRegistro", 1, 1, "1", "N"),
   N("tipoInscricao", 2, 3, { src: "beneficiario.tipoInscricao400" }),
-  N("documento", 4, 17, { src: "beneficiario.documento" }),
+  N("documento", 4, 17, { src: "beneficiario.documento", fmt: "taxid" }),
   N("agencia", 18, 21, { src: "beneficiario.agencia" }),
   Z(22, 23),
   N("conta", 24, 28, { src: "beneficiario.conta" }),
@@ -173,7 +173,7 @@ export const BB_400_HEADER = headerRemessa(
 export const BB_400_DETALHE = defineRecord("bb400Detalhe", 400, [
   K("tipoRegistro", 1, 1, "7", "N"),
   N("tipoInscricao", 2, 3, { src: "beneficiario.tipoInscricao400" }),
-  N("documento", 4, 17, { src: "beneficiario.documento" }),
+  N("documento", 4, 17, { src: "beneficiario.documento", fmt: "taxid" }),
   N("agencia", 18, 21, { src: "beneficiario.agencia" }),
   A("agenciaDv", 22, 22, { src: "beneficiario.agenciaDv", fmt: "raw" }),
   N("conta", 23, 30, { src: "beneficiario.conta" }),
@@ -222,7 +222,7 @@ export const SANTANDER_400_HEADER = headerRemessa(
 export const SANTANDER_400_DETALHE = defineRecord("santander400Detalhe", 400, [
   K("tipoRegistro", 1, 1, "1", "N"),
   N("tipoInscricao", 2, 3, { src: "beneficiario.tipoInscricao400" }),
-  N("documento", 4, 17, { src: "beneficiario.documento" }),
+  N("documento", 4, 17, { src: "beneficiario.documento", fmt: "taxid" }),
   N("codigoTransmissao", 18, 37, { src: "beneficiario.codigoTransmissao" }),
   A("controleParticipante", 38, 62, { src: "titulo.id", fmt: "raw" }),
   N("nossoNumero", 63, 69, { src: "titulo.nossoNumeroSequencial" }),
@@ -310,7 +310,7 @@ export const HEADER_400_RETORNO = headerRetorno;
 export const BRADESCO_400_RETORNO = defineRecord("bradesco400Retorno", 400, [
   K("tipoRegistro", 1, 1, "1", "N"),
   N("tipoInscricao", 2, 3, { src: "beneficiario.tipoInscricao" }),
-  N("documento", 4, 17, { src: "beneficiario.documento" }),
+  N("documento", 4, 17, { src: "beneficiario.documento", fmt: "taxid" }),
   Z(18, 20),
   N("zero", 21, 21),
   N("carteira", 22, 24, { src: "carteira" }),
@@ -354,7 +354,7 @@ export const BRADESCO_400_RETORNO = defineRecord("bradesco400Retorno", 400, [
 export const ITAU_400_RETORNO = defineRecord("itau400Retorno", 400, [
   K("tipoRegistro", 1, 1, "1", "N"),
   N("tipoInscricao", 2, 3, { src: "beneficiario.tipoInscricao" }),
-  N("documento", 4, 17, { src: "beneficiario.documento" }),
+  N("documento", 4, 17, { src: "beneficiario.documento", fmt: "taxid" }),
   N("agencia", 18, 21, { src: "agencia" }),
   A("zeros22", 22, 23, { fmt: "raw" }),
   A("conta", 24, 29, { src: "conta", fmt: "raw" }),
@@ -432,7 +432,7 @@ export const BRADESCO_400_PIX = defineRecord("bradesco400Pix", 400, [
 export const BB_CBR643_RETORNO = defineRecord("bbCbr643Retorno", 400, [
   K("tipoRegistro", 1, 1, "7", "N"),
   N("tipoInscricao", 2, 3, { src: "beneficiario.tipoInscricao" }),
-  N("documento", 4, 17, { src: "beneficiario.documento" }),
+  N("documento", 4, 17, { src: "beneficiario.documento", fmt: "taxid" }),
   A("agencia", 18, 22, { src: "agencia", fmt: "raw" }),
   A("conta", 23, 31, { src: "conta", fmt: "raw" }),
   A("convenio", 32, 38, { src: "convenio", fmt: "raw" }),

@@ -9,6 +9,16 @@ import { cnabText } from "../text.js";
 export type FieldFormat =
   /** digits as given (string or non-negative integer) */
   | "digits"
+  /**
+   * CPF/CNPJ of a numeric field: digits, or the upper-case letters of an alphanumeric CNPJ (2026), kept
+   * and right-aligned zero-filled like the digits, so a numeric document writes the same bytes as before
+   */
+  | "taxid"
+  /**
+   * An alphanumeric field that a bank's own files fill like a number (the "número do documento" of
+   * FEBRABAN 240, X(15)): text as "text", but an all-digit value right-aligned and zero-filled
+   */
+  | "docnum"
   /** integer cents (or a rate × 100) */
   | "cents"
   /** CalendarDate → DDMMAAAA */
@@ -122,6 +132,7 @@ function compile(layout: RecordLayout): CompiledLayout {
 }
 
 const DIGITS = /^\d*$/;
+const TAX_ID = /^[0-9A-Z]*$/;
 const SOME_DIGITS = /^\d+$/;
 const PRINTABLE = /^[\x20-\x7e]*$/;
 const LEADING_ZEROS = /^0+(?=\d)/;
@@ -176,9 +187,10 @@ type Fit = (s: string, warnings: Warning[], path: string) => string;
 
 function fitOf(f: FieldDef, rel: string): Fit {
   const width = f.end - f.start + 1;
-  if (f.kind === "N")
+  if (f.kind === "N") {
+    const allowed = f.fmt === "taxid" ? TAX_ID : DIGITS;
     return (s, _warnings, path) => {
-      if (!DIGITS.test(s)) fail("CAMPO_INVALIDO", `${f.name} must be numeric, got ${JSON.stringify(s)}`, whereOf(path, rel));
+      if (!allowed.test(s)) fail("CAMPO_INVALIDO", `${f.name} must be ${f.fmt === "taxid" ? "a CPF/CNPJ (0-9, A-Z)" : "numeric"}, got ${JSON.stringify(s)}`, whereOf(path, rel));
       if (s.length > width) {
         const t = s.replace(LEADING_ZEROS, "");
         if (t.length > width) fail("CAMPO_EXCEDE_TAMANHO", `${f.name} (${t.length} digits) does not fit ${width} positions ${f.start}–${f.end}`, whereOf(path, rel), { max: width });
@@ -186,7 +198,10 @@ function fitOf(f: FieldDef, rel: string): Fit {
       }
       return s.padStart(width, "0");
     };
+  }
+  const asNumber = f.fmt === "docnum" ? fitOf({ ...f, kind: "N", fmt: "digits" }, rel) : undefined;
   return (s, warnings, path) => {
+    if (asNumber && SOME_DIGITS.test(s)) return asNumber(s, warnings, path);
     if (!PRINTABLE.test(s)) fail("TEXTO_NAO_CONVERSIVEL", `${f.name} has non-ASCII characters`, whereOf(path, rel));
     if (s.length > width) {
       if (!f.truncate) fail("CAMPO_EXCEDE_TAMANHO", `${f.name} (${s.length} chars) does not fit ${width} positions ${f.start}–${f.end}`, whereOf(path, rel), { max: width });
@@ -245,6 +260,11 @@ function formatterOf(f: FieldDef, rel: string): Formatter {
         if (typeof v !== "string" || !SOME_DIGITS.test(v)) fail("CAMPO_INVALIDO", `${f.name} must be digits, got ${JSON.stringify(v)}`, whereOf(path, rel));
         return v;
       };
+    case "taxid":
+      return (v, path) => {
+        if (typeof v !== "string" || !/^[0-9A-Z]+$/.test(v)) fail("CAMPO_INVALIDO", `${f.name} must be a CPF/CNPJ (0-9, A-Z), got ${JSON.stringify(v)}`, whereOf(path, rel));
+        return v;
+      };
     case "cents":
       return (v, path) => {
         if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 0) fail("VALOR_INVALIDO", `${f.name} must be integer cents ≥ 0`, whereOf(path, rel));
@@ -258,6 +278,9 @@ function formatterOf(f: FieldDef, rel: string): Formatter {
         if (d.year < 2000 || d.year > 2079) fail("DATA_FORA_DO_INTERVALO", "CNAB 400 dates are 2000–2079", whereOf(path, rel));
         return formatDDMMAA(d);
       };
+    case "docnum":
+      // the common case, digits, needs no folding
+      return (v, path) => (typeof v === "string" && SOME_DIGITS.test(v) ? v : cnabText(String(v), whereOf(path, rel)));
     case "text":
       return (v, path) => cnabText(String(v), whereOf(path, rel));
     case "raw":
@@ -403,6 +426,8 @@ function dataEm(line: string, from: number, to: number, anoDe2: boolean): Calend
 
 function parserOf(f: FieldDef): Parser {
   switch (f.fmt ?? (f.kind === "N" ? "digits" : "text")) {
+    case "taxid":
+    case "docnum":
     case "digits":
       return (line, from, to) => {
         const t = line.slice(from, to).trim();

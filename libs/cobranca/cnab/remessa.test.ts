@@ -477,3 +477,49 @@ describe("property: lerRemessa(gerarRemessa(x)) == x", () => {
     }
   });
 });
+
+describe("documents of 2026 in every remessa layout", () => {
+  // Alphanumeric CNPJs (IN RFB 2.229/2024) and numeric ones of the same length: the letters take the
+  // digits' places, byte for byte, in every field that carries a CPF/CNPJ.
+  const BEN_ALNUM = "12ABC34501DE35";
+  const BEN_NUM = "11222333000181";
+  const PAG_ALNUM = "A1B2C3D4E5F668";
+  const PAG_NUM = "11444777000161";
+  const cases = [...GOLDEN, ...GOLDEN_WITH_DIFFERENCES.map(([f, i]) => [f, i] as [string, RemessaInput])];
+  const withDocs = (input: RemessaInput, ben: string, pag: string, mask = (s: string) => s): RemessaInput => ({
+    ...input,
+    validarDocumentos: true,
+    beneficiario: { ...input.beneficiario, documento: mask(ben) },
+    // CNAB 240 carries a sacador/avalista; the 400 details do not
+    titulos: input.titulos.map((t) => ({ ...t, pagador: { ...t.pagador, documento: mask(pag) }, ...(input.layout === 240 ? { avalista: { ...t.pagador, nome: "AVALISTA", documento: mask(pag) } } : {}) })),
+  });
+
+  it.each(cases)("%s keeps the letters of alphanumeric CNPJs where the digits of numeric ones go", (_file, input) => {
+    const alnum = gerarRemessa(withDocs(input, BEN_ALNUM, PAG_ALNUM, (s) => `${s.slice(0, 2)}.${s.slice(2, 5)}.${s.slice(5, 8)}/${s.slice(8, 12)}-${s.slice(12)}`)).text;
+    const num = gerarRemessa(withDocs(input, BEN_NUM, PAG_NUM)).text;
+    // (some CNAB 400 headers carry no beneficiário document at all)
+    expect(alnum.includes(BEN_ALNUM)).toBe(num.includes(BEN_NUM));
+    expect(alnum).toContain(PAG_ALNUM);
+    expect(alnum.replaceAll(BEN_ALNUM, BEN_NUM).replaceAll(PAG_ALNUM, PAG_NUM)).toBe(num);
+    expect(checkCnab(alnum).ok).toBe(true);
+    const lida = lerRemessa(alnum);
+    expect(lida.titulos[0]!.pagador).toMatchObject({ documento: expect.stringMatching(new RegExp(`^0*${PAG_ALNUM}$`)) });
+  });
+
+  it("refuses an alphanumeric CNPJ with a wrong check digit, saying so", () => {
+    const [, input] = GOLDEN[2]!;
+    const bad = withDocs(input, "12ABC34501DE36", PAG_ALNUM);
+    expect(code(() => gerarRemessa(bad))).toEqual(["CPF_CNPJ_INVALIDO", "beneficiario.documento"]);
+    expect(() => gerarRemessa(bad)).toThrow(/has a wrong check digit/);
+    expect(code(() => gerarRemessa(withDocs(input, "12abc34501de35", PAG_ALNUM)))).toEqual(["CPF_CNPJ_INVALIDO", "beneficiario.documento"]);
+  });
+
+  // FEBRABAN 240 segment P 63–77 (G064) is X(15): the client's document number is alphanumeric.
+  it.each(GOLDEN.filter(([, i]) => i.layout === 240))("%s writes an alphanumeric número do documento", (_file, input) => {
+    const out = gerarRemessa({ ...input, titulos: input.titulos.map((t) => ({ ...t, numeroDocumento: "NF-0001" })) });
+    const p = out.text.split("\r\n").find((l) => l[13] === "P")!;
+    const width = input.banco === "104" ? 11 : 15;
+    expect(p.slice(62, 62 + width)).toBe("NF0001".padEnd(width, " "));
+    expect(lerRemessa(out.text).titulos[0]!.numeroDocumento).toBe("NF0001");
+  });
+});

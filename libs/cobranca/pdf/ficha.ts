@@ -13,6 +13,7 @@ import { type CalendarDate, assertDate } from "../date.js";
 import { CobrancaError, fail } from "../errors.js";
 import { parsePix } from "../pix.js";
 import { documento, foldAscii } from "../text.js";
+import { formatTaxId, stripTaxIdMask } from "../../tax-id/index.js";
 import { itfGeometry } from "./itf.js";
 
 export const MM = 72 / 25.4;
@@ -73,12 +74,8 @@ export function formatarValor(c: number | undefined): string {
   return `${int},${s.slice(-2)}`;
 }
 
-function formatDoc(d: string): string {
-  const n = d.replace(/\D/g, "");
-  if (n.length === 11) return `${n.slice(0, 3)}.${n.slice(3, 6)}.${n.slice(6, 9)}-${n.slice(9)}`;
-  if (n.length === 14) return `${n.slice(0, 2)}.${n.slice(2, 5)}.${n.slice(5, 8)}/${n.slice(8, 12)}-${n.slice(12)}`;
-  return d;
-}
+/** CPF/CNPJ with its mask, letters of an alphanumeric CNPJ kept ("12.ABC.345/01DE-35"). */
+const formatDoc = (d: string): string => formatTaxId(stripTaxIdMask(d));
 
 /** Text for the standard Helvetica font (WinAnsi): Latin-1 kept, anything else folded or refused. */
 function pdfText(s: string | undefined, field: string): string {
@@ -187,14 +184,48 @@ function drawQr(doc: Doc, qr: QRCode.QRCode, x: number, y: number, sizeMm: numbe
   doc.fill().restore();
 }
 
-/** One labelled cell: small label on top, value below. */
+interface FitOptions {
+  readonly size: number;
+  readonly bold?: boolean;
+  readonly align?: "left" | "right" | "center";
+  /** Smallest size the text may shrink to before it is cut with an ellipsis (default 5 pt, or `size`). */
+  readonly min?: number;
+}
+
+/**
+ * One line of text that never leaves its box: drawn at `size`, shrunk down to `min` when too wide, and
+ * cut with an ellipsis only if even that does not fit. pdfkit is given no width, so it never wraps a
+ * line onto whatever is printed below it.
+ */
+function fitText(doc: Doc, text: string, x: number, y: number, w: number, o: FitOptions): void {
+  doc.font(o.bold ? "Helvetica-Bold" : "Helvetica");
+  const min = Math.min(o.min ?? 5, o.size);
+  let size = o.size;
+  while (size > min && doc.fontSize(size).widthOfString(text) > w) size = Math.max(min, size - 0.25);
+  doc.fontSize(size);
+  let s = text;
+  if (doc.widthOfString(s) > w) {
+    while (s.length > 0 && doc.widthOfString(`${s}…`) > w) s = s.slice(0, -1);
+    s = `${s.trimEnd()}…`;
+  }
+  const tw = doc.widthOfString(s);
+  const dx = o.align === "right" ? w - tw : o.align === "center" ? (w - tw) / 2 : 0;
+  // a shrunk line keeps the baseline of the full-size one
+  doc.fillColor("black").text(s, x + Math.max(0, dx), y + (o.size - size) * 0.75, { lineBreak: false });
+}
+
+/** One labelled cell: small label on top, value below, both kept inside the cell. */
 function cell(doc: Doc, x: number, y: number, w: number, h: number, label: string, value: string, opts: { align?: "left" | "right"; bold?: boolean; size?: number } = {}): void {
   doc.lineWidth(0.5).rect(x, y, w, h).stroke();
-  doc.font("Helvetica").fontSize(5.5).fillColor("black").text(label, x + 1.5, y + 1.2, { width: w - 3, lineBreak: false });
-  doc
-    .font(opts.bold ? "Helvetica-Bold" : "Helvetica")
-    .fontSize(opts.size ?? 8)
-    .text(value, x + 1.5, y + h - (opts.size ?? 8) - 2, { width: w - 3, align: opts.align ?? "left", lineBreak: false, ellipsis: false });
+  fitText(doc, label, x + 1.5, y + 1.2, w - 3, { size: 5.5, min: 4 });
+  const size = opts.size ?? 8;
+  fitText(doc, value, x + 1.5, y + h - size - 2, w - 3, { size, ...(opts.bold ? { bold: true } : {}), align: opts.align ?? "left" });
+}
+
+/** Caixa prints its own text; every other bank the FEBRABAN one, unless the input says otherwise. */
+function localPagamento(p: Prepared): string {
+  const i = p.input;
+  return p.t(i.localPagamento ?? BANKS[i.boleto.banco]?.variants[0]?.localPagamento ?? LOCAL_PAGAMENTO_PADRAO, "localPagamento");
 }
 
 function enderecoPessoa(p: PessoaFicha): string {
@@ -204,11 +235,11 @@ function enderecoPessoa(p: PessoaFicha): string {
 
 function bankHeader(doc: Doc, p: Prepared, x: number, y: number, w: number, withLinha: boolean): number {
   const h = 9 * MM;
-  doc.font("Helvetica-Bold").fontSize(10).text(p.t(p.bancoNome, "bancoNome"), x, y + h - 12, { width: 45 * MM, lineBreak: false });
+  fitText(doc, p.t(p.bancoNome, "bancoNome"), x, y + h - 12, 45 * MM, { size: 10, bold: true, min: 6 });
   // bank code with DV: bold, ~5 mm characters, between vertical rules
   const cx = x + 46 * MM;
   doc.lineWidth(1.2).moveTo(cx, y + 1.5 * MM).lineTo(cx, y + h).moveTo(cx + 20 * MM, y + 1.5 * MM).lineTo(cx + 20 * MM, y + h).stroke();
-  doc.font("Helvetica-Bold").fontSize(19).text(p.bancoComDv, cx, y + h - 19, { width: 20 * MM, align: "center", lineBreak: false });
+  fitText(doc, p.bancoComDv, cx, y + h - 19, 20 * MM, { size: 19, bold: true, align: "center" });
   if (withLinha) {
     // 3.5–4.5 mm characters where the width allows; shrink to fit narrower fichas (carnê)
     const text = formatLinha(p.linha);
@@ -216,9 +247,8 @@ function bankHeader(doc: Doc, p: Prepared, x: number, y: number, w: number, with
     doc.font("Helvetica-Bold");
     let size = 11.5;
     while (size > 6 && doc.fontSize(size).widthOfString(text) > avail) size -= 0.25;
-    doc.fontSize(size).text(text, cx + 21 * MM, y + h - size - 1.5, { width: avail, align: "right", lineBreak: false });
-  }
-  else doc.font("Helvetica-Bold").fontSize(9).text("Recibo do Pagador", cx + 21 * MM, y + h - 11, { width: w - 67 * MM, align: "right", lineBreak: false });
+    fitText(doc, text, cx + 21 * MM, y + h - size - 1.5, avail, { size, bold: true, align: "right" });
+  } else fitText(doc, "Recibo do Pagador", cx + 21 * MM, y + h - 11, w - 67 * MM, { size: 9, bold: true, align: "right" });
   doc.lineWidth(1).moveTo(x, y + h).lineTo(x + w, y + h).stroke();
   return y + h;
 }
@@ -231,14 +261,14 @@ function drawFicha(doc: Doc, p: Prepared, x: number, y0: number, w: number): voi
   const rw = 46 * MM; // right column
   const lw = w - rw;
   let y = bankHeader(doc, p, x, y0, w, true);
-  cell(doc, x, y, lw, rh, "Local de pagamento", p.t(i.localPagamento ?? BANKS[b.banco]?.variants[0]?.localPagamento ?? LOCAL_PAGAMENTO_PADRAO, "localPagamento"));
+  cell(doc, x, y, lw, rh, "Local de pagamento", localPagamento(p));
   cell(doc, x + lw, y, rw, rh, "Vencimento", dataBr(b.vencimento), { align: "right", bold: true });
   y += rh;
   const ben = `${p.t(i.beneficiario.nome, "beneficiario.nome")} - CNPJ/CPF ${formatDoc(i.beneficiario.documento)}`;
   doc.lineWidth(0.5).rect(x, y, lw, rh * 1.3).stroke();
-  doc.font("Helvetica").fontSize(5.5).text("Beneficiário", x + 1.5, y + 1.2, { lineBreak: false });
-  doc.fontSize(7.5).text(ben, x + 1.5, y + 8, { width: lw - 3, lineBreak: false });
-  doc.fontSize(6.5).text(p.t(i.beneficiario.endereco, "beneficiario.endereco"), x + 1.5, y + 17, { width: lw - 3, lineBreak: false });
+  fitText(doc, "Beneficiário", x + 1.5, y + 1.2, lw - 3, { size: 5.5 });
+  fitText(doc, ben, x + 1.5, y + 8, lw - 3, { size: 7.5 });
+  fitText(doc, p.t(i.beneficiario.endereco, "beneficiario.endereco"), x + 1.5, y + 17, lw - 3, { size: 6.5 });
   cell(doc, x + lw, y, rw, rh * 1.3, "Agência / Código do Beneficiário", b.agenciaCodigoBeneficiario, { align: "right" });
   y += rh * 1.3;
   const c6 = lw / 6;
@@ -258,22 +288,21 @@ function drawFicha(doc: Doc, p: Prepared, x: number, y0: number, w: number): voi
   y += rh;
   const ih = rh * 3;
   doc.lineWidth(0.5).rect(x, y, lw, ih).stroke();
-  doc.font("Helvetica").fontSize(5.5).text("Instruções (texto de responsabilidade do beneficiário)", x + 1.5, y + 1.2, { lineBreak: false });
-  doc.fontSize(7);
-  (i.instrucoes ?? []).slice(0, 6).forEach((s, k) => doc.text(p.t(s, `instrucoes[${k}]`), x + 1.5, y + 9 + k * 8.5, { width: lw - 3, lineBreak: false }));
+  fitText(doc, "Instruções (texto de responsabilidade do beneficiário)", x + 1.5, y + 1.2, lw - 3, { size: 5.5 });
+  (i.instrucoes ?? []).slice(0, 6).forEach((s, k) => fitText(doc, p.t(s, `instrucoes[${k}]`), x + 1.5, y + 9 + k * 8.5, lw - 3, { size: 7 }));
   cell(doc, x + lw, y, rw, rh, "(-) Desconto / Abatimento", formatarValor(i.descontoCentavos), { align: "right" });
   cell(doc, x + lw, y + rh, rw, rh, "(+) Juros / Multa", formatarValor(i.jurosMultaCentavos), { align: "right" });
   cell(doc, x + lw, y + 2 * rh, rw, rh, "(=) Valor cobrado", formatarValor(i.valorCobradoCentavos), { align: "right" });
   y += ih;
   const ph = rh * 1.6;
   doc.lineWidth(0.5).rect(x, y, w, ph).stroke();
-  doc.font("Helvetica").fontSize(5.5).text("Pagador", x + 1.5, y + 1.2, { lineBreak: false });
-  doc.fontSize(7.5).text(`${p.t(i.pagador.nome, "pagador.nome")} - CPF/CNPJ ${formatDoc(i.pagador.documento)}`, x + 1.5, y + 8, { width: w - 3, lineBreak: false });
-  doc.fontSize(7).text(p.t(enderecoPessoa(i.pagador), "pagador.endereco"), x + 1.5, y + 17, { width: w - 3, lineBreak: false });
+  fitText(doc, "Pagador", x + 1.5, y + 1.2, w - 3, { size: 5.5 });
+  fitText(doc, `${p.t(i.pagador.nome, "pagador.nome")} - CPF/CNPJ ${formatDoc(i.pagador.documento)}`, x + 1.5, y + 8, w - 3, { size: 7.5 });
+  fitText(doc, p.t(enderecoPessoa(i.pagador), "pagador.endereco"), x + 1.5, y + 17, w - 3, { size: 7 });
   if (i.avalista)
-    doc.fontSize(6.5).text(`Sacador/Avalista: ${p.t(i.avalista.nome, "avalista.nome")} - CPF/CNPJ ${formatDoc(i.avalista.documento)}`, x + 1.5, y + 26, { width: w - 3, lineBreak: false });
+    fitText(doc, `Sacador/Avalista: ${p.t(i.avalista.nome, "avalista.nome")} - CPF/CNPJ ${formatDoc(i.avalista.documento)}`, x + 1.5, y + 26, w - 3, { size: 6.5 });
   y += ph;
-  doc.font("Helvetica").fontSize(6).text("Autenticação Mecânica - Ficha de Compensação", x + w - 70 * MM, y + 1.5, { width: 70 * MM, align: "right", lineBreak: false });
+  fitText(doc, "Autenticação Mecânica - Ficha de Compensação", x + w - 70 * MM, y + 1.5, 70 * MM, { size: 6, align: "right" });
   // barcode: 5 mm quiet zone from the left edge of the ficha, 103 × 13 mm
   drawItf(doc, p.barcode, x + ITF_QUIET_ZONE_MM * MM, y + 2.5 * MM);
 }
@@ -286,9 +315,9 @@ function drawRecibo(doc: Doc, p: Prepared, x: number, y0: number, w: number): vo
   const qrW = p.qr ? 42 * MM : 0;
   const cw = w - qrW;
   doc.lineWidth(0.5).rect(x, y, cw, rh * 1.3).stroke();
-  doc.font("Helvetica").fontSize(5.5).text("Beneficiário", x + 1.5, y + 1.2, { lineBreak: false });
-  doc.fontSize(7.5).text(`${p.t(i.beneficiario.nome, "beneficiario.nome")} - CNPJ/CPF ${formatDoc(i.beneficiario.documento)}`, x + 1.5, y + 8, { width: cw - 3, lineBreak: false });
-  doc.fontSize(6.5).text(p.t(i.beneficiario.endereco, "beneficiario.endereco"), x + 1.5, y + 17, { width: cw - 3, lineBreak: false });
+  fitText(doc, "Beneficiário", x + 1.5, y + 1.2, cw - 3, { size: 5.5 });
+  fitText(doc, `${p.t(i.beneficiario.nome, "beneficiario.nome")} - CNPJ/CPF ${formatDoc(i.beneficiario.documento)}`, x + 1.5, y + 8, cw - 3, { size: 7.5 });
+  fitText(doc, p.t(i.beneficiario.endereco, "beneficiario.endereco"), x + 1.5, y + 17, cw - 3, { size: 6.5 });
   y += rh * 1.3;
   const c4 = cw / 4;
   cell(doc, x, y, c4, rh, "Agência / Código do Beneficiário", b.agenciaCodigoBeneficiario);
@@ -300,17 +329,17 @@ function drawRecibo(doc: Doc, p: Prepared, x: number, y0: number, w: number): vo
   cell(doc, x + 3 * c4, y, c4, rh, "(=) Valor do documento", formatarValor(b.valorCentavos), { align: "right", bold: true });
   y += rh;
   cell(doc, x, y, cw, rh, "Linha digitável", formatLinha(p.linha), { size: 9 });
-  doc.font("Helvetica").fontSize(6).text("Autenticação Mecânica", x + cw - 50 * MM, y + rh + 2, { width: 50 * MM, align: "right", lineBreak: false });
+  fitText(doc, "Autenticação Mecânica", x + cw - 50 * MM, y + rh + 2, 50 * MM, { size: 6, align: "right" });
   if (p.qr) {
     const qy = y0 + 10 * MM;
     drawQr(doc, p.qr, x + cw + 4 * MM, qy, 36);
-    doc.font("Helvetica-Bold").fontSize(7).text("Pague com PIX", x + cw, qy + 36.5 * MM, { width: qrW, align: "center", lineBreak: false });
+    fitText(doc, "Pague com PIX", x + cw, qy + 36.5 * MM, qrW, { size: 7, bold: true, align: "center" });
   }
 }
 
 function dashedCut(doc: Doc, x: number, y: number, w: number): void {
   doc.save().lineWidth(0.5).dash(3, { space: 3 }).moveTo(x, y).lineTo(x + w, y).stroke().undash().restore();
-  doc.font("Helvetica").fontSize(5.5).text("Corte na linha pontilhada", x, y + 2, { width: w, align: "right", lineBreak: false });
+  fitText(doc, "Corte na linha pontilhada", x, y + 2, w, { size: 5.5, align: "right" });
 }
 
 function drawPageFicha(doc: Doc, p: Prepared): void {
@@ -332,7 +361,7 @@ function drawCarne(doc: Doc, p: Prepared, slot: number): void {
   const sx = 8 * MM;
   const sw = 44 * MM;
   const rh = 7.2 * MM;
-  doc.font("Helvetica-Bold").fontSize(12).text(p.bancoComDv, sx, y0 + 2 * MM, { width: sw, lineBreak: false });
+  fitText(doc, p.bancoComDv, sx, y0 + 2 * MM, sw, { size: 12, bold: true });
   let y = y0 + 9 * MM;
   for (const [label, value] of [
     ["Vencimento", dataBr(b.vencimento)],
@@ -364,12 +393,17 @@ function drawFichaCompacta(doc: Doc, p: Prepared, x: number, y0: number, w: numb
   const rw = 40 * MM;
   const lw = w - rw;
   let y = bankHeader(doc, p, x, y0, w, true);
-  cell(doc, x, y, lw, rh, "Local de pagamento", p.t(i.localPagamento ?? LOCAL_PAGAMENTO_PADRAO, "localPagamento"), { size: 7 });
+  cell(doc, x, y, lw, rh, "Local de pagamento", localPagamento(p), { size: 7 });
   cell(doc, x + lw, y, rw, rh, "Vencimento", dataBr(b.vencimento), { align: "right", bold: true, size: 7.5 });
   y += rh;
-  cell(doc, x, y, lw, rh, "Beneficiário", `${p.t(i.beneficiario.nome, "beneficiario.nome")} - ${formatDoc(i.beneficiario.documento)} - ${p.t(i.beneficiario.endereco, "beneficiario.endereco")}`, { size: 6 });
-  cell(doc, x + lw, y, rw, rh, "Agência / Código do Beneficiário", b.agenciaCodigoBeneficiario, { align: "right", size: 7 });
-  y += rh;
+  // name and CNPJ on one line, the address on its own: one line for all three ran into the next row
+  const bh = rh * 1.35;
+  doc.lineWidth(0.5).rect(x, y, lw, bh).stroke();
+  fitText(doc, "Beneficiário", x + 1.5, y + 1.2, lw - 3, { size: 5.5 });
+  fitText(doc, `${p.t(i.beneficiario.nome, "beneficiario.nome")} - CNPJ/CPF ${formatDoc(i.beneficiario.documento)}`, x + 1.5, y + 8, lw - 3, { size: 6.5 });
+  fitText(doc, p.t(i.beneficiario.endereco, "beneficiario.endereco"), x + 1.5, y + 16.5, lw - 3, { size: 6 });
+  cell(doc, x + lw, y, rw, bh, "Agência / Código do Beneficiário", b.agenciaCodigoBeneficiario, { align: "right", size: 7 });
+  y += bh;
   const c5 = lw / 5;
   cell(doc, x, y, c5, rh, "Data do documento", dataBr(i.dataDocumento), { size: 7 });
   cell(doc, x + c5, y, c5 * 1.3, rh, "Nº do documento", p.t(i.numeroDocumento, "numeroDocumento"), { size: 7 });
@@ -381,16 +415,15 @@ function drawFichaCompacta(doc: Doc, p: Prepared, x: number, y0: number, w: numb
   cell(doc, x, y, c5, rh, "Carteira", b.carteira, { size: 7 });
   cell(doc, x + c5, y, c5, rh, "Espécie moeda", "R$", { size: 7 });
   doc.lineWidth(0.5).rect(x + 2 * c5, y, 3 * c5, rh * 2).stroke();
-  doc.font("Helvetica").fontSize(5.5).text("Instruções", x + 2 * c5 + 1.5, y + 1.2, { lineBreak: false });
-  doc.fontSize(6);
-  (i.instrucoes ?? []).slice(0, 3).forEach((s, k) => doc.text(p.t(s, `instrucoes[${k}]`), x + 2 * c5 + 1.5, y + 8 + k * 7, { width: 3 * c5 - 3, lineBreak: false }));
+  fitText(doc, "Instruções", x + 2 * c5 + 1.5, y + 1.2, 3 * c5 - 3, { size: 5.5 });
+  (i.instrucoes ?? []).slice(0, 3).forEach((s, k) => fitText(doc, p.t(s, `instrucoes[${k}]`), x + 2 * c5 + 1.5, y + 8 + k * 7, 3 * c5 - 3, { size: 6 }));
   cell(doc, x + lw, y, rw, rh, "(=) Valor do documento", formatarValor(b.valorCentavos), { align: "right", bold: true, size: 7.5 });
   cell(doc, x, y + rh, 2 * c5, rh, "Uso do banco", i.usoBanco ?? "", { size: 7 });
   cell(doc, x + lw, y + rh, rw, rh, "(=) Valor cobrado", formatarValor(i.valorCobradoCentavos), { align: "right", size: 7 });
   y += 2 * rh;
   cell(doc, x, y, w, rh, "Pagador", `${p.t(i.pagador.nome, "pagador.nome")} - ${formatDoc(i.pagador.documento)} - ${p.t(enderecoPessoa(i.pagador), "pagador.endereco")}`, { size: 6.5 });
   y += rh;
-  doc.font("Helvetica").fontSize(5.5).text("Autenticação Mecânica - Ficha de Compensação", x + w - 60 * MM, y + 1, { width: 60 * MM, align: "right", lineBreak: false });
+  fitText(doc, "Autenticação Mecânica - Ficha de Compensação", x + w - 60 * MM, y + 1, 60 * MM, { size: 5.5, align: "right" });
   drawItf(doc, p.barcode, x + ITF_QUIET_ZONE_MM * MM, y + 2.5 * MM);
 }
 

@@ -2,11 +2,13 @@
 // @generated from file malha/common/v1/common.proto (package malha.common.v1, syntax proto3)
 /* eslint-disable */
 
-// Small types shared by every Malha package. Only google/protobuf well-known types may be imported
-// (no BSR, no googleapis), so the few things googleapis would normally give us live here.
+// Small types shared by every Malha package. Only google/protobuf well-known types and buf.validate
+// (vendored from the validation runtime) may be imported (no BSR, no googleapis), so the few things
+// googleapis would normally give us live here.
 
 import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
+import { file_buf_validate_validate } from "../../../buf/validate/validate_pb.js";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
@@ -15,7 +17,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file malha/common/v1/common.proto.
  */
 export const file_malha_common_v1_common: GenFile = /*@__PURE__*/
-  fileDesc("ChxtYWxoYS9jb21tb24vdjEvY29tbW9uLnByb3RvEg9tYWxoYS5jb21tb24udjEiMAoERGF0ZRIMCgR5ZWFyGAEgASgFEg0KBW1vbnRoGAIgASgFEgsKA2RheRgDIAEoBSJVCglEYXRlUmFuZ2USJAoFc3RhcnQYASABKAsyFS5tYWxoYS5jb21tb24udjEuRGF0ZRIiCgNlbmQYAiABKAsyFS5tYWxoYS5jb21tb24udjEuRGF0ZSJfCglUaW1lUmFuZ2USKQoFc3RhcnQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEicKA2VuZBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiQQoFVGF4SWQSKAoEa2luZBgBIAEoDjIaLm1hbGhhLmNvbW1vbi52MS5UYXhJZEtpbmQSDgoGbnVtYmVyGAIgASgJIpgBCglFcnJvckluZm8SDgoGcmVhc29uGAEgASgJEg4KBmRvbWFpbhgCIAEoCRI6CghtZXRhZGF0YRgDIAMoCzIoLm1hbGhhLmNvbW1vbi52MS5FcnJvckluZm8uTWV0YWRhdGFFbnRyeRovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEqgQEKCVRheElkS2luZBIbChdUQVhfSURfS0lORF9VTlNQRUNJRklFRBAAEhQKEFRBWF9JRF9LSU5EX0NOUEoQARITCg9UQVhfSURfS0lORF9DUEYQAhITCg9UQVhfSURfS0lORF9OSUYQAxIXChNUQVhfSURfS0lORF9OQU9fTklGEARiBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("ChxtYWxoYS9jb21tb24vdjEvY29tbW9uLnByb3RvEg9tYWxoYS5jb21tb24udjEiUgoERGF0ZRIYCgR5ZWFyGAEgASgFQgq6SAcaBRiPTigAEhgKBW1vbnRoGAIgASgFQgm6SAYaBBgMKAASFgoDZGF5GAMgASgFQgm6SAYaBBgfKAAiVQoJRGF0ZVJhbmdlEiQKBXN0YXJ0GAEgASgLMhUubWFsaGEuY29tbW9uLnYxLkRhdGUSIgoDZW5kGAIgASgLMhUubWFsaGEuY29tbW9uLnYxLkRhdGUiXwoJVGltZVJhbmdlEikKBXN0YXJ0GAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBInCgNlbmQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIlQKBVRheElkEjIKBGtpbmQYASABKA4yGi5tYWxoYS5jb21tb24udjEuVGF4SWRLaW5kQgi6SAWCAQIQARIXCgZudW1iZXIYAiABKAlCB7pIBHICGCgimAEKCUVycm9ySW5mbxIOCgZyZWFzb24YASABKAkSDgoGZG9tYWluGAIgASgJEjoKCG1ldGFkYXRhGAMgAygLMigubWFsaGEuY29tbW9uLnYxLkVycm9ySW5mby5NZXRhZGF0YUVudHJ5Gi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASqBAQoJVGF4SWRLaW5kEhsKF1RBWF9JRF9LSU5EX1VOU1BFQ0lGSUVEEAASFAoQVEFYX0lEX0tJTkRfQ05QShABEhMKD1RBWF9JRF9LSU5EX0NQRhACEhMKD1RBWF9JRF9LSU5EX05JRhADEhcKE1RBWF9JRF9LSU5EX05BT19OSUYQBGIGcHJvdG8z", [file_buf_validate_validate, file_google_protobuf_timestamp]);
 
 /**
  * A calendar date with no time zone, used where Brazilian documents carry a day and not an instant
