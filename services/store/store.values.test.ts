@@ -126,7 +126,6 @@ const EXTREMES: Record<string, ((d: Document) => void)[]> = {
   prestadorCpf: [(d) => (d.prestador!.document = { $typeName: "malha.common.v1.TaxId", kind: TaxIdKind.CPF, number: "123" })],
   prestadorName: [(d) => (d.prestador!.name = "N".repeat(301)), (d) => (d.prestador!.name = "😀".repeat(301))],
   prestadorIm: [(d) => (d.prestador!.inscricaoMunicipal = "1".repeat(16))],
-  tomadorNif: [(d) => (d.tomador!.document = { $typeName: "malha.common.v1.TaxId", kind: TaxIdKind.NIF, number: "N".repeat(41) })],
   tomadorCnpj: [(d) => (d.tomador!.document = { $typeName: "malha.common.v1.TaxId", kind: TaxIdKind.CNPJ, number: "1".repeat(15) })],
   intermediarioName: [(d) => (d.intermediario = { $typeName: "malha.nfse.v1.Party", name: "I".repeat(302), inscricaoMunicipal: "", codigoMunicipio: "", uf: "" })],
   serie: [(d) => (d.serie = "123456")],
