@@ -26,6 +26,8 @@ install() {
   command -v curl >/dev/null || need+=(curl)
   # Test tool: renders PDFs to PNG so tests can decode the printed barcodes.
   command -v pdftoppm >/dev/null || need+=(poppler-utils)
+  # Test tool: the console's browser tests drive Debian's chromium (playwright-core never downloads one).
+  [[ -x /usr/bin/chromium ]] || need+=(chromium fonts-dejavu-core)
   if ((${#need[@]} == 0)); then log "packages present"; return; fi
   local sudo=; ((EUID == 0)) || sudo=sudo
   log "installing ${need[*]}"
