@@ -73,7 +73,8 @@ function fromConnect(err: ConnectError): HttpError {
     [Code.Unavailable]: 503,
     [Code.DeadlineExceeded]: 504,
   };
-  return new HttpError(status[err.code] ?? 502, Code[err.code] ?? "UNKNOWN", err.rawMessage);
+  const name = (Code[err.code] ?? "Unknown").replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase();
+  return new HttpError(status[err.code] ?? 502, name, err.rawMessage);
 }
 
 async function readJson(req: IncomingMessage): Promise<unknown> {
@@ -179,7 +180,7 @@ export function consoleHandler(deps: ConsoleDeps) {
     }
     const syncOne = /^\/api\/municipios\/([^/]+)\/sync$/.exec(path);
     if (syncOne && method === "POST") {
-      const ibge = decodeURIComponent(syncOne[1]!);
+      const ibge = syncOne[1]!;
       if (!IBGE.test(ibge)) throw new HttpError(400, "INVALID_ARGUMENT", "ibge must be 7 digits");
       const op = requireOperator(req, "sync a municipality");
       const result = await sync.syncNow(`console:${op.user}`, ibge);
@@ -192,7 +193,7 @@ export function consoleHandler(deps: ConsoleDeps) {
 
   async function staticFile(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
     if (req.method !== "GET" && req.method !== "HEAD") throw new HttpError(405, "METHOD_NOT_ALLOWED", "only GET and HEAD");
-    const rel = normalize(decodeURIComponent(path)).replace(/^([/\\])+/, "");
+    const rel = normalize(path).replace(/^([/\\])+/, "");
     let file = join(config.staticDir, rel);
     if (!file.startsWith(config.staticDir + sep) && file !== config.staticDir) throw new HttpError(404, "NOT_FOUND", "not found");
     let info = await stat(file).catch(() => undefined);
@@ -217,14 +218,19 @@ export function consoleHandler(deps: ConsoleDeps) {
   }
 
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const path = new URL(req.url ?? "/", "http://console").pathname;
     try {
+      let path: string;
+      try {
+        path = decodeURIComponent(new URL(req.url ?? "/", "http://console").pathname);
+      } catch {
+        throw new HttpError(400, "INVALID_ARGUMENT", "the request path is not valid percent-encoding");
+      }
       if (path === "/api" || path.startsWith("/api/")) await api(req, res, path);
       else await staticFile(req, res, path);
     } catch (err) {
       const e = err instanceof HttpError ? err : err instanceof ConnectError ? fromConnect(err) : undefined;
-      if (!e) log.error({ err, path }, "console request failed");
-      else if (e.status >= 500) log.warn({ path, code: e.code, message: e.message }, "console request failed upstream");
+      if (!e) log.error({ err, url: req.url }, "console request failed");
+      else if (e.status >= 500) log.warn({ url: req.url, code: e.code, message: e.message }, "console request failed upstream");
       if (res.headersSent) {
         res.destroy();
         return;
