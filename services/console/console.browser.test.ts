@@ -156,6 +156,17 @@ describe("console: Sincronização in a browser", () => {
     });
     expect(res).toEqual({ status: 403, body: { error: expect.objectContaining({ code: "PERMISSION_DENIED" }) } });
     await screenshot(reader, "sincronizacao-somente-leitura");
+    // Filters: by name (case-insensitive), by UF, by state.
+    const curitiba = mesh.municipalities.find((m) => m.uf === "PR")!;
+    await reader.getByLabel("Buscar (IBGE ou nome)").fill("CURI");
+    await reader.getByText("1 de 3 feeds").waitFor();
+    expect((await rows(reader)).map((r) => r.ibge)).toEqual([curitiba.ibge]);
+    await reader.getByLabel("Buscar (IBGE ou nome)").fill("");
+    await reader.getByLabel("UF").selectOption("RJ");
+    await reader.getByText("1 de 3 feeds").waitFor();
+    await reader.getByLabel("UF").selectOption("");
+    await reader.getByLabel("Estado").selectOption("running");
+    await reader.getByText("0 de 3 feeds").waitFor();
     // Every action is logged with who pressed it; the refused one with who tried.
     const logs = consoleProc.lines.join("\n");
     expect(logs).toMatch(/"actor":"ana".*"action":"sync-all".*"msg":"console action"/);

@@ -130,61 +130,63 @@ export function SyncPage({ me, onSignedOut }: { me: Me; onSignedOut: () => void 
           </select>
         </label>
       </form>
-      <table class="feeds">
-        <caption>
-          {shown.length} de {feeds.length} feeds
-        </caption>
-        <thead>
-          <tr>
-            <th scope="col">IBGE</th>
-            <th scope="col">Município</th>
-            <th scope="col">UF</th>
-            <th scope="col">Feed</th>
-            <th scope="col">Estado</th>
-            <th scope="col">NSU</th>
-            <th scope="col">Documentos</th>
-            <th scope="col">Eventos</th>
-            <th scope="col">Quarentena</th>
-            <th scope="col">Último sucesso</th>
-            <th scope="col">Próxima elegível</th>
-            {me.canAct && <th scope="col">Ações</th>}
-          </tr>
-        </thead>
-        <tbody>
-          {shown.map((f) => (
-            <tr key={`${f.ibge}-${f.ambiente}-${f.tipoNsu}`} data-ibge={f.ibge} data-state={f.state} data-documents={f.documents}>
-              <td>{f.ibge}</td>
-              <td>{f.name}</td>
-              <td>{f.uf}</td>
-              <td>
-                {TIPO_LABELS[f.tipoNsu]} · {AMBIENTE_LABELS[f.ambiente]}
-              </td>
-              <td class={`state state-${f.state}`} title={f.lastError ?? ""}>
-                {describeState(f, now)}
-              </td>
-              <td class="num">
-                {f.cursor}
-                {f.maxNsu !== "0" && f.maxNsu !== f.cursor ? ` / ${f.maxNsu}` : ""}
-              </td>
-              <td class="num">{f.documents.toLocaleString("pt-BR")}</td>
-              <td class="num">{f.events.toLocaleString("pt-BR")}</td>
-              <td class="num">{f.faults.toLocaleString("pt-BR")}</td>
-              <td>{f.lastSuccessAt ? formatInstant(f.lastSuccessAt, now) : "—"}</td>
-              <td>{f.nextEligibleAt ? formatInstant(f.nextEligibleAt, now) : "—"}</td>
-              {me.canAct && (
-                <td>
-                  <button type="button" aria-label={`Sincronizar ${f.name || f.ibge}`} onClick={() => void syncNow(f.ibge)}>
-                    Sincronizar
-                  </button>
-                  <span role="status" class="row-message" data-testid={`message-${f.ibge}`}>
-                    {rowMessages[f.ibge] ?? ""}
-                  </span>
-                </td>
-              )}
+      <div class="table-wrap">
+        <table class="feeds">
+          <caption>
+            {shown.length} de {feeds.length} feeds
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col">IBGE</th>
+              <th scope="col">Município</th>
+              <th scope="col">UF</th>
+              <th scope="col">Feed</th>
+              <th scope="col">Estado</th>
+              <th scope="col">NSU</th>
+              <th scope="col">Documentos</th>
+              <th scope="col">Eventos</th>
+              <th scope="col">Quarentena</th>
+              <th scope="col">Último sucesso</th>
+              <th scope="col">Próxima elegível</th>
+              {me.canAct && <th scope="col">Ações</th>}
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {shown.map((f) => (
+              <tr key={`${f.ibge}-${f.ambiente}-${f.tipoNsu}`} data-ibge={f.ibge} data-state={f.state} data-documents={f.documents}>
+                <td>{f.ibge}</td>
+                <td>{f.name}</td>
+                <td>{f.uf}</td>
+                <td>
+                  {TIPO_LABELS[f.tipoNsu]} · {AMBIENTE_LABELS[f.ambiente]}
+                </td>
+                <td class={`state state-${f.state}`} title={f.lastError ?? ""}>
+                  {describeState(f, now)}
+                </td>
+                <td class="num">
+                  {f.cursor}
+                  {f.maxNsu !== "0" && f.maxNsu !== f.cursor ? ` / ${f.maxNsu}` : ""}
+                </td>
+                <td class="num">{f.documents.toLocaleString("pt-BR")}</td>
+                <td class="num">{f.events.toLocaleString("pt-BR")}</td>
+                <td class="num">{f.faults.toLocaleString("pt-BR")}</td>
+                <td>{f.lastSuccessAt ? formatInstant(f.lastSuccessAt, now) : "—"}</td>
+                <td>{f.nextEligibleAt ? formatInstant(f.nextEligibleAt, now) : "—"}</td>
+                {me.canAct && (
+                  <td>
+                    <button type="button" aria-label={`Sincronizar ${f.name || f.ibge}`} onClick={() => void syncNow(f.ibge)}>
+                      Sincronizar
+                    </button>
+                    <span role="status" class="row-message" data-testid={`message-${f.ibge}`}>
+                      {rowMessages[f.ibge] ?? ""}
+                    </span>
+                  </td>
+                )}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
     </section>
   );
 }
