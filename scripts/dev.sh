@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # The two quickstart commands (README):
-#   scripts/dev.sh up     install what is missing, start NATS + MariaDB, the ADN simulator and the six
-#                         services, sync the demo municipalities, leave it running; Ctrl-C or SIGTERM
-#                         (to this script, or to the `npm start` that execs it) stops all
+#   scripts/dev.sh up     install what is missing, start NATS + MariaDB, the ADN simulator and the
+#                         services (the console's web app built first), sync the demo municipalities, leave
+#                         it running; Ctrl-C or SIGTERM (to this script, or to the `npm start` that execs it)
+#                         stops all
 #                         (--exit-when-synced: stop once the demo is synced; the quickstart test uses it)
 #   scripts/dev.sh test   install what is missing, start the stack if it is not running, run the whole suite
 # Both work on a fresh Debian/Ubuntu machine with Node >= 20 (apt-get needs root or sudo).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-SERVICES=(vault adn-gateway store artifacts coordinator billing)
+SERVICES=(vault adn-gateway store artifacts coordinator billing console)
 
 log() { printf '[dev %(%T)T] %s\n' -1 "$*" >&2; }
 
@@ -101,6 +102,12 @@ cmd_up() {
       printf 'bapi_%s' "$(head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')" >"$dev/billing-token-demo"
       printf 'demo %s\n' "$(sha256sum <"$dev/billing-token-demo" | cut -d' ' -f1)" >"$dev/billing-tenant-tokens"
     fi
+    # The console: a session key and one operator, "dev", whose token is printed at the end.
+    [[ -s $dev/console-session-secret ]] || head -c 32 /dev/urandom | base64 >"$dev/console-session-secret"
+    if [[ ! -s $dev/console-token-dev ]]; then
+      head -c 24 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n' >"$dev/console-token-dev"
+      printf 'dev operator %s\n' "$(sha256sum <"$dev/console-token-dev" | cut -d' ' -f1)" >"$dev/console-users"
+    fi
   )
   export NFSE_MASTER_KEY_FILE=$dev/master.key VAULT_CREDENTIALS_SECRET_FILE=$dev/vault-secret
   # The vault's administrator secret: read by the vault, and by the demo and the CLI that import certificates.
@@ -108,6 +115,7 @@ cmd_up() {
   export ARTIFACT_LINK_SECRET_FILE=$dev/link-secret ARTIFACT_DIR=$dir/artifacts
   # Billing authenticates tenants by API token; the CLI sends the demo tenant's.
   export BILLING_TENANT_TOKENS_FILE=$dev/billing-tenant-tokens MALHA_BILLING_TOKEN_FILE=$dev/billing-token-demo
+  export CONSOLE_SESSION_SECRET_FILE=$dev/console-session-secret CONSOLE_USERS_FILE=$dev/console-users
   export GRPC_HOST=127.0.0.1 METRICS_HOST=127.0.0.1 SHUTDOWN_DRAIN_SECONDS=0
   export ADN_BASE_URL_PRODUCAO_RESTRITA=https://127.0.0.1:14443 ADN_CA_FILE=$sim_certs/ca.pem
   fg_pid=
@@ -134,6 +142,8 @@ cmd_up() {
   grep -q '"adminUrl"' "$logs/adn-sim.log" || { log "the ADN simulator did not start; see $logs/adn-sim.log"; exit 1; }
 
   in_foreground npx tsx scripts/migrate.ts
+  log "building the console's web app (dist/console)"
+  in_foreground npm run -s build:console
   for name in "${SERVICES[@]}"; do
     node --import tsx "services/$name/main.ts" >"$logs/$name.log" 2>&1 &
     pids+=($!)
@@ -157,6 +167,7 @@ Malha is up, with the demo municipalities ($municipios) synced from the ADN simu
   mariadb -h127.0.0.1 -P${MALHA_MYSQL_PORT:-33306} -umalha -pmalha malha -e 'SELECT nsu, chave, situacao FROM nfse_documentos_3550308 LIMIT 5'
   MALHA_VAULT_ADMIN_SECRET_FILE=$dev/vault-admin-secret npx tsx scripts/malha.ts certificates import <ibge> <file.pfx>
   MALHA_BILLING_TOKEN_FILE=$dev/billing-token-demo npx tsx scripts/malha.ts billing jobs create lote.json --wait   # tenant "demo"
+Console: http://127.0.0.1:8057   user: dev   token: $(cat "$dev/console-token-dev")
 Logs: $logs/<service>.log (kept after stopping)   Simulator admin: http://127.0.0.1:14480/admin/counters
 Environment: $(bash scripts/stack.sh env | tr '\n' ' ')
 Press Ctrl-C to stop everything.

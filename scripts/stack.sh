@@ -29,6 +29,8 @@ install() {
   # Test tool: `promtool check metrics` lints every service's /metrics (the package ships it; its
   # Prometheus server is not started by the install).
   command -v promtool >/dev/null || need+=(prometheus)
+  # Test tool: the console's browser tests drive Debian's chromium (playwright-core never downloads one).
+  [[ -x /usr/bin/chromium ]] || need+=(chromium fonts-dejavu-core)
   if ((${#need[@]} == 0)); then log "packages present"; return; fi
   local sudo=; ((EUID == 0)) || sudo=sudo
   log "installing ${need[*]}"

@@ -1,6 +1,6 @@
 /**
- * The six services of the mesh and their documented default ports. Each has a gRPC port (gRPC,
- * gRPC-Web and Connect on one listener) and a Prometheus metrics port.
+ * The services of the mesh and their documented default ports. Each has a gRPC port (gRPC, gRPC-Web and
+ * Connect on one listener; the console serves only health there) and a Prometheus metrics port.
  */
 export const MESH = {
   vault: { port: 50051, metricsPort: 9101 },
@@ -9,6 +9,7 @@ export const MESH = {
   artifacts: { port: 50054, metricsPort: 9104 },
   coordinator: { port: 50055, metricsPort: 9105 },
   billing: { port: 50056, metricsPort: 9106 },
+  console: { port: 50057, metricsPort: 9107 },
 } as const;
 
 export type MeshServiceName = keyof typeof MESH;

@@ -1,4 +1,4 @@
-// The README's first command, for real: the local stack, the ADN simulator, the six services, the demo
+// The README's first command, for real: the local stack, the ADN simulator, the services, the demo
 // municipalities registered with certificates in the vault, synced through the whole mesh. Both tests
 // bind the mesh's fixed ports, so they live in this one file (vitest runs a file's tests in order).
 import { execFile, spawn } from "node:child_process";
@@ -51,6 +51,7 @@ describe("quickstart", () => {
     expect(code, out.slice(-3000)).toBe(0);
     expect(out).toMatch(/vault\s+SERVING/);
     expect(out).toMatch(/billing\s+SERVING/);
+    expect(out).toMatch(/console\s+SERVING/);
     // On a fresh machine each sync starts; on a re-run the one-hour rule skips feeds already caught up.
     for (const ibge of ["3550308", "3304557", "4106902"]) expect(out).toMatch(new RegExp(`demo: ${ibge} sync (started|skipped)`));
     expect(out).toContain("demo: every demo municipality is synced");

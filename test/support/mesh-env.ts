@@ -1,6 +1,7 @@
 // What each service needs in its environment to start in a test: the throwaway database, the stack's
 // NATS, test-only secrets and temp directories. One place, shared by every test that starts services.
 import { randomBytes } from "node:crypto";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { MeshServiceName } from "../../libs/rpc/mesh.js";
@@ -29,5 +30,20 @@ export function serviceEnv(name: MeshServiceName, mysqlUrl: string): Record<stri
       return { MYSQL_URL: mysqlUrl, NATS_URL: natsUrl, BILLING_NATS_PREFIX: `bt${randomBytes(4).toString("hex")}`, BILLING_TRUST_NETWORK: "true" };
     case "adn-gateway":
       return {};
+    case "console":
+      return consoleEnv();
   }
+}
+
+/** A stand-in web app (an index.html) and an empty operators file: enough for the console to start. */
+export function consoleEnv(): Record<string, string> {
+  const dir = mkdtempSync(join(tmpdir(), "malha-console-env-"));
+  writeFileSync(join(dir, "index.html"), "<!doctype html><title>Malha</title>\n");
+  writeFileSync(join(dir, "users"), "# no operators\n");
+  return {
+    CONSOLE_STATIC_DIR: dir,
+    CONSOLE_USERS_FILE: join(dir, "users"),
+    CONSOLE_SESSION_SECRET: "test-only-session-secret-0123456789abcdef",
+    CONSOLE_HTTP_PORT: "0",
+  };
 }

@@ -1,0 +1,258 @@
+// The console over plain HTTP/1.1: the built web app, and a small JSON API under /api/ for it.
+// Every API call needs a session (or a user header set by a trusted identity-aware proxy); every POST needs
+// the CSRF header and, except signing in, the operator role. Each button pressed is logged with who did it.
+import { createReadStream } from "node:fs";
+import { stat } from "node:fs/promises";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { extname, join, normalize, sep } from "node:path";
+import { Code, ConnectError } from "@connectrpc/connect";
+import type { Logger } from "../../libs/log/logger.js";
+import { CSRF_HEADER, type ApiError, type Me, type SignInRequest } from "./api-types.js";
+import type { ConsoleConfig } from "./config.js";
+import { COOKIE_NAME, readCookie, SessionSigner } from "./session.js";
+import type { SyncView } from "./sync-view.js";
+import type { Operator, OperatorDirectory } from "./users.js";
+
+export interface ConsoleDeps {
+  config: Pick<ConsoleConfig, "staticDir" | "cookieSecure" | "trustProxyUserHeader">;
+  operators: OperatorDirectory;
+  sessions: SessionSigner;
+  sync: SyncView;
+  log: Logger;
+}
+
+export interface ConsoleServer {
+  port: number;
+  close(): Promise<void>;
+}
+
+const MAX_BODY_BYTES = 16 * 1024;
+const IBGE = /^[0-9]{7}$/;
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const SECURITY_HEADERS = {
+  "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+  "X-Content-Type-Options": "nosniff",
+  "Referrer-Policy": "no-referrer",
+  "X-Frame-Options": "DENY",
+};
+
+function json(res: ServerResponse, status: number, body: unknown, extra: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    ...SECURITY_HEADERS,
+    "Content-Type": "application/json; charset=utf-8",
+    "Content-Length": String(Buffer.byteLength(text)),
+    "Cache-Control": "no-store",
+    ...extra,
+  });
+  res.end(text);
+}
+
+const apiError = (code: string, message: string): ApiError => ({ error: { code, message } });
+
+/** The coordinator's and store's gRPC codes as HTTP statuses; their messages already name the field. */
+function fromConnect(err: ConnectError): HttpError {
+  const status: Partial<Record<Code, number>> = {
+    [Code.InvalidArgument]: 400,
+    [Code.NotFound]: 404,
+    [Code.FailedPrecondition]: 409,
+    [Code.AlreadyExists]: 409,
+    [Code.PermissionDenied]: 403,
+    [Code.ResourceExhausted]: 429,
+    [Code.Unavailable]: 503,
+    [Code.DeadlineExceeded]: 504,
+  };
+  const name = (Code[err.code] ?? "Unknown").replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase();
+  return new HttpError(status[err.code] ?? 502, name, err.rawMessage);
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) throw new HttpError(413, "TOO_LARGE", `body larger than ${MAX_BODY_BYTES} bytes`);
+    chunks.push(chunk);
+  }
+  if (size === 0) return {};
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString("utf8"));
+  } catch {
+    throw new HttpError(400, "INVALID_JSON", "body is not valid JSON");
+  }
+}
+
+function parseSignIn(body: unknown): SignInRequest {
+  const b = body as Partial<Record<keyof SignInRequest, unknown>> | null;
+  if (typeof b?.user !== "string" || b.user === "") throw new HttpError(400, "INVALID_ARGUMENT", "user is required");
+  if (typeof b.token !== "string" || b.token === "") throw new HttpError(400, "INVALID_ARGUMENT", "token is required");
+  if (b.token.length > 512) throw new HttpError(400, "INVALID_ARGUMENT", "token is longer than 512 characters");
+  return { user: b.user, token: b.token };
+}
+
+const CONTENT_TYPES: Record<string, string> = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+  ".svg": "image/svg+xml",
+  ".png": "image/png",
+  ".ico": "image/x-icon",
+  ".json": "application/json; charset=utf-8",
+  ".woff2": "font/woff2",
+};
+
+export function consoleHandler(deps: ConsoleDeps) {
+  const { operators, sessions, sync, log, config } = deps;
+
+  /** Who is calling: the proxy's header when trusted, else the session cookie; the role always from the file. */
+  function caller(req: IncomingMessage): Operator | undefined {
+    if (config.trustProxyUserHeader) {
+      const header = req.headers[config.trustProxyUserHeader];
+      if (typeof header === "string" && header !== "") return operators.get(header);
+    }
+    const claims = sessions.verify(readCookie(req.headers.cookie, COOKIE_NAME));
+    return claims ? operators.get(claims.user) : undefined;
+  }
+
+  function requireCaller(req: IncomingMessage): Operator {
+    const op = caller(req);
+    if (!op) throw new HttpError(401, "UNAUTHENTICATED", "sign in first");
+    return op;
+  }
+
+  function requireOperator(req: IncomingMessage, action: string): Operator {
+    const op = requireCaller(req);
+    if (op.role !== "operator") {
+      log.warn({ actor: op.user, role: op.role, action }, "console action refused: read-only operator");
+      throw new HttpError(403, "PERMISSION_DENIED", `role ${op.role} cannot ${action}; only operators can`);
+    }
+    return op;
+  }
+
+  const me = (op: Operator): Me => ({ user: op.user, role: op.role, canAct: op.role === "operator" });
+
+  async function api(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+    const method = req.method ?? "GET";
+    if (method === "POST" && req.headers[CSRF_HEADER] !== "1") {
+      throw new HttpError(403, "CSRF", `POST requests need the header ${CSRF_HEADER}: 1`);
+    }
+    if (path === "/api/session" && method === "POST") {
+      const { user, token } = parseSignIn(await readJson(req));
+      const op = operators.authenticate(user, token);
+      if (!op) {
+        log.warn({ actor: user }, "console sign-in refused");
+        throw new HttpError(401, "UNAUTHENTICATED", "unknown user or wrong token");
+      }
+      log.info({ actor: op.user, role: op.role }, "console sign-in");
+      json(res, 200, me(op), { "Set-Cookie": sessions.cookie(sessions.issue(op.user), config.cookieSecure) });
+      return;
+    }
+    if (path === "/api/session/end" && method === "POST") {
+      json(res, 200, {}, { "Set-Cookie": SessionSigner.clearCookie(config.cookieSecure) });
+      return;
+    }
+    if (path === "/api/me" && method === "GET") {
+      json(res, 200, me(requireCaller(req)));
+      return;
+    }
+    if (path === "/api/feeds" && method === "GET") {
+      requireCaller(req);
+      json(res, 200, await sync.listFeeds());
+      return;
+    }
+    if (path === "/api/sync-all" && method === "POST") {
+      const op = requireOperator(req, "sync all municipalities");
+      const result = await sync.syncAll(`console:${op.user}`);
+      log.info({ actor: op.user, action: "sync-all", accepted: result.accepted, skipped: result.skipped }, "console action");
+      json(res, 200, result);
+      return;
+    }
+    const syncOne = /^\/api\/municipios\/([^/]+)\/sync$/.exec(path);
+    if (syncOne && method === "POST") {
+      const ibge = syncOne[1]!;
+      if (!IBGE.test(ibge)) throw new HttpError(400, "INVALID_ARGUMENT", "ibge must be 7 digits");
+      const op = requireOperator(req, "sync a municipality");
+      const result = await sync.syncNow(`console:${op.user}`, ibge);
+      log.info({ actor: op.user, action: "sync-now", ibge, accepted: result.accepted, skipped: result.skipped }, "console action");
+      json(res, 200, result);
+      return;
+    }
+    throw new HttpError(404, "NOT_FOUND", `no ${method} ${path}`);
+  }
+
+  async function staticFile(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+    if (req.method !== "GET" && req.method !== "HEAD") throw new HttpError(405, "METHOD_NOT_ALLOWED", "only GET and HEAD");
+    const rel = normalize(path).replace(/^([/\\])+/, "");
+    let file = join(config.staticDir, rel);
+    if (!file.startsWith(config.staticDir + sep) && file !== config.staticDir) throw new HttpError(404, "NOT_FOUND", "not found");
+    let info = await stat(file).catch(() => undefined);
+    // Client-side routes (no extension) get the app; a missing asset is a plain 404.
+    if (!info?.isFile()) {
+      if (extname(rel) !== "") throw new HttpError(404, "NOT_FOUND", "not found");
+      file = join(config.staticDir, "index.html");
+      info = await stat(file);
+    }
+    const hashed = rel.startsWith("assets/");
+    res.writeHead(200, {
+      ...SECURITY_HEADERS,
+      "Content-Type": CONTENT_TYPES[extname(file)] ?? "application/octet-stream",
+      "Content-Length": String(info.size),
+      "Cache-Control": hashed ? "public, max-age=31536000, immutable" : "no-cache",
+    });
+    if (req.method === "HEAD") {
+      res.end();
+      return;
+    }
+    createReadStream(file).pipe(res);
+  }
+
+  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    try {
+      let path: string;
+      try {
+        path = decodeURIComponent(new URL(req.url ?? "/", "http://console").pathname);
+      } catch {
+        throw new HttpError(400, "INVALID_ARGUMENT", "the request path is not valid percent-encoding");
+      }
+      if (path === "/api" || path.startsWith("/api/")) await api(req, res, path);
+      else await staticFile(req, res, path);
+    } catch (err) {
+      const e = err instanceof HttpError ? err : err instanceof ConnectError ? fromConnect(err) : undefined;
+      if (!e) log.error({ err, url: req.url }, "console request failed");
+      else if (e.status >= 500) log.warn({ url: req.url, code: e.code, message: e.message }, "console request failed upstream");
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      json(res, e?.status ?? 500, apiError(e?.code ?? "INTERNAL", e?.message ?? "internal error"));
+    }
+  };
+}
+
+export async function startConsoleServer(deps: ConsoleDeps, host: string, port: number): Promise<ConsoleServer> {
+  const handler = consoleHandler(deps);
+  const server: Server = createServer({ requestTimeout: 30_000, headersTimeout: 10_000 }, (req, res) => void handler(req, res));
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => resolve());
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

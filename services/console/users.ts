@@ -1,0 +1,82 @@
+// Operators of the console, from a file an administrator keeps (CONSOLE_USERS_FILE), one per line:
+//   <user> <role> <sha256 of the token, hex>     e.g.  maria operator 9f86d0…
+// A "-" instead of the digest means the user can only come through the identity-aware proxy header.
+// The file is re-read when it changes, so revoking someone needs no restart.
+import { createHash, timingSafeEqual } from "node:crypto";
+import { readFileSync, statSync } from "node:fs";
+import { ROLES, type Role } from "./api-types.js";
+
+export interface Operator {
+  user: string;
+  role: Role;
+  /** SHA-256 of the sign-in token; absent for proxy-only users. */
+  tokenDigest?: Buffer;
+}
+
+/** Letters, digits and . _ @ - : an e-mail address or a login, never something that needs quoting in a log. */
+const USER = /^[A-Za-z0-9._@-]{1,128}$/;
+const DIGEST = /^[0-9a-f]{64}$/;
+
+export class UsersFileError extends Error {}
+
+export function parseUsers(text: string, source: string): Map<string, Operator> {
+  const users = new Map<string, Operator>();
+  text.split(/\r?\n/).forEach((raw, i) => {
+    const line = raw.trim();
+    if (line === "" || line.startsWith("#")) return;
+    const where = `${source} line ${i + 1}`;
+    const fields = line.split(/\s+/);
+    if (fields.length !== 3) throw new UsersFileError(`${where}: expected "<user> <role> <sha256 of token>", found ${fields.length} fields`);
+    const [user, role, digest] = fields as [string, string, string];
+    if (!USER.test(user)) throw new UsersFileError(`${where}: user must be 1-128 of A-Z a-z 0-9 . _ @ -`);
+    if (!(ROLES as readonly string[]).includes(role)) throw new UsersFileError(`${where}: role must be one of ${ROLES.join(", ")}, found "${role}"`);
+    if (digest !== "-" && !DIGEST.test(digest)) throw new UsersFileError(`${where}: token digest must be 64 lowercase hex digits (sha256sum) or "-"`);
+    if (users.has(user)) throw new UsersFileError(`${where}: user "${user}" is listed twice`);
+    users.set(user, { user, role: role as Role, ...(digest !== "-" ? { tokenDigest: Buffer.from(digest, "hex") } : {}) });
+  });
+  return users;
+}
+
+export const tokenDigest = (token: string): Buffer => createHash("sha256").update(token, "utf8").digest();
+
+/** The users file, re-read when its size or modification time changes; a broken edit keeps the last good list. */
+export class OperatorDirectory {
+  private users: Map<string, Operator>;
+  private stamp: string;
+
+  constructor(
+    private readonly path: string,
+    private readonly onReloadError: (err: Error) => void = () => undefined,
+  ) {
+    this.users = parseUsers(readFileSync(path, "utf8"), path);
+    this.stamp = this.currentStamp();
+  }
+
+  get(user: string): Operator | undefined {
+    this.refresh();
+    return this.users.get(user);
+  }
+
+  /** The operator whose token this is, or undefined; compares digests in constant time. */
+  authenticate(user: string, token: string): Operator | undefined {
+    const op = this.get(user);
+    if (!op?.tokenDigest || token.length === 0) return undefined;
+    return timingSafeEqual(op.tokenDigest, tokenDigest(token)) ? op : undefined;
+  }
+
+  private currentStamp(): string {
+    const s = statSync(this.path);
+    return `${s.size}:${s.mtimeMs}`;
+  }
+
+  private refresh(): void {
+    try {
+      const stamp = this.currentStamp();
+      if (stamp === this.stamp) return;
+      this.users = parseUsers(readFileSync(this.path, "utf8"), this.path);
+      this.stamp = stamp;
+    } catch (err) {
+      this.onReloadError(err as Error);
+    }
+  }
+}

@@ -1,0 +1,37 @@
+import { render } from "preact";
+import { useEffect, useState } from "preact/hooks";
+import type { Me } from "../api-types.js";
+import { api, ApiFailure } from "./api.js";
+import { SignIn } from "./sign-in.js";
+import { SyncPage } from "./sync-page.js";
+import "./styles.css";
+
+function App() {
+  const [me, setMe] = useState<Me | null | undefined>(undefined);
+  useEffect(() => {
+    api.me().then(setMe, (err: unknown) => setMe(err instanceof ApiFailure && err.status === 401 ? null : null));
+  }, []);
+  if (me === undefined) return <p class="loading">Carregando…</p>;
+  if (me === null) return <SignIn onSignedIn={setMe} />;
+  return (
+    <>
+      <header class="top">
+        <h1>Malha · Painel</h1>
+        <nav aria-label="Páginas">
+          <a href="/" aria-current="page">Sincronização</a>
+        </nav>
+        <span class="who" data-testid="who">
+          {me.user} ({me.role === "operator" ? "operador" : "somente leitura"})
+        </span>
+        <button type="button" class="link" onClick={() => void api.signOut().then(() => setMe(null))}>
+          Sair
+        </button>
+      </header>
+      <main>
+        <SyncPage me={me} onSignedOut={() => setMe(null)} />
+      </main>
+    </>
+  );
+}
+
+render(<App />, document.getElementById("app")!);
