@@ -5,7 +5,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { RowDataPacket } from "mysql2/promise";
-import type { SimSwitches } from "../test/adn-sim/switches.js";
+import type { SimSwitches } from "../tools/adn-sim/switches.js";
 import { startBenchMesh, type BenchMesh, type ServiceName } from "./mesh.js";
 import { cpuSeconds, peakRssMb, pidFromFile } from "./procstat.js";
 import { mixOf, pagesOf, type FeedPages, type Mix } from "./workload.js";

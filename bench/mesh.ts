@@ -4,8 +4,8 @@
 // reconciliation off (it is a separate, budgeted path), and a graceful stop so CPU profiles get written.
 import type { Client } from "@connectrpc/connect";
 import type { StoreService } from "../libs/gen/malha/store/v1/store_pb.js";
-import type { AdnSimulator } from "../test/adn-sim/server.js";
-import type { SimSwitches } from "../test/adn-sim/switches.js";
+import type { AdnSimulator } from "../tools/adn-sim/server.js";
+import type { SimSwitches } from "../tools/adn-sim/switches.js";
 import type { ThrowawayDatabase } from "../test/support/mysql.js";
 import { startNfseMesh } from "../test/support/nfse-mesh.js";
 import { benchRuntime } from "./runtime.js";

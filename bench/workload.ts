@@ -2,8 +2,8 @@
 // of the ADN's page size, rendered into the simulator's JSON envelope and parsed back with libs/adn (so the
 // raw items are byte for byte what FetchBatch decodes). Also the mix of the feeds, for the report.
 import { parseEnvelope, type RawLoteItem } from "../libs/adn/envelope.js";
-import type { FeedLog } from "../test/adn-sim/feeds.js";
-import { envelope, loteItem } from "../test/adn-sim/responses.js";
+import type { FeedLog } from "../tools/adn-sim/feeds.js";
+import { envelope, loteItem } from "../tools/adn-sim/responses.js";
 
 export interface FeedPages {
   ibge: string;

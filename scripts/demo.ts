@@ -17,8 +17,8 @@ import { VaultService } from "../libs/gen/malha/vault/v1/vault_pb.js";
 import { BillingService } from "../libs/gen/malha/billing/v1/billing_pb.js";
 import { Environment, JobState } from "../libs/gen/malha/billing/v1/types_pb.js";
 import { TaxIdKind } from "../libs/gen/malha/common/v1/common_pb.js";
-import { billingToken } from "./cli/billing-common.js";
-import { vaultAdminCall } from "./cli/vault-admin.js";
+import { billingToken } from "../cli/billing-common.js";
+import { vaultAdminCall } from "../cli/vault-admin.js";
 import { MESH, type MeshServiceName } from "../libs/rpc/mesh.js";
 
 const NAMES: Record<string, { name: string; uf: string }> = {

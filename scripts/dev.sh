@@ -135,7 +135,7 @@ cmd_up() {
   trap stop_all EXIT
 
   # The ADN simulator stands in for the real ADN: HTTPS + mTLS with a fresh test PKI in $sim_certs.
-  node --import tsx test/adn-sim/main.ts --municipios "$municipios" --certs-dir "$sim_certs" \
+  node --import tsx tools/adn-sim/main.ts --municipios "$municipios" --certs-dir "$sim_certs" \
     --feed-size "${MALHA_DEMO_FEED_SIZE:-1500}" >"$logs/adn-sim.log" 2>&1 &
   pids+=($!)
   for _ in $(seq 1 200); do grep -q '"adminUrl"' "$logs/adn-sim.log" 2>/dev/null && break; sleep 0.1; done
@@ -165,8 +165,8 @@ Malha is up, with the demo municipalities ($municipios) synced from the ADN simu
   npx buf curl --protocol grpc --http2-prior-knowledge -d '{}' http://127.0.0.1:50055/malha.coordinator.v1.CoordinatorService/ListFeedStatus
   npx buf curl --protocol grpc --http2-prior-knowledge -d '{"ibge":"3550308","pageSize":3}' http://127.0.0.1:50053/malha.store.v1.StoreService/ListDocuments
   mariadb -h127.0.0.1 -P${MALHA_MYSQL_PORT:-33306} -umalha -pmalha malha -e 'SELECT nsu, chave, situacao FROM nfse_documentos_3550308 LIMIT 5'
-  MALHA_VAULT_ADMIN_SECRET_FILE=$dev/vault-admin-secret npx tsx scripts/malha.ts certificates import <ibge> <file.pfx>
-  MALHA_BILLING_TOKEN_FILE=$dev/billing-token-demo npx tsx scripts/malha.ts billing jobs create lote.json --wait   # tenant "demo"
+  MALHA_VAULT_ADMIN_SECRET_FILE=$dev/vault-admin-secret npx tsx cli/main.ts certificates import <ibge> <file.pfx>
+  MALHA_BILLING_TOKEN_FILE=$dev/billing-token-demo npx tsx cli/main.ts billing jobs create lote.json --wait   # tenant "demo"
 Console: http://127.0.0.1:8057   user: dev   token: $(cat "$dev/console-token-dev")
 Logs: $logs/<service>.log (kept after stopping)   Simulator admin: http://127.0.0.1:14480/admin/counters
 Environment: $(bash scripts/stack.sh env | tr '\n' ' ')

@@ -5,7 +5,7 @@ import { defineConfig } from "vitest/config";
 
 // Lives in test/ to keep the repository root to its documented entries; the root is one level up.
 const root = fileURLToPath(new URL("..", import.meta.url));
-const DIRS = ["libs", "services", "scripts", "tools", "test", "deploy", "docker"];
+const DIRS = ["libs", "services", "scripts", "cli", "tools", "test", "deploy", "docker"];
 const exclude = ["**/node_modules/**", "dist/**"];
 
 // Suites by cost. A test needs the stack (MariaDB, NATS) when it uses the helpers that reach it, or runs the

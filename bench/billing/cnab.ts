@@ -3,7 +3,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { date, type RemessaInput, type Titulo } from "../../libs/cobranca/index.js";
-import { CNAB_FIXTURES } from "../../libs/cobranca/test/fixtures.js";
+import { CNAB_FIXTURES } from "../../libs/cobranca/testing/fixtures.js";
 
 export function remessaInput(n: number): RemessaInput {
   const titulos: Titulo[] = Array.from({ length: n }, (_, i) => ({

@@ -9,7 +9,7 @@ import type { Pool, RowDataPacket } from "mysql2/promise";
 import { createMysqlPool } from "../../libs/db/pool.js";
 import { Environment, JobState } from "../../libs/gen/malha/billing/v1/types_pb.js";
 import { DEFAULT_RENDER_CONCURRENCY, defaultRenderThreads } from "../../services/billing/config.js";
-import { boletoValido } from "../../services/billing/fixtures.js";
+import { boletoValido } from "../../services/billing/testing/fixtures.js";
 import { benchRuntime } from "../runtime.js";
 import { startBillingMesh, type BillingMesh } from "../../test/support/billing-mesh.js";
 import { pidFromFile, procSample, type ProcSample } from "./proc.js";

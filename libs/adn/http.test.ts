@@ -3,7 +3,7 @@ import { createServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
 import type { TLSSocket } from "node:tls";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestRoot, issueEcnpj, issueServer } from "../../test/support/icp-brasil.js";
+import { createTestRoot, issueEcnpj, issueServer } from "../../tools/adn-sim/icp-brasil.js";
 import { AdnHttpClient, AdnHttpFailure } from "./http.js";
 
 // A real HTTPS server asking for client certificates, as the ADN does.

@@ -38,8 +38,8 @@
 import { readFileSync } from "node:fs";
 import { XMLParser, XMLValidator } from "fast-xml-parser";
 import { describe, expect, it } from "vitest";
-import { FeedGenerator } from "../../test/adn-sim/generate.js";
-import { hashSeed, Rng } from "../../test/adn-sim/random.js";
+import { FeedGenerator } from "../../tools/adn-sim/generate.js";
+import { hashSeed, Rng } from "../../tools/adn-sim/random.js";
 import { XmlError } from "./xml-error.js";
 import { parseXml, type XmlNode } from "./xml-tree.js";
 

@@ -4,7 +4,7 @@
 import { readFileSync } from "node:fs";
 import { XMLParser, XMLValidator } from "fast-xml-parser";
 import { describe, expect, it } from "vitest";
-import { FeedGenerator } from "../../test/adn-sim/generate.js";
+import { FeedGenerator } from "../../tools/adn-sim/generate.js";
 import { attr, child, childNames, parseXml, root, text, type XmlNode } from "./xml-tree.js";
 
 const tree = (xml: string) => parseXml(Buffer.from(xml, "utf8"));

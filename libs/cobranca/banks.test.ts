@@ -3,7 +3,7 @@ import { formatLinha } from "./boleto.js";
 import { campoLivre, decodeCampoLivre, gerarBoleto, lerBoleto, nossoNumero, type DadosBancarios } from "./campo-livre.js";
 import { banrisulNC, mod10, mod11BB, mod11Bradesco, mod11S, sicoob3197 } from "./checkdigits.js";
 import { date } from "./date.js";
-import { refusalOf } from "./test/refusal.js";
+import { refusalOf } from "./testing/refusal.js";
 
 const code = (fn: () => unknown) => {
   const e = refusalOf(fn);

@@ -11,7 +11,7 @@ import {
 } from "./boleto.js";
 import { dvGeral, mod10 } from "./checkdigits.js";
 import { addDays, date, saoPauloDate } from "./date.js";
-import { refusalOf } from "./test/refusal.js";
+import { refusalOf } from "./testing/refusal.js";
 
 const code = (fn: () => unknown) => refusalOf(fn).code;
 

@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { fatorVencimento } from "./boleto.js";
 import { gerarBoleto, lerBoleto, type Boleto, type DadosBancarios } from "./campo-livre.js";
 import { type CalendarDate, addDays, date } from "./date.js";
-import { prng } from "./test/prng.js";
+import { prng } from "./testing/prng.js";
 
 type Gen = (r: ReturnType<typeof prng>) => DadosBancarios;
 

@@ -2,7 +2,7 @@
 import { hasError, parsePix } from "pix-utils";
 import { describe, expect, it } from "vitest";
 import { buildPixDinamico, buildPixEstatico } from "./pix.js";
-import { prng } from "./test/prng.js";
+import { prng } from "./testing/prng.js";
 
 describe("pix-utils oracle", () => {
   it("parses our static and dynamic payloads with a valid CRC", () => {

@@ -1,8 +1,8 @@
 import { getPixPayloadInfo, isValidPixKey, isValidPixPayload } from "@brazilian-utils/brazilian-utils";
 import { describe, expect, it } from "vitest";
 import { buildPixDinamico, buildPixEstatico, crc16ccitt, parsePix } from "./pix.js";
-import { prng } from "./test/prng.js";
-import { refusalOf } from "./test/refusal.js";
+import { prng } from "./testing/prng.js";
+import { refusalOf } from "./testing/refusal.js";
 
 const code = (fn: () => unknown) => refusalOf(fn).code;
 

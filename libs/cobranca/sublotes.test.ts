@@ -4,7 +4,7 @@ import { date } from "./date.js";
 import { CobrancaError } from "./errors.js";
 import { gerarRemessa, type Titulo } from "./cnab/remessa.js";
 import { agruparSubLotes, atribuirNsa, maxTitulosPorArquivo, type ItemAgrupavel } from "./sublotes.js";
-import { prng } from "./test/prng.js";
+import { prng } from "./testing/prng.js";
 
 type Item = ItemAgrupavel & { titulo: Titulo };
 

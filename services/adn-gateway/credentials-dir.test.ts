@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { CredentialsProblem } from "../../libs/gen/malha/adn/v1/errors_pb.js";
-import { createTestRoot, issueEcnpj } from "../../test/support/icp-brasil.js";
+import { createTestRoot, issueEcnpj } from "../../tools/adn-sim/icp-brasil.js";
 import { DirectoryCredentialSource } from "./credentials-dir.js";
 import { CredentialsUnavailableError } from "./credentials.js";
 

@@ -18,9 +18,9 @@ import { FaultReason, type DistributionItem } from "../../libs/gen/malha/nfse/v1
 import { DocumentSchema } from "../../libs/gen/malha/nfse/v1/document_pb.js";
 import { EventSchema } from "../../libs/gen/malha/nfse/v1/event_pb.js";
 import { Ambiente, TipoNsu } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
-import { compact, expectedDocumentJson, expectedEventJson } from "../../test/adn-sim/expected.js";
-import type { FeedEntry } from "../../test/adn-sim/model.js";
-import { startTestAdn, type AdnSimulator, type TestAdn } from "../../test/adn-sim/index.js";
+import { compact, expectedDocumentJson, expectedEventJson } from "../../tools/adn-sim/expected.js";
+import type { FeedEntry } from "../../tools/adn-sim/model.js";
+import { startTestAdn, type AdnSimulator, type TestAdn } from "../../tools/adn-sim/index.js";
 import { startService, type ServiceProcess } from "../../test/support/service-process.js";
 
 const MAIN = { ibge: "3550308", cnpj: "11222333000181" };

@@ -9,7 +9,7 @@ import { AdnGatewayService, BatchStatus, type BatchHead, type StreamBatchRespons
 import { RateLimitedSchema } from "../../libs/gen/malha/adn/v1/errors_pb.js";
 import { DistributionBatchSchema } from "../../libs/gen/malha/nfse/v1/distribution_pb.js";
 import { Ambiente, TipoNsu } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
-import { startTestAdn, type TestAdn } from "../../test/adn-sim/index.js";
+import { startTestAdn, type TestAdn } from "../../tools/adn-sim/index.js";
 import { startService, type ServiceProcess } from "../../test/support/service-process.js";
 
 const MAIN = { ibge: "3550308", cnpj: "11222333000181" };

@@ -11,9 +11,9 @@ import { AdnGatewayService, BatchStatus } from "../../libs/gen/malha/adn/v1/adn_
 import { CredentialsProblem, CredentialsUnavailableSchema } from "../../libs/gen/malha/adn/v1/errors_pb.js";
 import { Ambiente, TipoNsu } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
 import { VaultService } from "../../libs/gen/malha/vault/v1/vault_pb.js";
-import { createSimPki } from "../../test/adn-sim/pki.js";
-import { startAdnSimulator, type AdnSimulator } from "../../test/adn-sim/server.js";
-import { toPfx } from "../../test/support/icp-brasil.js";
+import { createSimPki } from "../../tools/adn-sim/pki.js";
+import { startAdnSimulator, type AdnSimulator } from "../../tools/adn-sim/server.js";
+import { toPfx } from "../../tools/adn-sim/icp-brasil.js";
 import { createMeshTls } from "../../test/support/mesh-tls.js";
 import { createThrowawayDatabase, type ThrowawayDatabase } from "../../test/support/mysql.js";
 import { startService, type ServiceProcess } from "../../test/support/service-process.js";

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GetBoletoJobArtifactsResponseSchema, ListBoletoJobItemsResponseSchema } from "../../libs/gen/malha/billing/v1/billing_pb.js";
 import { Environment, ItemState, JobState } from "../../libs/gen/malha/billing/v1/types_pb.js";
 import { startBillingMesh, type BillingMesh } from "../../test/support/billing-mesh.js";
-import { boletoInvalido, boletoValido, INVALIDOS } from "./fixtures.js";
+import { boletoInvalido, boletoValido, INVALIDOS } from "./testing/fixtures.js";
 
 let mesh: BillingMesh;
 let dir: string;

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { CobrancaError } from "../../libs/cobranca/index.js";
 import { prepareItem } from "./boleto-item.js";
 import { assignItemIds } from "./item-ids.js";
-import { boletoInvalido, boletoValido, INVALIDOS } from "./fixtures.js";
+import { boletoInvalido, boletoValido, INVALIDOS } from "./testing/fixtures.js";
 import { RenderFailure, RenderPool } from "./render-pool.js";
 
 const ctx = { itemId: "x", dataProcessamento: { year: 2026, month: 11, day: 29 }, sandbox: false };

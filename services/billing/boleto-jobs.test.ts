@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { Environment, ItemState, JobState } from "../../libs/gen/malha/billing/v1/types_pb.js";
 import { startBillingMesh, type BillingMesh } from "../../test/support/billing-mesh.js";
-import { boletoInvalido, boletoValido } from "./fixtures.js";
+import { boletoInvalido, boletoValido } from "./testing/fixtures.js";
 
 let mesh: BillingMesh;
 beforeAll(async () => {

@@ -2,6 +2,7 @@
 // (re-)enqueues whatever items are unfinished, an item task claims its attempt in MySQL before working
 // and ends it with a conditional update, and the finalize task builds deterministic artifacts under
 // names that are immutable in the artifacts service, then moves the job to its final state once.
+import { checkpoint } from "../../libs/checkpoint/index.js";
 import { fromJsonString } from "@bufbuild/protobuf";
 import type { JsMsg } from "@nats-io/jetstream";
 import { CobrancaError, saoPauloDate } from "../../libs/cobranca/index.js";
@@ -44,8 +45,6 @@ export interface WorkerDeps {
   /** Writes the completion event into the outbox, inside the transaction that finishes the job. */
   completionEvent?: (c: PoolConnection, job: JobRow, finished: FinishedJob) => Promise<void>;
   metrics?: BillingMetrics;
-  /** Fault injection for the crash tests (BILLING_FAULT_KILL_AT): the process kills itself there. */
-  killAt?: "after-item-artifact" | "after-zip";
   /** Told after a job finished (wakes the webhook sender). */
   onFinished?: (jobId: string) => void;
   clock?: () => Date;
@@ -149,7 +148,7 @@ export class BoletoWorker {
     }
     const expiresAt = new Date((job.roundStartedAt ?? now).getTime() + this.d.artifactTtlMs);
     const stored = await this.d.artifacts.put({ tenant: job.tenant, jobId, name: `items/${item.itemId}.pdf`, contentType: "application/pdf", data: pdf, expiresAt });
-    if (this.d.killAt === "after-item-artifact") process.kill(process.pid, "SIGKILL");
+    checkpoint("billing.after-item-artifact");
     await finish(ItemState.COMPLETED, { result: { ...prepared.result, pdf: stored } });
   }
 
@@ -169,7 +168,7 @@ export class BoletoWorker {
     if (open > 0) return;
     const expiresAt = new Date((job.roundStartedAt ?? job.createdAt).getTime() + this.d.artifactTtlMs);
     const manifest = await buildJobArtifacts({ job, items: this.d.items, artifacts: this.d.artifacts, expiresAt });
-    if (this.d.killAt === "after-zip") process.kill(process.pid, "SIGKILL");
+    checkpoint("billing.after-zip");
     const completed = counts.get(ItemState.COMPLETED) ?? 0;
     const failed = counts.get(ItemState.FAILED) ?? 0;
     const skipped = counts.get(ItemState.SKIPPED) ?? 0;

@@ -12,9 +12,9 @@ import { Environment, ItemState, JobState } from "../../libs/gen/malha/billing/v
 import { startBillingMesh, type BillingMesh } from "../../test/support/billing-mesh.js";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { CNAB_FIXTURES } from "../../libs/cobranca/test/fixtures.js";
+import { CNAB_FIXTURES } from "../../libs/cobranca/testing/fixtures.js";
 import { OcorrenciaState } from "../../libs/gen/malha/billing/v1/cnab_pb.js";
-import { boletoValido } from "./fixtures.js";
+import { boletoValido } from "./testing/fixtures.js";
 import { beneficiarioOf, gerarArquivoSublote, tituloOf } from "./remessa-input.js";
 
 let mesh: BillingMesh;

@@ -67,7 +67,6 @@ export interface BillingConfig {
    */
   tenantAuth: { mode: "tokens"; file: string } | { mode: "trusted-network" };
   /** Test-only fault injection: SIGKILL this process at a named point of the boleto pipeline. */
-  faultKillAt?: "after-item-artifact" | "after-zip";
   migrateOnStart: boolean;
   migrationsDir: string;
   mysqlConnectionLimit: number;
@@ -144,7 +143,6 @@ export function readBillingConfig(env: EnvReader): BillingConfig {
       allowPrivate: env.bool("BILLING_WEBHOOK_ALLOW_PRIVATE", { default: false }),
     },
     tenantAuth: readTenantAuth(env),
-    ...(env.optionalString("BILLING_FAULT_KILL_AT") ? { faultKillAt: env.oneOf("BILLING_FAULT_KILL_AT", ["after-item-artifact", "after-zip"] as const) } : {}),
     migrateOnStart: env.bool("BILLING_MIGRATE_ON_START", { default: true }),
     migrationsDir: env.string("MIGRATIONS_DIR", { default: join(projectRoot(), "migrations") }),
     mysqlConnectionLimit: env.int("MYSQL_CONNECTION_LIMIT", { default: 10, min: 1, max: 1000 }),

@@ -9,7 +9,7 @@ import { CnabLayout } from "../../libs/gen/malha/billing/v1/cnab_pb.js";
 import { Environment, ItemState, JobState } from "../../libs/gen/malha/billing/v1/types_pb.js";
 import { startBillingMesh, type BillingMesh } from "../../test/support/billing-mesh.js";
 import { connectJson } from "../../test/support/connect-json.js";
-import { boletoValido } from "./fixtures.js";
+import { boletoValido } from "./testing/fixtures.js";
 
 let mesh: BillingMesh;
 beforeAll(async () => {

@@ -13,7 +13,7 @@ import { CnabLayout, RemessaTituloSchema } from "../../libs/gen/malha/billing/v1
 import { Environment, ItemState, JobState } from "../../libs/gen/malha/billing/v1/types_pb.js";
 import { TaxIdKind } from "../../libs/gen/malha/common/v1/common_pb.js";
 import { startBillingMesh, type BillingMesh } from "../../test/support/billing-mesh.js";
-import { boletoValido } from "./fixtures.js";
+import { boletoValido } from "./testing/fixtures.js";
 
 let mesh: BillingMesh;
 let dir: string;

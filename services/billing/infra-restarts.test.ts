@@ -9,8 +9,8 @@ import { DeliveryState } from "../../libs/gen/malha/billing/v1/webhook_pb.js";
 import { startBillingMesh, type BillingMesh } from "../../test/support/billing-mesh.js";
 import { startPrivateNats } from "../../test/support/nats-server.js";
 import { startPrivateMariaDb } from "../../test/support/private-mariadb.js";
-import { boletoValido } from "./fixtures.js";
-import { startReceiver, type Receiver } from "./webhook-receiver.js";
+import { boletoValido } from "./testing/fixtures.js";
+import { startReceiver, type Receiver } from "./testing/webhook-receiver.js";
 
 const N = 60;
 const FINAL = [JobState.COMPLETED, JobState.PARTIALLY_COMPLETED, JobState.FAILED];

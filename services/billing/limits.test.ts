@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Environment, ItemState, JobKind, JobState } from "../../libs/gen/malha/billing/v1/types_pb.js";
 import { startBillingMesh, type BillingMesh } from "../../test/support/billing-mesh.js";
 import { sampleValue, scrape } from "../../test/support/prom-text.js";
-import { boletoValido } from "./fixtures.js";
+import { boletoValido } from "./testing/fixtures.js";
 
 let mesh: BillingMesh;
 beforeAll(async () => {

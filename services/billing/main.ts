@@ -63,7 +63,6 @@ await runService("billing", async ({ env, log, metrics }) => {
     pool: renderPool,
     ackWaitMs: config.ackWaitMs,
     jobTimeoutMs: config.jobTimeoutMs,
-    ...(config.faultKillAt ? { killAt: config.faultKillAt } : {}),
   });
   const remessaWorker = new RemessaWorker({ ...common, sublotes, queue: cnabQueue });
   const retornoWorker = new RetornoWorker({ ...common, retornos });

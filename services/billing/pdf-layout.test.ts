@@ -1,14 +1,14 @@
 // The PDFs the billing service issues never print text over text: one boleto per bank with the longest
 // values the contract accepts goes through CreateBoletoJob, and every PDF downloaded from the artifacts
-// service is checked with poppler's pdftotext -bbox (libs/cobranca/test/overlaps.ts).
+// service is checked with poppler's pdftotext -bbox (libs/cobranca/testing/overlaps.ts).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BANKS } from "../../libs/cobranca/index.js";
-import { overlaps } from "../../libs/cobranca/test/overlaps.js";
-import { variantCases } from "../../libs/cobranca/test/variants.js";
+import { overlaps } from "../../libs/cobranca/testing/overlaps.js";
+import { variantCases } from "../../libs/cobranca/testing/variants.js";
 import { Environment, ItemState, JobState } from "../../libs/gen/malha/billing/v1/types_pb.js";
 import { TaxIdKind } from "../../libs/gen/malha/common/v1/common_pb.js";
 import { startBillingMesh, type BillingMesh } from "../../test/support/billing-mesh.js";
-import { boletoDaVariante } from "./fixtures.js";
+import { boletoDaVariante } from "./testing/fixtures.js";
 
 let mesh: BillingMesh;
 beforeAll(async () => {

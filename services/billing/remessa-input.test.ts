@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { JurosType, MultaType } from "../../libs/gen/malha/billing/v1/boleto_pb.js";
 import { MovimentoRemessa } from "../../libs/gen/malha/billing/v1/cnab_pb.js";
-import { boletoValido } from "./fixtures.js";
+import { boletoValido } from "./testing/fixtures.js";
 import { beneficiarioDivergente, beneficiarioDoSublote, beneficiarioOf, codigosDoBanco400, gerarArquivoSublote, tituloOf, validarTitulo } from "./remessa-input.js";
 
 const EMISSAO = { year: 2026, month: 11, day: 29 };

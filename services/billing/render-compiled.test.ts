@@ -5,7 +5,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { prepareItem } from "./boleto-item.js";
-import { boletoValido } from "./fixtures.js";
+import { boletoValido } from "./testing/fixtures.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 // Inside the repository so that compiled files resolve node_modules the way dist/ does.

@@ -5,9 +5,10 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFailed } f
 import type { RowDataPacket } from "mysql2/promise";
 import { Environment, ItemState, JobState } from "../../libs/gen/malha/billing/v1/types_pb.js";
 import { startBillingMesh, type BillingMesh } from "../../test/support/billing-mesh.js";
+import { KILL_AT_HOOK } from "../../test/support/kill-at.js";
 import { DeliveryState } from "../../libs/gen/malha/billing/v1/webhook_pb.js";
-import { boletoInvalido, boletoValido } from "./fixtures.js";
-import { startReceiver, type Receiver } from "./webhook-receiver.js";
+import { boletoInvalido, boletoValido } from "./testing/fixtures.js";
+import { startReceiver, type Receiver } from "./testing/webhook-receiver.js";
 
 let mesh: BillingMesh;
 let hooks: Receiver;
@@ -95,7 +96,7 @@ describe("kill -9 of the billing process mid-job", () => {
   it.each(["after-item-artifact", "after-zip"] as const)("a process killed %s: the job completes with one webhook and a clean run's manifest", async (point) => {
     const prefix = `${mesh.prefix}${point === "after-zip" ? "z" : "a"}`;
     const few = items.slice(0, 8).filter((_, i) => i % 20 !== 5);
-    const faulty = await mesh.startBilling({ BILLING_NATS_PREFIX: prefix, BILLING_FAULT_KILL_AT: point });
+    const faulty = await mesh.startBilling({ BILLING_NATS_PREFIX: prefix, MALHA_TEST_KILL_AT: `billing.${point}` }, { preload: [KILL_AT_HOOK] });
     const c = mesh.billingClient(faulty);
     await c.setWebhookEndpoint({ tenant: "rs", url: hooks.url, enabled: true });
     const jobId = (await c.createBoletoJob({ tenant: "rs", environment: Environment.PRODUCTION, items: few })).job!.jobId;

@@ -11,7 +11,7 @@ import { Environment, JobKind, JobState } from "../../libs/gen/malha/billing/v1/
 import { startBillingMesh, type BillingMesh } from "../../test/support/billing-mesh.js";
 import { createThrowawayDatabase, type ThrowawayDatabase } from "../../test/support/mysql.js";
 import { sampleValue, scrape } from "../../test/support/prom-text.js";
-import { boletoValido } from "./fixtures.js";
+import { boletoValido } from "./testing/fixtures.js";
 import { JOB_TABLES, purgeFinishedJobs, RETENTION_LOCK } from "./retention.js";
 
 const DAY = 86_400_000;

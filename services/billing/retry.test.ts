@@ -11,7 +11,7 @@ import { ArtifactExpiredSchema } from "../../libs/gen/malha/artifacts/v1/artifac
 import { Environment, ItemState, JobState } from "../../libs/gen/malha/billing/v1/types_pb.js";
 import { ErrorInfoSchema } from "../../libs/gen/malha/common/v1/common_pb.js";
 import { startBillingMesh, type BillingMesh } from "../../test/support/billing-mesh.js";
-import { boletoInvalido, boletoValido } from "./fixtures.js";
+import { boletoInvalido, boletoValido } from "./testing/fixtures.js";
 
 let mesh: BillingMesh;
 beforeAll(async () => {

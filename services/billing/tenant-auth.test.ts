@@ -12,7 +12,7 @@ import { BillingService } from "../../libs/gen/malha/billing/v1/billing_pb.js";
 import { Environment } from "../../libs/gen/malha/billing/v1/types_pb.js";
 import { startBillingMesh, type BillingMesh } from "../../test/support/billing-mesh.js";
 import { clientWithHeaders } from "../../test/support/header-client.js";
-import { boletoValido } from "./fixtures.js";
+import { boletoValido } from "./testing/fixtures.js";
 import { newTenantToken, parseTokensFile, TenantTokens, tokenDigest, tokensFileLine } from "./tenant-auth.js";
 
 describe("tokens file", () => {

@@ -5,7 +5,7 @@
 // service without a case here fails the coverage check below.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { CNAB_FIXTURES } from "../../libs/cobranca/test/fixtures.js";
+import { CNAB_FIXTURES } from "../../libs/cobranca/testing/fixtures.js";
 import { create } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -14,8 +14,8 @@ import { CnabLayout, RemessaTituloSchema } from "../../libs/gen/malha/billing/v1
 import { Environment, ItemState, JobState } from "../../libs/gen/malha/billing/v1/types_pb.js";
 import { DeliveryState } from "../../libs/gen/malha/billing/v1/webhook_pb.js";
 import { startBillingMesh, type BillingMesh } from "../../test/support/billing-mesh.js";
-import { boletoInvalido, boletoValido } from "./fixtures.js";
-import { startReceiver, type Receiver } from "./webhook-receiver.js";
+import { boletoInvalido, boletoValido } from "./testing/fixtures.js";
+import { startReceiver, type Receiver } from "./testing/webhook-receiver.js";
 
 const OWNER = "dona";
 const INTRUDER = "intrusa";

@@ -4,12 +4,12 @@
 // field the service does not pass on, fails here.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BANKS, gerarBoleto, type BankVariant, type DadosBancarios } from "../../libs/cobranca/index.js";
-import { variantCases } from "../../libs/cobranca/test/variants.js";
+import { variantCases } from "../../libs/cobranca/testing/variants.js";
 import { selectVariant } from "../../libs/cobranca/campo-livre.js";
 import type { Boleto } from "../../libs/gen/malha/billing/v1/boleto_pb.js";
 import { Environment, ItemState, JobState } from "../../libs/gen/malha/billing/v1/types_pb.js";
 import { startBillingMesh, type BillingMesh } from "../../test/support/billing-mesh.js";
-import { boletoDaVariante } from "./fixtures.js";
+import { boletoDaVariante } from "./testing/fixtures.js";
 
 interface Case {
   name: string;

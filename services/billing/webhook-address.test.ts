@@ -6,9 +6,9 @@ import { Code } from "@connectrpc/connect";
 import { Environment, JobState } from "../../libs/gen/malha/billing/v1/types_pb.js";
 import { DeliveryState } from "../../libs/gen/malha/billing/v1/webhook_pb.js";
 import { startBillingMesh, type BillingMesh } from "../../test/support/billing-mesh.js";
-import { boletoValido } from "./fixtures.js";
+import { boletoValido } from "./testing/fixtures.js";
 import { isPublicAddress, literalAddressProblem, publicOnlyLookup } from "./webhook-address.js";
-import { startReceiver, type Receiver } from "./webhook-receiver.js";
+import { startReceiver, type Receiver } from "./testing/webhook-receiver.js";
 
 describe("public addresses", () => {
   it.each(["8.8.8.8", "200.160.2.3", "1.1.1.1", "2001:4860:4860::8888", "::ffff:8.8.8.8"])("%s is public", (a) => expect(isPublicAddress(a)).toBe(true));

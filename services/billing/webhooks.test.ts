@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Environment, JobState } from "../../libs/gen/malha/billing/v1/types_pb.js";
 import { DeliveryState } from "../../libs/gen/malha/billing/v1/webhook_pb.js";
 import { startBillingMesh, type BillingMesh } from "../../test/support/billing-mesh.js";
-import { boletoValido } from "./fixtures.js";
-import { startReceiver, type Receiver } from "./webhook-receiver.js";
+import { boletoValido } from "./testing/fixtures.js";
+import { startReceiver, type Receiver } from "./testing/webhook-receiver.js";
 import { verify } from "./webhook-signing.js";
 
 const ENV = {

@@ -9,7 +9,7 @@ import { Ambiente, TipoNsu } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
 import { StoreService } from "../../libs/gen/malha/store/v1/store_pb.js";
 import { VaultService } from "../../libs/gen/malha/vault/v1/vault_pb.js";
 import { clientWithHeaders } from "../../test/support/header-client.js";
-import { createTestRoot, issueEcnpj, toPfx } from "../../test/support/icp-brasil.js";
+import { createTestRoot, issueEcnpj, toPfx } from "../../tools/adn-sim/icp-brasil.js";
 import { createThrowawayDatabase, type ThrowawayDatabase } from "../../test/support/mysql.js";
 import { startService, type ServiceProcess } from "../../test/support/service-process.js";
 import { until } from "../../test/support/sync-checks.js";

@@ -15,7 +15,7 @@ import { RunOutcome, RunTrigger, SyncPool } from "../../libs/gen/malha/store/v1/
 import { KvLeaseManager } from "../../libs/leases/nats-kv-leases.js";
 import type { Lease } from "../../libs/leases/types.js";
 import { createServiceClient } from "../../libs/rpc/client.js";
-import { startTestAdn, type TestAdn } from "../../test/adn-sim/index.js";
+import { startTestAdn, type TestAdn } from "../../tools/adn-sim/index.js";
 import { createThrowawayDatabase, type ThrowawayDatabase } from "../../test/support/mysql.js";
 import { startService, type ServiceProcess } from "../../test/support/service-process.js";
 import { feedKey, leaseKeyOf } from "./feed-key.js";

@@ -13,7 +13,7 @@ import type { Event } from "../../libs/gen/malha/nfse/v1/event_pb.js";
 import { Ambiente, TipoNsu } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
 import { RunTrigger } from "../../libs/gen/malha/store/v1/types_pb.js";
 import { completeCnpj } from "../../libs/tax-id/index.js";
-import { Rng } from "../../test/adn-sim/random.js";
+import { Rng } from "../../tools/adn-sim/random.js";
 import { createThrowawayDatabase, type ThrowawayDatabase } from "../../test/support/mysql.js";
 import { startService, type ServiceProcess } from "../../test/support/service-process.js";
 import { docItem, eventIdOf, eventItem, feedOf, rejection, storeClient } from "./testing/fixtures.js";

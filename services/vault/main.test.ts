@@ -26,7 +26,7 @@ import {
   toPfx,
   toPfxWith,
   type Issued,
-} from "../../test/support/icp-brasil.js";
+} from "../../tools/adn-sim/icp-brasil.js";
 import { clientWithHeaders } from "../../test/support/header-client.js";
 import { createMeshTls, type MeshTlsFiles } from "../../test/support/mesh-tls.js";
 import { createThrowawayDatabase, type ThrowawayDatabase } from "../../test/support/mysql.js";

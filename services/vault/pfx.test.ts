@@ -2,7 +2,7 @@ import { createPrivateKey, X509Certificate } from "node:crypto";
 import forge from "node-forge";
 import { describe, expect, it } from "vitest";
 import { ImportRejectionReason as Reason } from "../../libs/gen/malha/vault/v1/vault_pb.js";
-import { createTestRoot, issueCustom, issueEcnpj, toLegacyPfx, toOpensslPfx, toPfx, toPfxWith } from "../../test/support/icp-brasil.js";
+import { createTestRoot, issueCustom, issueEcnpj, toLegacyPfx, toOpensslPfx, toPfx, toPfxWith } from "../../tools/adn-sim/icp-brasil.js";
 import { ImportRefusal } from "./import-refusal.js";
 import { cnpjInText } from "../../libs/tax-id/icp-certificate.js";
 import { MAX_PFX_BYTES, openPfx } from "./pfx.js";

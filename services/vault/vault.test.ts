@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { projectRoot } from "../../libs/config/paths.js";
 import { migrate } from "../../libs/db/migrate.js";
 import { CertificateStatus, ImportRejectionReason } from "../../libs/gen/malha/vault/v1/vault_pb.js";
-import { createTestRoot, issueEcnpj, toPfx, type Issued } from "../../test/support/icp-brasil.js";
+import { createTestRoot, issueEcnpj, toPfx, type Issued } from "../../tools/adn-sim/icp-brasil.js";
 import { createThrowawayDatabase, type ThrowawayDatabase } from "../../test/support/mysql.js";
 import { ErrorInfoSchema } from "../../libs/gen/malha/common/v1/common_pb.js";
 import { Keyring } from "./crypto.js";

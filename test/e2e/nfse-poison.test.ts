@@ -3,7 +3,7 @@
 // coordinator → store → MariaDB, each its own process).
 import type { RowDataPacket } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ItemFault } from "../adn-sim/switches.js";
+import type { ItemFault } from "../../tools/adn-sim/switches.js";
 import { startNfseMesh, type NfseMesh } from "../support/nfse-mesh.js";
 import { storedNsus, until } from "../support/sync-checks.js";
 

@@ -1,5 +1,7 @@
 // What production runs: the compiled JavaScript under dist/, started with plain node (no tsx).
 import { execFile } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
@@ -23,7 +25,25 @@ afterAll(async () => {
   await db?.drop();
 });
 
+/** Every file under `dir`, relative to it. */
+function filesUnder(dir: string, prefix = ""): string[] {
+  return readdirSync(join(dir, prefix), { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? filesUnder(dir, join(prefix, e.name)) : [join(prefix, e.name)],
+  );
+}
+
 describe("compiled build", () => {
+  it("ships no test code, fixtures, tools or fault hooks", () => {
+    const dist = join(ROOT, "dist");
+    const files = filesUnder(dist);
+    expect(files.length).toBeGreaterThan(100);
+    const offending = files.filter((f) => /\.test\.|(^|\/)(testing|fixtures|testdata|test|tools)\/|adn-sim|sql56|kill-at/.test(f));
+    expect(offending).toEqual([]);
+    // A process that kills itself is a test's switch (test/support/kill-at.ts), never the product's.
+    const selfKill = files.filter((f) => f.endsWith(".js") && /process\.kill\(process\.pid|MALHA_TEST_KILL_AT|BILLING_FAULT_KILL_AT/.test(readFileSync(join(dist, f), "utf8")));
+    expect(selfKill).toEqual([]);
+  });
+
   it("starts the store from dist/ with plain node, finds the migrations and reports SERVING", async () => {
     const store = await startService("store", { MYSQL_URL: db.url }, { compiled: true });
     try {

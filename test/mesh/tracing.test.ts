@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CoordinatorService } from "../../libs/gen/malha/coordinator/v1/coordinator_pb.js";
 import { Environment, JobState } from "../../libs/gen/malha/billing/v1/types_pb.js";
 import { tracingRequested } from "../../libs/tracing/sdk.js";
-import { boletoValido } from "../../services/billing/fixtures.js";
+import { boletoValido } from "../../services/billing/testing/fixtures.js";
 import { startBillingMesh, type BillingMesh } from "../support/billing-mesh.js";
 import { startNfseMesh, type NfseMesh } from "../support/nfse-mesh.js";
 import { serviceEnv } from "../support/mesh-env.js";

@@ -21,7 +21,7 @@ export interface BillingMesh {
   prefix: string;
   billingClient(p?: ServiceProcess): Client<typeof BillingService>;
   artifactsClient: Client<typeof ArtifactsService>;
-  startBilling(extraEnv?: Record<string, string>): Promise<ServiceProcess>;
+  startBilling(extraEnv?: Record<string, string>, spawn?: { preload?: string[] }): Promise<ServiceProcess>;
   /** The last `n` log lines of every process, labelled: what a failed test prints to say why. */
   logTail(n?: number): string;
   stop(): Promise<void>;
@@ -47,7 +47,7 @@ export async function startBillingMesh(
   const billing: ServiceProcess[] = [];
   const prefixes = new Set([prefix]);
   // extraEnv may name another BILLING_NATS_PREFIX: a billing process with its own queues (other settings).
-  const startBilling = async (extraEnv: Record<string, string> = {}) => {
+  const startBilling = async (extraEnv: Record<string, string> = {}, spawn: { preload?: string[] } = {}) => {
     if (extraEnv.BILLING_NATS_PREFIX) prefixes.add(extraEnv.BILLING_NATS_PREFIX);
     const env: Record<string, string> = {
       MYSQL_URL: db.url,
@@ -65,7 +65,7 @@ export async function startBillingMesh(
     // webhook receivers in tests listen on loopback, which production refuses (webhook-address.test.ts).
     if (env.BILLING_TENANT_TOKENS_FILE === undefined) env.BILLING_TRUST_NETWORK ??= "true";
     env.BILLING_WEBHOOK_ALLOW_PRIVATE ??= "true";
-    const b = await startService("billing", env, { compiled: opts.compiled ?? false });
+    const b = await startService("billing", env, { compiled: opts.compiled ?? false, ...spawn });
     billing.push(b);
     return b;
   };

@@ -28,6 +28,8 @@ export const EPHEMERAL_ENV = {
 export interface SpawnOptions {
   /** Run the compiled `dist/services/<name>/main.js` (after `npm run build`) instead of the source. */
   compiled?: boolean;
+  /** Test hooks loaded before the service (`--import`), such as test/support/kill-at.ts. */
+  preload?: string[];
 }
 
 /** Spawns `services/<name>/main.ts` the way an operator would (a real process, a real socket). */
@@ -40,7 +42,8 @@ export function spawnService(
   lines: string[];
   exited: ServiceProcess["exited"];
 } {
-  const args = opts.compiled ? [`dist/services/${name}/main.js`] : ["--import", "tsx", `services/${name}/main.ts`];
+  const preload = (opts.preload ?? []).flatMap((m) => ["--import", m]);
+  const args = opts.compiled ? [...preload, `dist/services/${name}/main.js`] : ["--import", "tsx", ...preload, `services/${name}/main.ts`];
   const proc = spawn(process.execPath, args, {
     cwd: ROOT,
     env: { PATH: process.env.PATH, ...env },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { allFixtures, fixture, fixtureText, sha256 } from "../test/fixtures.js";
+import { allFixtures, fixture, fixtureText, sha256 } from "../testing/fixtures.js";
 import { checkCnab } from "./checker.js";
 
 const SHA: Record<string, string> = Object.fromEntries(

@@ -7,8 +7,8 @@
 import { describe, expect, it } from "vitest";
 import { type CalendarDate, date, parseDDMMAA, parseDDMMAAAA } from "../date.js";
 import { CobrancaError } from "../errors.js";
-import { allFixtures, fixtureText } from "../test/fixtures.js";
-import { prng } from "../test/prng.js";
+import { allFixtures, fixtureText } from "../testing/fixtures.js";
+import { prng } from "../testing/prng.js";
 import * as L240 from "./layouts240.js";
 import * as L400 from "./layouts400.js";
 import { type FieldDef, type RecordLayout, type Warning, decodeData, decodeRecord, encodeRecord } from "./record.js";

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { date } from "../date.js";
-import { fixtureText } from "../test/fixtures.js";
-import { prng } from "../test/prng.js";
+import { fixtureText } from "../testing/fixtures.js";
+import { prng } from "../testing/prng.js";
 import { checkCnab } from "./checker.js";
 import { type Pessoa, type RemessaInput, type Titulo, gerarRemessa, lerRemessa, reescreverRemessa } from "./remessa.js";
-import { refusalOf } from "../test/refusal.js";
+import { refusalOf } from "../testing/refusal.js";
 
 /** The brcobranca golden inputs (fixtures README, "Remessa (golden files)"). */
 const PAGADOR = (uf: string, documento = "12345678901"): Pessoa => ({

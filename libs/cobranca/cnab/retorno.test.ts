@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { mod10 } from "../checkdigits.js";
 import { date } from "../date.js";
-import { fixture } from "../test/fixtures.js";
+import { fixture } from "../testing/fixtures.js";
 import { SEGMENTO_T, SEGMENTO_U } from "./layouts240.js";
 import { mapearOcorrencia } from "./ocorrencias.js";
 import { encodeRecord } from "./record.js";

@@ -7,8 +7,8 @@ import { BANKS } from "../banks.js";
 import { gerarBoleto } from "../campo-livre.js";
 import { date } from "../date.js";
 import { buildPixDinamico } from "../pix.js";
-import { overlaps, wordBoxes } from "../test/overlaps.js";
-import { variantCases } from "../test/variants.js";
+import { overlaps, wordBoxes } from "../testing/overlaps.js";
+import { variantCases } from "../testing/variants.js";
 import { type FichaInput, type LayoutPdf, renderizarBoletoPdf, renderizarLotePdf } from "./ficha.js";
 
 /** `n` characters of upper-case words: wider than mixed case, and what CNAB-minded systems send. */

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // The operators' CLI: `malha <command>`; `malha help` lists the commands. A thin typed layer over the
-// services' gRPC contracts (libs/gen); see scripts/cli/.
+// services' gRPC contracts (libs/gen); see cli/.
 import { setTimeout as sleep } from "node:timers/promises";
-import { promptSecret } from "./cli/prompt.js";
-import { run } from "./cli/run.js";
+import { promptSecret } from "./prompt.js";
+import { run } from "./run.js";
 
 process.exitCode = await run(process.argv.slice(2), {
   out: process.stdout,

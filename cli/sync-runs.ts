@@ -1,4 +1,4 @@
-import { CoordinatorService } from "../../libs/gen/malha/coordinator/v1/coordinator_pb.js";
+import { CoordinatorService } from "../libs/gen/malha/coordinator/v1/coordinator_pb.js";
 import { str, type Command } from "./command.js";
 import { UsageError } from "./exit-codes.js";
 import { json } from "./format.js";

@@ -1,6 +1,6 @@
-import { Ambiente, TipoNsu } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
-import type { Municipality } from "../../libs/gen/malha/store/v1/types_pb.js";
-import { StoreService } from "../../libs/gen/malha/store/v1/store_pb.js";
+import { Ambiente, TipoNsu } from "../libs/gen/malha/nfse/v1/feed_pb.js";
+import type { Municipality } from "../libs/gen/malha/store/v1/types_pb.js";
+import { StoreService } from "../libs/gen/malha/store/v1/store_pb.js";
 import { str, type Command } from "./command.js";
 import { UsageError } from "./exit-codes.js";
 import { enumName, iso, json, parseEnum } from "./format.js";

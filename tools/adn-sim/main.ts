@@ -1,6 +1,6 @@
 // ADN simulator CLI, for the local quickstart and benchmarks:
 //
-//   npx tsx test/adn-sim/main.ts [--port 14443] [--admin-port 14480] [--seed 1] [--feed-size 500]
+//   npx tsx tools/adn-sim/main.ts [--port 14443] [--admin-port 14480] [--seed 1] [--feed-size 500]
 //       [--page-size 50] [--start exclusive|inclusive] [--ambiente HOMOLOGACAO|PRODUCAO]
 //       [--latency-ms 0] [--municipios 3550308,3304557:11222333000181] [--certs-dir /tmp/malha-adn-sim]
 //

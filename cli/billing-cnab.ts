@@ -3,10 +3,10 @@
 import { readFileSync, mkdirSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
-import { CreateRemessaJobRequestSchema } from "../../libs/gen/malha/billing/v1/billing_pb.js";
-import { CnabLayout, OcorrenciaState, SubloteState, type RemessaJob, type RetornoJob, type RetornoOccurrence, type Sublote } from "../../libs/gen/malha/billing/v1/cnab_pb.js";
-import { JobState } from "../../libs/gen/malha/billing/v1/types_pb.js";
-import { ArtifactsService } from "../../libs/gen/malha/artifacts/v1/artifacts_pb.js";
+import { CreateRemessaJobRequestSchema } from "../libs/gen/malha/billing/v1/billing_pb.js";
+import { CnabLayout, OcorrenciaState, SubloteState, type RemessaJob, type RetornoJob, type RetornoOccurrence, type Sublote } from "../libs/gen/malha/billing/v1/cnab_pb.js";
+import { JobState } from "../libs/gen/malha/billing/v1/types_pb.js";
+import { ArtifactsService } from "../libs/gen/malha/artifacts/v1/artifacts_pb.js";
 import { billing, enumFlag, follow, readCreateRequest, tenantOf, tenantOption, waitOptions, waitPacing } from "./billing-common.js";
 import { downloadVerified } from "./billing-download.js";
 import { str, type Command } from "./command.js";

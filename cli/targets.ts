@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import type { DescService } from "@bufbuild/protobuf";
 import type { Interceptor } from "@connectrpc/connect";
-import { createServiceClient, type ClientTlsOptions, type ServiceClient } from "../../libs/rpc/client.js";
-import { MESH, type MeshServiceName } from "../../libs/rpc/mesh.js";
+import { createServiceClient, type ClientTlsOptions, type ServiceClient } from "../libs/rpc/client.js";
+import { MESH, type MeshServiceName } from "../libs/rpc/mesh.js";
 import { UsageError } from "./exit-codes.js";
 
 /** `adn-gateway` → `MALHA_ADN_GATEWAY_URL`: where the CLI finds a service unless `--<name>-url` says. */

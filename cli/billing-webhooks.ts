@@ -1,7 +1,7 @@
 // `billing webhooks set|show|delete|deliveries|redeliver`: a tenant's completion-webhook endpoint, its
 // signing secret (shown once, when created or rotated) and the delivery log.
-import type { WebhookDelivery, WebhookEndpoint } from "../../libs/gen/malha/billing/v1/webhook_pb.js";
-import { DeliveryState } from "../../libs/gen/malha/billing/v1/webhook_pb.js";
+import type { WebhookDelivery, WebhookEndpoint } from "../libs/gen/malha/billing/v1/webhook_pb.js";
+import { DeliveryState } from "../libs/gen/malha/billing/v1/webhook_pb.js";
 import { billing, enumFlag, tenantOf, tenantOption } from "./billing-common.js";
 import { str, type Command } from "./command.js";
 import { UsageError } from "./exit-codes.js";

@@ -1,6 +1,6 @@
 // The CLI against a real mesh: the ADN simulator, store, vault, ADN gateway (credentials from the vault)
 // and a coordinator, each its own process from main.ts. Commands run in-process through run(), the
-// same function `scripts/malha.ts` calls; one test spawns the script itself.
+// same function `cli/main.ts` calls; one test spawns the script itself.
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -8,15 +8,15 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startAdnSimulator, type AdnSimulator } from "../../test/adn-sim/server.js";
-import { createTestRoot, issueEcnpj, issueServer, toPfx } from "../../test/support/icp-brasil.js";
-import { createThrowawayDatabase, type ThrowawayDatabase } from "../../test/support/mysql.js";
-import { cnpjFrom } from "../../test/support/nfse-mesh.js";
-import { startService, type ServiceProcess } from "../../test/support/service-process.js";
+import { startAdnSimulator, type AdnSimulator } from "../tools/adn-sim/server.js";
+import { createTestRoot, issueEcnpj, issueServer, toPfx } from "../tools/adn-sim/icp-brasil.js";
+import { createThrowawayDatabase, type ThrowawayDatabase } from "../test/support/mysql.js";
+import { cnpjFrom } from "../test/support/nfse-mesh.js";
+import { startService, type ServiceProcess } from "../test/support/service-process.js";
 import { EXIT } from "./exit-codes.js";
 import type { Io } from "./io.js";
 import { run } from "./run.js";
-import { formatTaxId } from "../../libs/tax-id/index.js";
+import { formatTaxId } from "../libs/tax-id/index.js";
 
 const IBGE = "3550308";
 const CNPJ = cnpjFrom("463950000001");
@@ -285,11 +285,11 @@ describe("malha CLI against the running mesh", () => {
     expect(r.out.trim().split("\n")).toHaveLength(2);
   });
 
-  it("runs as a script: `tsx scripts/malha.ts` prints help and exits with the usage code on a bad command", () => {
-    const ok = spawnSync(process.execPath, ["--import", "tsx", "scripts/malha.ts", "help"], { encoding: "utf8" });
+  it("runs as a script: `tsx cli/main.ts` prints help and exits with the usage code on a bad command", () => {
+    const ok = spawnSync(process.execPath, ["--import", "tsx", "cli/main.ts", "help"], { encoding: "utf8" });
     expect(ok.status).toBe(0);
     expect(ok.stdout).toContain("exit codes: 0 ok");
-    const bad = spawnSync(process.execPath, ["--import", "tsx", "scripts/malha.ts", "nope"], { encoding: "utf8" });
+    const bad = spawnSync(process.execPath, ["--import", "tsx", "cli/main.ts", "nope"], { encoding: "utf8" });
     expect(bad.status).toBe(EXIT.USAGE);
     expect(bad.stderr).toContain('unknown command "nope"');
   });

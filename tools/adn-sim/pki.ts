@@ -3,7 +3,7 @@
 // as the gateway's credentials directory (`<ibge>.pem` = leaf + chain, `<ibge>.key`).
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createTestRoot, issueEcnpj, issueServer, type Issued } from "../support/icp-brasil.js";
+import { createTestRoot, issueEcnpj, issueServer, type Issued } from "./icp-brasil.js";
 import type { SimMunicipality } from "./server.js";
 
 export interface SimPki {

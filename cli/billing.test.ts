@@ -1,7 +1,7 @@
 // The billing commands against real services (test/support/billing-mesh.ts: a throwaway database, the
 // artifacts service and a billing process, each its own process): create a job from a JSON file, follow
 // it, list its items, download its zip through the signed link and check it. Commands run in-process
-// through run(), the function `scripts/malha.ts` calls.
+// through run(), the function `cli/main.ts` calls.
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -13,14 +13,14 @@ import { Writable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import { create, toJsonString } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { retorno240 } from "../../bench/billing/cnab.js";
-import { checkCnab } from "../../libs/cobranca/index.js";
-import { CNAB_FIXTURES } from "../../libs/cobranca/test/fixtures.js";
-import { CreateBoletoJobRequestSchema, CreateRemessaJobRequestSchema } from "../../libs/gen/malha/billing/v1/billing_pb.js";
-import { CnabLayout, RemessaTituloSchema } from "../../libs/gen/malha/billing/v1/cnab_pb.js";
-import { Environment } from "../../libs/gen/malha/billing/v1/types_pb.js";
-import { boletoInvalido, boletoValido, INVALIDOS } from "../../services/billing/fixtures.js";
-import { startBillingMesh, type BillingMesh } from "../../test/support/billing-mesh.js";
+import { retorno240 } from "../bench/billing/cnab.js";
+import { checkCnab } from "../libs/cobranca/index.js";
+import { CNAB_FIXTURES } from "../libs/cobranca/testing/fixtures.js";
+import { CreateBoletoJobRequestSchema, CreateRemessaJobRequestSchema } from "../libs/gen/malha/billing/v1/billing_pb.js";
+import { CnabLayout, RemessaTituloSchema } from "../libs/gen/malha/billing/v1/cnab_pb.js";
+import { Environment } from "../libs/gen/malha/billing/v1/types_pb.js";
+import { boletoInvalido, boletoValido, INVALIDOS } from "../services/billing/testing/fixtures.js";
+import { startBillingMesh, type BillingMesh } from "../test/support/billing-mesh.js";
 import { RETORNO_INLINE_BYTES } from "./billing-cnab.js";
 import { downloadVerified } from "./billing-download.js";
 import { EXIT } from "./exit-codes.js";

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { ReadableStream as WebReadableStream } from "node:stream/web";
-import type { ArtifactRef } from "../../libs/gen/malha/billing/v1/types_pb.js";
+import type { ArtifactRef } from "../libs/gen/malha/billing/v1/types_pb.js";
 import { billing, tenantOf, tenantOption } from "./billing-common.js";
 import { str, type Command } from "./command.js";
 import { CliFailure, EXIT } from "./exit-codes.js";

@@ -1,5 +1,5 @@
-import { CoordinatorService, SkipReason, type FeedDecision } from "../../libs/gen/malha/coordinator/v1/coordinator_pb.js";
-import { RunOutcome, type Run } from "../../libs/gen/malha/store/v1/types_pb.js";
+import { CoordinatorService, SkipReason, type FeedDecision } from "../libs/gen/malha/coordinator/v1/coordinator_pb.js";
+import { RunOutcome, type Run } from "../libs/gen/malha/store/v1/types_pb.js";
 import { str, type Command } from "./command.js";
 import { CliFailure, EXIT, UsageError } from "./exit-codes.js";
 import { enumName, json } from "./format.js";

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { isValidChave } from "../../libs/adn/chave.js";
 import { EVENT_CODES } from "../../libs/adn/event-codes.js";
 import { isValidCnpj, isValidCpf } from "../../libs/tax-id/index.js";
-import { createTestRoot, issueEcnpj } from "../support/icp-brasil.js";
+import { createTestRoot, issueEcnpj } from "./icp-brasil.js";
 import { FeedGenerator } from "./generate.js";
 import type { TaxIdFacts } from "./model.js";
 import { createSimPki, type SimPki } from "./pki.js";
@@ -225,7 +225,7 @@ describe("the CLI", () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it("starts, prints its URLs and writes gateway credentials that the ADN accepts; stops on SIGTERM", async () => {
-    const proc = spawn(process.execPath, ["--import", "tsx", "test/adn-sim/main.ts", "--port", "0", "--admin-port", "0", "--feed-size", "60", "--page-size", "100", "--municipios", "3550308"], {
+    const proc = spawn(process.execPath, ["--import", "tsx", "tools/adn-sim/main.ts", "--port", "0", "--admin-port", "0", "--feed-size", "60", "--page-size", "100", "--municipios", "3550308"], {
       cwd: ROOT,
       env: { PATH: process.env.PATH, ADN_SIM_CERTS_DIR: dir },
       stdio: ["ignore", "pipe", "pipe"],

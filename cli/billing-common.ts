@@ -1,9 +1,9 @@
 // What the billing commands share: the tenant, the client, and how a job and an item are shown.
 import { readFileSync } from "node:fs";
 import { fromJsonString, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
-import { BillingService } from "../../libs/gen/malha/billing/v1/billing_pb.js";
-import type { BoletoJob, BoletoJobItem } from "../../libs/gen/malha/billing/v1/boleto_pb.js";
-import { Environment, ItemState, JobState } from "../../libs/gen/malha/billing/v1/types_pb.js";
+import { BillingService } from "../libs/gen/malha/billing/v1/billing_pb.js";
+import type { BoletoJob, BoletoJobItem } from "../libs/gen/malha/billing/v1/boleto_pb.js";
+import { Environment, ItemState, JobState } from "../libs/gen/malha/billing/v1/types_pb.js";
 import { str, type Context } from "./command.js";
 import { CliFailure, EXIT, UsageError } from "./exit-codes.js";
 import { enumName, iso, keyValueLines, parseEnum, when } from "./format.js";

@@ -1,9 +1,9 @@
 // Test inputs shared by the billing tests: valid boletos of a few banks and ways to break one.
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import { DateSchema } from "../../libs/gen/malha/common/v1/common_pb.js";
-import { BoletoSchema, ContaCobrancaSchema, type Boleto, type ContaCobranca } from "../../libs/gen/malha/billing/v1/boleto_pb.js";
-import { TaxIdKind } from "../../libs/gen/malha/common/v1/common_pb.js";
-import type { VariantCase } from "../../libs/cobranca/test/variants.js";
+import { DateSchema } from "../../../libs/gen/malha/common/v1/common_pb.js";
+import { BoletoSchema, ContaCobrancaSchema, type Boleto, type ContaCobranca } from "../../../libs/gen/malha/billing/v1/boleto_pb.js";
+import { TaxIdKind } from "../../../libs/gen/malha/common/v1/common_pb.js";
+import type { VariantCase } from "../../../libs/cobranca/testing/variants.js";
 
 export const CPF_VALIDO = "52998224725";
 export const CNPJ_VALIDO = "11222333000181";
@@ -47,7 +47,7 @@ type ContaField = (typeof CONTA_FIELDS)[number] & keyof ContaCobranca;
 type BoletoField = (typeof BOLETO_FIELDS)[number] & keyof Boleto;
 
 /**
- * A valid boleto of one bank variant (libs/cobranca/test/variants.ts), every bank input in its contract
+ * A valid boleto of one bank variant (libs/cobranca/testing/variants.ts), every bank input in its contract
  * field; throws when the engine needs an input the contract has no field for.
  */
 export function boletoDaVariante(v: VariantCase, n: number, overrides: Omit<MessageInitShape<typeof BoletoSchema>, "$typeName"> = {}): Boleto {

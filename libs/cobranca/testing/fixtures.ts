@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /** `<repo>/test/fixtures/cnab`: the golden CNAB files, byte-exact, with their sources in its README. */
-export const CNAB_FIXTURES = fileURLToPath(new URL("../../../test/fixtures/cnab/", import.meta.url));
+export const CNAB_FIXTURES = fileURLToPath(new URL("../../../test/fixtures/cnab", import.meta.url));
 
 export function fixture(rel: string): Uint8Array {
   return new Uint8Array(readFileSync(join(CNAB_FIXTURES, rel)));

@@ -1,7 +1,7 @@
 // What the sync commands share: feed filters and names, decision and run rows, poll pacing.
-import { SkipReason, type FeedDecision } from "../../libs/gen/malha/coordinator/v1/coordinator_pb.js";
-import { Ambiente, TipoNsu } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
-import { RunOutcome, SyncPool, type Run } from "../../libs/gen/malha/store/v1/types_pb.js";
+import { SkipReason, type FeedDecision } from "../libs/gen/malha/coordinator/v1/coordinator_pb.js";
+import { Ambiente, TipoNsu } from "../libs/gen/malha/nfse/v1/feed_pb.js";
+import { RunOutcome, SyncPool, type Run } from "../libs/gen/malha/store/v1/types_pb.js";
 import { str, type Context } from "./command.js";
 import { UsageError } from "./exit-codes.js";
 import { enumName, iso, json, parseEnum } from "./format.js";

@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { MESH, type MeshServiceName } from "../../libs/rpc/mesh.js";
+import { MESH, type MeshServiceName } from "../libs/rpc/mesh.js";
 import { TENANT_ENV, TOKEN_ENV } from "./billing-common.js";
 import { billingRemessasCreate, billingRemessasDownload, billingRemessasStatus, billingRetornosOccurrences, billingRetornosUpload } from "./billing-cnab.js";
 import { billingJobsDownload } from "./billing-download.js";

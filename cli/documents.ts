@@ -1,8 +1,8 @@
-import { Ambiente, TipoNsu } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
-import type { Document, Party } from "../../libs/gen/malha/nfse/v1/document_pb.js";
-import { DocumentStatus } from "../../libs/gen/malha/nfse/v1/document_pb.js";
-import { StoreService } from "../../libs/gen/malha/store/v1/store_pb.js";
-import { cnpjProblem, formatTaxId, isCnpjShaped, stripTaxIdMask } from "../../libs/tax-id/index.js";
+import { Ambiente, TipoNsu } from "../libs/gen/malha/nfse/v1/feed_pb.js";
+import type { Document, Party } from "../libs/gen/malha/nfse/v1/document_pb.js";
+import { DocumentStatus } from "../libs/gen/malha/nfse/v1/document_pb.js";
+import { StoreService } from "../libs/gen/malha/store/v1/store_pb.js";
+import { cnpjProblem, formatTaxId, isCnpjShaped, stripTaxIdMask } from "../libs/tax-id/index.js";
 import { str, type Command, type Values } from "./command.js";
 import { UsageError } from "./exit-codes.js";
 import { enumName, iso, json, when } from "./format.js";

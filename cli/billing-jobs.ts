@@ -1,7 +1,7 @@
 // `billing jobs create|status|items`: boleto jobs of the billing service (proto/malha/billing/v1).
-import { CreateBoletoJobRequestSchema } from "../../libs/gen/malha/billing/v1/billing_pb.js";
-import type { BoletoJobItem } from "../../libs/gen/malha/billing/v1/boleto_pb.js";
-import { ItemState, JobKind, JobState } from "../../libs/gen/malha/billing/v1/types_pb.js";
+import { CreateBoletoJobRequestSchema } from "../libs/gen/malha/billing/v1/billing_pb.js";
+import type { BoletoJobItem } from "../libs/gen/malha/billing/v1/boleto_pb.js";
+import { ItemState, JobKind, JobState } from "../libs/gen/malha/billing/v1/types_pb.js";
 import { billing, enumFlag, follow, itemRow, jobDetails, jobLine, jobRow, readCreateRequest, tenantOf, tenantOption, waitOptions, waitPacing } from "./billing-common.js";
 import { str, type Command } from "./command.js";
 import { CliFailure, EXIT, UsageError } from "./exit-codes.js";

@@ -1,5 +1,5 @@
-import { CoordinatorService, FeedState, type FeedStatus } from "../../libs/gen/malha/coordinator/v1/coordinator_pb.js";
-import { RunOutcome } from "../../libs/gen/malha/store/v1/types_pb.js";
+import { CoordinatorService, FeedState, type FeedStatus } from "../libs/gen/malha/coordinator/v1/coordinator_pb.js";
+import { RunOutcome } from "../libs/gen/malha/store/v1/types_pb.js";
 import { str, type Command } from "./command.js";
 import { CliFailure, EXIT, UsageError } from "./exit-codes.js";
 import { enumName, iso, json, when } from "./format.js";

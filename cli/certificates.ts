@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { CertificateStatus, VaultService, type Certificate } from "../../libs/gen/malha/vault/v1/vault_pb.js";
+import { CertificateStatus, VaultService, type Certificate } from "../libs/gen/malha/vault/v1/vault_pb.js";
 import { str, type Command, type Context } from "./command.js";
 import { UsageError } from "./exit-codes.js";
 import { enumName, iso, json, parseEnum, when } from "./format.js";
