@@ -70,25 +70,30 @@ namespace reference {
   const first = (v: unknown) => (Array.isArray(v) ? v[0] : v);
   const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null;
 
+  // biome-ignore lint/suspicious/noExportsInTest: a member of the local namespace `reference`, not a module export.
   export function parse(xml: string): Obj {
     expect(XMLValidator.validate(xml)).toBe(true);
     return parser.parse(xml) as Obj;
   }
+  // biome-ignore lint/suspicious/noExportsInTest: a member of the local namespace `reference`, not a module export.
   export function child(node: Obj, name: string): Obj | undefined {
     const v = first(node[name]);
     if (v === "") return {};
     return isObj(v) ? v : undefined;
   }
+  // biome-ignore lint/suspicious/noExportsInTest: a member of the local namespace `reference`, not a module export.
   export function text(node: Obj, name: string): string {
     const v = first(node[name]);
     if (typeof v === "string") return decode(v).trim();
     return isObj(v) && typeof v["#text"] === "string" ? decode(v["#text"]).trim() : "";
   }
+  // biome-ignore lint/suspicious/noExportsInTest: a member of the local namespace `reference`, not a module export.
   export function attrs(node: Obj): Record<string, string> {
     const out: Record<string, string> = {};
     for (const [k, v] of Object.entries(node)) if (k.startsWith("@")) out[k.slice(1)] = decode(v as string).trim();
     return out;
   }
+  // biome-ignore lint/suspicious/noExportsInTest: a member of the local namespace `reference`, not a module export.
   export function childNames(node: Obj): string[] {
     return Object.keys(node).filter((k) => !k.startsWith("@") && k !== "#text");
   }
@@ -98,7 +103,7 @@ namespace reference {
 function compare(node: XmlNode, ref: Record<string, unknown>, path: string): number {
   const names = childNames(node);
   expect(names, path).toEqual(reference.childNames(ref));
-  const own = Object.fromEntries((node.attrs ?? []).flatMap((v, i, a) => (i % 2 === 0 ? [[v, attr(node, v)]] : [])));
+  const own = Object.fromEntries((node.attrs ?? []).flatMap((v, i) => (i % 2 === 0 ? [[v, attr(node, v)]] : [])));
   expect(own, `${path} attributes`).toEqual(reference.attrs(ref));
   let compared = 1;
   for (const name of names) {

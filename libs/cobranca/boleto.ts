@@ -90,7 +90,7 @@ export function buildBarcode(p: BarcodeParts): string {
 }
 
 function digitsOnly(s: string): string {
-  return s.replace(/[\s.\-]/g, "");
+  return s.replace(/[\s.-]/g, "");
 }
 
 export interface ParsedBarcode {

@@ -209,7 +209,7 @@ export interface Boleto {
 
 /** The whole boleto: campo livre, barcode, linha digitável, printed nosso número. */
 export function gerarBoleto(input: BoletoInput): Boleto {
-  if (!input || !input.dados) fail("CAMPO_OBRIGATORIO", "dados bancários are required", "dados");
+  if (!input?.dados) fail("CAMPO_OBRIGATORIO", "dados bancários are required", "dados");
   const bank = getBank(input.dados.banco, "dados.banco");
   const valor = assertValorCentavos(input.valorCentavos, "valorCentavos");
   if (bank.valorMaximoCentavos !== undefined && valor > bank.valorMaximoCentavos)
@@ -338,7 +338,7 @@ function readSegments(v: BankVariant, cl: string): Map<string, string> | null {
 
 /** Decode a barcode/linha and the bank fields inside its campo livre. */
 export function lerBoleto(codigo: string, opts: { referenceDate?: CalendarDate; variante?: string } = {}) {
-  const digits = codigo.replace(/[\s.\-]/g, "");
+  const digits = codigo.replace(/[\s.-]/g, "");
   const bc = parseBarcode(digits.length === 47 ? linhaToBarcode(digits) : digits, opts);
   const bank = BANKS[bc.banco];
   const dados = bank ? decodeCampoLivre(bc.banco, bc.campoLivre, { ...(opts.variante ? { variante: opts.variante } : {}), valorCentavos: bc.valorCentavos }) : null;

@@ -150,7 +150,7 @@ export function parsePix(payload: string): PixParsed {
   if (payload.length > PIX_LIMITS.payload) fail("PIX_INVALIDO", "payload too long", "payload");
   const objs = parseTlv(payload);
   const last = objs[objs.length - 1];
-  if (!last || last.id !== "63" || last.value.length !== 4) fail("PIX_INVALIDO", "CRC (63, length 04) must be the last object", "payload");
+  if (last?.id !== "63" || last.value.length !== 4) fail("PIX_INVALIDO", "CRC (63, length 04) must be the last object", "payload");
   const expected = crc16ccitt(payload.slice(0, -4));
   if (last.value.toUpperCase() !== expected) fail("PIX_CRC_INVALIDO", `CRC is ${last.value}, expected ${expected}`, "payload", { expected });
   if (objs[0]?.id !== "00" || objs[0].value !== "01") fail("PIX_INVALIDO", "payload format indicator 00=01 must come first", "payload");

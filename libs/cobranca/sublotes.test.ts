@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createHash } from "node:crypto";
 import { date } from "./date.js";
-import { CobrancaError } from "./errors.js";
+import type { CobrancaError } from "./errors.js";
 import { gerarRemessa, type Titulo } from "./cnab/remessa.js";
 import { agruparSubLotes, atribuirNsa, maxTitulosPorArquivo, type ItemAgrupavel } from "./sublotes.js";
 import { prng } from "./testing/prng.js";

@@ -104,7 +104,7 @@ export class KvLeaseManager implements LeaseManager {
   async holderOf(key: string): Promise<LeaseHolderInfo | null> {
     assertLeaseKey(key);
     const entry = await this.kv.get(key);
-    if (!entry || entry.operation !== "PUT") return null;
+    if (entry?.operation !== "PUT") return null;
     return { holder: entry.string(), revision: BigInt(entry.revision) };
   }
 

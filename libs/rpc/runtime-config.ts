@@ -1,4 +1,4 @@
-import { ConfigError, EnvReader } from "../config/env.js";
+import { ConfigError, type EnvReader } from "../config/env.js";
 import { LOG_LEVELS } from "../log/logger.js";
 import type { TlsFiles } from "./listener.js";
 

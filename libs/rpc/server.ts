@@ -91,7 +91,7 @@ export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer>
       if (req.socket.remoteAddress) values.set(peerAddressKey, `${req.socket.remoteAddress}:${req.socket.remotePort}`);
       if (opts.tls?.clientCa && typeof socket.getPeerCertificate === "function") {
         const cert = socket.getPeerCertificate();
-        if (cert && cert.fingerprint256) {
+        if (cert?.fingerprint256) {
           values.set(peerIdentityKey, {
             subjectCommonName: typeof cert.subject?.CN === "string" ? cert.subject.CN : undefined,
             subjectAltNames: (cert.subjectaltname ?? "").split(/,\s*/).filter(Boolean),

@@ -6,7 +6,7 @@ import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { CredentialsProblem } from "../../libs/gen/malha/adn/v1/errors_pb.js";
 import { ErrorInfoSchema } from "../../libs/gen/malha/common/v1/common_pb.js";
-import { GetClientCredentialsRequestSchema, VaultService } from "../../libs/gen/malha/vault/v1/vault_pb.js";
+import { GetClientCredentialsRequestSchema, type VaultService } from "../../libs/gen/malha/vault/v1/vault_pb.js";
 import type { ServiceClient } from "../../libs/rpc/client.js";
 import { CredentialsUnavailableError, type CredentialSet, type CredentialSource } from "./credentials.js";
 

@@ -1,7 +1,7 @@
 // Where the gateway gets each municipality's mTLS credentials. The vault is the production source; a
 // directory of PEM files serves development and tests without a vault. Key material stays in memory.
 import { X509Certificate } from "node:crypto";
-import { CredentialsProblem } from "../../libs/gen/malha/adn/v1/errors_pb.js";
+import type { CredentialsProblem } from "../../libs/gen/malha/adn/v1/errors_pb.js";
 import type { ClientCredentials } from "../../libs/adn/http.js";
 import { certificateCnpj } from "../../libs/tax-id/icp-certificate.js";
 

@@ -2,7 +2,7 @@
 // callers switch on the reason, never on the message (artifacts.proto lists the reasons and their codes).
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code, type ConnectError } from "@connectrpc/connect";
 import { reasonedError } from "../../libs/rpc/errors.js";
 import { ArtifactExpiredSchema } from "../../libs/gen/malha/artifacts/v1/artifacts_pb.js";
 

@@ -1,6 +1,6 @@
 // Billing errors: every refusal carries a malha.common.v1.ErrorInfo (domain "malha.billing"), reasons as
 // billing.proto lists them. Messages are precise and never carry a stack or another tenant's data.
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code, type ConnectError } from "@connectrpc/connect";
 import { reasonedError } from "../../libs/rpc/errors.js";
 import { isTenantName, TENANT_RULE } from "./tenant-name.js";
 

@@ -2,7 +2,7 @@
 // the key's primary key makes two concurrent identical creates collide, and the loser reads the winner.
 import { createHash, randomBytes } from "node:crypto";
 import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from "mysql2/promise";
-import { ItemState, JobKind, JobState, type Environment } from "../../libs/gen/malha/billing/v1/types_pb.js";
+import { type ItemState, type JobKind, JobState, type Environment } from "../../libs/gen/malha/billing/v1/types_pb.js";
 import { keyReused } from "./errors.js";
 import type { OpenJobs } from "./metrics.js";
 

@@ -57,7 +57,7 @@ export class RenderPool {
   private closed = false;
 
   constructor(
-    private readonly threads: number,
+    threads: number,
     private readonly timeoutMs: number,
   ) {
     for (let i = 0; i < threads; i++) this.slots.push(this.spawn());

@@ -90,7 +90,7 @@ export class WebhookSender {
 
   private async deliver(d: DeliveryRow): Promise<void> {
     const endpoint = await this.repo.endpoint(d.tenant);
-    if (!endpoint || !endpoint.enabled || (endpoint.eventTypes.length > 0 && !endpoint.eventTypes.includes(d.eventType))) {
+    if (!endpoint?.enabled || (endpoint.eventTypes.length > 0 && !endpoint.eventTypes.includes(d.eventType))) {
       const why = !endpoint ? "no endpoint configured" : !endpoint.enabled ? "endpoint disabled" : "event type not subscribed";
       await this.repo.record(d.id, { state: DeliveryState.SKIPPED, httpStatus: 0, error: why, nextAttemptAt: null, countsAsAttempt: false });
       this.metrics?.webhookAttempts.inc({ outcome: "skipped" });

@@ -102,7 +102,7 @@ describe("console: Sincronização in a browser", () => {
     page = await signIn(OPERATOR);
     expect((await rows(page)).map((r) => r.state)).toEqual(["idle", "idle", "idle"]);
     await page.getByRole("button", { name: "Sincronizar tudo" }).click();
-    await expect.poll(() => page.getByTestId("banner").innerText()).toMatch(/^Sincronizar tudo: 3 feeds na fila, 0 feeds recusados\.$/);
+    await expect.poll(() => page.getByTestId("banner").textContent()).toMatch(/^Sincronizar tudo: 3 feeds na fila, 0 feeds recusados\.$/);
 
     // Watch the page (it refreshes itself): some feed is seen running, then every feed waits.
     const seen = new Set<string>();
@@ -133,7 +133,7 @@ describe("console: Sincronização in a browser", () => {
   it("a refused Sincronizar shows the ADN rule's reason", async () => {
     const ibge = mesh.municipalities[0]!.ibge;
     await page.getByRole("button", { name: `Sincronizar ${mesh.municipalities[0]!.name}` }).click();
-    await expect.poll(() => page.getByTestId(`message-${ibge}`).innerText()).toMatch(/^aguardando até \d\d:\d\d — regra de 1 hora do ADN$/);
+    await expect.poll(() => page.getByTestId(`message-${ibge}`).textContent()).toMatch(/^aguardando até \d\d:\d\d — regra de 1 hora do ADN$/);
     await screenshot(page, "sincronizacao-recusada");
   });
 
@@ -148,7 +148,7 @@ describe("console: Sincronização in a browser", () => {
 
   it("a read-only operator sees the feeds but no buttons, and the API refuses its POST with 403", async () => {
     const reader = await signIn(READER);
-    expect(await reader.getByTestId("who").innerText()).toContain("somente leitura");
+    expect(await reader.getByTestId("who").textContent()).toContain("somente leitura");
     expect(await reader.getByRole("button", { name: /Sincronizar/ }).count()).toBe(0);
     const res = await reader.evaluate(async () => {
       const r = await fetch("/api/sync-all", { method: "POST", headers: { "x-malha-console": "1" } });

@@ -2,7 +2,7 @@
 // switch on the reason, never on the message (store.proto lists the reasons and their codes).
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code, type ConnectError } from "@connectrpc/connect";
 import { reasonedError } from "../../libs/rpc/errors.js";
 import { NotEligibleSchema, StaleFenceSchema } from "../../libs/gen/malha/store/v1/types_pb.js";
 

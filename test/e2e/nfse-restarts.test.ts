@@ -1,6 +1,6 @@
 // Infrastructure restarts in the middle of a sync, on private servers so nothing else is disturbed:
 // NATS (leases) and MariaDB (the store). The sync recovers and completes with nothing lost.
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, it } from "vitest";
 import { Ambiente, TipoNsu } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
 import { RunOutcome } from "../../libs/gen/malha/store/v1/types_pb.js";
 import { startNfseMesh, type NfseMesh } from "../support/nfse-mesh.js";

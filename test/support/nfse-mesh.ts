@@ -13,7 +13,6 @@ import { startAdnSimulator, type AdnSimulator } from "../../tools/adn-sim/server
 import type { SimSwitches } from "../../tools/adn-sim/switches.js";
 import { completeCnpj } from "../../libs/tax-id/index.js";
 import { createTestRoot, issueEcnpj, issueServer } from "../../tools/adn-sim/icp-brasil.js";
-import { createMysqlPool } from "../../libs/db/pool.js";
 import { createThrowawayDatabase, externalDatabase, type ThrowawayDatabase } from "./mysql.js";
 import { startService, type ServiceProcess } from "./service-process.js";
 

@@ -35,6 +35,7 @@ async function get(dispatcher: Agent, path: string) {
   const res = await request(`${sim.url}${path}`, { dispatcher, headers: { accept: "application/json" } });
   const text = await res.body.text();
   const type = String(res.headers["content-type"] ?? "");
+  // biome-ignore lint/suspicious/noExplicitAny: the test reads whatever JSON the simulator answered.
   return { status: res.statusCode, type, text, json: type.startsWith("application/json") ? (JSON.parse(text) as Record<string, any>) : undefined };
 }
 

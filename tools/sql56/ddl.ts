@@ -542,7 +542,6 @@ function applyAlterTable(tokens: Token[], schema: Schema, result: DdlResult): vo
         const name = identName(spec[skipIfExists(spec, j + 1)])?.toLowerCase();
         table.indexes = table.indexes.filter((x) => x.name.toLowerCase() !== name);
       } else if (isWord(spec[j], "FOREIGN", "CONSTRAINT", "CHECK")) {
-        continue;
       } else {
         if (isWord(spec[j], "COLUMN")) j++;
         const name = identName(spec[skipIfExists(spec, j)])?.toLowerCase();

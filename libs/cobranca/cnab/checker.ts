@@ -175,7 +175,7 @@ function check240(lines: string[], err: Report, warn: Report, done: Done): Check
     if (pendingQ) err("SEGMENT_PAIRING", i, "last P of the lote has no Q");
     if (pendingU) err("SEGMENT_PAIRING", i, "last T of the lote has no U");
     const t = lines[i];
-    if (!t || t[7] !== "5" || i >= lines.length - 1) {
+    if (t?.[7] !== "5" || i >= lines.length - 1) {
       err("LOTE_STRUCTURE", i + 1, `lote ${lote} is not closed by a type 5 record`);
       continue;
     }

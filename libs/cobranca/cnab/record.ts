@@ -213,11 +213,11 @@ function fitOf(f: FieldDef, rel: string): Fit {
 }
 
 /** A fixed text fitted once when that can neither fail nor warn; otherwise at every record, as declared. */
-function fixed(s: string, fit: Fit): Encoder {
+function fixed(s: string, fitTo: Fit): Encoder {
   const probe: Warning[] = [];
   let out: string | undefined;
   try {
-    out = fit(s, probe, "");
+    out = fitTo(s, probe, "");
   } catch (e) {
     if (!(e instanceof CobrancaError)) throw e;
   }
@@ -225,25 +225,25 @@ function fixed(s: string, fit: Fit): Encoder {
     const done = out;
     return () => done;
   }
-  return (_ctx, warnings, path) => fit(s, warnings, path);
+  return (_ctx, warnings, path) => fitTo(s, warnings, path);
 }
 
 function compileEncoder(f: FieldDef): Encoder {
   const rel = f.src ?? f.name;
-  const fit = fitOf(f, rel);
-  if (f.value !== undefined) return fixed(f.value, fit);
+  const fitTo = fitOf(f, rel);
+  if (f.value !== undefined) return fixed(f.value, fitTo);
   if (f.fmt === "template") {
     const fill = compileTemplate(f.tpl ?? "", rel);
-    return (ctx, warnings, path) => fit(fill(ctx, warnings, path), warnings, path);
+    return (ctx, warnings, path) => fitTo(fill(ctx, warnings, path), warnings, path);
   }
-  const empty = fixed(f.default ?? "", fit);
+  const empty = fixed(f.default ?? "", fitTo);
   if (!f.src) return empty;
   const get = getter(f.src);
   const format = formatterOf(f, rel);
   return (ctx, warnings, path) => {
     const v = get(ctx);
     if (v === undefined || v === null || v === "") return empty(ctx, warnings, path);
-    return fit(format(v, path), warnings, path);
+    return fitTo(format(v, path), warnings, path);
   };
 }
 

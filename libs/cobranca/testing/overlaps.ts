@@ -25,7 +25,7 @@ export function wordBoxes(pdf: Uint8Array): { pages: { width: number; height: nu
     const tag = /<page width="([\d.]+)" height="([\d.]+)">|<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">([^<]*)<\/word>/g;
     for (const m of html.matchAll(tag)) {
       if (m[1] !== undefined) pages.push({ width: Number(m[1]), height: Number(m[2]) });
-      else words.push({ page: pages.length - 1, text: unescape(m[7]!), xMin: Number(m[3]), yMin: Number(m[4]), xMax: Number(m[5]), yMax: Number(m[6]) });
+      else words.push({ page: pages.length - 1, text: unescapeXml(m[7]!), xMin: Number(m[3]), yMin: Number(m[4]), xMax: Number(m[5]), yMax: Number(m[6]) });
     }
     return { pages, words };
   } finally {
@@ -33,7 +33,7 @@ export function wordBoxes(pdf: Uint8Array): { pages: { width: number; height: nu
   }
 }
 
-const unescape = (s: string) => s.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, "&");
+const unescapeXml = (s: string) => s.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, "&");
 
 /** Pairs of words whose boxes share more than `tolerance` points in both directions, and words off the page. */
 export function overlaps(pdf: Uint8Array, tolerance = 0.2): string[] {
