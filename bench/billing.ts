@@ -52,15 +52,31 @@ row("  PDF bytes, libs/cobranca / peer", `${fmt(pdf.oursBytes, 0)} / ${fmt(pdf.p
 const e2e = await runE2e(Number(process.env.BENCH_E2E_REPS ?? "3"));
 const msPerItem = median(e2e.runs.map((r) => r.wallMs / r.items));
 row(`e2e 200-boleto job, client wall, median of ${e2e.runs.length}, ms`, fmt(median(e2e.runs.map((r) => r.wallMs)), 0), "", null);
-row(`  e2e ms per item (client wall / 200; ${e2e.renderConcurrency} in flight, ${e2e.renderThreads} render threads)`, fmt(msPerItem), "≤ 10 (2 cores)", msPerItem <= 10);
-row("  e2e job duracao_ms / ms_por_item (service)", `${fmt(median(e2e.runs.map((r) => r.duracaoMs)), 0)} / ${fmt(median(e2e.runs.map((r) => r.msPorItem)))}`, "", null);
+row(
+  `  e2e ms per item (client wall / 200; ${e2e.renderConcurrency} in flight, ${e2e.renderThreads} render threads)`,
+  fmt(msPerItem),
+  "≤ 10 (2 cores)",
+  msPerItem <= 10,
+);
+row(
+  "  e2e job duracao_ms / ms_por_item (service)",
+  `${fmt(median(e2e.runs.map((r) => r.duracaoMs)), 0)} / ${fmt(median(e2e.runs.map((r) => r.msPorItem)))}`,
+  "",
+  null,
+);
 for (const name of Object.keys(e2e.runs[0]!.cpu)) {
   const cpu = median(e2e.runs.map((r) => r.cpu[name]!));
   const rss = e2e.peakRssMb[name];
   row(`  ${name}: CPU s per job / peak RSS MB`, `${fmt(cpu, 2)} / ${rss === undefined ? "-" : fmt(rss, 0)}`, "", null);
 }
 row("  MariaDB statements per item (all services)", fmt(median(e2e.runs.map((r) => r.sqlStatements)) / 200), "", null);
-const serviceCpu = median(e2e.runs.map((r) => Object.entries(r.cpu).filter(([k]) => k !== "bench client").reduce((s, [, v]) => s + v, 0)));
+const serviceCpu = median(
+  e2e.runs.map((r) =>
+    Object.entries(r.cpu)
+      .filter(([k]) => k !== "bench client")
+      .reduce((s, [, v]) => s + v, 0),
+  ),
+);
 row("  CPU ms per item, all server processes", fmt((serviceCpu * 1000) / 200), "", null);
 
 // The same job with only 4 items in flight (the default before 2026-11-29): how much of the figure
@@ -72,7 +88,9 @@ row("  speed-up of the defaults over 4 in flight", `${fmt(narrowMsPerItem / msPe
 
 const widths = [0, 1, 2, 3].map((i) => Math.max(...[["figure", "value", "target", ""], ...rows].map((r) => r[i]!.length)));
 const line = (r: readonly string[]) => `| ${r.map((c, i) => c.padEnd(widths[i]!)).join(" | ")} |`;
-console.log(`\nbilling benchmark (${new Date().toISOString()}, ${REPS} reps, services ${runtime.label}; shared machine: figures noisy, ratios less so)\n`);
+console.log(
+  `\nbilling benchmark (${new Date().toISOString()}, ${REPS} reps, services ${runtime.label}; shared machine: figures noisy, ratios less so)\n`,
+);
 console.log(line(["figure", "value", "target", ""]));
 console.log(line(widths.map((w) => "-".repeat(w))));
 for (const r of rows) console.log(line(r));

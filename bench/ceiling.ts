@@ -92,10 +92,22 @@ export async function runCeiling(mysqlUrl: string, feeds: MappedFeed[], prefix =
           if (r.nsu > highest) highest = r.nsu;
         }
         await conn.beginTransaction();
-        for (const s of buildMultiInsert({ head: `INSERT INTO ${t.documentos} (${DOCUMENT_COLUMNS.join(", ")})`, columnCount: DOCUMENT_COLUMNS.length, tail: DOC_TAIL, rows: docs, budgetBytes: STATEMENT_BUDGET })) {
+        for (const s of buildMultiInsert({
+          head: `INSERT INTO ${t.documentos} (${DOCUMENT_COLUMNS.join(", ")})`,
+          columnCount: DOCUMENT_COLUMNS.length,
+          tail: DOC_TAIL,
+          rows: docs,
+          budgetBytes: STATEMENT_BUDGET,
+        })) {
           await conn.query(s.sql, s.params);
         }
-        for (const s of buildMultiInsert({ head: `INSERT INTO ${t.eventos} (${EVENT_COLUMNS.join(", ")})`, columnCount: EVENT_COLUMNS.length, tail: EVENT_TAIL, rows: events, budgetBytes: STATEMENT_BUDGET })) {
+        for (const s of buildMultiInsert({
+          head: `INSERT INTO ${t.eventos} (${EVENT_COLUMNS.join(", ")})`,
+          columnCount: EVENT_COLUMNS.length,
+          tail: EVENT_TAIL,
+          rows: events,
+          budgetBytes: STATEMENT_BUDGET,
+        })) {
           await conn.query(s.sql, s.params);
         }
         await conn.query(`UPDATE \`${prefix}_cursor\` SET last_nsu = GREATEST(last_nsu, ?) WHERE ibge = ?`, [highest.toString(), f.ibge]);

@@ -22,7 +22,9 @@ try {
     after = res.items.reduce((m, it) => (it.nsu > m ? it.nsu : m), after);
   }
   const sorted = [...times].sort((a, b) => a - b);
-  console.log(`FetchBatch ms (latency ${latencyMs}): ${times.map((t) => t.toFixed(0)).join(" ")}; median ${sorted[sorted.length >> 1]!.toFixed(0)}`);
+  console.log(
+    `FetchBatch ms (latency ${latencyMs}): ${times.map((t) => t.toFixed(0)).join(" ")}; median ${sorted[sorted.length >> 1]!.toFixed(0)}`,
+  );
 } finally {
   await mesh.stop();
 }

@@ -24,7 +24,9 @@ try {
   const gaps = commits.slice(1).map((c, i) => (c.t - commits[i]!.t) / (c.batches - commits[i]!.batches));
   const steady = gaps.slice(5).sort((a, b) => a - b);
   console.log(`latency ${latencyMs} ms: ${last} batches; period between commits (ms): ${gaps.map((g) => g.toFixed(0)).join(" ")}`);
-  console.log(`steady-state median ${steady[steady.length >> 1]?.toFixed(0)} ms → ${(50 / (steady[steady.length >> 1]! / 1000)).toFixed(0)} docs/s`);
+  console.log(
+    `steady-state median ${steady[steady.length >> 1]?.toFixed(0)} ms → ${(50 / (steady[steady.length >> 1]! / 1000)).toFixed(0)} docs/s`,
+  );
 } finally {
   await mesh.stop();
 }

@@ -108,7 +108,8 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
     })();
     for (;;) {
       const { states } = await mesh.storeClient.listSyncStates({ pageSize: 500 });
-      if (states.length === opts.municipalities && states.every((s) => s.lastSuccessAt !== undefined && s.nextEligibleAt !== undefined)) break;
+      if (states.length === opts.municipalities && states.every((s) => s.lastSuccessAt !== undefined && s.nextEligibleAt !== undefined))
+        break;
       if (Date.now() > deadline) throw new Error("ingest did not catch up in time");
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -143,7 +144,12 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
       .filter((p) => p.batch > warm)
       .map((p) => p.ms)
       .sort((a, b) => a - b);
-    if (opts.after) await opts.after(mesh, feeds.map((f) => pagesOf(f, mesh.sim.switches.pageSize)), mariadbPid);
+    if (opts.after)
+      await opts.after(
+        mesh,
+        feeds.map((f) => pagesOf(f, mesh.sim.switches.pageSize)),
+        mariadbPid,
+      );
     return {
       municipalities: opts.municipalities,
       feedSize: opts.feedSize,

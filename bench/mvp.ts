@@ -21,10 +21,14 @@ export interface MvpResult {
 function mariadbClient(url: string, sql: string): Promise<void> {
   const p = parseMysqlUrl(url);
   return new Promise((resolve, reject) => {
-    const child = spawn("mariadb", ["--no-defaults", "-h", p.host, "-P", String(p.port), "-u", p.user, "--default-character-set=utf8mb4", p.database], {
-      env: { PATH: process.env.PATH, MYSQL_PWD: p.password },
-      stdio: ["pipe", "ignore", "pipe"],
-    });
+    const child = spawn(
+      "mariadb",
+      ["--no-defaults", "-h", p.host, "-P", String(p.port), "-u", p.user, "--default-character-set=utf8mb4", p.database],
+      {
+        env: { PATH: process.env.PATH, MYSQL_PWD: p.password },
+        stdio: ["pipe", "ignore", "pipe"],
+      },
+    );
     let err = "";
     child.stderr.on("data", (c: Buffer) => (err += c.toString("utf8")));
     child.once("error", reject);
@@ -33,7 +37,13 @@ function mariadbClient(url: string, sql: string): Promise<void> {
   });
 }
 
-export async function runMvp(mysqlUrl: string, feeds: MappedFeed[], sample: number, concurrency: number, prefix = "bench_mvp"): Promise<MvpResult> {
+export async function runMvp(
+  mysqlUrl: string,
+  feeds: MappedFeed[],
+  sample: number,
+  concurrency: number,
+  prefix = "bench_mvp",
+): Promise<MvpResult> {
   const pool = createMysqlPool(mysqlUrl, { connectionLimit: 1 });
   const conn: PoolConnection = await pool.getConnection();
   const workers = Math.max(1, Math.min(concurrency, feeds.length));
@@ -58,7 +68,9 @@ export async function runMvp(mysqlUrl: string, feeds: MappedFeed[], sample: numb
             out.push(conn.format(`INSERT INTO ${t.eventos} (${EVENT_COLUMNS.join(", ")}) VALUES (?) ${EVENT_TAIL};`, [r.values]));
           }
         }
-        out.push(conn.format(`UPDATE \`${prefix}_cursor\` SET last_nsu = GREATEST(last_nsu, ?) WHERE ibge = ?;`, [highest.toString(), f.ibge]));
+        out.push(
+          conn.format(`UPDATE \`${prefix}_cursor\` SET last_nsu = GREATEST(last_nsu, ?) WHERE ibge = ?;`, [highest.toString(), f.ibge]),
+        );
       }
       return out;
     });

@@ -21,10 +21,16 @@ export function runParse(feeds: FeedPages[]): ParseResult {
   let t0 = performance.now();
   for (const { raw } of items) sink += decodeItem(raw, opts).xml.byteLength;
   const decodeSeconds = (performance.now() - t0) / 1000;
-  const feedOf = new Map(feeds.map((f) => [f.ibge, { ibge: parseIbge(f.ibge), ambiente: Ambiente.PRODUCAO_RESTRITA, tipoNsu: "DISTRIBUICAO" } as Feed]));
+  const feedOf = new Map(
+    feeds.map((f) => [f.ibge, { ibge: parseIbge(f.ibge), ambiente: Ambiente.PRODUCAO_RESTRITA, tipoNsu: "DISTRIBUICAO" } as Feed]),
+  );
   t0 = performance.now();
   for (const { ibge, raw } of items) sink += itemRow(feedOf.get(ibge)!, decodeItem(raw, opts), "bench").values.length;
   const mapSeconds = (performance.now() - t0) / 1000;
   if (sink === 0) throw new Error("parse: nothing decoded");
-  return { documents: items.length, decodeDocsPerSecond: items.length / decodeSeconds, decodeAndMapDocsPerSecond: items.length / mapSeconds };
+  return {
+    documents: items.length,
+    decodeDocsPerSecond: items.length / decodeSeconds,
+    decodeAndMapDocsPerSecond: items.length / mapSeconds,
+  };
 }

@@ -73,7 +73,12 @@ for (const file of paths.flatMap(files)) {
     const short = url ? relative(root, url).replace(/^node_modules\//, "nm/") : "";
     const key = `${name}  ${short}${url ? `:${n.callFrame.lineNumber + 1}` : ""}`;
     byFn.set(key, (byFn.get(key) ?? 0) + us);
-    const fileKey = short.startsWith("nm/") ? short.split("/").slice(0, short.startsWith("nm/@") ? 3 : 2).join("/") : short || name;
+    const fileKey = short.startsWith("nm/")
+      ? short
+          .split("/")
+          .slice(0, short.startsWith("nm/@") ? 3 : 2)
+          .join("/")
+      : short || name;
     byFile.set(fileKey, (byFile.get(fileKey) ?? 0) + us);
   }
   const pct = (us: number) => `${((100 * us) / total).toFixed(1).padStart(5)}%`;

@@ -79,7 +79,9 @@ async function main() {
         const c = await runCeiling(mesh.db.url, mapped);
         const self = process.cpuUsage(self0);
         const db1 = mariadbPid ? cpuSeconds(mariadbPid) : undefined;
-        ceilingCpuPer1k.push((1000 * ((self.user + self.system) / 1e6 + (db0 !== undefined && db1 !== undefined ? db1 - db0 : 0))) / c.documents);
+        ceilingCpuPer1k.push(
+          (1000 * ((self.user + self.system) / 1e6 + (db0 !== undefined && db1 !== undefined ? db1 - db0 : 0))) / c.documents,
+        );
         ceilings.push(c);
         if (MVP_SAMPLE > 0) {
           log(`  MVP sample ${rep}/${REPS}: ${MVP_SAMPLE} documents through the mariadb CLI`);
@@ -89,7 +91,9 @@ async function main() {
       },
     });
     ingests.push(r);
-    log(`  ${fmt(r.docsPerSecond)} docs/s end to end, ceiling ${fmt(ceilings.at(-1)!.docsPerSecond)} docs/s${r.verified ? "" : "  (ROW COUNT MISMATCH)"}`);
+    log(
+      `  ${fmt(r.docsPerSecond)} docs/s end to end, ceiling ${fmt(ceilings.at(-1)!.docsPerSecond)} docs/s${r.verified ? "" : "  (ROW COUNT MISMATCH)"}`,
+    );
   }
 
   // Peak RSS as M grows: one more ingest at M × factor.
@@ -130,21 +134,39 @@ async function main() {
   const add = (what: string, value: string, target = "") => rows.push([what, value, target]);
   const ok = (met: boolean) => (met ? "met" : "MISSED");
   const mix = ingests[0]!.mix;
-  add("workload", `${N} feeds × ${fmt(M)} NSUs; ${fmt(mix.visible)} distributed per run: ${fmt(mix.notes)} NFS-e (${fmt((100 * mix.notes) / mix.visible, 1)}%), ${fmt(mix.events)} events (${fmt((100 * mix.events) / mix.visible, 1)}%)`);
-  add("", `not in lote=true batches: ${fmt(mix.hidden)} hidden NSUs + ${fmt(mix.holes)} true holes; avg XML ${fmt(mix.avgXmlBytes)} B; page ${PAGE}`);
+  add(
+    "workload",
+    `${N} feeds × ${fmt(M)} NSUs; ${fmt(mix.visible)} distributed per run: ${fmt(mix.notes)} NFS-e (${fmt((100 * mix.notes) / mix.visible, 1)}%), ${fmt(mix.events)} events (${fmt((100 * mix.events) / mix.visible, 1)}%)`,
+  );
+  add(
+    "",
+    `not in lote=true batches: ${fmt(mix.hidden)} hidden NSUs + ${fmt(mix.holes)} true holes; avg XML ${fmt(mix.avgXmlBytes)} B; page ${PAGE}`,
+  );
   add("repetitions", `${REPS} × (ingest + ceiling${MVP_SAMPLE > 0 ? " + MVP sample" : ""}); medians below`);
   add("", `all rows verified: ${ingests.every((r) => r.verified) ? "yes" : "NO"}`);
 
   const e2e = median(ingests.map((r) => r.docsPerSecond));
   const ceil = median(ceilings.map((c) => c.docsPerSecond));
   const ratios = ingests.map((r, i) => r.docsPerSecond / ceilings[i]!.docsPerSecond);
-  add("(1) end-to-end ingest", `${fmt(e2e)} docs/s  (runs: ${ingests.map((r) => fmt(r.docsPerSecond)).join(", ")}; wall incl. scheduling ${fmt(median(ingests.map((r) => r.wallSeconds)), 1)} s)`);
-  if (bigger) add(`    at M=${fmt(bigger.feedSize)} (1 run)`, `${fmt(bigger.docsPerSecond)} docs/s, ${fmt(bigger.documents)} docs; ${fmt(bigger.docsPerSecond / median(ceilings.map((c) => c.docsPerSecond)) * 100, 1)}% of the median ceiling`);
+  add(
+    "(1) end-to-end ingest",
+    `${fmt(e2e)} docs/s  (runs: ${ingests.map((r) => fmt(r.docsPerSecond)).join(", ")}; wall incl. scheduling ${fmt(median(ingests.map((r) => r.wallSeconds)), 1)} s)`,
+  );
+  if (bigger)
+    add(
+      `    at M=${fmt(bigger.feedSize)} (1 run)`,
+      `${fmt(bigger.docsPerSecond)} docs/s, ${fmt(bigger.documents)} docs; ${fmt((bigger.docsPerSecond / median(ceilings.map((c) => c.docsPerSecond))) * 100, 1)}% of the median ceiling`,
+    );
   const meters: Meter[] = [...SERVICES, "sim+bench", "mariadbd"];
   for (const m of meters) {
-    const per1k = ingests.map((r) => (r.cpuSeconds[m] !== undefined ? (1000 * r.cpuSeconds[m]!) / r.documents : NaN)).filter((x) => !Number.isNaN(x));
+    const per1k = ingests
+      .map((r) => (r.cpuSeconds[m] !== undefined ? (1000 * r.cpuSeconds[m]!) / r.documents : NaN))
+      .filter((x) => !Number.isNaN(x));
     if (per1k.length === 0) continue;
-    add(`    CPU s / 1,000 docs: ${m}`, `${fmt(median(per1k), 3)}${m === "mariadbd" ? "  (the whole server: includes any other client of the stack)" : m === "sim+bench" ? "  (ADN simulator, in the bench process)" : ""}`);
+    add(
+      `    CPU s / 1,000 docs: ${m}`,
+      `${fmt(median(per1k), 3)}${m === "mariadbd" ? "  (the whole server: includes any other client of the stack)" : m === "sim+bench" ? "  (ADN simulator, in the bench process)" : ""}`,
+    );
   }
   const totalCpu = median(ingests.map((r) => (1000 * Object.values(r.cpuSeconds).reduce((a, b) => a + (b ?? 0), 0)) / r.documents));
   add("    CPU s / 1,000 docs: all", fmt(totalCpu, 3));
@@ -156,34 +178,61 @@ async function main() {
     const met = small <= 256 && (big === undefined || big <= 256) && flat;
     const growth = big !== undefined ? ` (${big >= small ? "+" : ""}${fmt((100 * (big - small)) / small)}%)` : "";
     const atStart = median(ingests.map((r) => r.startRssMb[s] ?? 0));
-    add(`    peak RSS: ${s}`, `${fmt(small)} MB at M=${fmt(M)} (${fmt(atStart)} MB once serving)${big !== undefined ? `; ${fmt(big)} MB at M=${fmt(bigger!.feedSize)}${growth}` : ""}`, `≤ 256 MB${big !== undefined ? ", flat" : ""}: ${ok(met)}`);
+    add(
+      `    peak RSS: ${s}`,
+      `${fmt(small)} MB at M=${fmt(M)} (${fmt(atStart)} MB once serving)${big !== undefined ? `; ${fmt(big)} MB at M=${fmt(bigger!.feedSize)}${growth}` : ""}`,
+      `≤ 256 MB${big !== undefined ? ", flat" : ""}: ${ok(met)}`,
+    );
   }
   add("(2) ceiling (1 mysql2 conn)", `${fmt(ceil)} docs/s  (runs: ${ceilings.map((c) => fmt(c.docsPerSecond)).join(", ")})`);
-  add("    CPU s / 1,000 docs: ceiling", `${fmt(median(ceilingCpuPer1k), 3)} (writer process + mariadbd; parse and mapping done beforehand)`);
-  add("    end-to-end / ceiling", `${fmt(100 * median(ratios), 1)}%  (paired per run: ${ratios.map((x) => `${fmt(100 * x, 1)}%`).join(", ")})`, `≥ 50%: ${ok(median(ratios) >= 0.5)}`);
+  add(
+    "    CPU s / 1,000 docs: ceiling",
+    `${fmt(median(ceilingCpuPer1k), 3)} (writer process + mariadbd; parse and mapping done beforehand)`,
+  );
+  add(
+    "    end-to-end / ceiling",
+    `${fmt(100 * median(ratios), 1)}%  (paired per run: ${ratios.map((x) => `${fmt(100 * x, 1)}%`).join(", ")})`,
+    `≥ 50%: ${ok(median(ratios) >= 0.5)}`,
+  );
   if (mvps.length > 0) {
     const mvp = median(mvps.map((x) => x.docsPerSecond));
     const speedups = ingests.map((r, i) => r.docsPerSecond / mvps[i]!.docsPerSecond);
-    add("(3) seed MVP (mariadb CLI per stmt)", `${fmt(mvp, 1)} docs/s  (${mvps[0]!.documents} docs, ${mvps[0]!.statements} subprocesses, ${mvps[0]!.concurrency} workers; runs: ${mvps.map((x) => fmt(x.docsPerSecond, 1)).join(", ")})`);
+    add(
+      "(3) seed MVP (mariadb CLI per stmt)",
+      `${fmt(mvp, 1)} docs/s  (${mvps[0]!.documents} docs, ${mvps[0]!.statements} subprocesses, ${mvps[0]!.concurrency} workers; runs: ${mvps.map((x) => fmt(x.docsPerSecond, 1)).join(", ")})`,
+    );
     add("    ceiling / MVP", `${fmt(median(ceilings.map((c, i) => c.docsPerSecond / mvps[i]!.docsPerSecond)), 1)}×`);
-    add("    end-to-end / MVP", `${fmt(median(speedups), 1)}×  (paired: ${speedups.map((x) => `${fmt(x, 1)}×`).join(", ")})`, `≥ 100×: ${ok(median(speedups) >= 100)}`);
+    add(
+      "    end-to-end / MVP",
+      `${fmt(median(speedups), 1)}×  (paired: ${speedups.map((x) => `${fmt(x, 1)}×`).join(", ")})`,
+      `≥ 100×: ${ok(median(speedups) >= 100)}`,
+    );
   }
   if (latency.length > 0) {
     const bound = PAGE / (LAT_MS / 1000);
     const lat = median(latency.map((r) => r.docsPerSecond));
     const calls = latency[0]!.calls;
-    add("(4) latency hiding", `${fmt(lat, 1)} docs/s, 1 feed, ${LAT_MS} ms/call, ${fmt(latency[0]!.documents)} docs in ${calls} calls (runs: ${latency.map((r) => fmt(r.docsPerSecond, 1)).join(", ")})`);
+    add(
+      "(4) latency hiding",
+      `${fmt(lat, 1)} docs/s, 1 feed, ${LAT_MS} ms/call, ${fmt(latency[0]!.documents)} docs in ${calls} calls (runs: ${latency.map((r) => fmt(r.docsPerSecond, 1)).join(", ")})`,
+    );
     add("    bound: page ÷ latency", `${fmt(bound, 1)} docs/s → ${fmt((100 * lat) / bound, 1)}% of it`, `≥ 90%: ${ok(lat / bound >= 0.9)}`);
     const callBound = latency[0]!.documents / ((calls * LAT_MS) / 1000);
     add("    bound incl. the final empty call", `${fmt(callBound, 1)} docs/s → ${fmt((100 * lat) / callBound, 1)}% of it`);
     const steady = latency.map((r) => r.steadyBatchMs).filter((x): x is number => x !== undefined);
     if (steady.length > 0) {
       const ms = median(steady);
-      add("    steady state (after 5 batches)", `${fmt(ms)} ms per batch of ${PAGE} → ${fmt(PAGE / (ms / 1000), 1)} docs/s = ${fmt((100 * PAGE) / (ms / 1000) / bound, 1)}% of the bound`);
+      add(
+        "    steady state (after 5 batches)",
+        `${fmt(ms)} ms per batch of ${PAGE} → ${fmt(PAGE / (ms / 1000), 1)} docs/s = ${fmt((100 * PAGE) / (ms / 1000) / bound, 1)}% of the bound`,
+      );
     }
   }
   if (parses.length > 0) {
-    add("(5) parse, 1 thread: decodeItem", `${fmt(median(parses.map((p) => p.decodeDocsPerSecond)))} docs/s  (${fmt(parses[0]!.documents)} docs × ${parses.length})`);
+    add(
+      "(5) parse, 1 thread: decodeItem",
+      `${fmt(median(parses.map((p) => p.decodeDocsPerSecond)))} docs/s  (${fmt(parses[0]!.documents)} docs × ${parses.length})`,
+    );
     add("    decodeItem + store itemRow", `${fmt(median(parses.map((p) => p.decodeAndMapDocsPerSecond)))} docs/s`);
     add("    end-to-end / parse alone", `${fmt((100 * e2e) / median(parses.map((p) => p.decodeDocsPerSecond)), 1)}%`);
   }
@@ -191,11 +240,14 @@ async function main() {
   const w0 = Math.max(...rows.map((r) => r[0].length));
   const w1 = Math.min(110, Math.max(...rows.map((r) => r[1].length)));
   const line = `${"-".repeat(w0)}-+-${"-".repeat(w1)}-+-${"-".repeat(22)}`;
-  console.log(`\nNFS-e sync benchmark — ${new Date().toISOString()} — ${(await import("node:os")).cpus().length} CPUs, node ${process.version}, services ${runtime.label}${NODE_OPTS ? `, NODE_OPTIONS=${NODE_OPTS}` : ""}`);
+  console.log(
+    `\nNFS-e sync benchmark — ${new Date().toISOString()} — ${(await import("node:os")).cpus().length} CPUs, node ${process.version}, services ${runtime.label}${NODE_OPTS ? `, NODE_OPTIONS=${NODE_OPTS}` : ""}`,
+  );
   console.log(line);
   for (const [a, b, c] of rows) console.log(`${a.padEnd(w0)} | ${b.padEnd(w1)} | ${c}`);
   console.log(line);
-  if (PROFILE) console.log(`CPU profiles: ${resolve(PROFILE)}/{ingest,latency}/<service>/*.cpuprofile (bench/profile-top.ts summarises them)`);
+  if (PROFILE)
+    console.log(`CPU profiles: ${resolve(PROFILE)}/{ingest,latency}/<service>/*.cpuprofile (bench/profile-top.ts summarises them)`);
 }
 
 main().then(

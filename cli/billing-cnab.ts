@@ -4,7 +4,15 @@ import { readFileSync, mkdirSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { CreateRemessaJobRequestSchema } from "../libs/gen/malha/billing/v1/billing_pb.js";
-import { CnabLayout, OcorrenciaState, SubloteState, type RemessaJob, type RetornoJob, type RetornoOccurrence, type Sublote } from "../libs/gen/malha/billing/v1/cnab_pb.js";
+import {
+  CnabLayout,
+  OcorrenciaState,
+  SubloteState,
+  type RemessaJob,
+  type RetornoJob,
+  type RetornoOccurrence,
+  type Sublote,
+} from "../libs/gen/malha/billing/v1/cnab_pb.js";
 import { JobState } from "../libs/gen/malha/billing/v1/types_pb.js";
 import { ArtifactsService } from "../libs/gen/malha/artifacts/v1/artifacts_pb.js";
 import { billing, enumFlag, follow, readCreateRequest, tenantOf, tenantOption, waitOptions, waitPacing } from "./billing-common.js";
@@ -67,14 +75,26 @@ function sublotesTable(j: RemessaJob): string {
     j.sublotes.map((s) => {
       const r = subloteRow(s);
       const errors = r.errors.map((e) => `${e.code}${e.field ? ` (${e.field})` : ""}`).join(", ");
-      return [r.subloteId, r.banco, r.layout + (r.pix ? " pix" : ""), r.convenio || "-", r.carteira || "-", String(r.titulos), r.valorTotal, r.state.toLowerCase(), r.nsa === null ? "-" : String(r.nsa), r.file ?? (errors || "-")];
+      return [
+        r.subloteId,
+        r.banco,
+        r.layout + (r.pix ? " pix" : ""),
+        r.convenio || "-",
+        r.carteira || "-",
+        String(r.titulos),
+        r.valorTotal,
+        r.state.toLowerCase(),
+        r.nsa === null ? "-" : String(r.nsa),
+        r.file ?? (errors || "-"),
+      ];
     }),
   );
 }
 
 export const billingRemessasCreate: Command = {
   usage: "billing remessas create <file.json> [--idempotency-key <k>] [--environment <e>] [--wait]",
-  summary: "create a CNAB remessa job from a CreateRemessaJobRequest JSON file and show its sub-batches; --wait follows it to its end, exit 7 if it FAILED",
+  summary:
+    "create a CNAB remessa job from a CreateRemessaJobRequest JSON file and show its sub-batches; --wait follows it to its end, exit 7 if it FAILED",
   options: { ...tenantOption, "idempotency-key": { type: "string" }, environment: { type: "string" }, ...waitOptions },
   positionals: [1, 1],
   async run(ctx) {
@@ -86,10 +106,20 @@ export const billingRemessasCreate: Command = {
       write(ctx.io.out, `${res.idempotentReplay ? "already created (same key and request)" : "created"}: ${remessaLine(res.job!)}`);
       ctx.io.out.write(sublotesTable(res.job!));
     }
-    const job = await follow(ctx, wait, res.job!, async () => (await client.getRemessaJob({ tenant: req.tenant, jobId: res.job!.jobId })).job!, remessaLine);
+    const job = await follow(
+      ctx,
+      wait,
+      res.job!,
+      async () => (await client.getRemessaJob({ tenant: req.tenant, jobId: res.job!.jobId })).job!,
+      remessaLine,
+    );
     if (ctx.json) write(ctx.io.out, json({ ...remessaRow(job), idempotentReplay: res.idempotentReplay }));
     else if (ctx.values.wait) ctx.io.out.write(sublotesTable(job));
-    if (ctx.values.wait && job.state === JobState.FAILED) throw new CliFailure(`job ${job.jobId} FAILED: no file could be written (\`malha billing remessas status ${job.jobId}\`)`, EXIT.RUN_FAILED);
+    if (ctx.values.wait && job.state === JobState.FAILED)
+      throw new CliFailure(
+        `job ${job.jobId} FAILED: no file could be written (\`malha billing remessas status ${job.jobId}\`)`,
+        EXIT.RUN_FAILED,
+      );
   },
 };
 
@@ -121,16 +151,25 @@ export const billingRemessasDownload: Command = {
       expiresAt = page.expiresAt;
       return { items: page.files, nextPageToken: page.nextPageToken };
     });
-    if (files.length === 0) throw new CliFailure(`job ${jobId} has no files yet (\`malha billing remessas status ${jobId}\`)`, EXIT.NOT_FOUND);
+    if (files.length === 0)
+      throw new CliFailure(`job ${jobId} has no files yet (\`malha billing remessas status ${jobId}\`)`, EXIT.NOT_FOUND);
     const dir = str(ctx.values, "out") ?? ".";
     mkdirSync(dir, { recursive: true });
     const got = [];
     for (const f of files) {
       // The service names files; only their last component, with safe characters, reaches the disk.
       const name = basename(f.name).replace(/[^A-Za-z0-9._-]/g, "_") || `${f.subloteId}.rem`;
-      const d = await downloadVerified({ downloadUrl: f.artifact?.downloadUrl ?? "", sha256: f.sha256, sizeBytes: f.sizeBytes }, join(dir, name), ctx.targets.timeoutMs);
+      const d = await downloadVerified(
+        { downloadUrl: f.artifact?.downloadUrl ?? "", sha256: f.sha256, sizeBytes: f.sizeBytes },
+        join(dir, name),
+        ctx.targets.timeoutMs,
+      );
       got.push({ ...d, nsa: f.nsa, banco: f.key?.banco ?? "", registros: f.registros, titulos: f.titulos });
-      if (!ctx.json) write(ctx.io.out, `${d.path}: bank ${f.key?.banco}, NSA ${f.nsa}, ${f.registros} records, ${f.titulos} títulos, sha256 ${d.sha256} (verified)`);
+      if (!ctx.json)
+        write(
+          ctx.io.out,
+          `${d.path}: bank ${f.key?.banco}, NSA ${f.nsa}, ${f.registros} records, ${f.titulos} títulos, sha256 ${d.sha256} (verified)`,
+        );
     }
     if (ctx.json) write(ctx.io.out, json({ jobId, files: got, expiresAt: iso(expiresAt) }));
     else write(ctx.io.out, `${got.length} file(s); artifacts expire ${when(expiresAt)}`);
@@ -159,20 +198,31 @@ function retornoRow(j: RetornoJob) {
     nsa: j.nsa || null,
     occurrences: j.occurrencesTotal,
     duplicates: j.duplicates,
-    summary: j.summary.map((s) => ({ state: enumName(OcorrenciaState, s.state), count: s.count, valorPago: money(s.valorPagoCents), valorLiquido: money(s.valorLiquidoCents) })),
+    summary: j.summary.map((s) => ({
+      state: enumName(OcorrenciaState, s.state),
+      count: s.count,
+      valorPago: money(s.valorPagoCents),
+      valorLiquido: money(s.valorLiquidoCents),
+    })),
     issues: j.issues.map((i) => ({ line: i.lineNumber, code: i.code, message: i.message })),
   };
 }
 
 function retornoSummary(j: RetornoJob): string {
-  const rows = j.summary.map((s) => [lower(OcorrenciaState, s.state), String(s.count), money(s.valorPagoCents), money(s.valorLiquidoCents)]);
+  const rows = j.summary.map((s) => [
+    lower(OcorrenciaState, s.state),
+    String(s.count),
+    money(s.valorPagoCents),
+    money(s.valorLiquidoCents),
+  ]);
   const issues = j.issues.map((i) => `line ${i.lineNumber}: ${i.code} ${i.message}\n`).join("");
   return (rows.length ? table(["state", "occurrences", "valor pago", "valor líquido"], rows) : "") + issues;
 }
 
 export const billingRetornosUpload: Command = {
   usage: "billing retornos upload <file> [--idempotency-key <k>] [--wait]",
-  summary: "send a bank's CNAB retorno file for parsing (the same file twice is the same job); --wait follows it and prints occurrences per state, exit 7 if it FAILED",
+  summary:
+    "send a bank's CNAB retorno file for parsing (the same file twice is the same job); --wait follows it and prints occurrences per state, exit 7 if it FAILED",
   options: { ...tenantOption, "idempotency-key": { type: "string" }, ...waitOptions },
   positionals: [1, 1],
   async run(ctx) {
@@ -189,24 +239,50 @@ export const billingRetornosUpload: Command = {
     const fileName = basename(path);
     let source: { case: "file"; value: Uint8Array } | { case: "artifactId"; value: string } = { case: "file", value: bytes };
     if (size > RETORNO_INLINE_BYTES) {
-      if (tenant === "") throw new UsageError(`files over ${RETORNO_INLINE_BYTES} bytes go through the artifacts service, which needs --tenant or MALHA_TENANT`);
+      if (tenant === "")
+        throw new UsageError(
+          `files over ${RETORNO_INLINE_BYTES} bytes go through the artifacts service, which needs --tenant or MALHA_TENANT`,
+        );
       // Too large to travel inline: stored first (in chunks), then named by its artifact id.
       const artifacts = ctx.targets.client("artifacts", ArtifactsService);
       const put = await artifacts.putArtifact(
         (async function* () {
-          yield { part: { case: "header" as const, value: { tenant, name: `retornos/upload-${Date.now()}-${fileName.replace(/[^A-Za-z0-9._-]/g, "_")}`, contentType: "text/plain" } } };
-          for (let i = 0; i < bytes.length; i += 1 << 20) yield { part: { case: "chunk" as const, value: bytes.subarray(i, i + (1 << 20)) } };
+          yield {
+            part: {
+              case: "header" as const,
+              value: {
+                tenant,
+                name: `retornos/upload-${Date.now()}-${fileName.replace(/[^A-Za-z0-9._-]/g, "_")}`,
+                contentType: "text/plain",
+              },
+            },
+          };
+          for (let i = 0; i < bytes.length; i += 1 << 20)
+            yield { part: { case: "chunk" as const, value: bytes.subarray(i, i + (1 << 20)) } };
         })(),
       );
       source = { case: "artifactId", value: put.artifact!.id };
     }
     const client = billing(ctx);
-    const res = await client.createRetornoJob({ tenant, idempotencyKey: str(ctx.values, "idempotency-key") ?? "", requestedBy: ctx.io.env.USER ?? "malha-cli", fileName, source });
+    const res = await client.createRetornoJob({
+      tenant,
+      idempotencyKey: str(ctx.values, "idempotency-key") ?? "",
+      requestedBy: ctx.io.env.USER ?? "malha-cli",
+      fileName,
+      source,
+    });
     if (!ctx.json) write(ctx.io.out, `${res.idempotentReplay ? "already received (same file)" : "received"}: ${retornoLine(res.job!)}`);
-    const job = await follow(ctx, wait, res.job!, async () => (await client.getRetornoJob({ tenant, jobId: res.job!.jobId })).job!, retornoLine);
+    const job = await follow(
+      ctx,
+      wait,
+      res.job!,
+      async () => (await client.getRetornoJob({ tenant, jobId: res.job!.jobId })).job!,
+      retornoLine,
+    );
     if (ctx.json) write(ctx.io.out, json({ ...retornoRow(job), idempotentReplay: res.idempotentReplay }));
     else if (ctx.values.wait) ctx.io.out.write(retornoSummary(job));
-    if (ctx.values.wait && job.state === JobState.FAILED) throw new CliFailure(`job ${job.jobId} FAILED: the file could not be read (issues above)`, EXIT.RUN_FAILED);
+    if (ctx.values.wait && job.state === JobState.FAILED)
+      throw new CliFailure(`job ${job.jobId} FAILED: the file could not be read (issues above)`, EXIT.RUN_FAILED);
   },
 };
 
@@ -222,14 +298,17 @@ function occurrenceRow(o: RetornoOccurrence) {
     motivos: o.motivos,
     valorPago: money(o.valorPagoCents),
     valorLiquido: money(o.valorLiquidoCents),
-    dataOcorrencia: o.dataOcorrencia ? `${o.dataOcorrencia.year}-${String(o.dataOcorrencia.month).padStart(2, "0")}-${String(o.dataOcorrencia.day).padStart(2, "0")}` : null,
+    dataOcorrencia: o.dataOcorrencia
+      ? `${o.dataOcorrencia.year}-${String(o.dataOcorrencia.month).padStart(2, "0")}-${String(o.dataOcorrencia.day).padStart(2, "0")}`
+      : null,
     duplicate: o.duplicate,
   };
 }
 
 export const billingRetornosOccurrences: Command = {
   usage: "billing retornos occurrences <job> [--state <s>]",
-  summary: "a retorno job's occurrences in line order; --state registered|rejected|paid|partially-paid|written-off|protested|changed|fee|unknown",
+  summary:
+    "a retorno job's occurrences in line order; --state registered|rejected|paid|partially-paid|written-off|protested|changed|fee|unknown",
   options: { ...tenantOption, state: { type: "string" } },
   positionals: [1, 1],
   async run(ctx) {
@@ -246,7 +325,16 @@ export const billingRetornosOccurrences: Command = {
         ["line", "nosso número", "boleto", "code", "state", "valor pago", "date", ""],
         all.map((o) => {
           const r = occurrenceRow(o);
-          return [String(r.line), r.nossoNumero, r.boletoId ?? "-", r.codigo, r.state.toLowerCase(), r.valorPago, r.dataOcorrencia ?? "-", r.duplicate ? "duplicate" : ""];
+          return [
+            String(r.line),
+            r.nossoNumero,
+            r.boletoId ?? "-",
+            r.codigo,
+            r.state.toLowerCase(),
+            r.valorPago,
+            r.dataOcorrencia ?? "-",
+            r.duplicate ? "duplicate" : "",
+          ];
         }),
       ),
     );

@@ -99,7 +99,14 @@ export function jobRow(j: BoletoJob) {
     jobId: j.jobId,
     tenant: j.tenant,
     state: enumName(JobState, j.state),
-    counters: { total: c?.total ?? 0, pending: c?.pending ?? 0, inProgress: c?.inProgress ?? 0, completed: c?.completed ?? 0, failed: c?.failed ?? 0, skipped: c?.skipped ?? 0 },
+    counters: {
+      total: c?.total ?? 0,
+      pending: c?.pending ?? 0,
+      inProgress: c?.inProgress ?? 0,
+      completed: c?.completed ?? 0,
+      failed: c?.failed ?? 0,
+      skipped: c?.skipped ?? 0,
+    },
     environment: enumName(Environment, j.metadata?.environment ?? Environment.UNSPECIFIED),
     idempotencyKey: j.idempotencyKey || null,
     requestedBy: j.metadata?.requestedBy || null,
@@ -129,7 +136,10 @@ export function jobDetails(j: BoletoJob): string {
   const lines: [string, string][] = [
     ["job", r.jobId],
     ["state", r.state.toLowerCase()],
-    ["items", `${r.counters.total} total · ${r.counters.completed} completed · ${r.counters.failed} failed · ${r.counters.skipped} skipped · ${r.counters.pending} pending · ${r.counters.inProgress} in progress`],
+    [
+      "items",
+      `${r.counters.total} total · ${r.counters.completed} completed · ${r.counters.failed} failed · ${r.counters.skipped} skipped · ${r.counters.pending} pending · ${r.counters.inProgress} in progress`,
+    ],
     ["environment", r.environment.toLowerCase()],
     ["idempotency key", r.idempotencyKey ?? "-"],
     ["requested by", r.requestedBy ?? "-"],
@@ -160,7 +170,8 @@ export const waitOptions = { wait: { type: "boolean" }, interval: { type: "strin
 
 /** --wait's pacing, checked before anything is sent; undefined without --wait. */
 export function waitPacing(ctx: Context): ReturnType<typeof pacing> | undefined {
-  if (!ctx.values.wait && (str(ctx.values, "interval") || str(ctx.values, "timeout"))) throw new UsageError("--interval and --timeout go with --wait");
+  if (!ctx.values.wait && (str(ctx.values, "interval") || str(ctx.values, "timeout")))
+    throw new UsageError("--interval and --timeout go with --wait");
   return ctx.values.wait ? pacing(ctx) : undefined;
 }
 

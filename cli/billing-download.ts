@@ -23,7 +23,11 @@ export interface Downloaded {
  * Streams `ref.downloadUrl` into `path` through a temporary file, hashing on the way; renames it into
  * place only when sha256 and size match the manifest, so a partial or altered file never looks done.
  */
-export async function downloadVerified(ref: Pick<ArtifactRef, "downloadUrl" | "sha256" | "sizeBytes">, path: string, timeoutMs: number): Promise<Downloaded> {
+export async function downloadVerified(
+  ref: Pick<ArtifactRef, "downloadUrl" | "sha256" | "sizeBytes">,
+  path: string,
+  timeoutMs: number,
+): Promise<Downloaded> {
   let res: Response;
   try {
     res = await fetch(ref.downloadUrl, { signal: AbortSignal.timeout(timeoutMs) });
@@ -31,7 +35,8 @@ export async function downloadVerified(ref: Pick<ArtifactRef, "downloadUrl" | "s
     throw new CliFailure(`download failed: ${(err as Error).message}`, EXIT.UNAVAILABLE);
   }
   // The link's URL is a bearer credential: errors name the status, never the URL.
-  if (!res.ok || !res.body) throw new CliFailure(`download failed: HTTP ${res.status}${res.status === 410 ? " (artifact expired)" : ""}`, EXIT.DOWNLOAD_FAILED);
+  if (!res.ok || !res.body)
+    throw new CliFailure(`download failed: HTTP ${res.status}${res.status === 410 ? " (artifact expired)" : ""}`, EXIT.DOWNLOAD_FAILED);
   const hash = createHash("sha256");
   let bytes = 0;
   const tap = new Transform({
@@ -46,7 +51,10 @@ export async function downloadVerified(ref: Pick<ArtifactRef, "downloadUrl" | "s
     await pipeline(Readable.fromWeb(res.body as WebReadableStream<Uint8Array>), tap, createWriteStream(tmp, { mode: 0o600 }));
     const sha256 = hash.digest("hex");
     if (sha256 !== ref.sha256 || BigInt(bytes) !== ref.sizeBytes) {
-      throw new CliFailure(`download does not match the manifest: sha256 ${sha256} (${bytes} bytes), expected ${ref.sha256} (${ref.sizeBytes} bytes); nothing kept`, EXIT.DOWNLOAD_FAILED);
+      throw new CliFailure(
+        `download does not match the manifest: sha256 ${sha256} (${bytes} bytes), expected ${ref.sha256} (${ref.sizeBytes} bytes); nothing kept`,
+        EXIT.DOWNLOAD_FAILED,
+      );
     }
     renameSync(tmp, path);
     return { path, bytes, sha256 };
@@ -65,16 +73,34 @@ export const billingJobsDownload: Command = {
   async run(ctx) {
     const jobId = ctx.positionals[0]!;
     const art = await billing(ctx).getBoletoJobArtifacts({ tenant: tenantOf(ctx), jobId });
-    if (!art.zip) throw new CliFailure(`job ${jobId} has no zip: no item completed (\`malha billing jobs items ${jobId} --status failed\`)`, EXIT.NOT_FOUND);
+    if (!art.zip)
+      throw new CliFailure(
+        `job ${jobId} has no zip: no item completed (\`malha billing jobs items ${jobId} --status failed\`)`,
+        EXIT.NOT_FOUND,
+      );
     const dir = str(ctx.values, "out") ?? ".";
     mkdirSync(dir, { recursive: true });
     // The job id is the service's opaque id: keep only safe characters in the file name.
     const got = await downloadVerified(art.zip, join(dir, `${jobId.replace(/[^A-Za-z0-9._-]/g, "_")}.zip`), ctx.targets.timeoutMs);
     const completed = art.items.filter((i) => i.pdf).length;
     if (ctx.json) {
-      write(ctx.io.out, json({ jobId, path: got.path, bytes: got.bytes, sha256: got.sha256, pdfs: completed, items: art.items.length, expiresAt: iso(art.expiresAt) }));
+      write(
+        ctx.io.out,
+        json({
+          jobId,
+          path: got.path,
+          bytes: got.bytes,
+          sha256: got.sha256,
+          pdfs: completed,
+          items: art.items.length,
+          expiresAt: iso(art.expiresAt),
+        }),
+      );
       return;
     }
-    write(ctx.io.out, `${got.path}: ${got.bytes} bytes, sha256 ${got.sha256} (verified), ${completed} PDFs of ${art.items.length} items; artifacts expire ${when(art.expiresAt)}`);
+    write(
+      ctx.io.out,
+      `${got.path}: ${got.bytes} bytes, sha256 ${got.sha256} (verified), ${completed} PDFs of ${art.items.length} items; artifacts expire ${when(art.expiresAt)}`,
+    );
   },
 };

@@ -2,7 +2,20 @@
 import { CreateBoletoJobRequestSchema } from "../libs/gen/malha/billing/v1/billing_pb.js";
 import type { BoletoJobItem } from "../libs/gen/malha/billing/v1/boleto_pb.js";
 import { ItemState, JobKind, JobState } from "../libs/gen/malha/billing/v1/types_pb.js";
-import { billing, enumFlag, follow, itemRow, jobDetails, jobLine, jobRow, readCreateRequest, tenantOf, tenantOption, waitOptions, waitPacing } from "./billing-common.js";
+import {
+  billing,
+  enumFlag,
+  follow,
+  itemRow,
+  jobDetails,
+  jobLine,
+  jobRow,
+  readCreateRequest,
+  tenantOf,
+  tenantOption,
+  waitOptions,
+  waitPacing,
+} from "./billing-common.js";
 import { str, type Command } from "./command.js";
 import { CliFailure, EXIT, UsageError } from "./exit-codes.js";
 import { allPages, enumName, iso, json, when } from "./format.js";
@@ -11,7 +24,8 @@ import { table } from "./table.js";
 
 export const billingJobsCreate: Command = {
   usage: "billing jobs create <file.json> [--idempotency-key <k>] [--environment <e>] [--wait]",
-  summary: "create a boleto job from a CreateBoletoJobRequest JSON file (--environment sandbox|production fills or overrides the file's); --wait [--interval <s>] [--timeout <s>] follows it to its end, exit 7 if it FAILED",
+  summary:
+    "create a boleto job from a CreateBoletoJobRequest JSON file (--environment sandbox|production fills or overrides the file's); --wait [--interval <s>] [--timeout <s>] follows it to its end, exit 7 if it FAILED",
   options: { ...tenantOption, "idempotency-key": { type: "string" }, environment: { type: "string" }, ...waitOptions },
   positionals: [1, 1],
   async run(ctx) {
@@ -19,12 +33,22 @@ export const billingJobsCreate: Command = {
     const req = readCreateRequest(ctx, ctx.positionals[0]!, CreateBoletoJobRequestSchema);
     const client = billing(ctx);
     const res = await client.createBoletoJob(req);
-    if (!ctx.json) write(ctx.io.out, `${res.idempotentReplay ? "already created (same key and request)" : "created"}: ${jobLine(res.job!)}`);
-    const job = await follow(ctx, wait, res.job!, async () => (await client.getBoletoJob({ tenant: req.tenant, jobId: res.job!.jobId })).job!, jobLine, (a, b) =>
-      a.state !== b.state || a.counters?.completed !== b.counters?.completed || a.counters?.failed !== b.counters?.failed,
+    if (!ctx.json)
+      write(ctx.io.out, `${res.idempotentReplay ? "already created (same key and request)" : "created"}: ${jobLine(res.job!)}`);
+    const job = await follow(
+      ctx,
+      wait,
+      res.job!,
+      async () => (await client.getBoletoJob({ tenant: req.tenant, jobId: res.job!.jobId })).job!,
+      jobLine,
+      (a, b) => a.state !== b.state || a.counters?.completed !== b.counters?.completed || a.counters?.failed !== b.counters?.failed,
     );
     if (ctx.json) write(ctx.io.out, json({ ...jobRow(job), idempotentReplay: res.idempotentReplay }));
-    if (ctx.values.wait && job.state === JobState.FAILED) throw new CliFailure(`job ${job.jobId} FAILED: no item could be produced (\`malha billing jobs items ${job.jobId} --status failed\`)`, EXIT.RUN_FAILED);
+    if (ctx.values.wait && job.state === JobState.FAILED)
+      throw new CliFailure(
+        `job ${job.jobId} FAILED: no item could be produced (\`malha billing jobs items ${job.jobId} --status failed\`)`,
+        EXIT.RUN_FAILED,
+      );
   },
 };
 
@@ -42,14 +66,17 @@ export const billingJobsStatus: Command = {
 
 export const billingJobsItems: Command = {
   usage: "billing jobs items <job> [--status <state>]",
-  summary: "a boleto job's items in position order, with results or error codes; --status pending|validating|rendering|completed|failed|skipped",
+  summary:
+    "a boleto job's items in position order, with results or error codes; --status pending|validating|rendering|completed|failed|skipped",
   options: { ...tenantOption, status: { type: "string" } },
   positionals: [1, 1],
   async run(ctx) {
     const state = enumFlag(ctx, "status", ItemState) ?? ItemState.UNSPECIFIED;
     const tenant = tenantOf(ctx);
     const client = billing(ctx);
-    const items: BoletoJobItem[] = await allPages(async (pageToken) => client.listBoletoJobItems({ tenant, jobId: ctx.positionals[0]!, state, pageSize: 500, pageToken }));
+    const items: BoletoJobItem[] = await allPages(async (pageToken) =>
+      client.listBoletoJobItems({ tenant, jobId: ctx.positionals[0]!, state, pageSize: 500, pageToken }),
+    );
     if (ctx.json) return write(ctx.io.out, json(items.map(itemRow)));
     ctx.io.out.write(
       table(
@@ -60,7 +87,9 @@ export const billingJobsItems: Command = {
           enumName(ItemState, i.state).toLowerCase(),
           String(i.attemptCount),
           i.result?.nossoNumeroFormatado || "-",
-          i.errors.length ? i.errors.map((e) => `${e.code}${e.field ? ` (${e.field})` : ""}`).join(", ") : i.result?.linhaDigitavelFormatada || "-",
+          i.errors.length
+            ? i.errors.map((e) => `${e.code}${e.field ? ` (${e.field})` : ""}`).join(", ")
+            : i.result?.linhaDigitavelFormatada || "-",
         ]),
       ),
     );
@@ -98,7 +127,16 @@ export const billingJobsList: Command = {
     ctx.io.out.write(
       table(
         ["job", "kind", "state", "items", "completed", "failed", "created", "finished"],
-        jobs.map((j, i) => [j.jobId, rows[i]!.kind.toLowerCase(), rows[i]!.state.toLowerCase(), String(rows[i]!.total), String(rows[i]!.completed), String(rows[i]!.failed), when(j.createdAt), when(j.finishedAt)]),
+        jobs.map((j, i) => [
+          j.jobId,
+          rows[i]!.kind.toLowerCase(),
+          rows[i]!.state.toLowerCase(),
+          String(rows[i]!.total),
+          String(rows[i]!.completed),
+          String(rows[i]!.failed),
+          when(j.createdAt),
+          when(j.finishedAt),
+        ]),
       ),
     );
   },

@@ -11,7 +11,8 @@ import { write } from "./io.js";
 
 export const billingTokensNew: Command = {
   usage: "billing tokens new --tenant <tenant>",
-  summary: "make an API token for a tenant and print it with the line to append to BILLING_TENANT_TOKENS_FILE (billing re-reads the file; delete the line to revoke)",
+  summary:
+    "make an API token for a tenant and print it with the line to append to BILLING_TENANT_TOKENS_FILE (billing re-reads the file; delete the line to revoke)",
   options: tenantOption,
   positionals: [0, 0],
   async run(ctx) {

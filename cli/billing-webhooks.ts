@@ -45,8 +45,16 @@ function endpointText(e: WebhookEndpoint): string {
 
 export const billingWebhooksSet: Command = {
   usage: "billing webhooks set --url <url> [--events <a,b>] [--disabled] [--rotate [--grace <24h|0s>]]",
-  summary: "create or change the tenant's webhook endpoint; a new endpoint or --rotate prints the signing secret once (--grace: how long the previous one keeps signing, 0s if it leaked)",
-  options: { ...tenantOption, url: { type: "string" }, events: { type: "string" }, disabled: { type: "boolean" }, rotate: { type: "boolean" }, grace: { type: "string" } },
+  summary:
+    "create or change the tenant's webhook endpoint; a new endpoint or --rotate prints the signing secret once (--grace: how long the previous one keeps signing, 0s if it leaked)",
+  options: {
+    ...tenantOption,
+    url: { type: "string" },
+    events: { type: "string" },
+    disabled: { type: "boolean" },
+    rotate: { type: "boolean" },
+    grace: { type: "string" },
+  },
   positionals: [0, 0],
   async run(ctx) {
     const url = str(ctx.values, "url");
@@ -57,7 +65,12 @@ export const billingWebhooksSet: Command = {
     const res = await billing(ctx).setWebhookEndpoint({
       tenant: tenantOf(ctx),
       url,
-      eventTypes: events ? events.split(",").map((e) => e.trim()).filter((e) => e !== "") : [],
+      eventTypes: events
+        ? events
+            .split(",")
+            .map((e) => e.trim())
+            .filter((e) => e !== "")
+        : [],
       enabled: !ctx.values.disabled,
       rotateSecret: ctx.values.rotate === true,
       ...(grace !== undefined ? { previousSecretGrace: { seconds: BigInt(parseDurationSeconds(grace, "--grace")), nanos: 0 } } : {}),
@@ -126,7 +139,15 @@ export const billingWebhooksDeliveries: Command = {
     ctx.io.out.write(
       table(
         ["delivery", "event", "job", "state", "attempts", "last", "created"],
-        all.map((d) => [d.deliveryId, d.eventType, d.jobId, enumName(DeliveryState, d.state).toLowerCase(), String(d.attempts), d.lastError || (d.lastHttpStatus ? `HTTP ${d.lastHttpStatus}` : "-"), when(d.createdAt)]),
+        all.map((d) => [
+          d.deliveryId,
+          d.eventType,
+          d.jobId,
+          enumName(DeliveryState, d.state).toLowerCase(),
+          String(d.attempts),
+          d.lastError || (d.lastHttpStatus ? `HTTP ${d.lastHttpStatus}` : "-"),
+          when(d.createdAt),
+        ]),
       ),
     );
   },

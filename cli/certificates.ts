@@ -34,7 +34,15 @@ function print(ctx: Context, certificates: Certificate[]): void {
   ctx.io.out.write(
     table(
       ["id", "ibge", "cnpj", "status", "not after", "days left", "subject"],
-      certificates.map((c) => [c.id, c.ibge, c.cnpj, enumName(CertificateStatus, c.status).toLowerCase(), when(c.notAfter), daysLeft(c, now), c.subject]),
+      certificates.map((c) => [
+        c.id,
+        c.ibge,
+        c.cnpj,
+        enumName(CertificateStatus, c.status).toLowerCase(),
+        when(c.notAfter),
+        daysLeft(c, now),
+        c.subject,
+      ]),
     ),
   );
 }
@@ -85,7 +93,10 @@ export const certificatesImport: Command = {
     );
     const c = res.certificate!;
     if (ctx.json) {
-      write(ctx.io.out, json({ ...plain(c), created: res.created, activated: res.activated, replacedCertificateId: res.replacedCertificateId || null }));
+      write(
+        ctx.io.out,
+        json({ ...plain(c), created: res.created, activated: res.activated, replacedCertificateId: res.replacedCertificateId || null }),
+      );
       return;
     }
     const what = res.created ? "imported" : "already stored";

@@ -56,7 +56,9 @@ beforeAll(async () => {
   db = await createThrowawayDatabase();
   const [store, vault] = await Promise.all([
     startService("store", { MYSQL_URL: db.url }),
-    startService("vault", { MYSQL_URL: db.url, NFSE_MASTER_KEY: Buffer.alloc(32, 9).toString("base64"),
+    startService("vault", {
+      MYSQL_URL: db.url,
+      NFSE_MASTER_KEY: Buffer.alloc(32, 9).toString("base64"),
       VAULT_CREDENTIALS_SECRET: VAULT_SECRET,
       VAULT_ADMIN_SECRET,
     }),
@@ -117,7 +119,14 @@ async function malha(args: string[], extra: Partial<Io> & { extraEnv?: Record<st
   const out = collector();
   const err = collector();
   const { extraEnv, ...io } = extra;
-  const code = await run(args, { out: out.stream, err: err.stream, env: { ...env, ...extraEnv }, tty: false, sleep: (ms) => sleep(ms), ...io });
+  const code = await run(args, {
+    out: out.stream,
+    err: err.stream,
+    env: { ...env, ...extraEnv },
+    tty: false,
+    sleep: (ms) => sleep(ms),
+    ...io,
+  });
   return { code, out: out.text(), err: err.text() };
 }
 
@@ -125,7 +134,17 @@ const jsonOf = <T>(text: string): T => JSON.parse(text) as T;
 
 describe("malha CLI against the running mesh", () => {
   it("drives the whole flow: municipality, certificate, sync now, live status until done, documents, runs", async () => {
-    const added = await malha(["municipalities", "add", IBGE, "--name", "São Paulo", "--uf", "sp", "--feed", "producao-restrita:distribuicao"]);
+    const added = await malha([
+      "municipalities",
+      "add",
+      IBGE,
+      "--name",
+      "São Paulo",
+      "--uf",
+      "sp",
+      "--feed",
+      "producao-restrita:distribuicao",
+    ]);
     expect(added).toMatchObject({ code: EXIT.OK, err: "" });
     expect(added.out).toMatch(/^registered: 3550308 São Paulo\/SP, feeds producao_restrita:distribuicao/);
 
@@ -138,11 +157,26 @@ describe("malha CLI against the running mesh", () => {
 
     const decided = await malha(["sync", "now", IBGE, "--wait", "--interval", "0.2", "--timeout", "50", "--json"]);
     expect(decided.code, decided.err).toBe(EXIT.OK);
-    const result = jsonOf<{ decisions: { feed: string; accepted: boolean }[]; runs: { feed: string; outcome: string; documentsInserted: string }[] }>(decided.out);
+    const result = jsonOf<{
+      decisions: { feed: string; accepted: boolean }[];
+      runs: { feed: string; outcome: string; documentsInserted: string }[];
+    }>(decided.out);
     expect(result.decisions).toEqual([{ feed: `${IBGE}/producao_restrita/distribuicao`, accepted: expect.any(Boolean) }]);
     expect(result.runs).toEqual([expect.objectContaining({ feed: `${IBGE}/producao_restrita/distribuicao`, outcome: "CAUGHT_UP" })]);
 
-    const watched = await malha(["sync", "status", "--ibge", IBGE, "--watch", "--until-idle", "--interval", "0.2", "--timeout", "50", "--json"]);
+    const watched = await malha([
+      "sync",
+      "status",
+      "--ibge",
+      IBGE,
+      "--watch",
+      "--until-idle",
+      "--interval",
+      "0.2",
+      "--timeout",
+      "50",
+      "--json",
+    ]);
     expect(watched.code, watched.err).toBe(EXIT.OK);
     const last = jsonOf<{ state: string; documents: string; lastOutcome: string }[]>(watched.out.trim().split("\n").at(-1)!);
     expect(last).toHaveLength(1);
@@ -151,20 +185,28 @@ describe("malha CLI against the running mesh", () => {
     expect(last[0]!.documents).toBe(result.runs[0]!.documentsInserted);
     expect(Number(last[0]!.documents)).toBeGreaterThan(0);
 
-    const docs = jsonOf<{ documents: { nsu: string; chave: string }[] }>((await malha(["documents", "list", IBGE, "--limit", "5", "--json"])).out);
+    const docs = jsonOf<{ documents: { nsu: string; chave: string }[] }>(
+      (await malha(["documents", "list", IBGE, "--limit", "5", "--json"])).out,
+    );
     expect(docs.documents).toHaveLength(5);
     expect(docs.documents[0]!.chave).toMatch(/^[0-9]{9}[0-9A-Z]{14}[0-9]{27}$/);
 
     // A note of a company with an alphanumeric CNPJ: shown with its letters, found by the CNPJ as people write it.
     const alfa = sim
       .feed(IBGE, "DISTRIBUICAO")
-      .entries.flatMap((e) => (e.facts.kind === "NFSE" && !e.hidden && e.facts.note.tomador?.doc.kind === "CNPJ" && /[A-Z]/.test(e.facts.note.tomador.doc.number) ? [e.facts.note] : []))[0]!;
+      .entries.flatMap((e) =>
+        e.facts.kind === "NFSE" && !e.hidden && e.facts.note.tomador?.doc.kind === "CNPJ" && /[A-Z]/.test(e.facts.note.tomador.doc.number)
+          ? [e.facts.note]
+          : [],
+      )[0]!;
     expect(alfa).toBeDefined();
     const tomador = alfa.tomador!.doc.number;
     const shown = await malha(["documents", "show", IBGE, alfa.chave]);
     expect(shown.code, shown.err).toBe(EXIT.OK);
     expect(shown.out).toContain(formatTaxId(tomador));
-    const byTomador = jsonOf<{ documents: { chave: string }[] }>((await malha(["documents", "list", IBGE, "--tomador", formatTaxId(tomador), "--json"])).out);
+    const byTomador = jsonOf<{ documents: { chave: string }[] }>(
+      (await malha(["documents", "list", IBGE, "--tomador", formatTaxId(tomador), "--json"])).out,
+    );
     expect(byTomador.documents.map((d) => d.chave)).toContain(alfa.chave);
     const lower = await malha(["documents", "list", IBGE, "--tomador", tomador.toLowerCase()]);
     expect(lower.code).toBe(EXIT.USAGE);
@@ -182,7 +224,9 @@ describe("malha CLI against the running mesh", () => {
     const waited = await malha(["sync", "now", IBGE, "--wait", "--json"]);
     expect(waited.code).toBe(EXIT.NOTHING_RAN);
     expect(jsonOf(waited.out)).toEqual({ decisions: [{ feed: `${IBGE}/producao_restrita/distribuicao`, accepted: false }], runs: [] });
-    expect(jsonOf(waited.err)).toEqual({ error: { exitCode: 9, code: "nothing_ran", message: "nothing ran: every feed was skipped (not_eligible)" } });
+    expect(jsonOf(waited.err)).toEqual({
+      error: { exitCode: 9, code: "nothing_ran", message: "nothing ran: every feed was skipped (not_eligible)" },
+    });
 
     const table = await malha(["sync", "status", "--ibge", IBGE]);
     expect(table.out.split("\n")[0]).toMatch(/^FEED\s+STATE\s+CURSOR/);
@@ -222,10 +266,14 @@ describe("malha CLI against the running mesh", () => {
     const args = ["certificates", "import", IBGE, pfxFile, "--password-file", passwordFile];
     const denied = await malha(args, { env: anonymous });
     expect(denied.code).toBe(EXIT.DENIED);
-    expect(denied.err).toMatch(/^malha: \[permission_denied\] ImportCertificate is an administrative call and needs the x-malha-vault-admin-secret header/);
+    expect(denied.err).toMatch(
+      /^malha: \[permission_denied\] ImportCertificate is an administrative call and needs the x-malha-vault-admin-secret header/,
+    );
     const fromEnv = await malha(args, { env: { ...anonymous, MALHA_VAULT_ADMIN_SECRET: VAULT_ADMIN_SECRET } });
     expect(fromEnv.code, fromEnv.err).toBe(EXIT.OK);
-    const both = await malha(["certificates", "import", IBGE, pfxFile, "--password-file", passwordFile], { extraEnv: { MALHA_VAULT_ADMIN_SECRET: VAULT_ADMIN_SECRET } });
+    const both = await malha(["certificates", "import", IBGE, pfxFile, "--password-file", passwordFile], {
+      extraEnv: { MALHA_VAULT_ADMIN_SECRET: VAULT_ADMIN_SECRET },
+    });
     expect(both.code).toBe(EXIT.USAGE);
     expect(both.err).toContain("not both");
     expect(both.err).not.toContain(VAULT_ADMIN_SECRET);
@@ -255,7 +303,9 @@ describe("malha CLI against the running mesh", () => {
     expect(missing.code).toBe(EXIT.NOT_FOUND);
     expect(missing.out).toBe("");
     expect(jsonOf(missing.err)).toEqual({ error: { exitCode: 3, code: "not_found", message: expect.stringContaining("4106902") } });
-    const down = jsonOf<{ error: { exitCode: number; code: string } }>((await malha(["municipalities", "list", "--json", "--store-url", "http://127.0.0.1:1"])).err);
+    const down = jsonOf<{ error: { exitCode: number; code: string } }>(
+      (await malha(["municipalities", "list", "--json", "--store-url", "http://127.0.0.1:1"])).err,
+    );
     expect(down.error).toMatchObject({ exitCode: 5, code: "unavailable" });
     const usage = await malha(["municipalities", "frobnicate", "--json"]);
     expect(usage.code).toBe(EXIT.USAGE);
@@ -266,7 +316,17 @@ describe("malha CLI against the running mesh", () => {
 
   it("a feed that never ran shows last outcome `never ran` (null in JSON), not `unspecified`", async () => {
     const rio = "3304557";
-    const added = await malha(["municipalities", "add", rio, "--name", "Rio de Janeiro", "--uf", "RJ", "--feed", "producao-restrita:distribuicao"]);
+    const added = await malha([
+      "municipalities",
+      "add",
+      rio,
+      "--name",
+      "Rio de Janeiro",
+      "--uf",
+      "RJ",
+      "--feed",
+      "producao-restrita:distribuicao",
+    ]);
     expect(added.code, added.err).toBe(EXIT.OK);
     // No certificate: the coordinator skips it, so it never runs.
     const table = await malha(["sync", "status", "--ibge", rio]);
@@ -274,13 +334,17 @@ describe("malha CLI against the running mesh", () => {
     const row = table.out.split("\n").find((l) => l.startsWith(`${rio}/`))!;
     expect(row).toContain("never ran");
     expect(table.out.toLowerCase()).not.toContain("unspecified");
-    const [status] = jsonOf<{ lastOutcome: string | null; lastSuccessAt: string | null }[]>((await malha(["sync", "status", "--ibge", rio, "--json"])).out);
+    const [status] = jsonOf<{ lastOutcome: string | null; lastSuccessAt: string | null }[]>(
+      (await malha(["sync", "status", "--ibge", rio, "--json"])).out,
+    );
     expect(status).toMatchObject({ lastOutcome: null, lastSuccessAt: null });
   });
 
   it("a watch ends with exit 5 once its --timeout budget of refreshes is spent", async () => {
     // Without --until-idle nothing else ends it: 0.1 s at 0.05 s per refresh is two frames.
-    const r = await malha(["sync", "status", "--ibge", IBGE, "--watch", "--interval", "0.05", "--timeout", "0.1", "--json"], { sleep: async () => undefined });
+    const r = await malha(["sync", "status", "--ibge", IBGE, "--watch", "--interval", "0.05", "--timeout", "0.1", "--json"], {
+      sleep: async () => undefined,
+    });
     expect(r.code).toBe(EXIT.UNAVAILABLE);
     expect(r.out.trim().split("\n")).toHaveLength(2);
   });

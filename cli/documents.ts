@@ -47,13 +47,19 @@ export const documentsList: Command = {
       xmlSha256: d.xmlSha256,
     }));
     if (asJson) return write(io.out, json({ documents: rows, nextPageToken: res.nextPageToken || null }));
-    io.out.write(table(["nsu", "chave", "generated", "xml sha256"], res.documents.map((d) => [d.nsu.toString(), d.document?.chave ?? "", when(d.dataHoraGeracao), d.xmlSha256.slice(0, 16)])));
+    io.out.write(
+      table(
+        ["nsu", "chave", "generated", "xml sha256"],
+        res.documents.map((d) => [d.nsu.toString(), d.document?.chave ?? "", when(d.dataHoraGeracao), d.xmlSha256.slice(0, 16)]),
+      ),
+    );
   },
 };
 
 const reais = (cents: bigint | undefined) => (cents === undefined ? "-" : `R$ ${(Number(cents) / 100).toFixed(2).replace(".", ",")}`);
 const percent = (ppm: number | undefined) => (ppm === undefined ? "-" : `${(ppm / 10_000).toFixed(4).replace(".", ",")} %`);
-const partyLine = (p: Party | undefined) => (p ? `${p.document?.number ? formatTaxId(p.document.number) : "-"} ${p.name || ""}`.trim() : "-");
+const partyLine = (p: Party | undefined) =>
+  p ? `${p.document?.number ? formatTaxId(p.document.number) : "-"} ${p.name || ""}`.trim() : "-";
 
 function fields(d: Document): [string, string][] {
   const ibs = d.ibsCbs;

@@ -2,7 +2,11 @@ import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 
 /** Seconds-precision UTC, or "-" when unset: what a human table shows. */
 export function when(ts: Timestamp | undefined): string {
-  return ts ? timestampDate(ts).toISOString().replace(/\.\d{3}Z$/, "Z") : "-";
+  return ts
+    ? timestampDate(ts)
+        .toISOString()
+        .replace(/\.\d{3}Z$/, "Z")
+    : "-";
 }
 
 /** ISO string or null: what --json shows. */
@@ -27,7 +31,10 @@ export function parseEnum<E extends Record<string, string | number>>(e: E, text:
 }
 
 /** Every page of a paged list RPC, in order; with `limit`, no more than that many items. */
-export async function allPages<T>(page: (pageToken: string, wanted: number) => Promise<{ items: T[]; nextPageToken: string }>, limit = Infinity): Promise<T[]> {
+export async function allPages<T>(
+  page: (pageToken: string, wanted: number) => Promise<{ items: T[]; nextPageToken: string }>,
+  limit = Infinity,
+): Promise<T[]> {
   const all: T[] = [];
   let pageToken = "";
   do {

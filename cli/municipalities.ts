@@ -18,7 +18,13 @@ function feedSpec(text: string): { ambiente: Ambiente; tipoNsu: TipoNsu } {
 }
 
 function feeds(m: Municipality): string {
-  return m.feeds.map((f) => `${enumName(Ambiente, f.ambiente).toLowerCase()}:${enumName(TipoNsu, f.tipoNsu).toLowerCase()}${f.enabled ? "" : " (off)"}`).join(", ") || "-";
+  return (
+    m.feeds
+      .map(
+        (f) => `${enumName(Ambiente, f.ambiente).toLowerCase()}:${enumName(TipoNsu, f.tipoNsu).toLowerCase()}${f.enabled ? "" : " (off)"}`,
+      )
+      .join(", ") || "-"
+  );
 }
 
 function plain(m: Municipality) {
@@ -76,6 +82,12 @@ export const municipalitiesList: Command = {
       pageToken = res.nextPageToken;
     } while (pageToken);
     if (asJson) write(io.out, json(all.map(plain)));
-    else io.out.write(table(["ibge", "name", "uf", "active", "feeds"], all.map((m) => [m.ibge, m.name, m.uf, m.active ? "yes" : "no", feeds(m)])));
+    else
+      io.out.write(
+        table(
+          ["ibge", "name", "uf", "active", "feeds"],
+          all.map((m) => [m.ibge, m.name, m.uf, m.active ? "yes" : "no", feeds(m)]),
+        ),
+      );
   },
 };

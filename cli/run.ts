@@ -2,10 +2,22 @@ import { parseArgs } from "node:util";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { MESH, type MeshServiceName } from "../libs/rpc/mesh.js";
 import { TENANT_ENV, TOKEN_ENV } from "./billing-common.js";
-import { billingRemessasCreate, billingRemessasDownload, billingRemessasStatus, billingRetornosOccurrences, billingRetornosUpload } from "./billing-cnab.js";
+import {
+  billingRemessasCreate,
+  billingRemessasDownload,
+  billingRemessasStatus,
+  billingRetornosOccurrences,
+  billingRetornosUpload,
+} from "./billing-cnab.js";
 import { billingJobsDownload } from "./billing-download.js";
 import { billingTokensNew } from "./billing-tokens.js";
-import { billingWebhooksDelete, billingWebhooksDeliveries, billingWebhooksRedeliver, billingWebhooksSet, billingWebhooksShow } from "./billing-webhooks.js";
+import {
+  billingWebhooksDelete,
+  billingWebhooksDeliveries,
+  billingWebhooksRedeliver,
+  billingWebhooksSet,
+  billingWebhooksShow,
+} from "./billing-webhooks.js";
 import { billingJobsCreate, billingJobsItems, billingJobsList, billingJobsStatus } from "./billing-jobs.js";
 import { certificatesExpiring, certificatesImport, certificatesList } from "./certificates.js";
 import type { Command, Options } from "./command.js";
@@ -78,7 +90,7 @@ export function help(): string {
     "",
     "exit codes: 0 ok · 1 RPC error · 2 usage · 3 not found · 4 rejected by the service · 5 unavailable or timed out · 6 denied",
     "            7 a followed run or job failed · 8 a download failed or did not match its sha256 · 9 sync now: every feed was skipped",
-    "with --json, an error is one JSON document on stderr: {\"error\":{\"exitCode\":…,\"code\":…,\"message\":…}}",
+    'with --json, an error is one JSON document on stderr: {"error":{"exitCode":…,"code":…,"message":…}}',
     "",
   ].join("\n");
 }
@@ -98,10 +110,18 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
     // Three-word commands first, so "billing jobs create" is not read as "billing jobs" + a positional.
     const three = COMMANDS[`${group} ${action ?? ""} ${sub ?? ""}`];
     const command = three ?? COMMANDS[`${group} ${action ?? ""}`];
-    if (!command) throw new UsageError(`unknown command "${[group, action, sub].filter((w) => w && !w.startsWith("-")).join(" ")}"; \`malha help\` lists them`);
+    if (!command)
+      throw new UsageError(
+        `unknown command "${[group, action, sub].filter((w) => w && !w.startsWith("-")).join(" ")}"; \`malha help\` lists them`,
+      );
     let parsed: ReturnType<typeof parseArgs>;
     try {
-      parsed = parseArgs({ args: argv.slice(three ? 3 : 2), options: { ...GLOBAL, ...command.options }, allowPositionals: true, strict: true });
+      parsed = parseArgs({
+        args: argv.slice(three ? 3 : 2),
+        options: { ...GLOBAL, ...command.options },
+        allowPositionals: true,
+        strict: true,
+      });
     } catch (err) {
       throw new UsageError((err as Error).message);
     }
@@ -114,7 +134,9 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
     if (positionals.length < min || positionals.length > max) throw new UsageError(`usage: malha ${command.usage}`);
     const timeout = Number(values["timeout-seconds"] ?? "30");
     if (!(timeout > 0)) throw new UsageError("--timeout-seconds must be a positive number");
-    const urls = Object.fromEntries(SERVICES.flatMap((s) => (typeof values[`${s}-url`] === "string" ? [[s, values[`${s}-url`] as string]] : [])));
+    const urls = Object.fromEntries(
+      SERVICES.flatMap((s) => (typeof values[`${s}-url`] === "string" ? [[s, values[`${s}-url`] as string]] : [])),
+    );
     targets = new Targets({ urls, env: io.env, timeoutMs: timeout * 1000 });
     await command.run({ io, targets, values, positionals, json: values.json === true });
     return EXIT.OK;
@@ -132,7 +154,15 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
 
 /** What a script reads from a failed --json run: the exit code, a stable code word, the message. */
 function errorDocument(err: unknown, exitCode: number): { exitCode: number; code: string; message: string } {
-  if (err instanceof ConnectError) return { exitCode, code: Code[err.code].replace(/(?<!^)([A-Z])/g, "_$1").toLowerCase(), message: err.rawMessage };
-  const code = err instanceof UsageError ? "usage" : err instanceof CliFailure ? (Object.entries(EXIT).find(([, v]) => v === exitCode)?.[0].toLowerCase() ?? "failure") : "error";
+  if (err instanceof ConnectError)
+    return { exitCode, code: Code[err.code].replace(/(?<!^)([A-Z])/g, "_$1").toLowerCase(), message: err.rawMessage };
+  const code =
+    err instanceof UsageError
+      ? "usage"
+      : err instanceof CliFailure
+        ? (Object.entries(EXIT)
+            .find(([, v]) => v === exitCode)?.[0]
+            .toLowerCase() ?? "failure")
+        : "error";
   return { exitCode, code, message: (err as Error).message };
 }

@@ -14,7 +14,10 @@ export function feedFilter(ctx: Context): { ambiente?: Ambiente; tipoNsu?: TipoN
   try {
     const a = str(ctx.values, "ambiente");
     const t = str(ctx.values, "tipo-nsu");
-    return { ...(a ? { ambiente: parseEnum(Ambiente, a, "--ambiente") } : {}), ...(t ? { tipoNsu: parseEnum(TipoNsu, t, "--tipo-nsu") } : {}) };
+    return {
+      ...(a ? { ambiente: parseEnum(Ambiente, a, "--ambiente") } : {}),
+      ...(t ? { tipoNsu: parseEnum(TipoNsu, t, "--tipo-nsu") } : {}),
+    };
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
@@ -36,7 +39,13 @@ export function printDecisions(ctx: Context, decisions: FeedDecision[], extra: R
   ctx.io.out.write(
     table(
       ["feed", "decision", "pool", "not before", "lease holder"],
-      rows.map((r) => [r.feed, r.accepted ? "queued" : `skipped: ${(r.reason ?? "").toLowerCase()}`, r.pool.toLowerCase(), r.notBefore ?? "-", r.leaseHolder ?? "-"]),
+      rows.map((r) => [
+        r.feed,
+        r.accepted ? "queued" : `skipped: ${(r.reason ?? "").toLowerCase()}`,
+        r.pool.toLowerCase(),
+        r.notBefore ?? "-",
+        r.leaseHolder ?? "-",
+      ]),
     ),
   );
 }

@@ -14,10 +14,13 @@ export const syncNow: Command = {
   async run(ctx) {
     const ibge = ctx.positionals[0]!;
     const { intervalMs, maxPolls } = pacing(ctx);
-    if (!ctx.values.wait && (str(ctx.values, "interval") || str(ctx.values, "timeout"))) throw new UsageError("--interval and --timeout go with --wait");
+    if (!ctx.values.wait && (str(ctx.values, "interval") || str(ctx.values, "timeout")))
+      throw new UsageError("--interval and --timeout go with --wait");
     const coordinator = ctx.targets.client("coordinator", CoordinatorService);
     // Runs that exist before the request: --wait follows only newer ones (no clock comparison needed).
-    const before = ctx.values.wait ? new Set((await coordinator.listRuns({ ibge, pageSize: 500 })).runs.map((r) => r.runId)) : new Set<string>();
+    const before = ctx.values.wait
+      ? new Set((await coordinator.listRuns({ ibge, pageSize: 500 })).runs.map((r) => r.runId))
+      : new Set<string>();
     const res = await coordinator.syncNow({ ibge, ...feedFilter(ctx), requestedBy: ctx.io.env.USER ?? "malha-cli" });
     if (!ctx.values.wait) {
       printDecisions(ctx, res.decisions);
@@ -29,29 +32,47 @@ export const syncNow: Command = {
     const follow = (d: FeedDecision) => d.accepted || d.reason === SkipReason.LEASE_HELD || d.reason === SkipReason.ALREADY_QUEUED;
     const waiting = new Set(res.decisions.filter(follow).map((d) => feedName(d.feed)));
     if (waiting.size === 0) {
-      if (ctx.json) write(ctx.io.out, json({ decisions: res.decisions.map((d) => ({ feed: feedName(d.feed), accepted: d.accepted })), runs: [] }));
+      if (ctx.json)
+        write(ctx.io.out, json({ decisions: res.decisions.map((d) => ({ feed: feedName(d.feed), accepted: d.accepted })), runs: [] }));
       throw nothingRan(res.decisions);
     }
     const finished = new Map<string, Run>();
     for (let poll = 1; waiting.size > 0; poll++) {
       if (poll > maxPolls) throw new CliFailure(`--timeout passed; still running: ${[...waiting].join(", ")}`, EXIT.UNAVAILABLE);
       await ctx.io.sleep(intervalMs);
-      const runs = (await coordinator.listRuns({ ibge, pageSize: 500 })).runs.filter((r) => !before.has(r.runId) && waiting.has(feedName(r.feed)));
+      const runs = (await coordinator.listRuns({ ibge, pageSize: 500 })).runs.filter(
+        (r) => !before.has(r.runId) && waiting.has(feedName(r.feed)),
+      );
       for (const r of runs) {
         const feed = feedName(r.feed);
         if (r.finishedAt) {
           waiting.delete(feed);
           finished.set(feed, r);
-          if (!ctx.json) write(ctx.io.out, `${feed}: ${enumName(RunOutcome, r.outcome).toLowerCase()}, nsu ${r.startCursor}→${r.endCursor}, ${r.documentsInserted} documents, ${r.eventsInserted} events${r.errorMessage ? `: ${r.errorMessage}` : ""}`);
+          if (!ctx.json)
+            write(
+              ctx.io.out,
+              `${feed}: ${enumName(RunOutcome, r.outcome).toLowerCase()}, nsu ${r.startCursor}→${r.endCursor}, ${r.documentsInserted} documents, ${r.eventsInserted} events${r.errorMessage ? `: ${r.errorMessage}` : ""}`,
+            );
         } else if (!ctx.json) {
-          write(ctx.io.out, `${feed}: running, nsu ${r.startCursor}→${r.endCursor} (max ${r.maxNsuSeen}), ${r.documentsInserted} documents so far`);
+          write(
+            ctx.io.out,
+            `${feed}: running, nsu ${r.startCursor}→${r.endCursor} (max ${r.maxNsuSeen}), ${r.documentsInserted} documents so far`,
+          );
         }
       }
     }
     const outcomes = [...finished.values()];
-    if (ctx.json) write(ctx.io.out, json({ decisions: res.decisions.map((d) => ({ feed: feedName(d.feed), accepted: d.accepted })), runs: outcomes.map(runRow) }));
+    if (ctx.json)
+      write(
+        ctx.io.out,
+        json({ decisions: res.decisions.map((d) => ({ feed: feedName(d.feed), accepted: d.accepted })), runs: outcomes.map(runRow) }),
+      );
     const bad = outcomes.filter((r) => r.outcome !== RunOutcome.CAUGHT_UP && r.outcome !== RunOutcome.YIELDED);
-    if (bad.length) throw new CliFailure(`${bad.length} run(s) did not succeed: ${bad.map((r) => `${feedName(r.feed)} ${enumName(RunOutcome, r.outcome).toLowerCase()}`).join(", ")}`, EXIT.RUN_FAILED);
+    if (bad.length)
+      throw new CliFailure(
+        `${bad.length} run(s) did not succeed: ${bad.map((r) => `${feedName(r.feed)} ${enumName(RunOutcome, r.outcome).toLowerCase()}`).join(", ")}`,
+        EXIT.RUN_FAILED,
+      );
   },
 };
 

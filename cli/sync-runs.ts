@@ -14,7 +14,12 @@ export const syncRuns: Command = {
     const limit = Number(str(ctx.values, "limit") ?? "20");
     if (!Number.isInteger(limit) || limit < 1 || limit > 500) throw new UsageError("--limit must be an integer between 1 and 500");
     const coordinator = ctx.targets.client("coordinator", CoordinatorService);
-    const res = await coordinator.listRuns({ ibge: str(ctx.values, "ibge") ?? "", ...feedFilter(ctx), runningOnly: ctx.values.running === true, pageSize: limit });
+    const res = await coordinator.listRuns({
+      ibge: str(ctx.values, "ibge") ?? "",
+      ...feedFilter(ctx),
+      runningOnly: ctx.values.running === true,
+      pageSize: limit,
+    });
     const rows = res.runs.map(runRow);
     if (ctx.json) return write(ctx.io.out, json(rows));
     ctx.io.out.write(

@@ -61,7 +61,8 @@ export const syncStatus: Command = {
   },
   async run(ctx) {
     const { intervalMs, maxPolls: maxFrames } = pacing(ctx);
-    if ((ctx.values["until-idle"] || str(ctx.values, "timeout")) && !ctx.values.watch) throw new UsageError("--until-idle and --timeout go with --watch");
+    if ((ctx.values["until-idle"] || str(ctx.values, "timeout")) && !ctx.values.watch)
+      throw new UsageError("--until-idle and --timeout go with --watch");
     const coordinator = ctx.targets.client("coordinator", CoordinatorService);
     const filter = { ibge: str(ctx.values, "ibge") ?? "", ...feedFilter(ctx) };
     const fetch = async () => {
@@ -80,7 +81,9 @@ export const syncStatus: Command = {
       else {
         const busy = statuses.filter((s) => BUSY.has(s.state)).length;
         const head = ctx.values.watch ? `${new Date().toISOString()}  ${statuses.length} feeds, ${busy} queued or running\n` : "";
-        ctx.io.out.write(`${ctx.values.watch && ctx.io.tty ? "\x1b[H\x1b[2J" : ""}${head}${renderStatus(statuses)}${ctx.values.watch && !ctx.io.tty ? "\n" : ""}`);
+        ctx.io.out.write(
+          `${ctx.values.watch && ctx.io.tty ? "\x1b[H\x1b[2J" : ""}${head}${renderStatus(statuses)}${ctx.values.watch && !ctx.io.tty ? "\n" : ""}`,
+        );
       }
       if (!ctx.values.watch) return;
       if (ctx.values["until-idle"] && statuses.every((s) => !BUSY.has(s.state))) return;

@@ -18,7 +18,8 @@ export interface TargetOptions {
 
 export function targetUrl(name: MeshServiceName, opts: TargetOptions): string {
   const url = opts.urls[name] ?? opts.env[urlVariable(name)] ?? `http://127.0.0.1:${MESH[name].port}`;
-  if (!/^https?:\/\/[^/]+\/?$/.test(url)) throw new UsageError(`${urlVariable(name)} / --${name}-url must be http(s)://host:port, got ${url}`);
+  if (!/^https?:\/\/[^/]+\/?$/.test(url))
+    throw new UsageError(`${urlVariable(name)} / --${name}-url must be http(s)://host:port, got ${url}`);
   return url.replace(/\/$/, "");
 }
 
@@ -59,7 +60,12 @@ export class Targets {
           },
         ]
       : [];
-    const c = createServiceClient(service, { baseUrl: targetUrl(name, this.opts), tls: tls(this.opts.env), defaultTimeoutMs: this.opts.timeoutMs, interceptors });
+    const c = createServiceClient(service, {
+      baseUrl: targetUrl(name, this.opts),
+      tls: tls(this.opts.env),
+      defaultTimeoutMs: this.opts.timeoutMs,
+      interceptors,
+    });
     this.open.push(c as unknown as ServiceClient<DescService>);
     return c.client;
   }

@@ -16,7 +16,9 @@ export function vaultAdminCall(env: Readonly<Record<string, string | undefined>>
     try {
       secret = readFileSync(file, "utf8").trim();
     } catch (err) {
-      throw new UsageError(`MALHA_VAULT_ADMIN_SECRET_FILE names a file that cannot be read: ${file} (${(err as NodeJS.ErrnoException).code ?? "error"})`);
+      throw new UsageError(
+        `MALHA_VAULT_ADMIN_SECRET_FILE names a file that cannot be read: ${file} (${(err as NodeJS.ErrnoException).code ?? "error"})`,
+      );
     }
   }
   return secret ? { headers: { [ADMIN_SECRET_HEADER]: secret } } : {};

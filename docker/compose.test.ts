@@ -98,7 +98,9 @@ describe("docker/compose.yaml", () => {
 
   it("the guides give every step `up` needs: each file bind-mounted without create_host_path, and Compose v2", () => {
     const mustExist = Object.values(compose.services).flatMap((svc) =>
-      (svc.volumes ?? []).flatMap((v) => (typeof v === "object" && v.type === "bind" && v.bind?.create_host_path === false && v.source ? [v.source] : [])),
+      (svc.volumes ?? []).flatMap((v) =>
+        typeof v === "object" && v.type === "bind" && v.bind?.create_host_path === false && v.source ? [v.source] : [],
+      ),
     );
     expect(mustExist).toEqual(["./billing-tenant-tokens"]);
     for (const guide of ["README.md", "docker/README.md"]) {

@@ -22,7 +22,9 @@ function stage(name: string): string[] {
 
 /** Whether the allow-list lets a context path through: a `!path`, `!path/**` or `!dir/**` above it. */
 function allowed(path: string): boolean {
-  return ignore.some((p) => p.startsWith("!") && (p === `!${path}` || p === `!${path}/**` || (p.endsWith("/**") && path.startsWith(p.slice(1, -2)))));
+  return ignore.some(
+    (p) => p.startsWith("!") && (p === `!${path}` || p === `!${path}/**` || (p.endsWith("/**") && path.startsWith(p.slice(1, -2)))),
+  );
 }
 
 describe("docker/Dockerfile", () => {
@@ -49,7 +51,12 @@ describe("docker/Dockerfile", () => {
     const sources = dockerfile
       .split("\n")
       .filter((l) => l.startsWith("COPY ") && !l.includes("--from="))
-      .flatMap((l) => l.replace(/^COPY\s+/, "").split(/\s+/).slice(0, -1));
+      .flatMap((l) =>
+        l
+          .replace(/^COPY\s+/, "")
+          .split(/\s+/)
+          .slice(0, -1),
+      );
     expect(sources.length).toBeGreaterThan(5);
     expect(sources.filter((s) => !allowed(s))).toEqual([]);
     expect(allowed("node_modules")).toBe(false);

@@ -19,7 +19,9 @@ const running: ChildProcess[] = [];
 
 function run(cmd: string, args: string[], cwd: string): Promise<void> {
   return new Promise((resolve, reject) =>
-    execFile(cmd, args, { cwd }, (err, stdout, stderr) => (err ? reject(new Error(`${cmd} ${args.join(" ")}:\n${stdout}${stderr}`)) : resolve())),
+    execFile(cmd, args, { cwd }, (err, stdout, stderr) =>
+      err ? reject(new Error(`${cmd} ${args.join(" ")}:\n${stdout}${stderr}`)) : resolve(),
+    ),
   );
 }
 
@@ -27,7 +29,11 @@ beforeAll(async () => {
   image = mkdtempSync(join(tmpdir(), "malha-image-"));
   db = await createThrowawayDatabase();
   // Its own outDir, so a concurrent `npm run build` elsewhere never sees half-written files.
-  await run(process.execPath, [join(ROOT, "node_modules/typescript/bin/tsc"), "-p", "scripts/tsconfig.build.json", "--outDir", join(image, "dist")], ROOT);
+  await run(
+    process.execPath,
+    [join(ROOT, "node_modules/typescript/bin/tsc"), "-p", "scripts/tsconfig.build.json", "--outDir", join(image, "dist")],
+    ROOT,
+  );
   copyFileSync(join(ROOT, "package.json"), join(image, "package.json"));
   symlinkSync(join(ROOT, "migrations"), join(image, "migrations"));
   symlinkSync(join(ROOT, "node_modules"), join(image, "node_modules"));
@@ -50,7 +56,14 @@ interface Started {
 function entrypoint(args: string[], env: Record<string, string>): Started {
   const proc = spawn(process.execPath, ["docker/entrypoint.js", ...args], {
     cwd: image,
-    env: { PATH: process.env.PATH, GRPC_HOST: "127.0.0.1", METRICS_HOST: "127.0.0.1", METRICS_PORT: "0", SHUTDOWN_DRAIN_SECONDS: "0", ...env },
+    env: {
+      PATH: process.env.PATH,
+      GRPC_HOST: "127.0.0.1",
+      METRICS_HOST: "127.0.0.1",
+      METRICS_PORT: "0",
+      SHUTDOWN_DRAIN_SECONDS: "0",
+      ...env,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   running.push(proc);
@@ -62,9 +75,15 @@ function entrypoint(args: string[], env: Record<string, string>): Started {
 
 async function serving(started: Started, name: string): Promise<{ port: number; metricsPort: number; http1Port?: number }> {
   for (;;) {
-    const line = started.output.join("").split("\n").find((l) => l.includes('"msg":"serving"'));
+    const line = started.output
+      .join("")
+      .split("\n")
+      .find((l) => l.includes('"msg":"serving"'));
     if (line) return JSON.parse(line) as { port: number; metricsPort: number; http1Port?: number };
-    const exited = await Promise.race([started.exited.then((code) => ({ code })), new Promise<undefined>((r) => setTimeout(() => r(undefined), 50))]);
+    const exited = await Promise.race([
+      started.exited.then((code) => ({ code })),
+      new Promise<undefined>((r) => setTimeout(() => r(undefined), 50)),
+    ]);
     if (exited) throw new Error(`${name} exited with ${exited.code}:\n${started.output.join("")}`);
   }
 }
@@ -83,7 +102,12 @@ function consoleEnv(): Record<string, string> {
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, "index.html"), "<!doctype html><title>Malha</title>\n");
   writeFileSync(join(dir, "users"), "# no operators\n");
-  return { CONSOLE_STATIC_DIR: dir, CONSOLE_USERS_FILE: join(dir, "users"), CONSOLE_SESSION_SECRET: "x".repeat(32), CONSOLE_HTTP_PORT: "0" };
+  return {
+    CONSOLE_STATIC_DIR: dir,
+    CONSOLE_USERS_FILE: join(dir, "users"),
+    CONSOLE_SESSION_SECRET: "x".repeat(32),
+    CONSOLE_HTTP_PORT: "0",
+  };
 }
 
 /** The service each one reports SERVING for; the console serves only health over gRPC. */
@@ -104,9 +128,20 @@ describe("docker/entrypoint.js on the compiled output", () => {
       vault: { MYSQL_URL: db.url, NFSE_MASTER_KEY: Buffer.alloc(32, 7).toString("base64") },
       // The store also opens the plaintext HTTP/1.1 listener (HTTP1_PORT), checked below with fetch (HTTP/1.1).
       store: { MYSQL_URL: db.url, HTTP1_PORT: "0" },
-      artifacts: { MYSQL_URL: db.url, ARTIFACT_DIR: join(image, "artifacts"), ARTIFACT_LINK_SECRET: "x".repeat(32), ARTIFACT_HTTP_PORT: "0" },
+      artifacts: {
+        MYSQL_URL: db.url,
+        ARTIFACT_DIR: join(image, "artifacts"),
+        ARTIFACT_LINK_SECRET: "x".repeat(32),
+        ARTIFACT_HTTP_PORT: "0",
+      },
       "adn-gateway": {},
-      coordinator: { NATS_URL: natsUrl, COORDINATOR_LEASE_BUCKET: `leases_img_${process.pid}`, STORE_URL: "http://127.0.0.1:1", VAULT_URL: "http://127.0.0.1:1", ADN_GATEWAY_URL: "http://127.0.0.1:1" },
+      coordinator: {
+        NATS_URL: natsUrl,
+        COORDINATOR_LEASE_BUCKET: `leases_img_${process.pid}`,
+        STORE_URL: "http://127.0.0.1:1",
+        VAULT_URL: "http://127.0.0.1:1",
+        ADN_GATEWAY_URL: "http://127.0.0.1:1",
+      },
       billing: { MYSQL_URL: db.url, NATS_URL: natsUrl, BILLING_NATS_PREFIX: `img${process.pid}`, BILLING_TRUST_NETWORK: "true" },
       console: consoleEnv(),
     };
@@ -115,7 +150,11 @@ describe("docker/entrypoint.js on the compiled output", () => {
     for (const { name, s } of started) {
       const { port: p, metricsPort, http1Port } = await serving(s, name);
       if (name === "store") {
-        const res = await fetch(`http://127.0.0.1:${http1Port}/grpc.health.v1.Health/Check`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+        const res = await fetch(`http://127.0.0.1:${http1Port}/grpc.health.v1.Health/Check`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: "{}",
+        });
         expect(await res.json()).toEqual({ status: "SERVING" });
       } else expect(http1Port, name).toBeUndefined();
       ports.set(name, p);
@@ -160,7 +199,9 @@ describe("docker/entrypoint.js on the compiled output", () => {
     for (const arg of ["help", "--help"]) {
       const h = entrypoint([arg], {});
       expect(await h.exited).toBe(0);
-      expect(h.output.join("")).toMatch(/^usage: <vault\|adn-gateway\|store\|artifacts\|coordinator\|billing> \| migrate \[dir\] \| malha <command…>/);
+      expect(h.output.join("")).toMatch(
+        /^usage: <vault\|adn-gateway\|store\|artifacts\|coordinator\|billing> \| migrate \[dir\] \| malha <command…>/,
+      );
     }
     const none = entrypoint([], {});
     expect(await none.exited).toBe(64);
@@ -178,7 +219,9 @@ describe("docker/entrypoint.js on the compiled output", () => {
   it("refuses an unknown service name with EX_USAGE and lists the valid ones", async () => {
     const bogus = entrypoint(["postgres"], {});
     expect(await bogus.exited).toBe(64);
-    expect(bogus.output.join("")).toMatch(/unknown service "postgres".*vault\|adn-gateway\|store\|artifacts\|coordinator\|billing\|console/);
+    expect(bogus.output.join("")).toMatch(
+      /unknown service "postgres".*vault\|adn-gateway\|store\|artifacts\|coordinator\|billing\|console/,
+    );
   });
 
   it("the health check fails when nothing answers on the port", async () => {

@@ -28,9 +28,7 @@ function edit(path: string, from: string, to: string): void {
 
 beforeAll(async () => {
   clone = mkdtempSync(join(tmpdir(), "malha-contracts-"));
-  await new Promise<void>((resolve, reject) =>
-    execFile("git", ["clone", "-q", ROOT, clone], (err) => (err ? reject(err) : resolve())),
-  );
+  await new Promise<void>((resolve, reject) => execFile("git", ["clone", "-q", ROOT, clone], (err) => (err ? reject(err) : resolve())));
   symlinkSync(join(ROOT, "node_modules"), join(clone, "node_modules"));
 });
 afterAll(() => rmSync(clone, { recursive: true, force: true }));

@@ -37,7 +37,12 @@ if (!certsDir || !list) {
 const dir: string = certsDir;
 const ibges = list.split(",").filter((i) => NAMES[i]);
 const client = <S extends Parameters<typeof createClient>[0]>(service: S, name: MeshServiceName) =>
-  createClient(service, createGrpcTransport({ baseUrl: process.env[`MALHA_${name.toUpperCase().replace("-", "_")}_URL`] ?? `http://127.0.0.1:${MESH[name].port}` }));
+  createClient(
+    service,
+    createGrpcTransport({
+      baseUrl: process.env[`MALHA_${name.toUpperCase().replace("-", "_")}_URL`] ?? `http://127.0.0.1:${MESH[name].port}`,
+    }),
+  );
 const vault = client(VaultService, "vault");
 const store = client(StoreService, "store");
 const coordinator = client(CoordinatorService, "coordinator");
@@ -115,14 +120,24 @@ if (token) {
       address: { street: "Av. Paulista", number: "1000", city: "Sao Paulo", uf: "SP", cep: "01310100" },
     },
   }));
-  const created = await billing.createBoletoJob({ environment: Environment.SANDBOX, idempotencyKey: `demo-${new Date().toISOString().slice(0, 10)}`, requestedBy: "demo", items });
+  const created = await billing.createBoletoJob({
+    environment: Environment.SANDBOX,
+    idempotencyKey: `demo-${new Date().toISOString().slice(0, 10)}`,
+    requestedBy: "demo",
+    items,
+  });
   let job = created.job!;
   for (let i = 0; i < 600 && ![JobState.COMPLETED, JobState.PARTIALLY_COMPLETED, JobState.FAILED].includes(job.state); i++) {
     await new Promise((r) => setTimeout(r, 100));
     job = (await billing.getBoletoJob({ jobId: job.jobId })).job!;
   }
   const art = job.state === JobState.COMPLETED ? await billing.getBoletoJobArtifacts({ jobId: job.jobId }) : undefined;
-  console.log(`demo: boleto job ${job.jobId} for tenant ${job.tenant} ${JobState[job.state]?.toLowerCase()}: ${job.counters?.completed ?? 0} PDFs${art?.zip ? `, zip ${art.zip.sizeBytes} bytes (sha256 ${art.zip.sha256.slice(0, 12)}…)` : ""}`);
-  if (art?.zip) console.log(`demo: the zip, through its signed link (valid until ${art.zip.downloadUrlExpiresAt ? new Date(Number(art.zip.downloadUrlExpiresAt.seconds) * 1000).toISOString() : "-"}): ${art.zip.downloadUrl}`);
+  console.log(
+    `demo: boleto job ${job.jobId} for tenant ${job.tenant} ${JobState[job.state]?.toLowerCase()}: ${job.counters?.completed ?? 0} PDFs${art?.zip ? `, zip ${art.zip.sizeBytes} bytes (sha256 ${art.zip.sha256.slice(0, 12)}…)` : ""}`,
+  );
+  if (art?.zip)
+    console.log(
+      `demo: the zip, through its signed link (valid until ${art.zip.downloadUrlExpiresAt ? new Date(Number(art.zip.downloadUrlExpiresAt.seconds) * 1000).toISOString() : "-"}): ${art.zip.downloadUrl}`,
+    );
   if (job.state !== JobState.COMPLETED) process.exit(1);
 }

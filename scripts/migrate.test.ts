@@ -76,7 +76,9 @@ describe("scripts/migrate.ts", () => {
       await appendFile(join(dir, "001_create_nfse_tables.sql"), "-- edited\n");
       const refused = await run([dir], { MYSQL_URL: db.url });
       expect(refused.code).toBe(1);
-      expect(lines(refused.stderr)).toEqual([expect.stringMatching(/^migration error: 001_create_nfse_tables\.sql was changed after it was applied: /)]);
+      expect(lines(refused.stderr)).toEqual([
+        expect.stringMatching(/^migration error: 001_create_nfse_tables\.sql was changed after it was applied: /),
+      ]);
       expect(refused.stderr).not.toMatch(/\n\s+at /);
     });
 
@@ -84,7 +86,9 @@ describe("scripts/migrate.ts", () => {
       await writeFile(join(dir, "900_bad.sql"), "SELECT 1;\nSELEC oops;\n");
       const failed = await run([dir], { MYSQL_URL: db.url });
       expect(failed.code).toBe(1);
-      expect(lines(failed.stderr)).toEqual([expect.stringMatching(/^migration error: 900_bad\.sql: statement 2 \(line 2\) failed: ER_PARSE_ERROR: /)]);
+      expect(lines(failed.stderr)).toEqual([
+        expect.stringMatching(/^migration error: 900_bad\.sql: statement 2 \(line 2\) failed: ER_PARSE_ERROR: /),
+      ]);
       expect(lines(failed.stdout)[0]).toMatch(/^applied 001_create_nfse_tables\.sql/);
     });
   });

@@ -13,7 +13,18 @@ import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { clone, equals, fromBinary, getExtension, hasExtension, isFieldSet, type DescExtension, type DescMessage, type Message, createRegistry } from "@bufbuild/protobuf";
+import {
+  clone,
+  equals,
+  fromBinary,
+  getExtension,
+  hasExtension,
+  isFieldSet,
+  type DescExtension,
+  type DescMessage,
+  type Message,
+  createRegistry,
+} from "@bufbuild/protobuf";
 import {
   FieldDescriptorProto_Label as Label,
   FieldDescriptorProto_Type as Type,
@@ -161,7 +172,8 @@ function field(f: FieldDescriptorProto, inOneof = false): string {
   const type = scalar[f.type!] ?? f.typeName!.replace(/^\.buf\.validate\./, "").replace(/^\./, "");
   const label = inOneof ? "" : f.label === Label.REPEATED ? "repeated " : f.label === Label.REQUIRED ? "required " : "optional ";
   const opts: string[] = [];
-  if (isFieldSet(f, FieldDescriptorProtoSchema.field.defaultValue)) opts.push(`default = ${f.type === Type.STRING ? str(f.defaultValue) : f.defaultValue}`);
+  if (isFieldSet(f, FieldDescriptorProtoSchema.field.defaultValue))
+    opts.push(`default = ${f.type === Type.STRING ? str(f.defaultValue) : f.defaultValue}`);
   if (f.options?.deprecated) opts.push("deprecated = true");
   if (f.options?.packed) opts.push(`packed = ${f.options.packed}`);
   if (f.options && hasExtension(f.options, gen.predefined)) {
@@ -204,13 +216,18 @@ if (process.argv.includes("--check")) {
   }
   // The printer must not lose anything the runtime relies on: what buf compiles from the file has to be
   // the runtime's descriptor (field order, json names and buf's own file annotation aside).
-  const image = execFileSync("npx", ["buf", "build", "--exclude-source-info", "--path", "proto/buf/validate/validate.proto", "-o", "-"], { cwd: root });
+  const image = execFileSync("npx", ["buf", "build", "--exclude-source-info", "--path", "proto/buf/validate/validate.proto", "-o", "-"], {
+    cwd: root,
+  });
   const built = fromBinary(FileDescriptorSetSchema, image).file.find((f) => f.name === "buf/validate/validate.proto");
-  if (!built || !equals(FileDescriptorProtoSchema, normalised(built), normalised(gen.file_buf_validate_validate.proto), {
+  if (
+    !built ||
+    !equals(FileDescriptorProtoSchema, normalised(built), normalised(gen.file_buf_validate_validate.proto), {
       registry: createRegistry(gen.file_buf_validate_validate),
       extensions: true,
       unknown: true,
-    })) {
+    })
+  ) {
     console.error("validate.proto does not compile to the runtime's descriptor: fix scripts/protovalidate-proto.ts");
     process.exit(1);
   }

@@ -65,7 +65,15 @@ export function boletoPair(n: number): Pair {
     valorCentavos,
     vencimento,
     emissao,
-    pagador: { nome: `Pagador ${n}`, documento: "52998224725", endereco: "Rua A, 1", bairro: "Centro", cidade: "Sao Paulo", uf: "SP", cep: "01001000" },
+    pagador: {
+      nome: `Pagador ${n}`,
+      documento: "52998224725",
+      endereco: "Rua A, 1",
+      bairro: "Centro",
+      cidade: "Sao Paulo",
+      uf: "SP",
+      cep: "01001000",
+    },
     beneficiario: BENEFICIARIO,
     instrucoes: ["Nao receber apos o vencimento"],
   };

@@ -14,14 +14,32 @@ export function remessaInput(n: number): RemessaInput {
     emissao: date(2026, 11, 29),
     valorCentavos: 10_000 + i,
     especie: "02",
-    pagador: { nome: `PAGADOR ${i + 1}`, documento: "52998224725", endereco: "RUA A 1", bairro: "CENTRO", cep: "01001000", cidade: "SAO PAULO", uf: "SP" },
+    pagador: {
+      nome: `PAGADOR ${i + 1}`,
+      documento: "52998224725",
+      endereco: "RUA A 1",
+      bairro: "CENTRO",
+      cep: "01001000",
+      cidade: "SAO PAULO",
+      uf: "SP",
+    },
   }));
   return {
     banco: "001",
     layout: 240,
     nsa: 1,
     geradoEm: { year: 2026, month: 11, day: 29, hour: 12, minute: 0, second: 0 },
-    beneficiario: { nome: "EMPRESA EXEMPLO LTDA", documento: "11222333000181", convenio: "1234567", carteira: "12", variacao: "123", agencia: "1234", agenciaDv: "3", conta: "12345", contaDv: "5" },
+    beneficiario: {
+      nome: "EMPRESA EXEMPLO LTDA",
+      documento: "11222333000181",
+      convenio: "1234567",
+      carteira: "12",
+      variacao: "123",
+      agencia: "1234",
+      agenciaDv: "3",
+      conta: "12345",
+      contaDv: "5",
+    },
     titulos,
   };
 }
@@ -36,7 +54,9 @@ const put = (line: string, from: number, value: string) => line.slice(0, from - 
  * (lotes 18–23, records 24–29) fixed. One lote holds at most 99 999 details, so lines ≤ 100 003.
  */
 export function retorno240(lines: number, path = GOLDEN_240): string {
-  const all = readFileSync(path, "latin1").split(/\r?\n/).filter((l) => l.length > 0);
+  const all = readFileSync(path, "latin1")
+    .split(/\r?\n/)
+    .filter((l) => l.length > 0);
   const kind = (l: string) => l[7];
   const header = all.filter((l) => kind(l) === "0")[0]!;
   const loteHeader = all.find((l) => kind(l) === "1")!;

@@ -56,7 +56,8 @@ function watched(mesh: BillingMesh): Record<string, number> {
   return out;
 }
 
-const snapshot = (pids: Record<string, number>) => Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, procSample(pid)])) as Record<string, ProcSample>;
+const snapshot = (pids: Record<string, number>) =>
+  Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, procSample(pid)])) as Record<string, ProcSample>;
 
 async function oneJob(mesh: BillingMesh, admin: Pool, pids: Record<string, number>, key: string, n: number): Promise<E2eRun> {
   const c = mesh.billingClient();
@@ -65,7 +66,13 @@ async function oneJob(mesh: BillingMesh, admin: Pool, pids: Record<string, numbe
   const before = snapshot(pids);
   const clientCpu0 = process.cpuUsage();
   const t0 = performance.now();
-  const created = await c.createBoletoJob({ tenant: "bench", idempotencyKey: key, requestedBy: "bench", environment: Environment.SANDBOX, items });
+  const created = await c.createBoletoJob({
+    tenant: "bench",
+    idempotencyKey: key,
+    requestedBy: "bench",
+    environment: Environment.SANDBOX,
+    items,
+  });
   const jobId = created.job!.jobId;
   let job = created.job!;
   let polls = 0;
@@ -89,7 +96,15 @@ async function oneJob(mesh: BillingMesh, admin: Pool, pids: Record<string, numbe
   if (art.items.filter((i) => i.pdf?.sha256).length !== n) throw new Error("manifest lacks PDFs");
   const cpu = Object.fromEntries(Object.keys(pids).map((k) => [k, after[k]!.cpuSeconds - before[k]!.cpuSeconds]));
   cpu["bench client"] = (clientCpu.user + clientCpu.system) / 1e6;
-  return { items: n, wallMs, duracaoMs: Number(job.metrics?.duracaoMs ?? 0n), msPorItem: job.metrics?.msPorItem ?? 0, zipBytes: zip.length, sqlStatements, cpu };
+  return {
+    items: n,
+    wallMs,
+    duracaoMs: Number(job.metrics?.duracaoMs ?? 0n),
+    msPorItem: job.metrics?.msPorItem ?? 0,
+    zipBytes: zip.length,
+    sqlStatements,
+    cpu,
+  };
 }
 
 /** One unmeasured warm-up job (JIT, worker threads, fonts, pools), then `reps` measured jobs in a row. */
@@ -97,13 +112,21 @@ async function oneJob(mesh: BillingMesh, admin: Pool, pids: Record<string, numbe
 export const SERVICE_DEFAULT_CONCURRENCY = String(DEFAULT_RENDER_CONCURRENCY);
 export const serviceDefaultThreads = () => String(defaultRenderThreads(DEFAULT_RENDER_CONCURRENCY));
 
-export async function runE2e(reps: number, n = 200, renderConcurrency = SERVICE_DEFAULT_CONCURRENCY, renderThreads = serviceDefaultThreads()): Promise<E2eResult> {
+export async function runE2e(
+  reps: number,
+  n = 200,
+  renderConcurrency = SERVICE_DEFAULT_CONCURRENCY,
+  renderThreads = serviceDefaultThreads(),
+): Promise<E2eResult> {
   // Passed explicitly: the test mesh pins its own (4 and 2) for the tests' sake.
   // BENCH_PROFILE_DIR: billing and artifacts write a CPU profile there when they stop (see ../cpu-prof-preload.mjs).
   const profileDir = process.env.BENCH_PROFILE_DIR;
   if (profileDir) mkdirSync(profileDir, { recursive: true });
-  const profiling: Record<string, string> = profileDir ? { NODE_OPTIONS: `--import ${fileURLToPath(new URL("../cpu-prof-preload.mjs", import.meta.url))}`, BENCH_CPU_PROF_DIR: profileDir } : {};
-  const mesh = await startBillingMesh({ billingEnv: { BILLING_RENDER_CONCURRENCY: renderConcurrency, BILLING_RENDER_THREADS: renderThreads, ...profiling },
+  const profiling: Record<string, string> = profileDir
+    ? { NODE_OPTIONS: `--import ${fileURLToPath(new URL("../cpu-prof-preload.mjs", import.meta.url))}`, BENCH_CPU_PROF_DIR: profileDir }
+    : {};
+  const mesh = await startBillingMesh({
+    billingEnv: { BILLING_RENDER_CONCURRENCY: renderConcurrency, BILLING_RENDER_THREADS: renderThreads, ...profiling },
     artifactsEnv: profiling,
     compiled: benchRuntime().compiled,
   });

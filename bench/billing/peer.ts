@@ -6,7 +6,9 @@ import type { PeerBoleto } from "./boletos.js";
 
 interface PeerModule {
   Bancos: { Bradesco: new () => unknown };
-  Boletos: new (args: Record<string, unknown>) => {
+  Boletos: new (
+    args: Record<string, unknown>,
+  ) => {
     gerarBoleto(): void;
     pdfStream(stream: Writable): Promise<unknown>;
     boletoInfo: unknown;
@@ -21,10 +23,17 @@ const peer = require("gerar-boletos") as PeerModule;
 const Gerador = require("gerar-boletos/lib/boleto/gerador-de-boleto.js") as PeerGerador;
 
 // The peer parses dates with `new Date("MM-DD-YYYY")` ("usa" locale) and refuses years ≥ 2024.
-const usa = (d: { year: number; month: number; day: number }) => `${String(d.month).padStart(2, "0")}-${String(d.day).padStart(2, "0")}-${d.year}`;
+const usa = (d: { year: number; month: number; day: number }) =>
+  `${String(d.month).padStart(2, "0")}-${String(d.day).padStart(2, "0")}-${d.year}`;
 
 function build(b: PeerBoleto) {
-  const endereco = (a: PeerBoleto["pagador"]) => ({ logradouro: a.endereco, bairro: a.bairro, cidade: a.cidade, estadoUF: a.uf, cep: a.cep });
+  const endereco = (a: PeerBoleto["pagador"]) => ({
+    logradouro: a.endereco,
+    bairro: a.bairro,
+    cidade: a.cidade,
+    estadoUF: a.uf,
+    cep: a.cep,
+  });
   const boleto = new peer.Boletos({
     banco: new peer.Bancos.Bradesco(),
     pagador: { nome: b.pagador.nome, RegistroNacional: b.pagador.documento, endereco: endereco(b.pagador) },

@@ -10,7 +10,12 @@ interface Container {
   name: string;
   args?: string[];
   restartPolicy?: string;
-  securityContext?: { runAsNonRoot?: boolean; readOnlyRootFilesystem?: boolean; allowPrivilegeEscalation?: boolean; capabilities?: { drop?: string[] } };
+  securityContext?: {
+    runAsNonRoot?: boolean;
+    readOnlyRootFilesystem?: boolean;
+    allowPrivilegeEscalation?: boolean;
+    capabilities?: { drop?: string[] };
+  };
   readinessProbe?: { grpc?: { port: number } };
   livenessProbe?: { grpc?: { port: number } };
   startupProbe?: { grpc?: { port: number } };
@@ -37,7 +42,10 @@ interface Policy extends K8sObject {
   spec: {
     podSelector: { matchLabels?: Record<string, string>; matchExpressions?: { key: string; operator: string; values: string[] }[] };
     policyTypes?: string[];
-    ingress?: { from?: { podSelector?: { matchLabels?: Record<string, string> }; namespaceSelector?: object; ipBlock?: object }[]; ports?: { port: number | string }[] }[];
+    ingress?: {
+      from?: { podSelector?: { matchLabels?: Record<string, string> }; namespaceSelector?: object; ipBlock?: object }[];
+      ports?: { port: number | string }[];
+    }[];
     egress?: { to?: Peer[]; ports?: { protocol?: string; port: number | string }[] }[];
   };
 }
@@ -53,7 +61,12 @@ const DATA_PEERS: Record<(typeof OVERLAYS)[number], { mysql: Peer[]; nats: Peer[
   },
   prod: {
     mysql: [{ ipBlock: { cidr: "198.51.100.0/24" } }],
-    nats: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "nats" } }, podSelector: { matchLabels: { "app.kubernetes.io/name": "nats" } } }],
+    nats: [
+      {
+        namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "nats" } },
+        podSelector: { matchLabels: { "app.kubernetes.io/name": "nats" } },
+      },
+    ],
   },
 };
 const rendered: Record<string, K8sObject[]> = {};
@@ -75,8 +88,14 @@ describe.each(OVERLAYS)("kustomize overlay %s", (overlay) => {
   it("has a Deployment, Service and PodDisruptionBudget per service, in one namespace", () => {
     for (const name of SERVICE_NAMES) {
       expect(deployment(overlay, name), name).toBeDefined();
-      expect(of(overlay, "Service").some((s) => s.metadata.name === name), name).toBe(true);
-      expect(of(overlay, "PodDisruptionBudget").some((s) => s.metadata.name === name), name).toBe(true);
+      expect(
+        of(overlay, "Service").some((s) => s.metadata.name === name),
+        name,
+      ).toBe(true);
+      expect(
+        of(overlay, "PodDisruptionBudget").some((s) => s.metadata.name === name),
+        name,
+      ).toBe(true);
       expect(deployment(overlay, name).spec.template.spec.containers[0]!.args).toEqual([name]);
     }
     const namespaces = new Set(rendered[overlay]!.filter((o) => o.kind !== "Namespace").map((o) => o.metadata.namespace));
@@ -85,7 +104,9 @@ describe.each(OVERLAYS)("kustomize overlay %s", (overlay) => {
 
   it("runs the overlay's image in every service container (the base sets no image of its own)", () => {
     for (const name of SERVICE_NAMES) {
-      const images = deployment(overlay, name).spec.template.spec.containers.filter((c) => c.name === name).map((c) => (c as { image?: string }).image);
+      const images = deployment(overlay, name)
+        .spec.template.spec.containers.filter((c) => c.name === name)
+        .map((c) => (c as { image?: string }).image);
       expect(images, name).toEqual([IMAGES[overlay]]);
     }
   });
@@ -125,21 +146,30 @@ describe.each(OVERLAYS)("kustomize overlay %s", (overlay) => {
   it("takes the master key and the DB/NATS URLs from Secrets, never from a ConfigMap", () => {
     const vault = deployment(overlay, "vault").spec.template.spec.containers[0]!;
     expect(vault.env!.find((e) => e.name === "NFSE_MASTER_KEY_FILE")?.value).toMatch(/^\/run\/secrets\//);
-    for (const [name, variable] of [["store", "MYSQL_URL"], ["vault", "MYSQL_URL"], ["coordinator", "NATS_URL"], ["billing", "NATS_URL"]] as const) {
+    for (const [name, variable] of [
+      ["store", "MYSQL_URL"],
+      ["vault", "MYSQL_URL"],
+      ["coordinator", "NATS_URL"],
+      ["billing", "NATS_URL"],
+    ] as const) {
       const c = deployment(overlay, name).spec.template.spec.containers[0]!;
       expect(c.env!.find((e) => e.name === variable)?.valueFrom?.secretKeyRef?.name, `${name} ${variable}`).toMatch(/^malha-/);
     }
     for (const cm of of<K8sObject & { data?: Record<string, string> }>(overlay, "ConfigMap")) {
-      for (const key of Object.keys(cm.data ?? {})) expect(key, cm.metadata.name).not.toMatch(/SECRET|MASTER_KEY|PASSWORD|MYSQL_URL|NATS_URL/);
+      for (const key of Object.keys(cm.data ?? {}))
+        expect(key, cm.metadata.name).not.toMatch(/SECRET|MASTER_KEY|PASSWORD|MYSQL_URL|NATS_URL/);
     }
   });
 
   it("denies all traffic by default and lets only the gateway (the ADN) and billing (webhooks) reach the internet, on 443 to public addresses", () => {
     const policies = of<Policy>(overlay, "NetworkPolicy");
-    const denyAll = policies.find((p) => Object.keys(p.spec.podSelector.matchLabels ?? {}).length === 0 && !p.spec.ingress && !p.spec.egress);
+    const denyAll = policies.find(
+      (p) => Object.keys(p.spec.podSelector.matchLabels ?? {}).length === 0 && !p.spec.ingress && !p.spec.egress,
+    );
     expect(denyAll?.spec.policyTypes?.sort()).toEqual(["Egress", "Ingress"]);
     // Any address-based rule but the one to the overlay's MySQL hosts is a rule to the internet.
-    const internet = (r: NonNullable<Policy["spec"]["egress"]>[number]) => (r.to ?? []).some((t) => t.ipBlock) && !(r.ports ?? []).some((x) => x.port === 3306);
+    const internet = (r: NonNullable<Policy["spec"]["egress"]>[number]) =>
+      (r.to ?? []).some((t) => t.ipBlock) && !(r.ports ?? []).some((x) => x.port === 3306);
     const withIpBlock = policies.filter((p) => (p.spec.egress ?? []).some(internet));
     expect(withIpBlock.map((p) => p.spec.podSelector.matchLabels?.["app.kubernetes.io/name"]).sort()).toEqual(["adn-gateway", "billing"]);
     for (const p of withIpBlock) {
@@ -154,25 +184,38 @@ describe.each(OVERLAYS)("kustomize overlay %s", (overlay) => {
   it("names the peers of every egress rule: MySQL and NATS only where they are, no port open to any address", () => {
     const policies = of<Policy>(overlay, "NetworkPolicy");
     const selected = (p: Policy) =>
-      p.spec.podSelector.matchLabels?.["app.kubernetes.io/name"] ?? p.spec.podSelector.matchExpressions?.find((e) => e.key === "app.kubernetes.io/name" && e.operator === "In")?.values ?? [];
+      p.spec.podSelector.matchLabels?.["app.kubernetes.io/name"] ??
+      p.spec.podSelector.matchExpressions?.find((e) => e.key === "app.kubernetes.io/name" && e.operator === "In")?.values ??
+      [];
     for (const p of policies) {
-      for (const rule of p.spec.egress ?? []) expect(rule.to?.length, `${p.metadata.name}: an egress rule without \`to\``).toBeGreaterThan(0);
+      for (const rule of p.spec.egress ?? [])
+        expect(rule.to?.length, `${p.metadata.name}: an egress rule without \`to\``).toBeGreaterThan(0);
     }
     const rulesTo = (port: number) =>
-      policies.flatMap((p) => (p.spec.egress ?? []).filter((r) => (r.ports ?? []).some((x) => x.port === port)).map((r) => ({ policy: p, rule: r })));
+      policies.flatMap((p) =>
+        (p.spec.egress ?? []).filter((r) => (r.ports ?? []).some((x) => x.port === port)).map((r) => ({ policy: p, rule: r })),
+      );
     for (const [port, peers, clients] of [
       [3306, DATA_PEERS[overlay].mysql, ["artifacts", "billing", "store", "vault"]],
       [4222, DATA_PEERS[overlay].nats, ["billing", "coordinator"]],
     ] as const) {
       const rules = rulesTo(port);
-      expect(rules.map((r) => r.rule.to), `egress to ${port}`).toEqual([peers]);
-      expect(rules.map((r) => r.rule.ports), `egress to ${port}`).toEqual([[{ protocol: "TCP", port }]]);
+      expect(
+        rules.map((r) => r.rule.to),
+        `egress to ${port}`,
+      ).toEqual([peers]);
+      expect(
+        rules.map((r) => r.rule.ports),
+        `egress to ${port}`,
+      ).toEqual([[{ protocol: "TCP", port }]]);
       expect([selected(rules[0]!.policy)].flat().sort(), `who reaches ${port}`).toEqual(clients);
     }
   });
 
   it("admits to the vault only the gateway (credentials) and the coordinator (certificate listing)", () => {
-    const vault = of<Policy>(overlay, "NetworkPolicy").filter((p) => p.spec.podSelector.matchLabels?.["app.kubernetes.io/name"] === "vault");
+    const vault = of<Policy>(overlay, "NetworkPolicy").filter(
+      (p) => p.spec.podSelector.matchLabels?.["app.kubernetes.io/name"] === "vault",
+    );
     expect(vault).toHaveLength(1);
     const sources = vault[0]!.spec.ingress!.flatMap((r) => r.from ?? []);
     expect(sources.every((s) => s.namespaceSelector === undefined && s.ipBlock === undefined)).toBe(true);
@@ -193,7 +236,8 @@ describe("overlay differences", () => {
 
   it("prod keeps leases and work queues on three JetStream replicas (its NATS is an R3 cluster); dev on one", () => {
     const replicasOf = (overlay: string, name: string) =>
-      of<K8sObject & { data?: Record<string, string> }>(overlay, "ConfigMap").find((c) => c.metadata.name.startsWith(`${name}-config`))?.data?.NATS_REPLICAS;
+      of<K8sObject & { data?: Record<string, string> }>(overlay, "ConfigMap").find((c) => c.metadata.name.startsWith(`${name}-config`))
+        ?.data?.NATS_REPLICAS;
     expect(["coordinator", "billing"].map((s) => replicasOf("prod", s))).toEqual(["3", "3"]);
     expect(["coordinator", "billing"].map((s) => replicasOf("dev", s))).toEqual(["1", "1"]);
   });
@@ -202,14 +246,26 @@ describe("overlay differences", () => {
     const broken = structuredClone(deployment("prod", "store")) as Workload;
     (broken.spec as Record<string, unknown>).replicas = "two";
     expect((await validateAll([broken])).join("\n")).toMatch(/Deployment\/store: .*replicas/);
-    expect(await validateAll([{ apiVersion: "batch/v1", kind: "CronJob", metadata: { name: "x" } }])).toEqual(["CronJob/x: no schema for batch/v1 CronJob"]);
+    expect(await validateAll([{ apiVersion: "batch/v1", kind: "CronJob", metadata: { name: "x" } }])).toEqual([
+      "CronJob/x: no schema for batch/v1 CronJob",
+    ]);
   });
 
   it("dev generates placeholder Secrets; prod generates none and runs two replicas of the stateless services", () => {
     const devSecrets = of("dev", "Secret").map((s) => s.metadata.name.replace(/-[a-z0-9]{10}$/, ""));
-    expect(devSecrets).toEqual(expect.arrayContaining(["malha-mysql", "malha-nats", "malha-master-key", "malha-vault-credentials", "malha-vault-admin", "malha-billing-tokens"]));
+    expect(devSecrets).toEqual(
+      expect.arrayContaining([
+        "malha-mysql",
+        "malha-nats",
+        "malha-master-key",
+        "malha-vault-credentials",
+        "malha-vault-admin",
+        "malha-billing-tokens",
+      ]),
+    );
     expect(of("prod", "Secret")).toEqual([]);
-    for (const name of ["vault", "store", "coordinator", "adn-gateway", "billing"]) expect(deployment("prod", name).spec.replicas, name).toBe(2);
+    for (const name of ["vault", "store", "coordinator", "adn-gateway", "billing"])
+      expect(deployment("prod", name).spec.replicas, name).toBe(2);
   });
 });
 

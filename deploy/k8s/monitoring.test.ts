@@ -66,7 +66,7 @@ function registeredSeries(): Map<string, Set<string>> {
       const body = text.slice(c.index!, calls[i + 1]?.index);
       const name = /name: "(malha_[a-z0-9_]+)"/.exec(body)?.[1];
       if (!name) return;
-      const labels = new Set([.../labelNames: \[([^\]]*)\]/.exec(body)?.[1]?.matchAll(/"([a-z_]+)"/g) ?? []].map((l) => l[1]!));
+      const labels = new Set([...(/labelNames: \[([^\]]*)\]/.exec(body)?.[1]?.matchAll(/"([a-z_]+)"/g) ?? [])].map((l) => l[1]!));
       const suffixes = c[1] === "Histogram" ? ["_bucket", "_sum", "_count"] : c[1] === "Summary" ? ["", "_sum", "_count"] : [""];
       for (const s of suffixes) out.set(name + s, s === "_bucket" ? new Set([...labels, "le"]) : labels);
     });
@@ -103,7 +103,12 @@ interface Dashboard {
 
 describe("monitoring component", () => {
   it("renders onto the base and validates against the Prometheus Operator schemas", async () => {
-    expect(objects.filter((o) => o.apiVersion.startsWith("monitoring.coreos.com")).map((o) => o.kind).sort()).toEqual(["PodMonitor", "PrometheusRule"]);
+    expect(
+      objects
+        .filter((o) => o.apiVersion.startsWith("monitoring.coreos.com"))
+        .map((o) => o.kind)
+        .sort(),
+    ).toEqual(["PodMonitor", "PrometheusRule"]);
     expect(await validateAll(objects)).toEqual([]);
   });
 
@@ -115,7 +120,11 @@ describe("monitoring component", () => {
       const labels = d.spec.template.metadata.labels;
       for (const [k, v] of Object.entries(pm.spec.selector.matchLabels)) expect(labels[k], d.metadata.name).toBe(v);
       expect(labels[pm.spec.jobLabel], d.metadata.name).toBe(d.metadata.name);
-      for (const e of pm.spec.podMetricsEndpoints) expect(d.spec.template.spec.containers[0]!.ports?.map((p) => p.name), d.metadata.name).toContain(e.port);
+      for (const e of pm.spec.podMetricsEndpoints)
+        expect(
+          d.spec.template.spec.containers[0]!.ports?.map((p) => p.name),
+          d.metadata.name,
+        ).toContain(e.port);
     }
   });
 
@@ -143,19 +152,26 @@ describe("monitoring component", () => {
       const file = join(dir, "rules.yaml");
       writeFileSync(file, stringify({ groups: one<PrometheusRule>("PrometheusRule").spec.groups }));
       const r = spawnSync("promtool", ["check", "rules", file], { encoding: "utf8" });
-      if (r.error) throw new Error(`promtool is required (apt-get install prometheus, or bash scripts/stack.sh install): ${r.error.message}`);
-      expect({ status: r.status, out: r.stdout + r.stderr }).toMatchObject({ status: 0, out: expect.stringMatching(/SUCCESS: \d+ rules found/) });
+      if (r.error)
+        throw new Error(`promtool is required (apt-get install prometheus, or bash scripts/stack.sh install): ${r.error.message}`);
+      expect({ status: r.status, out: r.stdout + r.stderr }).toMatchObject({
+        status: 0,
+        out: expect.stringMatching(/SUCCESS: \d+ rules found/),
+      });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   });
 
   it("provisions the Grafana dashboards (sync fleet, billing jobs) as a ConfigMap Grafana's sidecar loads", () => {
-    const cm = objects.find((o) => o.kind === "ConfigMap" && o.metadata.labels?.grafana_dashboard === "1") as (K8sObject & { data: Record<string, string> }) | undefined;
+    const cm = objects.find((o) => o.kind === "ConfigMap" && o.metadata.labels?.grafana_dashboard === "1") as
+      | (K8sObject & { data: Record<string, string> })
+      | undefined;
     expect(cm?.metadata.name).toBe("malha-grafana-dashboards");
     expect(Object.keys(cm!.data).sort()).toEqual(["malha-billing.json", "malha-sync.json"]);
     // What the ConfigMap carries is the files of dashboards/, which are importable as they are.
-    for (const [file, text] of Object.entries(cm!.data)) expect(text, file).toBe(readFileSync(join(K8S, "components/monitoring/dashboards", file), "utf8"));
+    for (const [file, text] of Object.entries(cm!.data))
+      expect(text, file).toBe(readFileSync(join(K8S, "components/monitoring/dashboards", file), "utf8"));
   });
 
   it("every dashboard panel queries, through the datasource variable, series and labels the services export", () => {
@@ -184,7 +200,14 @@ describe("monitoring component", () => {
       }
     }
     // The sync fleet and the billing jobs are both on a dashboard.
-    for (const metric of ["malha_sync_feeds", "malha_sync_runs_total", "malha_adn_http_requests_total", "malha_billing_open_jobs", "malha_billing_jobs_finished_total", "malha_billing_webhook_attempts_total"]) {
+    for (const metric of [
+      "malha_sync_feeds",
+      "malha_sync_runs_total",
+      "malha_adn_http_requests_total",
+      "malha_billing_open_jobs",
+      "malha_billing_jobs_finished_total",
+      "malha_billing_webhook_attempts_total",
+    ]) {
       expect(queried.has(metric), metric).toBe(true);
     }
   });

@@ -32,7 +32,10 @@ describe("deploy/systemd units", () => {
         "ExecStart must run node /opt/malha/dist/services/store/main.js",
       ]),
     );
-    const leaky = unitText("store").replace("Environment=NODE_ENV=production", "Environment=NODE_ENV=production\nEnvironment=MYSQL_PASSWORD=hunter2");
+    const leaky = unitText("store").replace(
+      "Environment=NODE_ENV=production",
+      "Environment=NODE_ENV=production\nEnvironment=MYSQL_PASSWORD=hunter2",
+    );
     expect(lintServiceUnit(leaky, "store")).toEqual(["secret in Environment=: MYSQL_PASSWORD"]);
     expect(lintServiceUnit(unitText("store").replace("[Install]", "[Install]\nEnvironment=X_SECRET=1"), "store")).toContain(
       "unknown key Environment in [Install]",
@@ -40,7 +43,8 @@ describe("deploy/systemd units", () => {
   });
 
   it("hands secret files to the services through LoadCredential, never the environment", () => {
-    const creds = (s: string) => (parseUnit(unitText(s)).get("Service") ?? []).filter(([k]) => k === "LoadCredential").map(([, v]) => v.split(":")[0]);
+    const creds = (s: string) =>
+      (parseUnit(unitText(s)).get("Service") ?? []).filter(([k]) => k === "LoadCredential").map(([, v]) => v.split(":")[0]);
     expect(creds("vault")).toEqual(["master-key", "vault-credentials", "vault-admin"]);
     expect(creds("adn-gateway")).toEqual(["vault-credentials"]);
     expect(creds("artifacts")).toEqual(["artifact-link"]);
@@ -49,7 +53,10 @@ describe("deploy/systemd units", () => {
   });
 
   it("malha.target wants every service and each unit is part of it", () => {
-    const wants = parseUnit(readFileSync(join(DIR, "malha.target"), "utf8")).get("Unit")!.find(([k]) => k === "Wants")![1].split(/\s+/);
+    const wants = parseUnit(readFileSync(join(DIR, "malha.target"), "utf8"))
+      .get("Unit")!
+      .find(([k]) => k === "Wants")![1]
+      .split(/\s+/);
     expect(wants.sort()).toEqual(SERVICE_NAMES.map((s) => `malha-${s}.service`).sort());
     for (const s of SERVICE_NAMES) expect(unitText(s)).toContain("PartOf=malha.target");
   });
@@ -87,7 +94,8 @@ describe("deploy/systemd units", () => {
   it("example files hold no usable secret", () => {
     for (const s of SERVICE_NAMES) {
       const text = readFileSync(join(DIR, "env", `${s}.env.example`), "utf8");
-      for (const m of text.matchAll(/^([A-Z_]*(?:SECRET|PASSWORD)[A-Z_]*|MYSQL_URL)=(.*)$/gm)) expect(m[2], `${s} ${m[1]}`).toMatch(/CHANGE_ME/);
+      for (const m of text.matchAll(/^([A-Z_]*(?:SECRET|PASSWORD)[A-Z_]*|MYSQL_URL)=(.*)$/gm))
+        expect(m[2], `${s} ${m[1]}`).toMatch(/CHANGE_ME/);
       expect(statSync(join(DIR, "env", `${s}.env.example`)).isFile()).toBe(true);
     }
     expect(execFileSync("git", ["check-ignore", "-q", "--no-index", "docker/.env"], { cwd: ROOT, stdio: "pipe" }).length).toBe(0);

@@ -37,7 +37,16 @@ describe("chave de acesso", () => {
   });
 
   it("builds chaves from their parts (CPF emitters left-padded) with a valid DV", () => {
-    const chave = buildChave({ cMun: "3304557", ambGer: 1, tpInsc: 1, inscricao: "52998224725", nNFSe: 123, year: 2025, month: 12, codigo: 1 });
+    const chave = buildChave({
+      cMun: "3304557",
+      ambGer: 1,
+      tpInsc: 1,
+      inscricao: "52998224725",
+      nNFSe: 123,
+      year: 2025,
+      month: 12,
+      codigo: 1,
+    });
     expect(chave).toBe("33045571100052998224725000000000012325120000000019");
     expect(isValidChave(chave)).toBe(true);
   });

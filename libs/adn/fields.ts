@@ -15,7 +15,11 @@ export class FieldError extends Error {
   override name = "FieldError";
   /** "missing": the index cannot do without it; "invalid": present, but malformed or beyond the layout's limits. */
   readonly fault: FieldFault;
-  constructor(readonly field: string, problem: string, fault: FieldFault = "invalid") {
+  constructor(
+    readonly field: string,
+    problem: string,
+    fault: FieldFault = "invalid",
+  ) {
     super(`${field} ${problem}`);
     this.fault = fault;
   }
@@ -132,6 +136,7 @@ export function taxId(node: XmlNode | undefined, field: string, names = { cnpj: 
 /** The root's `versao` attribute ("1.00", "1.01"); a fault when it could not be a layout version. */
 export function versaoOf(root: XmlNode, field: string): string {
   const versao = attr(root, "versao");
-  if (versao.length > 8 || !/^[\x20-\x7e]*$/.test(versao)) throw new FieldError(field, "is not a layout version of at most 8 ASCII characters");
+  if (versao.length > 8 || !/^[\x20-\x7e]*$/.test(versao))
+    throw new FieldError(field, "is not a layout version of at most 8 ASCII characters");
   return versao;
 }

@@ -15,11 +15,14 @@ let base = "";
 
 beforeAll(async () => {
   const cert = issueServer(trusted);
-  server = createServer({ key: cert.keyPem, cert: cert.certPem, ca: trusted.certPem, requestCert: true, rejectUnauthorized: true }, (req, res) => {
-    const peer = (req.socket as TLSSocket).getPeerCertificate();
-    res.writeHead(200, { "content-type": "application/json" });
-    res.end(JSON.stringify({ subject: peer.subject?.CN ?? "" }));
-  });
+  server = createServer(
+    { key: cert.keyPem, cert: cert.certPem, ca: trusted.certPem, requestCert: true, rejectUnauthorized: true },
+    (req, res) => {
+      const peer = (req.socket as TLSSocket).getPeerCertificate();
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ subject: peer.subject?.CN ?? "" }));
+    },
+  );
   server.listen(0, "127.0.0.1");
   await once(server, "listening");
   base = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -84,11 +84,15 @@ export class AdnHttpClient {
    */
   async get(pool: Agent, url: string, opts: { timeoutMs: number; signal?: AbortSignal }): Promise<AdnHttpResponse> {
     const path = new URL(url).pathname;
-    return inSpan(`GET ${path.replace(/\/\d+/g, "/{n}").replace(/\/[0-9A-Za-z]{50}\b/g, "/{chave}")}`, { kind: SpanKind.CLIENT, attributes: { "http.request.method": "GET", "url.full": url } }, async (span) => {
-      const res = await this.fetch(pool, url, opts);
-      span.setAttribute("http.response.status_code", res.status);
-      return res;
-    });
+    return inSpan(
+      `GET ${path.replace(/\/\d+/g, "/{n}").replace(/\/[0-9A-Za-z]{50}\b/g, "/{chave}")}`,
+      { kind: SpanKind.CLIENT, attributes: { "http.request.method": "GET", "url.full": url } },
+      async (span) => {
+        const res = await this.fetch(pool, url, opts);
+        span.setAttribute("http.response.status_code", res.status);
+        return res;
+      },
+    );
   }
 
   private async fetch(pool: Agent, url: string, opts: { timeoutMs: number; signal?: AbortSignal }): Promise<AdnHttpResponse> {

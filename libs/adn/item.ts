@@ -1,12 +1,7 @@
 // One `LoteDFe` entry → DistributionItem. Never throws: whatever cannot be decoded or parsed becomes a
 // fault item carrying the raw payload, so a bad document never fails the batch and is never lost.
 import { create } from "@bufbuild/protobuf";
-import {
-  DistributionItemSchema,
-  FaultReason,
-  FaultSchema,
-  type DistributionItem,
-} from "../gen/malha/nfse/v1/distribution_pb.js";
+import { DistributionItemSchema, FaultReason, FaultSchema, type DistributionItem } from "../gen/malha/nfse/v1/distribution_pb.js";
 import type { RawLoteItem } from "./envelope.js";
 import { parseEvento } from "./event-xml.js";
 import { FieldError } from "./fields.js";
@@ -50,7 +45,8 @@ export function decodeItem(raw: RawLoteItem, opts: DecodeOptions): DistributionI
     return item;
   } catch (err) {
     if (err instanceof XmlError) return fault(FaultReason.BAD_XML, err.message);
-    if (err instanceof FieldError) return fault(err.fault === "missing" ? FaultReason.MISSING_FIELD : FaultReason.INVALID_VALUE, err.message);
+    if (err instanceof FieldError)
+      return fault(err.fault === "missing" ? FaultReason.MISSING_FIELD : FaultReason.INVALID_VALUE, err.message);
     // A shape the parser did not foresee is still this item's problem, never the batch's.
     return fault(FaultReason.BAD_XML, `unparseable structure: ${(err as Error).message}`);
   }

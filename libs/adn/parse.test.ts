@@ -19,7 +19,15 @@ const CHAVE = "35503082211222333000181000000000004226031234567893";
 function decode(xml: Buffer | string, extra: Partial<{ nsu: string; dataHoraGeracao: string }> = {}) {
   const bytes = Buffer.isBuffer(xml) ? xml : Buffer.from(xml, "utf8");
   return decodeItem(
-    { nsu: "7", chaveAcesso: CHAVE, tipoDocumento: "NFSE", tipoEvento: "", arquivoXml: gzipSync(bytes).toString("base64"), dataHoraGeracao: "2026-03-10T14:02:11.41", ...extra },
+    {
+      nsu: "7",
+      chaveAcesso: CHAVE,
+      tipoDocumento: "NFSE",
+      tipoEvento: "",
+      arquivoXml: gzipSync(bytes).toString("base64"),
+      dataHoraGeracao: "2026-03-10T14:02:11.41",
+      ...extra,
+    },
     { maxDecompressedBytes: 1 << 20 },
   );
 }
@@ -44,7 +52,12 @@ describe("NFS-e layout 1.01 (adn.md §7.2)", () => {
     const item = decode(xml);
     expect(Buffer.from(item.xml).equals(xml)).toBe(true);
     expect(item.xmlSha256).toBe(sha256Hex(xml));
-    expect(item).toMatchObject({ nsu: 7n, chave: CHAVE, tipoDocumento: "NFSE", dataHoraGeracao: { seconds: secs("2026-03-10T17:02:11Z"), nanos: 410_000_000 } });
+    expect(item).toMatchObject({
+      nsu: 7n,
+      chave: CHAVE,
+      tipoDocumento: "NFSE",
+      dataHoraGeracao: { seconds: secs("2026-03-10T17:02:11Z"), nanos: 410_000_000 },
+    });
     const doc = document(xml);
     expect(doc).toMatchObject({
       chave: CHAVE,
@@ -54,7 +67,13 @@ describe("NFS-e layout 1.01 (adn.md §7.2)", () => {
       dhProc: { seconds: secs("2026-03-10T17:02:10Z") },
       dhEmi: { seconds: secs("2026-03-10T17:00:00Z") },
       competencia: { year: 2026, month: 3, day: 10 },
-      emitente: { document: { kind: TaxIdKind.CNPJ, number: "11222333000181" }, name: "PRESTADORA EXEMPLO LTDA", inscricaoMunicipal: "12345", codigoMunicipio: "3550308", uf: "SP" },
+      emitente: {
+        document: { kind: TaxIdKind.CNPJ, number: "11222333000181" },
+        name: "PRESTADORA EXEMPLO LTDA",
+        inscricaoMunicipal: "12345",
+        codigoMunicipio: "3550308",
+        uf: "SP",
+      },
       prestador: { document: { kind: TaxIdKind.CNPJ, number: "11222333000181" }, name: "" },
       tomador: { document: { kind: TaxIdKind.CNPJ, number: "99888777000100" }, name: "TOMADORA EXEMPLO SA" },
       codigoMunicipioEmissor: "3550308",
@@ -95,14 +114,25 @@ describe("NFS-e layout 1.00, a municipal transcription", () => {
       chave: "33045571100052998224725000000000012325120000000019",
       versao: "1.00",
       cStat: 101,
-      emitente: { document: { kind: TaxIdKind.CPF, number: "52998224725" }, inscricaoMunicipal: "4711", name: "JOSE & FILHOS CONTABEIS", uf: "RJ" },
+      emitente: {
+        document: { kind: TaxIdKind.CPF, number: "52998224725" },
+        inscricaoMunicipal: "4711",
+        name: "JOSE & FILHOS CONTABEIS",
+        uf: "RJ",
+      },
       prestador: { document: { kind: TaxIdKind.CPF, number: "52998224725" } },
       intermediario: { document: { kind: TaxIdKind.CNPJ, number: "11444777000161" }, name: "INTERMEDIARIA LTDA" },
       codigoLocalPrestacao: "",
       codigoPaisPrestacao: "US",
       codigoMunicipioIncidencia: "",
       servico: { cTribNac: "171901", cTribMun: "001", cNbs: "113011000" },
-      valores: { vServCents: 100000n, vLiqCents: 85050n, vTotalRetCents: 14950n, tribIssqn: TributacaoIssqn.EXPORTACAO, tpRetIssqn: TipoRetencaoIssqn.RETIDO_TOMADOR },
+      valores: {
+        vServCents: 100000n,
+        vLiqCents: 85050n,
+        vTotalRetCents: 14950n,
+        tribIssqn: TributacaoIssqn.EXPORTACAO,
+        tpRetIssqn: TipoRetencaoIssqn.RETIDO_TOMADOR,
+      },
       tpAmb: Ambiente.PRODUCAO,
       ambGer: AmbienteGerador.MUNICIPIO,
       tpEmis: TipoEmissao.TRANSCRITA,
@@ -122,13 +152,39 @@ describe("faults found after decompression keep the XML", () => {
     ["a DTD with an entity", '<!DOCTYPE NFSe [<!ENTITY x "boom">]><NFSe>&x;</NFSe>', FaultReason.BAD_XML],
     ["invalid UTF-8", Buffer.from([0x3c, 0x61, 0x3e, 0xff, 0xfe, 0x3c, 0x2f, 0x61, 0x3e]), FaultReason.BAD_XML],
     ["a DPS instead of a note", '<DPS versao="1.01"><infDPS Id="DPS1"/></DPS>', FaultReason.UNKNOWN_DOCUMENT_TYPE],
-    ["a note without its Id", "<NFSe versao=\"1.01\"><infNFSe><nNFSe>1</nNFSe></infNFSe></NFSe>", FaultReason.MISSING_FIELD],
-    ["an amount with 3 decimals", sample("nfse-1.01.xml").toString().replace("<vLiq>1000.00</vLiq>", "<vLiq>1000.005</vLiq>"), FaultReason.INVALID_VALUE],
-    ["an impossible date", sample("nfse-1.01.xml").toString().replace("2026-03-10T14:02:10-03:00", "2026-02-30T14:02:10-03:00"), FaultReason.INVALID_VALUE],
-    ["a description beyond the XSD's 2000 characters", sample("nfse-1.01.xml").toString().replace("Suporte tecnico mensal", "x".repeat(70_000)), FaultReason.INVALID_VALUE],
-    ["a rate of 1000 %", sample("nfse-1.01.xml").toString().replace("<pAliqAplic>2.00</pAliqAplic>", "<pAliqAplic>1000.00</pAliqAplic>"), FaultReason.INVALID_VALUE],
-    ["a tomador CNPJ in lower case", sample("nfse-1.01.xml").toString().replace("<CNPJ>99888777000100</CNPJ>", "<CNPJ>12abc34501de35</CNPJ>"), FaultReason.INVALID_VALUE],
-    ["a chave in lower case", sample("nfse-1.01.xml").toString().replace(`NFS${CHAVE}`, `NFS${CHAVE.slice(0, 9)}abc${CHAVE.slice(12)}`), FaultReason.MISSING_FIELD],
+    ["a note without its Id", '<NFSe versao="1.01"><infNFSe><nNFSe>1</nNFSe></infNFSe></NFSe>', FaultReason.MISSING_FIELD],
+    [
+      "an amount with 3 decimals",
+      sample("nfse-1.01.xml").toString().replace("<vLiq>1000.00</vLiq>", "<vLiq>1000.005</vLiq>"),
+      FaultReason.INVALID_VALUE,
+    ],
+    [
+      "an impossible date",
+      sample("nfse-1.01.xml").toString().replace("2026-03-10T14:02:10-03:00", "2026-02-30T14:02:10-03:00"),
+      FaultReason.INVALID_VALUE,
+    ],
+    [
+      "a description beyond the XSD's 2000 characters",
+      sample("nfse-1.01.xml").toString().replace("Suporte tecnico mensal", "x".repeat(70_000)),
+      FaultReason.INVALID_VALUE,
+    ],
+    [
+      "a rate of 1000 %",
+      sample("nfse-1.01.xml").toString().replace("<pAliqAplic>2.00</pAliqAplic>", "<pAliqAplic>1000.00</pAliqAplic>"),
+      FaultReason.INVALID_VALUE,
+    ],
+    [
+      "a tomador CNPJ in lower case",
+      sample("nfse-1.01.xml").toString().replace("<CNPJ>99888777000100</CNPJ>", "<CNPJ>12abc34501de35</CNPJ>"),
+      FaultReason.INVALID_VALUE,
+    ],
+    [
+      "a chave in lower case",
+      sample("nfse-1.01.xml")
+        .toString()
+        .replace(`NFS${CHAVE}`, `NFS${CHAVE.slice(0, 9)}abc${CHAVE.slice(12)}`),
+      FaultReason.MISSING_FIELD,
+    ],
   ])("%s", (_name, xml, reason) => {
     const item = decode(xml as string | Buffer);
     expect(item.content.case).toBe("fault");
@@ -141,7 +197,7 @@ describe("faults found after decompression keep the XML", () => {
   it("never throws on mangled documents: every variant is a document, an event or a fault", () => {
     const base = sample("nfse-1.01.xml");
     let seed = 7;
-    const rnd = (n: number) => ((seed = (seed * 1_103_515_245 + 12_345) >>> 0) % n);
+    const rnd = (n: number) => (seed = (seed * 1_103_515_245 + 12_345) >>> 0) % n;
     for (let i = 0; i < 300; i++) {
       const bytes = Buffer.from(base);
       for (let k = 0; k < 1 + rnd(4); k++) bytes[rnd(bytes.length)] = rnd(256);
@@ -158,7 +214,10 @@ describe("faults found after decompression keep the XML", () => {
 
   it("names the path and the limit of a value beyond the layout", () => {
     const long = decode(sample("nfse-1.01.xml").toString().replace("TOMADORA EXEMPLO SA", "T".repeat(301)));
-    expect(long.content.value).toMatchObject({ reason: FaultReason.INVALID_VALUE, message: "DPS/infDPS/toma/xNome is longer than 300 characters (301)" });
+    expect(long.content.value).toMatchObject({
+      reason: FaultReason.INVALID_VALUE,
+      message: "DPS/infDPS/toma/xNome is longer than 300 characters (301)",
+    });
     const lower = decode(sample("nfse-1.01.xml").toString().replace("<CNPJ>99888777000100</CNPJ>", "<CNPJ>12abc34501de35</CNPJ>"));
     expect(lower.content.value).toMatchObject({ message: expect.stringMatching(/^DPS\/infDPS\/toma\/CNPJ has lower-case letters/) });
   });
@@ -220,7 +279,11 @@ describe("IBS/CBS (NT 004 v2.0) and the 2026 layout notes", () => {
     const xml = withIbsCbs(sample("nfse-1.01.xml").toString());
     expect(xml).toContain("<gTribSN>");
     const doc = document(xml);
-    expect(doc.destinatario).toMatchObject({ document: { kind: TaxIdKind.CNPJ, number: dest }, name: "DESTINATARIA LTDA", codigoMunicipio: "3304557" });
+    expect(doc.destinatario).toMatchObject({
+      document: { kind: TaxIdKind.CNPJ, number: dest },
+      name: "DESTINATARIA LTDA",
+      codigoMunicipio: "3304557",
+    });
     expect(doc.ibsCbs).toMatchObject({
       codigoLocalidadeIncidencia: "3550308",
       vBcCents: 100000n,
@@ -253,7 +316,10 @@ describe("IBS/CBS (NT 004 v2.0) and the 2026 layout notes", () => {
     );
     expect(document(nt009).valores?.vLiqCents).toBe(100000n);
     const bad = decode(withIbsCbs(sample("nfse-1.01.xml").toString()).replace("<vCBS>9.00</vCBS>", "<vCBS>nove</vCBS>"));
-    expect(bad.content.value).toMatchObject({ reason: FaultReason.INVALID_VALUE, message: expect.stringContaining("IBSCBS/totCIBS/gCBS/vCBS") });
+    expect(bad.content.value).toMatchObject({
+      reason: FaultReason.INVALID_VALUE,
+      message: expect.stringContaining("IBSCBS/totCIBS/gCBS/vCBS"),
+    });
   });
 });
 
@@ -287,11 +353,23 @@ describe("events", () => {
   }
 
   const SPEC: Record<string, [string, object]> = {
-    "101101": ["<cMotivo>9</cMotivo><xMotivo>Outros motivos do cancelamento</xMotivo>", { cMotivo: "9", xMotivo: "Outros motivos do cancelamento" }],
-    "105102": [`<cMotivo>01</cMotivo><chSubstituta>${CHAVE.replace(/^3/, "4")}</chSubstituta>`, { cMotivo: "01", chaveSubstituta: CHAVE.replace(/^3/, "4") }],
+    "101101": [
+      "<cMotivo>9</cMotivo><xMotivo>Outros motivos do cancelamento</xMotivo>",
+      { cMotivo: "9", xMotivo: "Outros motivos do cancelamento" },
+    ],
+    "105102": [
+      `<cMotivo>01</cMotivo><chSubstituta>${CHAVE.replace(/^3/, "4")}</chSubstituta>`,
+      { cMotivo: "01", chaveSubstituta: CHAVE.replace(/^3/, "4") },
+    ],
     "101103": ["<cMotivo>2</cMotivo><xMotivo>Servico nao prestado</xMotivo>", { cMotivo: "2", xMotivo: "Servico nao prestado" }],
-    "105104": ["<CPFAgTrib>52998224725</CPFAgTrib><nProcAdm>PA-1/2026</nProcAdm><cMotivo>1</cMotivo><xMotivo>Deferido</xMotivo>", { cpfAgenteTributario: "52998224725", nProcAdm: "PA-1/2026", cMotivo: "1" }],
-    "105105": ["<CPFAgTrib>52998224725</CPFAgTrib><cMotivo>2</cMotivo><xMotivo>Indeferido</xMotivo>", { cpfAgenteTributario: "52998224725", cMotivo: "2", nProcAdm: "" }],
+    "105104": [
+      "<CPFAgTrib>52998224725</CPFAgTrib><nProcAdm>PA-1/2026</nProcAdm><cMotivo>1</cMotivo><xMotivo>Deferido</xMotivo>",
+      { cpfAgenteTributario: "52998224725", nProcAdm: "PA-1/2026", cMotivo: "1" },
+    ],
+    "105105": [
+      "<CPFAgTrib>52998224725</CPFAgTrib><cMotivo>2</cMotivo><xMotivo>Indeferido</xMotivo>",
+      { cpfAgenteTributario: "52998224725", cMotivo: "2", nProcAdm: "" },
+    ],
     "202201": ["", {}],
     "203202": ["", {}],
     "204203": ["", {}],
@@ -299,10 +377,22 @@ describe("events", () => {
     "202205": ["<cMotivo>1</cMotivo><xMotivo>Duplicidade</xMotivo>", { cMotivo: "1", xMotivo: "Duplicidade" }],
     "203206": ["<cMotivo>5</cMotivo>", { cMotivo: "5", xMotivo: "" }],
     "204207": ["<cMotivo>9</cMotivo><xMotivo>Outros</xMotivo>", { cMotivo: "9" }],
-    "205208": [`<CPFAgTrib>52998224725</CPFAgTrib><idEvManifRej>EVT${CHAVE}203206001</idEvManifRej><xMotivo>Anulada</xMotivo>`, { idEventoRejeicao: `EVT${CHAVE}203206001`, xMotivo: "Anulada" }],
-    "305101": ["<CPFAgTrib>52998224725</CPFAgTrib><nProcAdm>77</nProcAdm><xProcAdm>Processo de oficio</xProcAdm>", { nProcAdm: "77", xProcAdm: "Processo de oficio" }],
-    "305102": ["<CPFAgTrib>52998224725</CPFAgTrib><xMotivo>Bloqueio</xMotivo><codEvento>e101101</codEvento>", { codEventoBloqueado: "101101", xMotivo: "Bloqueio" }],
-    "305103": [`<CPFAgTrib>52998224725</CPFAgTrib><idBloqOfic>EVT${CHAVE}305102001</idBloqOfic>`, { idBloqueioOficio: `EVT${CHAVE}305102001` }],
+    "205208": [
+      `<CPFAgTrib>52998224725</CPFAgTrib><idEvManifRej>EVT${CHAVE}203206001</idEvManifRej><xMotivo>Anulada</xMotivo>`,
+      { idEventoRejeicao: `EVT${CHAVE}203206001`, xMotivo: "Anulada" },
+    ],
+    "305101": [
+      "<CPFAgTrib>52998224725</CPFAgTrib><nProcAdm>77</nProcAdm><xProcAdm>Processo de oficio</xProcAdm>",
+      { nProcAdm: "77", xProcAdm: "Processo de oficio" },
+    ],
+    "305102": [
+      "<CPFAgTrib>52998224725</CPFAgTrib><xMotivo>Bloqueio</xMotivo><codEvento>e101101</codEvento>",
+      { codEventoBloqueado: "101101", xMotivo: "Bloqueio" },
+    ],
+    "305103": [
+      `<CPFAgTrib>52998224725</CPFAgTrib><idBloqOfic>EVT${CHAVE}305102001</idBloqOfic>`,
+      { idBloqueioOficio: `EVT${CHAVE}305102001` },
+    ],
     "907201": ["", {}],
     "907209": ["", {}],
   };

@@ -23,8 +23,14 @@ describe("ArquivoXml decoding", () => {
 
   it("reports truncated or non-gzip payloads as BAD_GZIP", () => {
     const gz = gzipSync(Buffer.alloc(4096, 65));
-    expect(decodeArquivoXml(gz.subarray(0, gz.length - 12).toString("base64"), 1 << 20)).toMatchObject({ ok: false, reason: FaultReason.BAD_GZIP });
-    expect(decodeArquivoXml(Buffer.from("<NFSe>plain xml, not gzip</NFSe>").toString("base64"), 1 << 20)).toMatchObject({ ok: false, reason: FaultReason.BAD_GZIP });
+    expect(decodeArquivoXml(gz.subarray(0, gz.length - 12).toString("base64"), 1 << 20)).toMatchObject({
+      ok: false,
+      reason: FaultReason.BAD_GZIP,
+    });
+    expect(decodeArquivoXml(Buffer.from("<NFSe>plain xml, not gzip</NFSe>").toString("base64"), 1 << 20)).toMatchObject({
+      ok: false,
+      reason: FaultReason.BAD_GZIP,
+    });
   });
 
   it("stops inflating a decompression bomb at the cap", () => {

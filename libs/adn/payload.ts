@@ -4,9 +4,7 @@ import { createHash } from "node:crypto";
 import { gunzipSync } from "node:zlib";
 import { FaultReason } from "../gen/malha/nfse/v1/distribution_pb.js";
 
-export type DecodeResult =
-  | { ok: true; xml: Buffer }
-  | { ok: false; reason: FaultReason; message: string };
+export type DecodeResult = { ok: true; xml: Buffer } | { ok: false; reason: FaultReason; message: string };
 
 // One pass over the text instead of strip-then-regex: the check was a visible share of decodeItem. Node's
 // decoder skips the same whitespace itself, so the text is decoded as it is.

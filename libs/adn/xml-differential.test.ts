@@ -50,7 +50,9 @@ const CASES = 2000;
 // Corpus: the committed samples and the simulator's renderings (both layouts, pretty and compact, events).
 
 function corpus(): string[] {
-  const docs = ["nfse-1.00.xml", "nfse-1.01.xml", "evento-101101-1.01.xml"].map((n) => readFileSync(new URL(`./testdata/${n}`, import.meta.url), "utf8"));
+  const docs = ["nfse-1.00.xml", "nfse-1.01.xml", "evento-101101-1.01.xml"].map((n) =>
+    readFileSync(new URL(`./testdata/${n}`, import.meta.url), "utf8"),
+  );
   for (const ibge of ["3550308", "4106902"]) {
     const gen = new FeedGenerator({ seed: 5, ibge, tipoNsu: "DISTRIBUICAO", tpAmb: 2 });
     for (const e of gen.next(40)) docs.push(e.xml);
@@ -89,32 +91,177 @@ function randomTag(s: string, rng: Rng): [number, number] | undefined {
   return end === -1 ? undefined : [start, end + 1];
 }
 
-const REFERENCES = ["&amp;", "&lt;", "&gt;", "&quot;", "&apos;", "&#65;", "&#x41;", "&#xe7;", "&#231;", "&#x1F600;", "&#13;", "&#10;", "&#9;", "&#32;", "&#xA0;",
-  "&#0;", "&#x0;", "&#xB;", "&#xD800;", "&#xFFFE;", "&#x110000;", "&#99999999999;", "&#X41;", "&#;", "&#x;", "&nbsp;", "&foo;", "&a-b;", "&constructor;", "&", "&amp", "& amp;", "&#65"];
-const CDATA = ["<![CDATA[x]]>", "<![CDATA[ a <b> &amp; ]]>", "<![CDATA[]]>", "<![CDATA[ ]]>", "<![CDATA[]]]]>", "<![CDATA[x]] >", "<![CDATA[ç😀]]>", "<![CDATA[x", "<![cdata[x]]>", "<![CDATA[\r\nl1\rl2\n]]>"];
-const COMMENTS = ["<!-- c -->", "<!---->", "<!-- a -- b -->", "<!-- x --->", "<!-- <b>&nbsp; -->", "<!--x", "<!- x -->", "<!-- ç -->", "<!-- <!DOCTYPE x> -->"];
-const PIS = ["<?pi data?>", "<?pi?>", "<?xml version=\"1.0\"?>", "<?XML x?>", "<?Xml?>", "<?xml-stylesheet href=\"a\"?>", "<?pi!x?>", "<? x?>", "<?pi x", "<?pi a?b?>", "<?ç x?>"];
-const ATTRS = [' a="v"', " b='v \"q\"'", ' c="it\'s"', ' p:d="1"', ' xmlns:p="urn:p"', ' xmlns="urn:x"', ' e = "s"', " f=v", " g", ' h="a<b"', ' i="a&amp;b"', ' j="a&b"',
-  ' k="&#9;t&#10;"', ' l="a\tb"', ' m="a\nb"', ' n="a\r\nb"', ' o=""', "  Id='x'", ' q:Id="y"', ' versao="9"', ' r="ç😀"', ' s:t:u="1"', ' :v="1"', ' w:="1"', ' x="1"x="2"', ' y="a>b"', ' z="]]>"'];
-const NAMES = ["Foo", "x:Foo", "ção", "a.b-c1", "_u", "ns:a:b", ":lead", "trail:", "1bad", "-bad", "x y", "😀", "𐀀name", "a\u0300", "toString", "hasOwnProperty", "NFSe", "infNFSe", "xmlThing"];
+const REFERENCES = [
+  "&amp;",
+  "&lt;",
+  "&gt;",
+  "&quot;",
+  "&apos;",
+  "&#65;",
+  "&#x41;",
+  "&#xe7;",
+  "&#231;",
+  "&#x1F600;",
+  "&#13;",
+  "&#10;",
+  "&#9;",
+  "&#32;",
+  "&#xA0;",
+  "&#0;",
+  "&#x0;",
+  "&#xB;",
+  "&#xD800;",
+  "&#xFFFE;",
+  "&#x110000;",
+  "&#99999999999;",
+  "&#X41;",
+  "&#;",
+  "&#x;",
+  "&nbsp;",
+  "&foo;",
+  "&a-b;",
+  "&constructor;",
+  "&",
+  "&amp",
+  "& amp;",
+  "&#65",
+];
+const CDATA = [
+  "<![CDATA[x]]>",
+  "<![CDATA[ a <b> &amp; ]]>",
+  "<![CDATA[]]>",
+  "<![CDATA[ ]]>",
+  "<![CDATA[]]]]>",
+  "<![CDATA[x]] >",
+  "<![CDATA[ç😀]]>",
+  "<![CDATA[x",
+  "<![cdata[x]]>",
+  "<![CDATA[\r\nl1\rl2\n]]>",
+];
+const COMMENTS = [
+  "<!-- c -->",
+  "<!---->",
+  "<!-- a -- b -->",
+  "<!-- x --->",
+  "<!-- <b>&nbsp; -->",
+  "<!--x",
+  "<!- x -->",
+  "<!-- ç -->",
+  "<!-- <!DOCTYPE x> -->",
+];
+const PIS = [
+  "<?pi data?>",
+  "<?pi?>",
+  '<?xml version="1.0"?>',
+  "<?XML x?>",
+  "<?Xml?>",
+  '<?xml-stylesheet href="a"?>',
+  "<?pi!x?>",
+  "<? x?>",
+  "<?pi x",
+  "<?pi a?b?>",
+  "<?ç x?>",
+];
+const ATTRS = [
+  ' a="v"',
+  " b='v \"q\"'",
+  ' c="it\'s"',
+  ' p:d="1"',
+  ' xmlns:p="urn:p"',
+  ' xmlns="urn:x"',
+  ' e = "s"',
+  " f=v",
+  " g",
+  ' h="a<b"',
+  ' i="a&amp;b"',
+  ' j="a&b"',
+  ' k="&#9;t&#10;"',
+  ' l="a\tb"',
+  ' m="a\nb"',
+  ' n="a\r\nb"',
+  ' o=""',
+  "  Id='x'",
+  ' q:Id="y"',
+  ' versao="9"',
+  ' r="ç😀"',
+  ' s:t:u="1"',
+  ' :v="1"',
+  ' w:="1"',
+  ' x="1"x="2"',
+  ' y="a>b"',
+  ' z="]]>"',
+];
+const NAMES = [
+  "Foo",
+  "x:Foo",
+  "ção",
+  "a.b-c1",
+  "_u",
+  "ns:a:b",
+  ":lead",
+  "trail:",
+  "1bad",
+  "-bad",
+  "x y",
+  "😀",
+  "𐀀name",
+  "a\u0300",
+  "toString",
+  "hasOwnProperty",
+  "NFSe",
+  "infNFSe",
+  "xmlThing",
+];
 const TEXTS = ["ç", "ã õ", "😀", "Ж", "\u00A0", " x ", "\u2028", "\uFEFF", "a\r\nb", "a\rb", "\t", "1 > 0", "]]>", "]]", "a]b", "a'b\"c"];
 const FORBIDDEN = ["\u0000", "\u0001", "\u0008", "\u000B", "\u000C", "\u001F", "\uFFFE", "\uFFFF"];
-const DOCTYPES = ["<!DOCTYPE NFSe>", '<!DOCTYPE NFSe [<!ENTITY x "boom">]>', '<!DOCTYPE NFSe SYSTEM "file:///etc/passwd">', "<!doctype NFSe>", '<!ENTITY x "y">', "<!ELEMENT a ANY>", "<!FOO>"];
+const DOCTYPES = [
+  "<!DOCTYPE NFSe>",
+  '<!DOCTYPE NFSe [<!ENTITY x "boom">]>',
+  '<!DOCTYPE NFSe SYSTEM "file:///etc/passwd">',
+  "<!doctype NFSe>",
+  '<!ENTITY x "y">',
+  "<!ELEMENT a ANY>",
+  "<!FOO>",
+];
 
 const MUTATIONS: Mutation[] = [
-  { kind: "delete-tag", apply: (s, r) => { const t = randomTag(s, r); return t ? s.slice(0, t[0]) + s.slice(t[1]) : s; } },
-  { kind: "duplicate-tag", apply: (s, r) => { const t = randomTag(s, r); return t ? insertAt(s, t[1], s.slice(t[0], t[1])) : s; } },
-  { kind: "swap-tags", apply: (s, r) => {
-      const a = randomTag(s, r), b = randomTag(s, r);
+  {
+    kind: "delete-tag",
+    apply: (s, r) => {
+      const t = randomTag(s, r);
+      return t ? s.slice(0, t[0]) + s.slice(t[1]) : s;
+    },
+  },
+  {
+    kind: "duplicate-tag",
+    apply: (s, r) => {
+      const t = randomTag(s, r);
+      return t ? insertAt(s, t[1], s.slice(t[0], t[1])) : s;
+    },
+  },
+  {
+    kind: "swap-tags",
+    apply: (s, r) => {
+      const a = randomTag(s, r),
+        b = randomTag(s, r);
       if (!a || !b || a[1] > b[0]) return s;
       return s.slice(0, a[0]) + s.slice(b[0], b[1]) + s.slice(a[1], b[0]) + s.slice(a[0], a[1]) + s.slice(b[1]);
-    } },
+    },
+  },
   { kind: "entity", apply: (s, r) => insertAt(s, textPosition(s, r), r.pick(REFERENCES)) },
-  { kind: "entity-in-attribute", apply: (s, r) => { const i = s.indexOf('="', r.int(0, s.length)); return i === -1 ? s : insertAt(s, i + 2, r.pick(REFERENCES)); } },
+  {
+    kind: "entity-in-attribute",
+    apply: (s, r) => {
+      const i = s.indexOf('="', r.int(0, s.length));
+      return i === -1 ? s : insertAt(s, i + 2, r.pick(REFERENCES));
+    },
+  },
   { kind: "cdata", apply: (s, r) => insertAt(s, textPosition(s, r), r.pick(CDATA)) },
   { kind: "comment", apply: (s, r) => insertAt(s, textPosition(s, r), r.pick(COMMENTS)) },
   { kind: "pi", apply: (s, r) => insertAt(s, r.chance(0.3) ? 0 : textPosition(s, r), r.pick(PIS)) },
-  { kind: "prefix", apply: (s, r) => {
+  {
+    kind: "prefix",
+    apply: (s, r) => {
       // Renames one element (open and close tag) with a prefix; sometimes only the open tag.
       const m = [...s.matchAll(/<([A-Za-z][\w.-]*)([\s/>])/g)];
       if (m.length === 0) return s;
@@ -126,53 +273,107 @@ const MUTATIONS: Mutation[] = [
         if (close !== -1) out = out.slice(0, close + 2) + `${prefix}:` + out.slice(close + 2);
       }
       return out;
-    } },
-  { kind: "attribute", apply: (s, r) => {
+    },
+  },
+  {
+    kind: "attribute",
+    apply: (s, r) => {
       const m = [...s.matchAll(/<[A-Za-z][\w.:-]*/g)];
       if (m.length === 0) return s;
       const t = r.pick(m);
       return insertAt(s, t.index + t[0].length, r.pick(ATTRS));
-    } },
-  { kind: "unknown-element", apply: (s, r) => {
+    },
+  },
+  {
+    kind: "unknown-element",
+    apply: (s, r) => {
       const name = r.pick(NAMES);
       const at = insideElement(s, r);
       return insertAt(s, at, r.pick([`<${name}/>`, `<${name}>t</${name}>`, `<${name} a="1"></${name}>`, `<${name}><in>1</in></${name}>`]));
-    } },
-  { kind: "wrap", apply: (s, r) => {
+    },
+  },
+  {
+    kind: "wrap",
+    apply: (s, r) => {
       // Wraps a text run in an element: mixed content around it.
       const at = insideElement(s, r);
       const end = s.indexOf("<", at);
       if (end === -1) return s;
       const cut = r.int(at, end);
       return s.slice(0, at) + "<w>" + s.slice(at, cut) + "</w>" + s.slice(cut);
-    } },
-  { kind: "deep-nesting", apply: (s, r) => {
+    },
+  },
+  {
+    kind: "deep-nesting",
+    apply: (s, r) => {
       const depth = r.int(50, 400);
-      return insertAt(s, insideElement(s, r), "<d>".repeat(depth) + (r.chance(0.5) ? "deep" : "") + "</d>".repeat(depth - (r.chance(0.1) ? 1 : 0)));
-    } },
+      return insertAt(
+        s,
+        insideElement(s, r),
+        "<d>".repeat(depth) + (r.chance(0.5) ? "deep" : "") + "</d>".repeat(depth - (r.chance(0.1) ? 1 : 0)),
+      );
+    },
+  },
   { kind: "non-ascii", apply: (s, r) => insertAt(s, textPosition(s, r), r.pick(TEXTS)) },
   { kind: "forbidden-char", apply: (s, r) => insertAt(s, r.int(0, s.length), r.pick(FORBIDDEN)) },
-  { kind: "doctype", apply: (s, r) => {
+  {
+    kind: "doctype",
+    apply: (s, r) => {
       const decl = s.indexOf("?>");
       return insertAt(s, r.chance(0.7) && decl !== -1 ? decl + 2 : textPosition(s, r), r.pick(DOCTYPES));
-    } },
-  { kind: "declaration", apply: (s, r) => r.pick([
-      () => s.replace(/^<\?xml[^?]*\?>/, ""),
-      () => " " + s,
-      () => "\n" + s,
-      () => '<?xml version="1.0" encoding="ISO-8859-1"?>' + s.replace(/^<\?xml[^?]*\?>/, ""),
-      () => "<?xml?>" + s.replace(/^<\?xml[^?]*\?>/, ""),
-      () => s.replace("<?xml ", "<?xml\t"),
-    ])() },
+    },
+  },
+  {
+    kind: "declaration",
+    apply: (s, r) =>
+      r.pick([
+        () => s.replace(/^<\?xml[^?]*\?>/, ""),
+        () => " " + s,
+        () => "\n" + s,
+        () => '<?xml version="1.0" encoding="ISO-8859-1"?>' + s.replace(/^<\?xml[^?]*\?>/, ""),
+        () => "<?xml?>" + s.replace(/^<\?xml[^?]*\?>/, ""),
+        () => s.replace("<?xml ", "<?xml\t"),
+      ])(),
+  },
   { kind: "line-ends", apply: (s, r) => (r.chance(0.5) ? s.replace(/\n/g, "\r\n") : s.replace(/\n/g, "\r")) },
-  { kind: "text-outside-root", apply: (s, r) => (r.chance(0.5) ? "x" + s : s + r.pick(["x", "&amp;", "<b/>", "<!-- c -->", "<?pi?>", " \n", "<![CDATA[x]]>"])) },
+  {
+    kind: "text-outside-root",
+    apply: (s, r) => (r.chance(0.5) ? "x" + s : s + r.pick(["x", "&amp;", "<b/>", "<!-- c -->", "<?pi?>", " \n", "<![CDATA[x]]>"])),
+  },
 ];
 
 const BYTE_MUTATIONS: { kind: string; apply: (b: Buffer, rng: Rng) => Buffer }[] = [
-  { kind: "delete-bytes", apply: (b, r) => { const i = r.int(0, b.length - 1); return Buffer.concat([b.subarray(0, i), b.subarray(i + r.int(1, 3))]); } },
-  { kind: "duplicate-bytes", apply: (b, r) => { const i = r.int(0, b.length - 1); const n = r.int(1, 8); return Buffer.concat([b.subarray(0, i + n), b.subarray(i, i + n), b.subarray(i + n)]); } },
-  { kind: "swap-bytes", apply: (b, r) => { const out = Buffer.from(b); const i = r.int(0, b.length - 2); [out[i], out[i + 1]] = [out[i + 1]!, out[i]!]; return out; } },
-  { kind: "bom", apply: (b, r) => (r.chance(0.8) ? Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), b]) : Buffer.concat([b.subarray(0, b.indexOf(0x3e) + 1), Buffer.from([0xef, 0xbb, 0xbf]), b.subarray(b.indexOf(0x3e) + 1)])) },
+  {
+    kind: "delete-bytes",
+    apply: (b, r) => {
+      const i = r.int(0, b.length - 1);
+      return Buffer.concat([b.subarray(0, i), b.subarray(i + r.int(1, 3))]);
+    },
+  },
+  {
+    kind: "duplicate-bytes",
+    apply: (b, r) => {
+      const i = r.int(0, b.length - 1);
+      const n = r.int(1, 8);
+      return Buffer.concat([b.subarray(0, i + n), b.subarray(i, i + n), b.subarray(i + n)]);
+    },
+  },
+  {
+    kind: "swap-bytes",
+    apply: (b, r) => {
+      const out = Buffer.from(b);
+      const i = r.int(0, b.length - 2);
+      [out[i], out[i + 1]] = [out[i + 1]!, out[i]!];
+      return out;
+    },
+  },
+  {
+    kind: "bom",
+    apply: (b, r) =>
+      r.chance(0.8)
+        ? Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), b])
+        : Buffer.concat([b.subarray(0, b.indexOf(0x3e) + 1), Buffer.from([0xef, 0xbb, 0xbf]), b.subarray(b.indexOf(0x3e) + 1)]),
+  },
 ];
 
 function mutate(doc: string, rng: Rng): { bytes: Buffer; kinds: string[] } {
@@ -265,10 +466,23 @@ const refuse = (why: string): never => {
 };
 
 // XML 1.0 Char (§2.2): what may occur literally or through a character reference.
-const isXmlChar = (cp: number) => cp === 0x9 || cp === 0xa || cp === 0xd || (cp >= 0x20 && cp <= 0xd7ff) || (cp >= 0xe000 && cp <= 0xfffd) || (cp >= 0x10000 && cp <= 0x10ffff);
+const isXmlChar = (cp: number) =>
+  cp === 0x9 ||
+  cp === 0xa ||
+  cp === 0xd ||
+  (cp >= 0x20 && cp <= 0xd7ff) ||
+  (cp >= 0xe000 && cp <= 0xfffd) ||
+  (cp >= 0x10000 && cp <= 0x10ffff);
 // A Map: an object literal would find Object.prototype members for &constructor;.
-const PREDEFINED = new Map([["amp", "&"], ["lt", "<"], ["gt", ">"], ["quot", '"'], ["apos", "'"]]);
-const NAME_START = ":A-Z_a-z\\u00C0-\\u00D6\\u00D8-\\u00F6\\u00F8-\\u02FF\\u0370-\\u037D\\u037F-\\u1FFF\\u200C-\\u200D\\u2070-\\u218F\\u2C00-\\u2FEF\\u3001-\\uD7FF\\uF900-\\uFDCF\\uFDF0-\\uFFFD\\u{10000}-\\u{EFFFF}";
+const PREDEFINED = new Map([
+  ["amp", "&"],
+  ["lt", "<"],
+  ["gt", ">"],
+  ["quot", '"'],
+  ["apos", "'"],
+]);
+const NAME_START =
+  ":A-Z_a-z\\u00C0-\\u00D6\\u00D8-\\u00F6\\u00F8-\\u02FF\\u0370-\\u037D\\u037F-\\u1FFF\\u200C-\\u200D\\u2070-\\u218F\\u2C00-\\u2FEF\\u3001-\\uD7FF\\uF900-\\uFDCF\\uFDF0-\\uFFFD\\u{10000}-\\u{EFFFF}";
 const NAME = new RegExp(`^[${NAME_START}][${NAME_START}\\-.0-9\\u00B7\\u0300-\\u036F\\u203F-\\u2040]*$`, "u");
 
 /**
@@ -388,7 +602,13 @@ function forReference(decoded: string): { src: string; unmap: (s: string) => str
   const stand = astral.map((_, i) => String.fromCharCode(0xa000 + i));
   if (stand.some((c) => src.includes(c))) throw new Error("stand-in character already in the document");
   astral.forEach((a, i) => (src = src.split(a).join(stand[i]!)));
-  return { src, unmap: (s) => { stand.forEach((c, i) => (s = s.split(c).join(astral[i]!))); return s; } };
+  return {
+    src,
+    unmap: (s) => {
+      stand.forEach((c, i) => (s = s.split(c).join(astral[i]!)));
+      return s;
+    },
+  };
 }
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
@@ -419,7 +639,10 @@ function reference(bytes: Uint8Array): Decision {
     } catch (err) {
       return { ok: false, why: `parser: ${(err as Error).message}` };
     }
-    const elements = top.filter((n) => { const k = keyOf(n); return !k.startsWith("#") && !k.startsWith("?"); });
+    const elements = top.filter((n) => {
+      const k = keyOf(n);
+      return !k.startsWith("#") && !k.startsWith("?");
+    });
     if (elements.length !== 1) refuse(`${elements.length} root elements`);
     if (top.some((n) => keyOf(n) === "#cdata")) refuse("CDATA outside the root element");
     top.forEach((n, i) => {
@@ -450,13 +673,18 @@ function difference(bytes: Uint8Array): { kind: string; detail: string } | undef
   // The reason without positions and quoted details, so that minimising keeps the same disagreement.
   const reason = (why: string) => why.replace(/\(line \d+\)|\d+/g, "").replace(/<[^>]*>|&[^;]*;|'[^']*'/g, "…");
   if (!mine.ok && theirs.ok) return { kind: `we refuse: ${reason(mine.why)}`, detail: `we refuse (${mine.why}), the reference accepts` };
-  if (mine.ok && !theirs.ok) return { kind: `they refuse: ${reason(theirs.why)}`, detail: `we accept, the reference refuses (${theirs.why})` };
+  if (mine.ok && !theirs.ok)
+    return { kind: `they refuse: ${reason(theirs.why)}`, detail: `we accept, the reference refuses (${theirs.why})` };
   if (mine.ok && theirs.ok) {
-    const a = JSON.stringify(mine.tree), b = JSON.stringify(theirs.tree);
+    const a = JSON.stringify(mine.tree),
+      b = JSON.stringify(theirs.tree);
     if (a !== b) {
       let i = 0;
       while (a[i] === b[i]) i++;
-      return { kind: "trees differ", detail: `trees differ at …${a.slice(Math.max(0, i - 60), i + 60)}… (ours) vs …${b.slice(Math.max(0, i - 60), i + 60)}… (reference)` };
+      return {
+        kind: "trees differ",
+        detail: `trees differ at …${a.slice(Math.max(0, i - 60), i + 60)}… (ours) vs …${b.slice(Math.max(0, i - 60), i + 60)}… (reference)`,
+      };
     }
   }
   return undefined;
@@ -487,7 +715,10 @@ function minimise(bytes: Buffer, kind: string): Buffer {
   if (Buffer.from(text, "utf8").equals(bytes)) {
     for (let changed = true; changed; ) {
       changed = false;
-      const cuts = [...elementSpans(text), ...[...text.matchAll(/\s[^\s=<>"']+\s*=\s*(?:"[^"]*"|'[^']*')/g)].map((m): [number, number] => [m.index, m.index + m[0].length])];
+      const cuts = [
+        ...elementSpans(text),
+        ...[...text.matchAll(/\s[^\s=<>"']+\s*=\s*(?:"[^"]*"|'[^']*')/g)].map((m): [number, number] => [m.index, m.index + m[0].length]),
+      ];
       for (const [a, b] of cuts) {
         const cand = text.slice(0, a) + text.slice(b);
         if (same(Buffer.from(cand, "utf8"))) {
@@ -532,7 +763,10 @@ describe("differential fuzz against fast-xml-parser", () => {
       if (diff !== undefined) {
         if (!failures.has(diff.kind) && failures.size < 5) {
           const small = minimise(bytes, diff.kind);
-          failures.set(diff.kind, `seed ${SEED} case ${c} (${kinds.join(", ")}): ${diff.detail}\n  minimal input: ${show(small)}\n  which gives: ${difference(small)?.detail}`);
+          failures.set(
+            diff.kind,
+            `seed ${SEED} case ${c} (${kinds.join(", ")}): ${diff.detail}\n  minimal input: ${show(small)}\n  which gives: ${difference(small)?.detail}`,
+          );
         }
         continue;
       }

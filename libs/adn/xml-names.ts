@@ -17,10 +17,19 @@ function isNameSurrogate(c: number): boolean {
 function isNameStart(c: number): boolean {
   if (c < 128) return ASCII_NAME_START[c] === 1;
   return (
-    (c >= 0xc0 && c <= 0xd6) || (c >= 0xd8 && c <= 0xf6) || (c >= 0xf8 && c <= 0x2ff) || (c >= 0x370 && c <= 0x37d) ||
-    (c >= 0x37f && c <= 0x1fff) || c === 0x200c || c === 0x200d || (c >= 0x2070 && c <= 0x218f) ||
-    (c >= 0x2c00 && c <= 0x2fef) || (c >= 0x3001 && c <= 0xd7ff) || (c >= 0xf900 && c <= 0xfdcf) ||
-    (c >= 0xfdf0 && c <= 0xfffd) || isNameSurrogate(c)
+    (c >= 0xc0 && c <= 0xd6) ||
+    (c >= 0xd8 && c <= 0xf6) ||
+    (c >= 0xf8 && c <= 0x2ff) ||
+    (c >= 0x370 && c <= 0x37d) ||
+    (c >= 0x37f && c <= 0x1fff) ||
+    c === 0x200c ||
+    c === 0x200d ||
+    (c >= 0x2070 && c <= 0x218f) ||
+    (c >= 0x2c00 && c <= 0x2fef) ||
+    (c >= 0x3001 && c <= 0xd7ff) ||
+    (c >= 0xf900 && c <= 0xfdcf) ||
+    (c >= 0xfdf0 && c <= 0xfffd) ||
+    isNameSurrogate(c)
   );
 }
 
@@ -46,7 +55,14 @@ export function scanName(src: string, at: number): number {
 
 /** Code points that XML 1.0 forbids anywhere in a document, literally or as a character reference. */
 export function isXmlChar(cp: number): boolean {
-  return cp === 0x9 || cp === 0xa || cp === 0xd || (cp >= 0x20 && cp <= 0xd7ff) || (cp >= 0xe000 && cp <= 0xfffd) || (cp >= 0x10000 && cp <= 0x10ffff);
+  return (
+    cp === 0x9 ||
+    cp === 0xa ||
+    cp === 0xd ||
+    (cp >= 0x20 && cp <= 0xd7ff) ||
+    (cp >= 0xe000 && cp <= 0xfffd) ||
+    (cp >= 0x10000 && cp <= 0x10ffff)
+  );
 }
 
 // Control characters and the two non-characters; surrogates cannot occur after strict UTF-8 decoding.

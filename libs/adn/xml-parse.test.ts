@@ -56,7 +56,7 @@ describe("refuses XML that is not well formed", () => {
     ["'--' inside a comment", "<a><!-- a -- b --></a>", "'--' inside a comment"],
     ["a comment ending in '--->'", "<a><!-- a ---></a>", "'--' inside a comment"],
     ["a PI target spelt XML", "<a><?XML x?></a>", "processing instruction target XML is reserved"],
-    ["a PI target spelt Xml, even first", "<?Xml version=\"1.0\"?><a/>", "processing instruction target Xml is reserved"],
+    ["a PI target spelt Xml, even first", '<?Xml version="1.0"?><a/>', "processing instruction target Xml is reserved"],
     ["a PI target run into its data", "<a><?pi!x?></a>", "unexpected character after a processing instruction target"],
     ["a bad reference in a namespace declaration", '<a xmlns="&"/>', "'&' is not part of a reference"],
   ])("%s", (_name, xml, message) => {
@@ -68,7 +68,7 @@ describe("refuses XML that is not well formed", () => {
   });
 
   it("refuses a document without a root element", () => {
-    expect(() => parseDocument("<?xml version=\"1.0\"?>\n<!-- nothing -->\n")).toThrow(new XmlError("XML has no root element"));
+    expect(() => parseDocument('<?xml version="1.0"?>\n<!-- nothing -->\n')).toThrow(new XmlError("XML has no root element"));
   });
 
   it.each([
@@ -80,9 +80,13 @@ describe("refuses XML that is not well formed", () => {
   });
 
   it("refuses invalid UTF-8 before parsing", () => {
-    expect(() => parseXml(Buffer.from([0x3c, 0x61, 0x3e, 0xff, 0xfe, 0x3c, 0x2f, 0x61, 0x3e]))).toThrow(new XmlError("XML is not valid UTF-8"));
+    expect(() => parseXml(Buffer.from([0x3c, 0x61, 0x3e, 0xff, 0xfe, 0x3c, 0x2f, 0x61, 0x3e]))).toThrow(
+      new XmlError("XML is not valid UTF-8"),
+    );
     // An encoded surrogate is not UTF-8 either.
-    expect(() => parseXml(Buffer.from([0x3c, 0x61, 0x3e, 0xed, 0xa0, 0x80, 0x3c, 0x2f, 0x61, 0x3e]))).toThrow(new XmlError("XML is not valid UTF-8"));
+    expect(() => parseXml(Buffer.from([0x3c, 0x61, 0x3e, 0xed, 0xa0, 0x80, 0x3c, 0x2f, 0x61, 0x3e]))).toThrow(
+      new XmlError("XML is not valid UTF-8"),
+    );
   });
 });
 

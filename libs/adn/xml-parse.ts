@@ -17,7 +17,14 @@ export interface XmlNode {
   text: string;
 }
 
-const GT = 62, SLASH = 47, BANG = 33, QUESTION = 63, EQ = 61, DQUOTE = 34, SQUOTE = 39, DASH = 45;
+const GT = 62,
+  SLASH = 47,
+  BANG = 33,
+  QUESTION = 63,
+  EQ = 61,
+  DQUOTE = 34,
+  SQUOTE = 39,
+  DASH = 45;
 
 function isSpace(c: number): boolean {
   return c === 32 || c === 10 || c === 9 || c === 13;
@@ -262,7 +269,8 @@ class Parser {
       if (end === -1) this.fail("comment is not closed", lt);
       // XML 1.0 §2.5: no '--' inside a comment, and none right before its closing '-->'.
       const dashes = src.indexOf("--", lt + 4);
-      if (dashes < end || src.charCodeAt(end - 1) === DASH && end > lt + 4) this.fail("'--' inside a comment", dashes < end ? dashes : end - 1);
+      if (dashes < end || (src.charCodeAt(end - 1) === DASH && end > lt + 4))
+        this.fail("'--' inside a comment", dashes < end ? dashes : end - 1);
       this.pos = end + 3;
       return;
     }
@@ -292,10 +300,16 @@ class Parser {
       const target = src.slice(lt + 2, targetEnd);
       // Targets spelt xml in any case are reserved (XML 1.0 §2.6); only the declaration uses one.
       if (target.toLowerCase() === "xml" && (lt > 0 || target !== "xml")) {
-        this.fail(target === "xml" ? "XML declaration allowed only at the start of the document" : `processing instruction target ${target} is reserved`, lt);
+        this.fail(
+          target === "xml"
+            ? "XML declaration allowed only at the start of the document"
+            : `processing instruction target ${target} is reserved`,
+          lt,
+        );
       }
     }
-    if (!isSpace(src.charCodeAt(targetEnd)) && !src.startsWith("?>", targetEnd)) this.fail("unexpected character after a processing instruction target", targetEnd);
+    if (!isSpace(src.charCodeAt(targetEnd)) && !src.startsWith("?>", targetEnd))
+      this.fail("unexpected character after a processing instruction target", targetEnd);
     const end = src.indexOf("?>", targetEnd);
     if (end === -1) this.fail("processing instruction is not closed", lt);
     this.pos = end + 2;

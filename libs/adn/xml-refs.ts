@@ -5,7 +5,13 @@ import { notWellFormed } from "./xml-error.js";
 import { isXmlChar, scanName } from "./xml-names.js";
 
 // A Map, not an object literal: `&constructor;` must not find Object.prototype's members.
-const PREDEFINED = new Map([["amp", "&"], ["lt", "<"], ["gt", ">"], ["quot", '"'], ["apos", "'"]]);
+const PREDEFINED = new Map([
+  ["amp", "&"],
+  ["lt", "<"],
+  ["gt", ">"],
+  ["quot", '"'],
+  ["apos", "'"],
+]);
 
 /** Value of a numeric reference body (after `&#`), or -1 when it is not one or names no XML character. */
 function codePoint(src: string, from: number, to: number): number {

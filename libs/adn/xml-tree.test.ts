@@ -65,7 +65,11 @@ namespace reference {
   const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'" };
   const decode = (s: string) =>
     s.replace(/&(#x[0-9a-fA-F]+|#\d+|amp|lt|gt|quot|apos);/g, (_, e: string) =>
-      e.startsWith("#x") ? String.fromCodePoint(parseInt(e.slice(2), 16)) : e.startsWith("#") ? String.fromCodePoint(parseInt(e.slice(1), 10)) : ENTITIES[e]!,
+      e.startsWith("#x")
+        ? String.fromCodePoint(parseInt(e.slice(2), 16))
+        : e.startsWith("#")
+          ? String.fromCodePoint(parseInt(e.slice(1), 10))
+          : ENTITIES[e]!,
     );
   const first = (v: unknown) => (Array.isArray(v) ? v[0] : v);
   const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null;

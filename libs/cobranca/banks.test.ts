@@ -37,10 +37,17 @@ describe("nosso número check digits (cobranca.md §3)", () => {
   });
   it("printed forms", () => {
     expect(nossoNumero({ banco: "237", carteira: "06", nossoNumero: "525", agencia: "1", conta: "1" }).impresso).toBe("06/00000000525-P");
-    expect(nossoNumero({ banco: "104", convenio: "123456", nossoNumero: "19", modalidade: "1", emissao: "4" }).impresso).toBe("14000000000000019-7");
-    expect(nossoNumero({ banco: "001", convenio: "050094", nossoNumero: "1448", agencia: "1", conta: "1", carteira: "18" }).impresso).toBe("05009401448-1");
+    expect(nossoNumero({ banco: "104", convenio: "123456", nossoNumero: "19", modalidade: "1", emissao: "4" }).impresso).toBe(
+      "14000000000000019-7",
+    );
+    expect(nossoNumero({ banco: "001", convenio: "050094", nossoNumero: "1448", agencia: "1", conta: "1", carteira: "18" }).impresso).toBe(
+      "05009401448-1",
+    );
     expect(nossoNumero({ banco: "041", agencia: "16", convenio: "164640", nossoNumero: "22832563" }).impresso).toBe("22832563-51");
-    expect(nossoNumero({ banco: "748", agencia: "0710", posto: "65", convenio: "00129", ano: "16", byteGeracao: "2", nossoNumero: "08879" }).impresso).toBe("16/208879-3");
+    expect(
+      nossoNumero({ banco: "748", agencia: "0710", posto: "65", convenio: "00129", ano: "16", byteGeracao: "2", nossoNumero: "08879" })
+        .impresso,
+    ).toBe("16/208879-3");
   });
 });
 
@@ -53,44 +60,73 @@ describe("campo livre and full boletos: every worked example of cobranca.md §3"
   });
   it("BB convênio 6 (123879) with NN 1234 and with NN-17", () => {
     const d = { banco: "001", convenio: "123879", agencia: "4042", conta: "61900", carteira: "18" };
-    expect(boleto({ ...d, nossoNumero: "1234" }, date(2008, 2, 1), 13500).codigoBarras).toBe("00192376900000135001238790123440420006190018");
+    expect(boleto({ ...d, nossoNumero: "1234" }, date(2008, 2, 1), 13500).codigoBarras).toBe(
+      "00192376900000135001238790123440420006190018",
+    );
     const b17 = boleto({ ...d, nossoNumero: "1234567899" }, date(2008, 2, 1), 13500);
     expect(b17.codigoBarras).toBe("00199376900000135001238790000000123456789921");
     expect(b17.variante).toBe("bb-convenio-6-nn17");
   });
   it("BB convênio 4", () => {
-    const b = boleto({ banco: "001", convenio: "1234", nossoNumero: "5678", agencia: "4042", conta: "61900", carteira: "18" }, date(2026, 12, 15), 100);
+    const b = boleto(
+      { banco: "001", convenio: "1234", nossoNumero: "5678", agencia: "4042", conta: "61900", carteira: "18" },
+      date(2026, 12, 15),
+      100,
+    );
     expect(b.campoLivre).toBe("12340005678" + "4042" + "00061900" + "18");
     expect(b.nossoNumeroImpresso).toBe(`12340005678-${mod11BB("12340005678")}`);
   });
   it("Bradesco 2009 and post-2025", () => {
-    const a = boleto({ banco: "237", agencia: "1172", carteira: "06", nossoNumero: "75896452", conta: "0403005" }, date(2009, 4, 30), 295295);
+    const a = boleto(
+      { banco: "237", agencia: "1172", carteira: "06", nossoNumero: "75896452", conta: "0403005" },
+      date(2009, 4, 30),
+      295295,
+    );
     expect(a.codigoBarras).toBe("23795422300002952951172060007589645204030050");
     expect(a.linhaDigitavelFormatada).toBe("23791.17209 60007.589645 52040.300502 5 42230000295295");
-    const b = boleto({ banco: "237", agencia: "1234", carteira: "09", nossoNumero: "00000000123", conta: "0012345" }, date(2026, 12, 15), 15000);
+    const b = boleto(
+      { banco: "237", agencia: "1234", carteira: "09", nossoNumero: "00000000123", conta: "0012345" },
+      date(2026, 12, 15),
+      15000,
+    );
     expect(b.codigoBarras).toBe("23792166100000150001234090000000012300123450");
     expect(b.linhaDigitavelFormatada).toBe("23791.23405 90000.000019 23001.234501 2 16610000015000");
     expect(b.fator).toBe("1661");
   });
   it("Itaú carteiras 175, 196 and post-2025 109", () => {
-    expect(boleto({ banco: "341", carteira: "175", nossoNumero: "12345678", agencia: "0810", conta: "53678" }, date(2009, 8, 14), 0).codigoBarras).toBe(
-      "34191432900000000001751234567840810536789000",
+    expect(
+      boleto({ banco: "341", carteira: "175", nossoNumero: "12345678", agencia: "0810", conta: "53678" }, date(2009, 8, 14), 0)
+        .codigoBarras,
+    ).toBe("34191432900000000001751234567840810536789000");
+    const c196 = campoLivre(
+      { banco: "341", carteira: "196", nossoNumero: "00258281", seuNumero: "1234567", codigoCliente: "12345" },
+      13500,
     );
-    const c196 = campoLivre({ banco: "341", carteira: "196", nossoNumero: "00258281", seuNumero: "1234567", codigoCliente: "12345" }, 13500);
     expect(c196.campoLivre).toBe("1960025828112345671234550");
     const b = lerBoleto("34191252500000135001960025828112345671234550", { referenceDate: date(2006, 1, 1) });
     expect(b.dados?.variante).toBe("itau-especial");
     const p = lerBoleto("34194254800006757871090001015271248021246000", { referenceDate: date(2026, 11, 29) });
-    expect(p.dados?.valores).toMatchObject({ carteira: "109", nossoNumero: "00010152", agencia: "1248", conta: "02124", dac: "7", dacConta: "6" });
-    const again = boleto({ banco: "341", carteira: "109", nossoNumero: "00010152", agencia: "1248", conta: "02124" }, date(2029, 5, 20), 675787);
+    expect(p.dados?.valores).toMatchObject({
+      carteira: "109",
+      nossoNumero: "00010152",
+      agencia: "1248",
+      conta: "02124",
+      dac: "7",
+      dacConta: "6",
+    });
+    const again = boleto(
+      { banco: "341", carteira: "109", nossoNumero: "00010152", agencia: "1248", conta: "02124" },
+      date(2029, 5, 20),
+      675787,
+    );
     expect(formatLinha(again.linhaDigitavel)).toBe("34191.09008 01015.271248 80212.460002 4 25480000675787");
   });
   it("Caixa SIGCB: CEF-BOL worked example and BRC 245274", () => {
     const cef = lerBoleto("10494324200000321120055077222133347777777771");
     expect(cef.dados?.valores).toMatchObject({ convenio: "005507", convenioDv: "7", nn: "14222333777777777" });
-    expect(campoLivre({ banco: "104", convenio: "245274", nossoNumero: "000000000000001", modalidade: "1", emissao: "4" }, 1).campoLivre).toBe(
-      "2452740000100040000000017",
-    );
+    expect(
+      campoLivre({ banco: "104", convenio: "245274", nossoNumero: "000000000000001", modalidade: "1", emissao: "4" }, 1).campoLivre,
+    ).toBe("2452740000100040000000017");
     const b = boleto({ banco: "104", convenio: "005507", nossoNumero: "222333777777777" }, null, 32112);
     expect(b.campoLivre).toBe("0055077222133347777777771");
   });
@@ -100,25 +136,45 @@ describe("campo livre and full boletos: every worked example of cobranca.md §3"
     expect(b.linhaDigitavelFormatada).toBe("03399.18997 77500.000904 00026.901025 9 51150000002500");
   });
   it("Sicoob modalidade 05", () => {
-    const b = boleto({ banco: "756", carteira: "1", agencia: "4134", modalidade: "05", convenio: "148180", nossoNumero: "110" }, date(2017, 4, 15), 23500);
+    const b = boleto(
+      { banco: "756", carteira: "1", agencia: "4134", modalidade: "05", convenio: "148180", nossoNumero: "110" },
+      date(2017, 4, 15),
+      23500,
+    );
     expect(b.linhaDigitavelFormatada).toBe("75691.41349 05014.818008 00011.040011 4 71300000023500");
   });
   it("Sicredi tipo 3", () => {
     const b = boleto(
-      { banco: "748", tipoCobranca: "3", agencia: "0710", posto: "65", convenio: "00129", ano: "16", byteGeracao: "2", nossoNumero: "08879" },
+      {
+        banco: "748",
+        tipoCobranca: "3",
+        agencia: "0710",
+        posto: "65",
+        convenio: "00129",
+        ano: "16",
+        byteGeracao: "2",
+        nossoNumero: "08879",
+      },
       date(2016, 8, 22),
       19557,
     );
     expect(b.linhaDigitavelFormatada).toBe("74893.11626 08879.307109 65001.291056 1 68940000019557");
   });
   it("Banrisul", () => {
-    const b = boleto({ banco: "041", produto: "2", agencia: "0016", convenio: "0164640", nossoNumero: "03408099" }, date(2017, 1, 12), 121600);
+    const b = boleto(
+      { banco: "041", produto: "2", agencia: "0016", convenio: "0164640", nossoNumero: "03408099" },
+      date(2017, 1, 12),
+      121600,
+    );
     expect(b.codigoBarras).toBe("04192703700001216002100160164640034080994027");
   });
   it("decodes every campo livre back to its inputs", () => {
     const cases: Array<[DadosBancarios, number]> = [
       [{ banco: "237", agencia: "1234", carteira: "09", nossoNumero: "123", conta: "12345" }, 100],
-      [{ banco: "748", tipoCobranca: "1", agencia: "0710", posto: "65", convenio: "00129", ano: "26", byteGeracao: "2", nossoNumero: "1" }, 0],
+      [
+        { banco: "748", tipoCobranca: "1", agencia: "0710", posto: "65", convenio: "00129", ano: "26", byteGeracao: "2", nossoNumero: "1" },
+        0,
+      ],
       [{ banco: "041", produto: "1", agencia: "0016", convenio: "0164640", nossoNumero: "1" }, 1],
       [{ banco: "756", agencia: "4327", convenio: "229385", nossoNumero: "13" }, 1],
     ];

@@ -150,7 +150,8 @@ export function barcodeToLinha(barcode: string): string {
 /** Linha digitável (47, masks allowed) → barcode (44). Checks the three field DVs and the DV geral. */
 export function linhaToBarcode(linha: string): string {
   const ld = digitsOnly(linha ?? "");
-  if (!/^\d{47}$/.test(ld)) fail("LINHA_DIGITAVEL_INVALIDA", `a linha digitável has 47 digits, got ${JSON.stringify(linha)}`, "linhaDigitavel");
+  if (!/^\d{47}$/.test(ld))
+    fail("LINHA_DIGITAVEL_INVALIDA", `a linha digitável has 47 digits, got ${JSON.stringify(linha)}`, "linhaDigitavel");
   if (ld[0] === "8") fail("BOLETO_DE_ARRECADACAO", "linhas starting with 8 are arrecadação/convênio, not cobrança", "linhaDigitavel");
   const fields: Array<[string, string, number]> = [
     [ld.slice(0, 9), ld[9]!, 1],

@@ -95,12 +95,17 @@ function normaliseInputs(variant: BankVariant, d: DadosBancarios): Map<string, s
     let str: string = raw;
     if (str.length > spec.len) {
       const trimmed = str.replace(/^0+(?=\d)/, "");
-      if (trimmed.length > spec.len) fail(errorCodeFor(name), `${name} has ${trimmed.length} digits, the bank allows ${spec.len}`, name, { max: spec.len });
+      if (trimmed.length > spec.len)
+        fail(errorCodeFor(name), `${name} has ${trimmed.length} digits, the bank allows ${spec.len}`, name, { max: spec.len });
       str = trimmed;
     }
     const v = str.padStart(spec.len, "0");
     if (spec.oneOf && !spec.oneOf.includes(v))
-      fail(errorCodeFor(name) === "CAMPO_EXCEDE_TAMANHO" ? "CAMPO_INVALIDO" : errorCodeFor(name), `${name} ${v} not accepted by bank ${d.banco} (${variant.id}); allowed: ${spec.oneOf.join(", ")}`, name);
+      fail(
+        errorCodeFor(name) === "CAMPO_EXCEDE_TAMANHO" ? "CAMPO_INVALIDO" : errorCodeFor(name),
+        `${name} ${v} not accepted by bank ${d.banco} (${variant.id}); allowed: ${spec.oneOf.join(", ")}`,
+        name,
+      );
     values.set(name, v);
   }
   return values;
@@ -213,14 +218,21 @@ export function gerarBoleto(input: BoletoInput): Boleto {
   const bank = getBank(input.dados.banco, "dados.banco");
   const valor = assertValorCentavos(input.valorCentavos, "valorCentavos");
   if (bank.valorMaximoCentavos !== undefined && valor > bank.valorMaximoCentavos)
-    fail("VALOR_ACIMA_DO_LIMITE", `bank ${bank.code} accepts at most ${bank.valorMaximoCentavos} cents`, "valorCentavos", { max: bank.valorMaximoCentavos });
+    fail("VALOR_ACIMA_DO_LIMITE", `bank ${bank.code} accepts at most ${bank.valorMaximoCentavos} cents`, "valorCentavos", {
+      max: bank.valorMaximoCentavos,
+    });
   let cl: CampoLivre;
   try {
     cl = campoLivre(input.dados, valor);
   } catch (e) {
     if (e instanceof Error && "field" in e) {
       const ce = e as import("./errors.js").CobrancaError;
-      fail(ce.code, ce.message.replace(/^[A-Z_]+(?: \([^)]*\))?: /, ""), ce.field ? `dados.${ce.field}` : "dados", ce.details ? { ...ce.details } : undefined);
+      fail(
+        ce.code,
+        ce.message.replace(/^[A-Z_]+(?: \([^)]*\))?: /, ""),
+        ce.field ? `dados.${ce.field}` : "dados",
+        ce.details ? { ...ce.details } : undefined,
+      );
     }
     throw e;
   }
@@ -341,6 +353,8 @@ export function lerBoleto(codigo: string, opts: { referenceDate?: CalendarDate; 
   const digits = codigo.replace(/[\s.-]/g, "");
   const bc = parseBarcode(digits.length === 47 ? linhaToBarcode(digits) : digits, opts);
   const bank = BANKS[bc.banco];
-  const dados = bank ? decodeCampoLivre(bc.banco, bc.campoLivre, { ...(opts.variante ? { variante: opts.variante } : {}), valorCentavos: bc.valorCentavos }) : null;
+  const dados = bank
+    ? decodeCampoLivre(bc.banco, bc.campoLivre, { ...(opts.variante ? { variante: opts.variante } : {}), valorCentavos: bc.valorCentavos })
+    : null;
   return { ...bc, linhaDigitavel: barcodeToLinha(bc.barcode), dados };
 }

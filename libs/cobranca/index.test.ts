@@ -16,7 +16,21 @@ function sources(dir: string): string[] {
 
 describe("public API and purity", () => {
   it("exports the typed functions", () => {
-    for (const f of ["gerarBoleto", "lerBoleto", "fatorVencimento", "decodeFator", "buildPixEstatico", "parsePix", "gerarRemessa", "lerRemessa", "lerRetorno", "checkCnab", "agruparSubLotes", "renderizarBoletoPdf", "renderizarLotePdf"])
+    for (const f of [
+      "gerarBoleto",
+      "lerBoleto",
+      "fatorVencimento",
+      "decodeFator",
+      "buildPixEstatico",
+      "parsePix",
+      "gerarRemessa",
+      "lerRemessa",
+      "lerRetorno",
+      "checkCnab",
+      "agruparSubLotes",
+      "renderizarBoletoPdf",
+      "renderizarLotePdf",
+    ])
       expect(typeof (api as Record<string, unknown>)[f], f).toBe("function");
   });
 

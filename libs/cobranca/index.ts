@@ -33,7 +33,17 @@ export {
   type FatorDecoding,
   type ParsedBarcode,
 } from "./boleto.js";
-export { dvGeral, mod10, mod11BB, mod11Bradesco, mod11S, sicoob3197, banrisulNC, CHECK_DIGITS, type CheckDigitAlgorithm } from "./checkdigits.js";
+export {
+  dvGeral,
+  mod10,
+  mod11BB,
+  mod11Bradesco,
+  mod11S,
+  sicoob3197,
+  banrisulNC,
+  CHECK_DIGITS,
+  type CheckDigitAlgorithm,
+} from "./checkdigits.js";
 export { BANKS, bankCodes, type BankDef, type BankVariant } from "./banks.js";
 export {
   campoLivre,
@@ -48,7 +58,17 @@ export {
   type DadosBancarios,
   type NossoNumero,
 } from "./campo-livre.js";
-export { PIX_LIMITS, buildPixDinamico, buildPixEstatico, crc16ccitt, parsePix, tipoChavePix, type PixDinamico, type PixEstatico, type PixParsed } from "./pix.js";
+export {
+  PIX_LIMITS,
+  buildPixDinamico,
+  buildPixEstatico,
+  crc16ccitt,
+  parsePix,
+  tipoChavePix,
+  type PixDinamico,
+  type PixEstatico,
+  type PixParsed,
+} from "./pix.js";
 export { cnabText, documento, foldAscii } from "./text.js";
 export { assertCnab, checkCnab, splitLines, type CheckResult, type Finding } from "./cnab/checker.js";
 export {

@@ -15,21 +15,76 @@ type Gen = (r: ReturnType<typeof prng>) => DadosBancarios;
 
 /** One generator per bank variant, drawing every input from the seeded PRNG. */
 const GENERATORS: Record<string, Gen> = {
-  "bb-4": (r) => ({ banco: "001", convenio: String(r.int(1000, 9999)), nossoNumero: r.digits(7), agencia: r.digits(4), conta: r.digits(8), carteira: r.pick(["17", "18", "11"]) }),
-  "bb-6": (r) => ({ banco: "001", convenio: String(r.int(100000, 999999)), nossoNumero: String(r.int(1, 99999)), agencia: r.digits(4), conta: r.digits(8), carteira: "18" }),
-  "bb-6-nn17": (r) => ({ banco: "001", convenio: String(r.int(100000, 999999)), nossoNumero: String(r.int(100000, 99999999)) + r.digits(9), carteira: "18" }),
+  "bb-4": (r) => ({
+    banco: "001",
+    convenio: String(r.int(1000, 9999)),
+    nossoNumero: r.digits(7),
+    agencia: r.digits(4),
+    conta: r.digits(8),
+    carteira: r.pick(["17", "18", "11"]),
+  }),
+  "bb-6": (r) => ({
+    banco: "001",
+    convenio: String(r.int(100000, 999999)),
+    nossoNumero: String(r.int(1, 99999)),
+    agencia: r.digits(4),
+    conta: r.digits(8),
+    carteira: "18",
+  }),
+  "bb-6-nn17": (r) => ({
+    banco: "001",
+    convenio: String(r.int(100000, 999999)),
+    nossoNumero: String(r.int(100000, 99999999)) + r.digits(9),
+    carteira: "18",
+  }),
   "bb-7": (r) => ({ banco: "001", convenio: String(r.int(1000000, 9999999)), nossoNumero: r.digits(10), carteira: r.pick(["17", "18"]) }),
-  bradesco: (r) => ({ banco: "237", agencia: r.digits(4), carteira: r.pick(["02", "06", "09", "26"]), nossoNumero: r.digits(11), conta: r.digits(7) }),
-  itau: (r) => ({ banco: "341", carteira: r.pick(["109", "112", "175", "126", "196"]), nossoNumero: r.digits(8), agencia: r.digits(4), conta: r.digits(5), seuNumero: r.digits(7), codigoCliente: r.digits(5) }),
+  bradesco: (r) => ({
+    banco: "237",
+    agencia: r.digits(4),
+    carteira: r.pick(["02", "06", "09", "26"]),
+    nossoNumero: r.digits(11),
+    conta: r.digits(7),
+  }),
+  itau: (r) => ({
+    banco: "341",
+    carteira: r.pick(["109", "112", "175", "126", "196"]),
+    nossoNumero: r.digits(8),
+    agencia: r.digits(4),
+    conta: r.digits(5),
+    seuNumero: r.digits(7),
+    codigoCliente: r.digits(5),
+  }),
   caixa: (r) => ({ banco: "104", convenio: r.digits(6), nossoNumero: r.digits(15) }),
   santander: (r) => ({ banco: "033", convenio: r.digits(7), nossoNumero: r.digits(12), carteira: r.pick(["101", "102", "201"]) }),
-  sicoob: (r) => ({ banco: "756", agencia: r.digits(4), convenio: r.digits(7), nossoNumero: r.digits(7), modalidade: r.pick(["01", "02", "05"]) }),
-  sicredi: (r) => ({ banco: "748", tipoCobranca: "1", agencia: r.digits(4), posto: r.digits(2), convenio: r.digits(5), ano: r.digits(2), byteGeracao: String(r.int(2, 9)), nossoNumero: r.digits(5) }),
+  sicoob: (r) => ({
+    banco: "756",
+    agencia: r.digits(4),
+    convenio: r.digits(7),
+    nossoNumero: r.digits(7),
+    modalidade: r.pick(["01", "02", "05"]),
+  }),
+  sicredi: (r) => ({
+    banco: "748",
+    tipoCobranca: "1",
+    agencia: r.digits(4),
+    posto: r.digits(2),
+    convenio: r.digits(5),
+    ano: r.digits(2),
+    byteGeracao: String(r.int(2, 9)),
+    nossoNumero: r.digits(5),
+  }),
   banrisul: (r) => ({ banco: "041", produto: r.pick(["1", "2"]), agencia: r.digits(4), convenio: r.digits(7), nossoNumero: r.digits(8) }),
 };
 
 const REFERENCE: CalendarDate = date(2026, 11, 29);
-const DUE_DATES: CalendarDate[] = [date(2024, 12, 20), date(2025, 2, 21), date(2025, 2, 22), date(2025, 2, 23), date(2026, 12, 15), date(2031, 6, 30)];
+const DUE_DATES: CalendarDate[] = [
+  date(2024, 12, 20),
+  date(2025, 2, 21),
+  date(2025, 2, 22),
+  date(2025, 2, 23),
+  date(2026, 12, 15),
+  date(2031, 6, 30),
+];
 
 function maxValue(banco: string): number {
   return banco === "104" ? 999_999_999 : 9_999_999_999;
@@ -112,7 +167,11 @@ describe("property: many generated boletos per bank are accepted by the oracles"
   it("fator agrees with BU's decoding on every day of a 30-year span", () => {
     const ref = date(2026, 11, 29);
     for (let d = date(2018, 1, 1), i = 0; i < 11000; i += 7, d = addDays(d, 7)) {
-      const b = gerarBoleto({ dados: { banco: "237", agencia: "1", carteira: "09", nossoNumero: "1", conta: "1" }, vencimento: d, valorCentavos: 1 });
+      const b = gerarBoleto({
+        dados: { banco: "237", agencia: "1", carteira: "09", nossoNumero: "1", conta: "1" },
+        vencimento: d,
+        valorCentavos: 1,
+      });
       expect(b.fator).toBe(fatorVencimento(d));
       const e = getBoletoInfo(b.linhaDigitavel, { referenceDate: new Date(ref.year, ref.month - 1, ref.day) })!.expirationDate!;
       const ours = lerBoleto(b.codigoBarras, { referenceDate: ref });

@@ -8,7 +8,13 @@ describe("pix-utils oracle", () => {
   it("parses our static and dynamic payloads with a valid CRC", () => {
     const r = prng(5);
     for (let i = 0; i < 200; i++) {
-      const p = buildPixEstatico({ chave: "12345678909", nome: `LOJA ${r.digits(4)}`, cidade: "SAO PAULO", valorCentavos: r.int(1, 9_999_999), txid: `T${r.digits(10)}` });
+      const p = buildPixEstatico({
+        chave: "12345678909",
+        nome: `LOJA ${r.digits(4)}`,
+        cidade: "SAO PAULO",
+        valorCentavos: r.int(1, 9_999_999),
+        txid: `T${r.digits(10)}`,
+      });
       const x = parsePix(p);
       expect(hasError(x), p).toBe(false);
       expect((x as { pixKey?: string }).pixKey).toBe("12345678909");

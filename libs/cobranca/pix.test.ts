@@ -35,18 +35,41 @@ describe("BR Code build and parse", () => {
   });
 
   it("static with amount, txid and accented names (folded to ASCII) is accepted by BU", () => {
-    const p = buildPixEstatico({ chave: "fulano@example.com", nome: "Padaria São João", cidade: "São Paulo", valorCentavos: 15000, txid: "BOLETO123", infoAdicional: "Pedido 42" });
+    const p = buildPixEstatico({
+      chave: "fulano@example.com",
+      nome: "Padaria São João",
+      cidade: "São Paulo",
+      valorCentavos: 15000,
+      txid: "BOLETO123",
+      infoAdicional: "Pedido 42",
+    });
     expect(isValidPixPayload(p)).toBe(true);
     const info = getPixPayloadInfo(p) as unknown as Record<string, unknown>;
     expect(info).toMatchObject({ merchantName: "Padaria Sao Joao", merchantCity: "Sao Paulo" });
-    expect(parsePix(p)).toMatchObject({ tipo: "ESTATICO", chave: "fulano@example.com", valorCentavos: 15000, txid: "BOLETO123", infoAdicional: "Pedido 42", nome: "Padaria Sao Joao" });
+    expect(parsePix(p)).toMatchObject({
+      tipo: "ESTATICO",
+      chave: "fulano@example.com",
+      valorCentavos: 15000,
+      txid: "BOLETO123",
+      infoAdicional: "Pedido 42",
+      nome: "Padaria Sao Joao",
+    });
   });
 
   it("dynamic (cobv location) is accepted by BU and parses back", () => {
-    const p = buildPixDinamico({ url: "https://pix.example.com/qr/v2/cobv/9d36b84fc70b478fb95c12729b90ca25", nome: "EMPRESA LTDA", cidade: "CURITIBA" });
+    const p = buildPixDinamico({
+      url: "https://pix.example.com/qr/v2/cobv/9d36b84fc70b478fb95c12729b90ca25",
+      nome: "EMPRESA LTDA",
+      cidade: "CURITIBA",
+    });
     expect(isValidPixPayload(p)).toBe(true);
     expect((getPixPayloadInfo(p) as unknown as Record<string, unknown>).url).toContain("pix.example.com/qr/v2/cobv/");
-    expect(parsePix(p)).toMatchObject({ tipo: "DINAMICO", url: "pix.example.com/qr/v2/cobv/9d36b84fc70b478fb95c12729b90ca25", txid: "***", usoUnico: true });
+    expect(parsePix(p)).toMatchObject({
+      tipo: "DINAMICO",
+      url: "pix.example.com/qr/v2/cobv/9d36b84fc70b478fb95c12729b90ca25",
+      txid: "***",
+      usoUnico: true,
+    });
   });
 
   it("property: 500 random static payloads are valid for BU and parse back to their fields", () => {

@@ -75,7 +75,8 @@ function amount(c: number, field: string): string {
 function finish(body: string): string {
   const withCrcId = body + "6304";
   const payload = withCrcId + crc16ccitt(withCrcId);
-  if (payload.length > PIX_LIMITS.payload) fail("PIX_INVALIDO", `payload of ${payload.length} chars exceeds ${PIX_LIMITS.payload}`, "payload");
+  if (payload.length > PIX_LIMITS.payload)
+    fail("PIX_INVALIDO", `payload of ${payload.length} chars exceeds ${PIX_LIMITS.payload}`, "payload");
   return payload;
 }
 
@@ -91,7 +92,10 @@ export function buildPixEstatico(p: PixEstatico): string {
   if (p.usoUnico) body += tlv("01", "12", "usoUnico");
   body += tlv("26", mai, "infoAdicional") + tlv("52", "0000", "") + tlv("53", "986", "");
   if (p.valorCentavos !== undefined) body += tlv("54", amount(p.valorCentavos, "valorCentavos"), "valorCentavos");
-  body += tlv("58", "BR", "") + tlv("59", textField(p.nome, PIX_LIMITS.nome, "nome"), "nome") + tlv("60", textField(p.cidade, PIX_LIMITS.cidade, "cidade"), "cidade");
+  body +=
+    tlv("58", "BR", "") +
+    tlv("59", textField(p.nome, PIX_LIMITS.nome, "nome"), "nome") +
+    tlv("60", textField(p.cidade, PIX_LIMITS.cidade, "cidade"), "cidade");
   body += tlv("62", tlv("05", txid, "txid"), "txid");
   return finish(body);
 }
@@ -105,7 +109,8 @@ export function buildPixDinamico(p: PixDinamico): string {
   let body = tlv("00", "01", "payload");
   if (p.usoUnico !== false) body += tlv("01", "12", "usoUnico");
   body += tlv("26", mai, "url") + tlv("52", "0000", "") + tlv("53", "986", "") + tlv("58", "BR", "");
-  body += tlv("59", textField(p.nome, PIX_LIMITS.nome, "nome"), "nome") + tlv("60", textField(p.cidade, PIX_LIMITS.cidade, "cidade"), "cidade");
+  body +=
+    tlv("59", textField(p.nome, PIX_LIMITS.nome, "nome"), "nome") + tlv("60", textField(p.cidade, PIX_LIMITS.cidade, "cidade"), "cidade");
   body += tlv("62", tlv("05", "***", "txid"), "txid");
   return finish(body);
 }
@@ -152,7 +157,8 @@ export function parsePix(payload: string): PixParsed {
   const last = objs[objs.length - 1];
   if (last?.id !== "63" || last.value.length !== 4) fail("PIX_INVALIDO", "CRC (63, length 04) must be the last object", "payload");
   const expected = crc16ccitt(payload.slice(0, -4));
-  if (last.value.toUpperCase() !== expected) fail("PIX_CRC_INVALIDO", `CRC is ${last.value}, expected ${expected}`, "payload", { expected });
+  if (last.value.toUpperCase() !== expected)
+    fail("PIX_CRC_INVALIDO", `CRC is ${last.value}, expected ${expected}`, "payload", { expected });
   if (objs[0]?.id !== "00" || objs[0].value !== "01") fail("PIX_INVALIDO", "payload format indicator 00=01 must come first", "payload");
   const get = (id: string) => objs.find((o) => o.id === id)?.value;
   const mai = get("26");

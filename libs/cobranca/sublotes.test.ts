@@ -52,7 +52,17 @@ const files = (xs: Item[]) =>
       layout: s.chave.layout,
       nsa: s.nsa,
       geradoEm: { year: 2026, month: 11, day: 29, hour: 12, minute: 0, second: 0 },
-      beneficiario: { nome: "Empresa", documento: "11222333000181", agencia: s.chave.agencia, conta: s.chave.conta, contaDv: "1", agenciaDv: "1", convenio: s.chave.convenio, carteira: s.chave.carteira, variacao: s.chave.variacao },
+      beneficiario: {
+        nome: "Empresa",
+        documento: "11222333000181",
+        agencia: s.chave.agencia,
+        conta: s.chave.conta,
+        contaDv: "1",
+        agenciaDv: "1",
+        convenio: s.chave.convenio,
+        carteira: s.chave.carteira,
+        variacao: s.chave.variacao,
+      },
       titulos: s.itens.map((i) => i.titulo),
     });
     return { id: s.id, nsa: s.nsa, sha256: createHash("sha256").update(out.bytes).digest("hex") };
@@ -63,7 +73,13 @@ describe("deterministic sub-batches", () => {
     const subs = agruparSubLotes(items(1, 300));
     for (const s of subs) {
       for (const it of s.itens) {
-        expect([it.banco, it.layout, it.convenio, it.carteira, it.pix === true]).toEqual([s.chave.banco, s.chave.layout, s.chave.convenio, s.chave.carteira, s.chave.pix]);
+        expect([it.banco, it.layout, it.convenio, it.carteira, it.pix === true]).toEqual([
+          s.chave.banco,
+          s.chave.layout,
+          s.chave.convenio,
+          s.chave.carteira,
+          s.chave.pix,
+        ]);
       }
       expect(s.itens.map((i) => i.id)).toEqual([...s.itens.map((i) => i.id)].sort());
     }
@@ -80,7 +96,15 @@ describe("deterministic sub-batches", () => {
   });
 
   it("splits by size, keeping the order", () => {
-    const xs = items(3, 500).map((x) => ({ ...x, banco: "237", layout: 400 as const, convenio: "1", carteira: "09", variacao: undefined, pix: false }));
+    const xs = items(3, 500).map((x) => ({
+      ...x,
+      banco: "237",
+      layout: 400 as const,
+      convenio: "1",
+      carteira: "09",
+      variacao: undefined,
+      pix: false,
+    }));
     const subs = agruparSubLotes(xs, { maxTitulos: 120 });
     expect(subs.map((s) => s.itens.length)).toEqual([120, 120, 120, 120, 20]);
     expect(subs.map((s) => `${s.parte}/${s.partes}`)).toEqual(["1/5", "2/5", "3/5", "4/5", "5/5"]);

@@ -72,10 +72,24 @@ export function agruparSubLotes<T extends ItemAgrupavel>(itens: readonly T[], li
       variacao: norm(it.variacao),
       pix: it.pix === true,
     };
-    const key = [chave.banco, chave.layout, chave.convenio, chave.carteira, chave.conta, chave.agencia, chave.variacao, chave.pix ? 1 : 0].join("|");
+    const key = [
+      chave.banco,
+      chave.layout,
+      chave.convenio,
+      chave.carteira,
+      chave.conta,
+      chave.agencia,
+      chave.variacao,
+      chave.pix ? 1 : 0,
+    ].join("|");
     if (it.nossoNumero !== undefined) {
       const nk = `${chave.banco}|${chave.convenio}|${chave.agencia}|${chave.conta}|${chave.carteira}|${norm(it.nossoNumero).replace(/^0+(?=\d)/, "")}`;
-      if (nns.has(nk)) fail("CAMPO_INVALIDO", `nosso número ${it.nossoNumero} repeated for the same convênio (itens[${nns.get(nk)}])`, `itens[${i}].nossoNumero`);
+      if (nns.has(nk))
+        fail(
+          "CAMPO_INVALIDO",
+          `nosso número ${it.nossoNumero} repeated for the same convênio (itens[${nns.get(nk)}])`,
+          `itens[${i}].nossoNumero`,
+        );
       nns.set(nk, i);
     }
     let g = grupos.get(key);
@@ -98,7 +112,10 @@ export function agruparSubLotes<T extends ItemAgrupavel>(itens: readonly T[], li
 }
 
 /** Give each sub-batch the next NSA, in the stable order (the caller allocates the range transactionally). */
-export function atribuirNsa<T extends ItemAgrupavel>(subLotes: readonly SubLote<T>[], primeiroNsa: number): Array<SubLote<T> & { nsa: number }> {
+export function atribuirNsa<T extends ItemAgrupavel>(
+  subLotes: readonly SubLote<T>[],
+  primeiroNsa: number,
+): Array<SubLote<T> & { nsa: number }> {
   if (!Number.isSafeInteger(primeiroNsa) || primeiroNsa < 1) fail("CAMPO_INVALIDO", "NSA must be a positive integer", "primeiroNsa");
   return subLotes.map((s, i) => ({ ...s, nsa: primeiroNsa + i }));
 }

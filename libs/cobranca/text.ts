@@ -3,10 +3,49 @@ import { fail } from "./errors.js";
 
 /** Non-ASCII characters that NFD does not decompose, with their ASCII spelling. */
 const SPECIAL: Readonly<Record<string, string>> = {
-  ß: "ss", æ: "ae", Æ: "AE", ø: "o", Ø: "O", œ: "oe", Œ: "OE", đ: "d", Đ: "D", ł: "l", Ł: "L", þ: "th", Þ: "TH",
-  ð: "d", Ð: "D", ı: "i", ħ: "h", Ħ: "H", "‘": "'", "’": "'", "‚": "'", "′": "'", "“": '"', "”": '"', "„": '"',
-  "″": '"', "–": "-", "—": "-", "‐": "-", "‑": "-", "…": "...", ª: "a", º: "o", "°": "o", "\u00a0": " ", "\u2009": " ",
-  "\u202f": " ", "·": ".", "×": "x", "´": "'", "`": "'", "¨": "", "¸": "",
+  ß: "ss",
+  æ: "ae",
+  Æ: "AE",
+  ø: "o",
+  Ø: "O",
+  œ: "oe",
+  Œ: "OE",
+  đ: "d",
+  Đ: "D",
+  ł: "l",
+  Ł: "L",
+  þ: "th",
+  Þ: "TH",
+  ð: "d",
+  Ð: "D",
+  ı: "i",
+  ħ: "h",
+  Ħ: "H",
+  "‘": "'",
+  "’": "'",
+  "‚": "'",
+  "′": "'",
+  "“": '"',
+  "”": '"',
+  "„": '"',
+  "″": '"',
+  "–": "-",
+  "—": "-",
+  "‐": "-",
+  "‑": "-",
+  "…": "...",
+  ª: "a",
+  º: "o",
+  "°": "o",
+  "\u00a0": " ",
+  "\u2009": " ",
+  "\u202f": " ",
+  "·": ".",
+  "×": "x",
+  "´": "'",
+  "`": "'",
+  "¨": "",
+  "¸": "",
 };
 
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
@@ -26,7 +65,13 @@ export function foldAscii(input: string, field = "texto"): string {
     if (cp >= 0x20 && cp < 0x7f) out += ch;
     else if (cp < 0x20 || cp === 0x7f) out += " ";
     else if (SPECIAL[ch] !== undefined) out += SPECIAL[ch];
-    else fail("TEXTO_NAO_CONVERSIVEL", `character ${JSON.stringify(ch)} (U+${cp.toString(16).toUpperCase().padStart(4, "0")}) cannot be written in ASCII`, field, { char: ch });
+    else
+      fail(
+        "TEXTO_NAO_CONVERSIVEL",
+        `character ${JSON.stringify(ch)} (U+${cp.toString(16).toUpperCase().padStart(4, "0")}) cannot be written in ASCII`,
+        field,
+        { char: ch },
+      );
   }
   return out;
 }

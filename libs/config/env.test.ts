@@ -31,17 +31,13 @@ describe("EnvReader", () => {
   });
 
   it("names the variable and the problem in one line", () => {
-    expect(problem(() => reader({}).url("MYSQL_URL", ["mysql:"]))).toBe(
-      "config error: MYSQL_URL is required (a mysql URL)",
-    );
+    expect(problem(() => reader({}).url("MYSQL_URL", ["mysql:"]))).toBe("config error: MYSQL_URL is required (a mysql URL)");
     expect(problem(() => reader({ GRPC_PORT: "70000" }).port("GRPC_PORT"))).toBe(
       "config error: GRPC_PORT must be an integer between 0 and 65535, got 70000",
     );
     expect(problem(() => reader({ N: "ten" }).int("N"))).toMatch(/^config error: N must be an integer .* got a non-integer$/);
     expect(problem(() => reader({ B: "maybe" }).bool("B"))).toBe("config error: B must be true or false");
-    expect(problem(() => reader({ L: "loud" }).oneOf("L", ["info", "debug"]))).toBe(
-      "config error: L must be one of info, debug",
-    );
+    expect(problem(() => reader({ L: "loud" }).oneOf("L", ["info", "debug"]))).toBe("config error: L must be one of info, debug");
   });
 
   it("never echoes a URL value, which may hold a password", () => {

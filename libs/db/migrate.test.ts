@@ -113,7 +113,11 @@ describe("migrate (real MariaDB)", () => {
     };
     expect(await indexes("nfse_documentos_3550308")).toEqual(await indexes("nfse_documentos_template"));
     expect(await indexes("nfse_documentos_3550308")).toEqual(
-      expect.arrayContaining(["uq_chave:0:chave", "uq_feed_nsu:0:ambiente,tipo_nsu,nsu", "ix_prestador:1:prestador_documento,data_emissao"]),
+      expect.arrayContaining([
+        "uq_chave:0:chave",
+        "uq_feed_nsu:0:ambiente,tipo_nsu,nsu",
+        "ix_prestador:1:prestador_documento,data_emissao",
+      ]),
     );
     expect(await indexes("nfse_eventos_3550308")).toEqual(expect.arrayContaining(["uq_id_evento:0:id_evento"]));
 
@@ -123,7 +127,7 @@ describe("migrate (real MariaDB)", () => {
       "INSERT INTO nfse_documentos_3550308 (chave, ambiente, tipo_nsu, nsu, prestador_nome, valor_servico, xml, xml_sha256) " +
       "VALUES (?, 2, 'DISTRIBUICAO', ?, ?, 100000, ?, ?) " +
       "ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id), prestador_nome = VALUES(prestador_nome)";
-    const xml = Buffer.from("<NFSe versao=\"1.01\">ç</NFSe>");
+    const xml = Buffer.from('<NFSe versao="1.01">ç</NFSe>');
     const sha = createHash("sha256").update(xml).digest("hex");
     const [a] = await db.pool.execute<ResultSetHeader>(upsert, [chave, "1201", "PRESTADORA ÇÃO", xml, sha]);
     const [b] = await db.pool.execute<ResultSetHeader>(upsert, [chave, "1201", "PRESTADORA ÇÃO", xml, sha]);
@@ -146,9 +150,13 @@ describe("migrate (real MariaDB)", () => {
   it("refuses an edited applied file, naming it and both checksums, and applies nothing else", TIMEOUT, async () => {
     await migrate(db.pool, dir);
     const file = join(dir, "001_create_nfse_tables.sql");
-    const original = createHash("sha256").update(await readFile(file)).digest("hex");
+    const original = createHash("sha256")
+      .update(await readFile(file))
+      .digest("hex");
     await appendFile(file, "\n-- an innocent-looking edit\n");
-    const edited = createHash("sha256").update(await readFile(file)).digest("hex");
+    const edited = createHash("sha256")
+      .update(await readFile(file))
+      .digest("hex");
     await writeFile(join(dir, "900_later.sql"), "CREATE TABLE later_table (id INT NOT NULL, PRIMARY KEY (id)) ENGINE=InnoDB;\n");
 
     const err = await refusal(migrate(db.pool, dir));
@@ -220,7 +228,9 @@ describe("migrate (real MariaDB)", () => {
     expect(err.statementIndex).toBe(2);
     expect(err.statementLine).toBe(4);
     expect(err.serverMessage).toMatch(/no_such_column/);
-    expect(err.message).toMatch(/^900_broken\.sql: statement 2 \(line 4\) failed: .*no_such_column.*statements 1-1 of this file already took effect/);
+    expect(err.message).toMatch(
+      /^900_broken\.sql: statement 2 \(line 4\) failed: .*no_such_column.*statements 1-1 of this file already took effect/,
+    );
     expect(err.message).not.toContain("\n");
 
     const names = (await recorded(db.pool)).map((r) => r["name"]);
@@ -244,7 +254,10 @@ describe("migrate (real MariaDB)", () => {
 
   it("lets concurrent runners apply each file exactly once", TIMEOUT, async () => {
     // A slow file keeps the lock held while the other runners queue on GET_LOCK.
-    await writeFile(join(dir, "900_slow.sql"), "DO SLEEP(0.5);\nCREATE TABLE slow_one (id INT NOT NULL, PRIMARY KEY (id)) ENGINE=InnoDB;\n");
+    await writeFile(
+      join(dir, "900_slow.sql"),
+      "DO SLEEP(0.5);\nCREATE TABLE slow_one (id INT NOT NULL, PRIMARY KEY (id)) ENGINE=InnoDB;\n",
+    );
     const files = (await readdir(dir)).filter((n) => n.endsWith(".sql")).sort();
     const runners = [db.newPool(), db.newPool(), db.newPool(), db.newPool()];
     const results = await Promise.all(runners.map((pool) => migrate(pool, dir)));

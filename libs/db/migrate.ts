@@ -100,11 +100,9 @@ function planPending(files: MigrationFile[], recorded: AppliedRow[]): MigrationF
     highestApplied = Math.max(highestApplied, version);
     const file = onDisk.get(version);
     if (!file) {
-      throw new MigrationError(
-        "missing_file",
-        `${row.name} is recorded as applied but is missing from the migrations directory`,
-        { file: row.name },
-      );
+      throw new MigrationError("missing_file", `${row.name} is recorded as applied but is missing from the migrations directory`, {
+        file: row.name,
+      });
     }
     if (file.name !== row.name) {
       throw new MigrationError(

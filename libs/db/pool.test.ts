@@ -70,9 +70,7 @@ describe("createMysqlPool session (real MariaDB)", () => {
     const at = new Date("2026-03-10T17:02:10.123Z");
     const before = Date.now();
     await db.pool.execute("INSERT INTO t (id, at, name) VALUES (?, ?, ?)", ["18446744073709551615", at, "ação 😀"]);
-    const [rows] = await db.pool.query<RowDataPacket[]>(
-      "SELECT id, at, dflt, name, DATE_FORMAT(at, '%Y-%m-%d %H:%i:%s') AS stored FROM t",
-    );
+    const [rows] = await db.pool.query<RowDataPacket[]>("SELECT id, at, dflt, name, DATE_FORMAT(at, '%Y-%m-%d %H:%i:%s') AS stored FROM t");
     const row = rows[0] as RowDataPacket;
     expect(row["id"]).toBe("18446744073709551615");
     expect((row["at"] as Date).toISOString()).toBe(at.toISOString());

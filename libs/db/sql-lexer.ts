@@ -69,7 +69,7 @@ export function tokenizeSql(source: string): LexResult {
       continue;
     }
     // `--` starts a comment only when followed by whitespace/control or the end: `a--1` is arithmetic.
-    if (ch === "#" || (ch === "-" && next === "-" && (pos + 2 >= source.length || (source.charCodeAt(pos + 2) <= 0x20)))) {
+    if (ch === "#" || (ch === "-" && next === "-" && (pos + 2 >= source.length || source.charCodeAt(pos + 2) <= 0x20))) {
       const nl = source.indexOf("\n", pos);
       advanceTo(nl === -1 ? source.length : nl);
       continue;

@@ -54,8 +54,6 @@ describe("splitSqlStatements", () => {
   });
 
   it("refuses the client-side DELIMITER command", () => {
-    expect(() => splitSqlStatements("DELIMITER $$\nCREATE TRIGGER x BEFORE INSERT ON t FOR EACH ROW BEGIN END$$")).toThrow(
-      /DELIMITER/,
-    );
+    expect(() => splitSqlStatements("DELIMITER $$\nCREATE TRIGGER x BEFORE INSERT ON t FOR EACH ROW BEGIN END$$")).toThrow(/DELIMITER/);
   });
 });

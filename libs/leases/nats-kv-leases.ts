@@ -68,7 +68,9 @@ export class KvLeaseManager implements LeaseManager {
       throw new Error(`lease bucket ${opts.bucket} has ttl ${status.ttl} ms, configured ${opts.ttlMs} ms`);
     }
     if (status.replicas !== replicas) {
-      throw new Error(`lease bucket ${opts.bucket} has ${status.replicas} replica(s), configured ${replicas} (NATS_REPLICAS); change one of them`);
+      throw new Error(
+        `lease bucket ${opts.bucket} has ${status.replicas} replica(s), configured ${replicas} (NATS_REPLICAS); change one of them`,
+      );
     }
     const ttl = opts.ttlMs;
     return new KvLeaseManager(kv, {
@@ -192,10 +194,13 @@ class KvLease implements Lease {
 
   private armDeadline(): void {
     clearTimeout(this.deadlineTimer);
-    this.deadlineTimer = setTimeout(() => {
-      if (performance.now() >= this.deadline) this.end(new LeaseLostError(this.key, "deadline-passed"));
-      else this.armDeadline();
-    }, Math.max(0, this.deadline - performance.now()));
+    this.deadlineTimer = setTimeout(
+      () => {
+        if (performance.now() >= this.deadline) this.end(new LeaseLostError(this.key, "deadline-passed"));
+        else this.armDeadline();
+      },
+      Math.max(0, this.deadline - performance.now()),
+    );
     this.deadlineTimer.unref();
   }
 

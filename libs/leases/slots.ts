@@ -19,7 +19,10 @@ export interface SlotOptions {
 }
 
 export class KvSlots {
-  private constructor(private readonly kv: KV, private readonly holder: string) {}
+  private constructor(
+    private readonly kv: KV,
+    private readonly holder: string,
+  ) {}
 
   static async open(nc: NatsConnection, opts: SlotOptions): Promise<KvSlots> {
     if (!(opts.periodMs >= 300)) throw new Error("slot period must be at least 300 ms");

@@ -35,10 +35,7 @@ export interface ServiceClient<S extends DescService> {
  * and remaining deadline of the call being served (if any), so a downstream call never outlives its
  * caller's deadline.
  */
-export function createServiceClient<S extends DescService>(
-  service: S,
-  opts: ServiceClientOptions,
-): ServiceClient<S> {
+export function createServiceClient<S extends DescService>(service: S, opts: ServiceClientOptions): ServiceClient<S> {
   const https = opts.baseUrl.startsWith("https:");
   const nodeOptions = https
     ? {

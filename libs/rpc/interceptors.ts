@@ -85,11 +85,7 @@ export function serverInterceptor(log: Logger, metrics: Metrics, opts: ServerInt
 }
 
 /** Runs each step of a response stream inside the request scope and reports how the stream ended. */
-function scoped<T>(
-  scope: RequestScope,
-  source: AsyncIterable<T>,
-  finish: (err?: unknown) => ConnectError | undefined,
-): AsyncIterable<T> {
+function scoped<T>(scope: RequestScope, source: AsyncIterable<T>, finish: (err?: unknown) => ConnectError | undefined): AsyncIterable<T> {
   return {
     [Symbol.asyncIterator]() {
       const it = source[Symbol.asyncIterator]();

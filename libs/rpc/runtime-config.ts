@@ -35,7 +35,8 @@ export function readRuntimeConfig(env: EnvReader, defaults: RuntimeDefaults): Ru
   if (clientCa && !cert) throw new ConfigError("TLS_CERT_FILE", "is required when TLS_CLIENT_CA_FILE is set (mTLS needs TLS)");
   const http1Port = env.optionalString("HTTP1_PORT") === undefined ? undefined : env.port("HTTP1_PORT");
   // A plaintext side door would bypass TLS and the mTLS identities; the TLS port speaks HTTP/1.1 already.
-  if (http1Port !== undefined && cert) throw new ConfigError("HTTP1_PORT", "cannot be used with TLS_CERT_FILE: the TLS port already accepts HTTP/1.1 (ALPN)");
+  if (http1Port !== undefined && cert)
+    throw new ConfigError("HTTP1_PORT", "cannot be used with TLS_CERT_FILE: the TLS port already accepts HTTP/1.1 (ALPN)");
   const host = env.string("GRPC_HOST", { default: "0.0.0.0" });
   return {
     host,

@@ -48,7 +48,8 @@ describe("RPC runtime", () => {
         async *streamFeed() {
           try {
             // Far more than the stream's flow-control window: the writes block once the client stops reading.
-            for (; sent < 200; sent++) yield create(StreamFeedResponseSchema, { part: { case: "itemsChunk", value: new Uint8Array(150_000) } });
+            for (; sent < 200; sent++)
+              yield create(StreamFeedResponseSchema, { part: { case: "itemsChunk", value: new Uint8Array(150_000) } });
           } finally {
             handlerEnded();
           }
@@ -124,7 +125,14 @@ describe("RPC runtime", () => {
     await createClient(Health, createGrpcTransport({ baseUrl })).check({});
     const access = lines.filter((l) => l.msg === "rpc");
     expect(access.filter((l) => l.level === "info")).toEqual([
-      expect.objectContaining({ requestId: "acc-1", rpc: "malha.vault.v1.VaultService/GetCertificate", code: "OK", protocol: "grpc", caller: null, peer: expect.stringMatching(/^127\.0\.0\.1:\d+$/) }),
+      expect.objectContaining({
+        requestId: "acc-1",
+        rpc: "malha.vault.v1.VaultService/GetCertificate",
+        code: "OK",
+        protocol: "grpc",
+        caller: null,
+        peer: expect.stringMatching(/^127\.0\.0\.1:\d+$/),
+      }),
       expect.objectContaining({ requestId: "acc-2", rpc: "malha.vault.v1.VaultService/ListCertificates", code: "InvalidArgument" }),
     ]);
     for (const l of access) expect(typeof l.durationMs, JSON.stringify(l)).toBe("number");
@@ -134,7 +142,14 @@ describe("RPC runtime", () => {
 
   it("with the access log off (RPC_ACCESS_LOG=false) logs only failures at info and above", async () => {
     const { baseUrl, lines } = await start(
-      [serve(VaultService, { getCertificate: () => ({}), listCertificates: () => { throw new ConnectError("no", Code.NotFound); } })],
+      [
+        serve(VaultService, {
+          getCertificate: () => ({}),
+          listCertificates: () => {
+            throw new ConnectError("no", Code.NotFound);
+          },
+        }),
+      ],
       { accessLog: false },
     );
     const vault = createClient(VaultService, createGrpcTransport({ baseUrl }));
@@ -234,7 +249,11 @@ describe("RPC runtime", () => {
     expect(aborted).toBe(true);
     expect((await hanging) instanceof ConnectError).toBe(true);
     // The listener is closed: a new connection is refused.
-    const again = ConnectError.from(await createClient(VaultService, createGrpcTransport({ baseUrl })).getCertificate({ id: "2" }).catch((e: unknown) => e));
+    const again = ConnectError.from(
+      await createClient(VaultService, createGrpcTransport({ baseUrl }))
+        .getCertificate({ id: "2" })
+        .catch((e: unknown) => e),
+    );
     expect(again.code).toBe(Code.Unavailable);
   });
 
@@ -273,29 +292,64 @@ describe("RPC runtime", () => {
 describe("RPC runtime on a plaintext HTTP/1.1 port (HTTP1_PORT)", () => {
   const curl = (args: string[]) =>
     new Promise<{ code: number; out: string }>((resolve) =>
-      execFile("curl", ["-sS", "--http1.1", "-i", ...args], (err, stdout, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, out: stdout + stderr })),
+      execFile("curl", ["-sS", "--http1.1", "-i", ...args], (err, stdout, stderr) =>
+        resolve({ code: err ? Number(err.code ?? 1) : 0, out: stdout + stderr }),
+      ),
     );
 
   it("answers plain curl (HTTP/1.1, no TLS, no prior knowledge) with Connect/JSON, while the main port stays h2c", async () => {
-    const { server, lines } = await start([serve(VaultService, { getCertificate: (req) => ({ certificate: { id: req.id, ibge: "3550308" } }) })], {
-      http1: { host: "127.0.0.1", port: 0 },
-    });
+    const { server, lines } = await start(
+      [serve(VaultService, { getCertificate: (req) => ({ certificate: { id: req.id, ibge: "3550308" } }) })],
+      {
+        http1: { host: "127.0.0.1", port: 0 },
+      },
+    );
     server.health.setAll(Status.SERVING);
     expect(server.http1Port).toBeGreaterThan(0);
     expect(server.http1Port).not.toBe(server.port);
-    const health = await curl(["-H", "content-type: application/json", "-d", "{}", `http://127.0.0.1:${server.http1Port}/grpc.health.v1.Health/Check`]);
+    const health = await curl([
+      "-H",
+      "content-type: application/json",
+      "-d",
+      "{}",
+      `http://127.0.0.1:${server.http1Port}/grpc.health.v1.Health/Check`,
+    ]);
     expect(health.code, health.out).toBe(0);
     expect(health.out).toMatch(/^HTTP\/1\.1 200 OK\r?$/m);
     expect(health.out.trim().split("\n").at(-1)).toBe('{"status":"SERVING"}');
-    const cert = await curl(["-H", "content-type: application/json", "-H", "x-request-id: h1-curl", "-d", '{"id":"7"}', `http://127.0.0.1:${server.http1Port}/malha.vault.v1.VaultService/GetCertificate`]);
+    const cert = await curl([
+      "-H",
+      "content-type: application/json",
+      "-H",
+      "x-request-id: h1-curl",
+      "-d",
+      '{"id":"7"}',
+      `http://127.0.0.1:${server.http1Port}/malha.vault.v1.VaultService/GetCertificate`,
+    ]);
     expect(cert.out.trim().split("\n").at(-1)).toBe('{"certificate":{"id":"7","ibge":"3550308"}}');
-    expect(lines.find((l) => l.msg === "rpc" && l.requestId === "h1-curl")).toMatchObject({ code: "OK", protocol: "connect", level: "info" });
+    expect(lines.find((l) => l.msg === "rpc" && l.requestId === "h1-curl")).toMatchObject({
+      code: "OK",
+      protocol: "connect",
+      level: "info",
+    });
     // A Connect error is JSON with the HTTP status Connect maps the code to.
-    const bad = await curl(["-H", "content-type: application/json", "-d", '{"id":', `http://127.0.0.1:${server.http1Port}/malha.vault.v1.VaultService/GetCertificate`]);
+    const bad = await curl([
+      "-H",
+      "content-type: application/json",
+      "-d",
+      '{"id":',
+      `http://127.0.0.1:${server.http1Port}/malha.vault.v1.VaultService/GetCertificate`,
+    ]);
     expect(bad.out).toMatch(/^HTTP\/1\.1 400 /m);
     expect(bad.out).toMatch(/"code":"invalid_argument"/);
     // The main port is still HTTP/2 only: curl without prior knowledge gets no HTTP/1.1 answer there.
-    const main = await curl(["-H", "content-type: application/json", "-d", "{}", `http://127.0.0.1:${server.port}/grpc.health.v1.Health/Check`]);
+    const main = await curl([
+      "-H",
+      "content-type: application/json",
+      "-d",
+      "{}",
+      `http://127.0.0.1:${server.port}/grpc.health.v1.Health/Check`,
+    ]);
     expect(main.out).not.toMatch(/^HTTP\/1\.1 200/m);
   });
 
@@ -357,12 +411,12 @@ describe("RPC runtime over TLS", () => {
     trusted.close();
     expect(identities).toEqual(["adn-gateway"]);
     // The access log names the verified caller.
-    expect(lines.find((l) => l.msg === "rpc" && l.rpc === "malha.vault.v1.VaultService/GetCertificate")).toMatchObject({ caller: "adn-gateway", code: "OK" });
+    expect(lines.find((l) => l.msg === "rpc" && l.rpc === "malha.vault.v1.VaultService/GetCertificate")).toMatchObject({
+      caller: "adn-gateway",
+      code: "OK",
+    });
 
-    for (const tls of [
-      { ca: read(pki.caCert) },
-      { ca: read(pki.caCert), cert: read(pki.strangerCert), key: read(pki.strangerKey) },
-    ]) {
+    for (const tls of [{ ca: read(pki.caCert) }, { ca: read(pki.caCert), cert: read(pki.strangerCert), key: read(pki.strangerKey) }]) {
       const refused = createServiceClient(VaultService, { baseUrl, tls, defaultTimeoutMs: 5000 });
       // TLS 1.3 reports the refused certificate after the handshake, so the call fails either with the
       // alert or as a cancelled stream; what matters is that it fails and the handler never runs.

@@ -125,11 +125,14 @@ export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer>
   const listener = createListener(guarded, opts.tls);
   const port = await listen(listener.server, opts.port, opts.host);
   const http1 = opts.http1 ? createHttp1Listener(guarded) : undefined;
-  const http1Port = http1 && opts.http1 ? await listen(http1, opts.http1.port, opts.http1.host).catch((err: unknown) => {
-    listener.server.close();
-    // Tells the caller which of the two listeners could not bind.
-    throw Object.assign(err as Error, { listener: "http1" });
-  }) : undefined;
+  const http1Port =
+    http1 && opts.http1
+      ? await listen(http1, opts.http1.port, opts.http1.host).catch((err: unknown) => {
+          listener.server.close();
+          // Tells the caller which of the two listeners could not bind.
+          throw Object.assign(err as Error, { listener: "http1" });
+        })
+      : undefined;
 
   let stopping: Promise<void> | undefined;
   const shutdown = ({ drainMs, timeoutMs }: { drainMs: number; timeoutMs: number }) => {

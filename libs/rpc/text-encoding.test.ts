@@ -9,8 +9,17 @@ afterAll(() => configureTextEncoding(standard));
 
 // Every kind of text a document carries, and what TextEncoder must replace.
 const samples = [
-  "", "a", "Prestação de serviços de informática", "ÁÉÍÓÚ ãõ ç ü", "😀 emoji 𝄞", "\u0000\u0001\u007f",
-  "lone high \ud800 surrogate", "lone low \udc00", "\udbff\udfff", "x".repeat(5000), "ação ".repeat(2000),
+  "",
+  "a",
+  "Prestação de serviços de informática",
+  "ÁÉÍÓÚ ãõ ç ü",
+  "😀 emoji 𝄞",
+  "\u0000\u0001\u007f",
+  "lone high \ud800 surrogate",
+  "lone low \udc00",
+  "\udbff\udfff",
+  "x".repeat(5000),
+  "ação ".repeat(2000),
 ];
 
 describe("useNodeTextEncoding", () => {
@@ -28,7 +37,9 @@ describe("useNodeTextEncoding", () => {
 
   it("leaves serialized messages byte for byte as they were", () => {
     const doc = create(DocumentSchema, {
-      chave: "3".repeat(50), numero: "42", serie: "A1",
+      chave: "3".repeat(50),
+      numero: "42",
+      serie: "A1",
       prestador: { name: samples[2]!, inscricaoMunicipal: "123" },
       servico: { descricao: samples[5]! + samples[4]! + samples[6]! },
     });

@@ -27,7 +27,10 @@ export function findCnpj(certDer: Buffer, commonName: string | undefined): CnpjF
     const value = stripTaxIdMask(fromOtherName.trim());
     const problem = cnpjProblem(value);
     if (problem === undefined) return { cnpj: value, source: "otherName" };
-    return { source: "otherName", problem: `the ICP-Brasil otherName 2.16.76.1.3.3 holds ${JSON.stringify(fromOtherName.slice(0, 40))}, which ${problem}` };
+    return {
+      source: "otherName",
+      problem: `the ICP-Brasil otherName 2.16.76.1.3.3 holds ${JSON.stringify(fromOtherName.slice(0, 40))}, which ${problem}`,
+    };
   }
   if (!commonName) return undefined;
   const candidate = cnpjCandidateInText(commonName);
@@ -39,7 +42,10 @@ export function findCnpj(certDer: Buffer, commonName: string | undefined): CnpjF
 
 /** findCnpj for a parsed certificate: its DER and the most specific CN of its subject. */
 export function certificateCnpj(cert: X509Certificate): CnpjFinding | undefined {
-  const commonName = cert.subject.split("\n").findLast((a) => a.startsWith("CN="))?.slice(3);
+  const commonName = cert.subject
+    .split("\n")
+    .findLast((a) => a.startsWith("CN="))
+    ?.slice(3);
   return findCnpj(cert.raw, commonName);
 }
 
@@ -57,7 +63,9 @@ export function cnpjCandidateInText(text: string): string | undefined {
     const after = stripTaxIdMask(text.slice(colon + 1).trim());
     if (/^[0-9A-Za-z]{14}$/.test(after)) return after;
   }
-  const runs = [...text.matchAll(CANDIDATE)].map((m) => stripTaxIdMask(m[1]!)).filter((r) => /[0-9]{2}$/.test(r) && /[0-9]/.test(r.slice(0, 12)));
+  const runs = [...text.matchAll(CANDIDATE)]
+    .map((m) => stripTaxIdMask(m[1]!))
+    .filter((r) => /[0-9]{2}$/.test(r) && /[0-9]/.test(r.slice(0, 12)));
   return runs.at(-1);
 }
 

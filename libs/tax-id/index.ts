@@ -48,7 +48,10 @@ export function completeCpf(base9: string): string {
 export function cnpjProblem(value: string): string | undefined {
   if (value.length !== 14) return `must be 14 characters (12 of 0-9/A-Z and 2 check digits), got ${value.length}`;
   if (/[a-z]/.test(value)) return "has lower-case letters (CNPJ letters are upper case)";
-  if (!CNPJ_SHAPE.test(value)) return /^[0-9A-Z]{14}$/.test(value) ? "has letters in its check digits (the last 2 are digits)" : "has characters other than 0-9 and A-Z";
+  if (!CNPJ_SHAPE.test(value))
+    return /^[0-9A-Z]{14}$/.test(value)
+      ? "has letters in its check digits (the last 2 are digits)"
+      : "has characters other than 0-9 and A-Z";
   if (/^(\d)\1{13}$/.test(value)) return "is a repeated digit, not a CNPJ";
   if (completeCnpj(value.slice(0, 12)) !== value) return "has a wrong check digit";
   return undefined;
@@ -90,7 +93,8 @@ export function stripTaxIdMask(value: string): string {
 
 /** "12ABC34501DE35" → "12.ABC.345/01DE-35"; "12345678909" → "123.456.789-09"; anything else as given. */
 export function formatTaxId(value: string): string {
-  if (CNPJ_SHAPE.test(value)) return `${value.slice(0, 2)}.${value.slice(2, 5)}.${value.slice(5, 8)}/${value.slice(8, 12)}-${value.slice(12)}`;
+  if (CNPJ_SHAPE.test(value))
+    return `${value.slice(0, 2)}.${value.slice(2, 5)}.${value.slice(5, 8)}/${value.slice(8, 12)}-${value.slice(12)}`;
   if (CPF_SHAPE.test(value)) return `${value.slice(0, 3)}.${value.slice(3, 6)}.${value.slice(6, 9)}-${value.slice(9)}`;
   return value;
 }

@@ -1,7 +1,17 @@
 // Spans for RPCs: one per call served (SERVER) and per call made (CLIENT), parented through the W3C
 // `traceparent` header in both directions, so a trace follows a request across every hop of the mesh.
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
-import { context, propagation, SpanKind, SpanStatusCode, trace, type Context, type Span, type TextMapGetter, type TextMapSetter } from "@opentelemetry/api";
+import {
+  context,
+  propagation,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Context,
+  type Span,
+  type TextMapGetter,
+  type TextMapSetter,
+} from "@opentelemetry/api";
 
 const tracer = trace.getTracer("malha-rpc");
 

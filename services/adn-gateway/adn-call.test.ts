@@ -10,8 +10,16 @@ import { noMetrics } from "./metrics.js";
 
 type Step = AdnHttpResponse | AdnHttpFailure;
 
-const json = (status: number, body: object): AdnHttpResponse => ({ status, contentType: "application/json", body: Buffer.from(JSON.stringify(body)) });
-const html = (status: number): AdnHttpResponse => ({ status, contentType: "text/html", body: Buffer.from(`<html><body>${status}</body></html>`) });
+const json = (status: number, body: object): AdnHttpResponse => ({
+  status,
+  contentType: "application/json",
+  body: Buffer.from(JSON.stringify(body)),
+});
+const html = (status: number): AdnHttpResponse => ({
+  status,
+  contentType: "text/html",
+  body: Buffer.from(`<html><body>${status}</body></html>`),
+});
 const found = json(200, { StatusProcessamento: "DOCUMENTOS_LOCALIZADOS", LoteDFe: [], TipoAmbiente: "HOMOLOGACAO" });
 
 function scripted(steps: Step[]) {
@@ -36,7 +44,8 @@ function scripted(steps: Step[]) {
   return { deps, waits, calls: () => calls };
 }
 
-const run = (deps: AdnCallDeps, signal?: AbortSignal) => callAdn(deps, {} as Agent, "https://adn.invalid/municipios/DFe/0", "dfe_lote", signal);
+const run = (deps: AdnCallDeps, signal?: AbortSignal) =>
+  callAdn(deps, {} as Agent, "https://adn.invalid/municipios/DFe/0", "dfe_lote", signal);
 
 async function failure(p: Promise<unknown>): Promise<ConnectError> {
   try {
@@ -91,7 +100,11 @@ describe("callAdn", () => {
 
   it("hands 400 and 404 JSON envelopes to the caller for interpretation", async () => {
     const s = scripted([json(404, { StatusProcessamento: "NENHUM_DOCUMENTO_LOCALIZADO", LoteDFe: [] })]);
-    expect(await run(s.deps)).toMatchObject({ kind: "envelope", httpStatus: 404, envelope: { statusProcessamento: "NENHUM_DOCUMENTO_LOCALIZADO" } });
+    expect(await run(s.deps)).toMatchObject({
+      kind: "envelope",
+      httpStatus: 404,
+      envelope: { statusProcessamento: "NENHUM_DOCUMENTO_LOCALIZADO" },
+    });
   });
 
   it("stops retrying when the caller gives up", async () => {

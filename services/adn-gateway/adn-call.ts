@@ -21,13 +21,7 @@ export type AdnCallResult =
   | { kind: "envelope"; envelope: AdnEnvelope; httpStatus: number; attempts: number }
   | { kind: "rate-limited"; attempts: number };
 
-export async function callAdn(
-  deps: AdnCallDeps,
-  pool: Agent,
-  url: string,
-  endpoint: string,
-  signal?: AbortSignal,
-): Promise<AdnCallResult> {
+export async function callAdn(deps: AdnCallDeps, pool: Agent, url: string, endpoint: string, signal?: AbortSignal): Promise<AdnCallResult> {
   const wait = deps.sleep ?? defaultSleep;
   let last = { status: 0, error: "" };
   for (let attempt = 1; ; attempt++) {

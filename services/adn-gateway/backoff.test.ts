@@ -5,7 +5,14 @@ describe("backoff", () => {
   const policy = { baseMs: 1000, maxMs: 30_000 };
 
   it("doubles per retry within [step/2, step] and never exceeds the maximum", () => {
-    for (const [retry, step] of [[1, 1000], [2, 2000], [3, 4000], [5, 16_000], [6, 30_000], [40, 30_000]] as const) {
+    for (const [retry, step] of [
+      [1, 1000],
+      [2, 2000],
+      [3, 4000],
+      [5, 16_000],
+      [6, 30_000],
+      [40, 30_000],
+    ] as const) {
       expect(backoffDelayMs(retry, policy, () => 0)).toBe(step / 2);
       expect(backoffDelayMs(retry, policy, () => 0.999_999)).toBeLessThanOrEqual(step);
       expect(backoffDelayMs(retry, policy, () => 0.999_999)).toBeGreaterThan(step * 0.99);

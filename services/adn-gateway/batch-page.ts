@@ -34,7 +34,10 @@ export async function readBatchPage(
   const candidates = found.found ? x.envelope.lote.map((raw) => ({ nsu: raw.nsu !== undefined ? BigInt(raw.nsu) : 0n, raw })) : [];
   const batch = selectBatch(candidates, req.afterNsu, x.envelope.lote.length);
   if (batch.duplicateCount > 0 || batch.orphanFaults > 0) {
-    log.warn({ ibge: feed.ibge, duplicates: batch.duplicateCount, orphanFaults: batch.orphanFaults }, "ADN batch had repeated NSUs or NSU-less items");
+    log.warn(
+      { ibge: feed.ibge, duplicates: batch.duplicateCount, orphanFaults: batch.orphanFaults },
+      "ADN batch had repeated NSUs or NSU-less items",
+    );
   }
   return {
     status: batch.status,

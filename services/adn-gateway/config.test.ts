@@ -29,7 +29,10 @@ describe("gateway configuration", () => {
     expect(read({ ADN_CREDENTIALS_DIR: "/run/creds", ADN_CREDENTIALS_REFRESH_SECONDS: "0" }).credentials).toMatchObject({ refreshMs: 0 });
     const dir = mkdtempSync(join(tmpdir(), "malha-gw-cfg-"));
     writeFileSync(join(dir, "secret"), "s3cret-value-for-vault\n");
-    expect(read({ VAULT_CREDENTIALS_SECRET_FILE: join(dir, "secret") }).credentials).toMatchObject({ kind: "vault", secret: "s3cret-value-for-vault" });
+    expect(read({ VAULT_CREDENTIALS_SECRET_FILE: join(dir, "secret") }).credentials).toMatchObject({
+      kind: "vault",
+      secret: "s3cret-value-for-vault",
+    });
     expect(read({ VAULT_CREDENTIALS_SECRET: "inline-secret-value" }).credentials).toMatchObject({ secret: "inline-secret-value" });
   });
 

@@ -1,9 +1,7 @@
 import { readFileSync } from "node:fs";
 import { ConfigError, type EnvReader } from "../../libs/config/env.js";
 
-export type CredentialsConfig =
-  | { kind: "dir"; dir: string; refreshMs: number }
-  | { kind: "vault"; secret?: string; refreshMs: number };
+export type CredentialsConfig = { kind: "dir"; dir: string; refreshMs: number } | { kind: "vault"; secret?: string; refreshMs: number };
 
 export interface GatewayConfig {
   /** Root URLs (the APIs live under /municipios): index 1 = produção, 2 = produção restrita. */
@@ -48,7 +46,11 @@ export function readGatewayConfig(env: EnvReader): GatewayConfig {
     // A directory is a developer's: replaced files should take effect within a second, not a minute.
     credentials: dir
       ? { kind: "dir", dir, refreshMs: env.durationMs("ADN_CREDENTIALS_REFRESH_SECONDS", { default: 1_000, maxSeconds: 86_400 }) }
-      : { kind: "vault", ...vaultSecret(env), refreshMs: env.durationMs("ADN_CREDENTIALS_REFRESH_SECONDS", { default: 60_000, maxSeconds: 86_400 }) },
+      : {
+          kind: "vault",
+          ...vaultSecret(env),
+          refreshMs: env.durationMs("ADN_CREDENTIALS_REFRESH_SECONDS", { default: 60_000, maxSeconds: 86_400 }),
+        },
   };
 }
 
@@ -63,7 +65,10 @@ function vaultSecret(env: EnvReader): { secret?: string } {
   try {
     secret = readFileSync(file, "utf8").trim();
   } catch (err) {
-    throw new ConfigError("VAULT_CREDENTIALS_SECRET_FILE", `names a file that cannot be read (${(err as NodeJS.ErrnoException).code ?? "unreadable"}: ${file})`);
+    throw new ConfigError(
+      "VAULT_CREDENTIALS_SECRET_FILE",
+      `names a file that cannot be read (${(err as NodeJS.ErrnoException).code ?? "unreadable"}: ${file})`,
+    );
   }
   if (!secret) throw new ConfigError("VAULT_CREDENTIALS_SECRET_FILE", "names an empty file");
   return { secret };

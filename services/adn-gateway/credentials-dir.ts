@@ -64,9 +64,15 @@ export class DirectoryCredentialSource implements CredentialSource {
     let certificateChainPem: string;
     let privateKeyPem: string;
     try {
-      [certificateChainPem, privateKeyPem] = await Promise.all([readFile(this.path(ibge, "pem"), "utf8"), readFile(this.path(ibge, "key"), "utf8")]);
+      [certificateChainPem, privateKeyPem] = await Promise.all([
+        readFile(this.path(ibge, "pem"), "utf8"),
+        readFile(this.path(ibge, "key"), "utf8"),
+      ]);
     } catch {
-      throw new CredentialsUnavailableError(CredentialsProblem.NO_ACTIVE_CERTIFICATE, `no certificate files for municipality ${ibge} in the credentials directory`);
+      throw new CredentialsUnavailableError(
+        CredentialsProblem.NO_ACTIVE_CERTIFICATE,
+        `no certificate files for municipality ${ibge} in the credentials directory`,
+      );
     }
     let facts: ReturnType<typeof leafFacts>;
     try {

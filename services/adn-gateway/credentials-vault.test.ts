@@ -47,7 +47,12 @@ describe("VaultCredentialSource", () => {
   it("caches in memory, re-checks with known_version after the refresh interval, and follows a new version", async () => {
     let now = 0;
     const vault = vaultAnswering([full("v1"), create(GetClientCredentialsResponseSchema, { unchanged: true, version: "v1" }), full("v2")]);
-    const source = new VaultCredentialSource(vault.client, { secret: "the-shared-secret", refreshMs: 1000, url: "http://vault", now: () => now });
+    const source = new VaultCredentialSource(vault.client, {
+      secret: "the-shared-secret",
+      refreshMs: 1000,
+      url: "http://vault",
+      now: () => now,
+    });
     const first = await source.get("3550308");
     expect(first).toMatchObject({ version: "v1", privateKeyPem: "key-v1", certificateChainPem: "chain-v1", cnpj: "11222333000181" });
     now = 999;
@@ -107,11 +112,15 @@ describe("VaultCredentialSource", () => {
       mapVaultError(reasonedError("malha.vault", message, code, reason), "3550308") as CredentialsUnavailableError;
     // The message would have said "undecryptable" (no "expir" in it): the reason decides.
     expect(refusal(Code.FailedPrecondition, "CERTIFICATE_EXPIRED").problem).toBe(CredentialsProblem.EXPIRED);
-    expect(refusal(Code.FailedPrecondition, "MASTER_KEY_NOT_CONFIGURED", "the certificate expired key").problem).toBe(CredentialsProblem.UNDECRYPTABLE);
+    expect(refusal(Code.FailedPrecondition, "MASTER_KEY_NOT_CONFIGURED", "the certificate expired key").problem).toBe(
+      CredentialsProblem.UNDECRYPTABLE,
+    );
     expect(refusal(Code.NotFound, "NO_ACTIVE_CERTIFICATE").problem).toBe(CredentialsProblem.NO_ACTIVE_CERTIFICATE);
     expect(refusal(Code.DataLoss, "CIPHERTEXT_TAMPERED").message).toContain("municipality 3550308 (wording that changed)");
     // Another domain's reason is not the vault's.
-    expect(mapVaultError(reasonedError("malha.store", "x expired", Code.FailedPrecondition, "CERTIFICATE_EXPIRED"), "3550308")).toMatchObject({
+    expect(
+      mapVaultError(reasonedError("malha.store", "x expired", Code.FailedPrecondition, "CERTIFICATE_EXPIRED"), "3550308"),
+    ).toMatchObject({
       problem: CredentialsProblem.EXPIRED,
     });
     expect(mapVaultError(reasonedError("malha.store", "x", Code.FailedPrecondition, "CERTIFICATE_EXPIRED"), "3550308")).toMatchObject({

@@ -107,7 +107,8 @@ function problemMessage(problem: CredentialsProblem, ibge: string, vaultMessage:
 /** Without a known reason (a vault older than this gateway): the code alone, and for FAILED_PRECONDITION its message. */
 function problemWithoutReason(e: ConnectError): CredentialsProblem | undefined {
   if (e.code === Code.NotFound) return CredentialsProblem.NO_ACTIVE_CERTIFICATE;
-  if (e.code === Code.FailedPrecondition) return /expir/i.test(e.rawMessage) ? CredentialsProblem.EXPIRED : CredentialsProblem.UNDECRYPTABLE;
+  if (e.code === Code.FailedPrecondition)
+    return /expir/i.test(e.rawMessage) ? CredentialsProblem.EXPIRED : CredentialsProblem.UNDECRYPTABLE;
   return undefined;
 }
 
@@ -120,10 +121,16 @@ export function mapVaultError(err: unknown, ibge: string): Error {
   if (problem !== undefined) return new CredentialsUnavailableError(problem, problemMessage(problem, ibge, e.rawMessage));
   switch (e.code) {
     case Code.DataLoss:
-      return new CredentialsUnavailableError(CredentialsProblem.UNDECRYPTABLE, `the vault's ciphertext for municipality ${ibge} fails authentication`);
+      return new CredentialsUnavailableError(
+        CredentialsProblem.UNDECRYPTABLE,
+        `the vault's ciphertext for municipality ${ibge} fails authentication`,
+      );
     case Code.PermissionDenied:
     case Code.Unauthenticated:
-      return new ConnectError(`the vault refused the gateway's identity (${e.rawMessage}); check mesh TLS or VAULT_CREDENTIALS_SECRET`, Code.FailedPrecondition);
+      return new ConnectError(
+        `the vault refused the gateway's identity (${e.rawMessage}); check mesh TLS or VAULT_CREDENTIALS_SECRET`,
+        Code.FailedPrecondition,
+      );
     case Code.InvalidArgument:
       return new ConnectError(`the vault refused the request: ${e.rawMessage}`, Code.InvalidArgument);
     case Code.DeadlineExceeded:

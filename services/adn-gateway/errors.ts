@@ -60,19 +60,26 @@ export function credentialsUnavailable(problem: CredentialsProblem, message: str
 }
 
 export function transientFailure(attempts: number, lastHttpStatus: number, lastError: string): ConnectError {
-  return withDetail(
-    `ADN unavailable after ${attempts} attempt(s): ${lastError}`,
-    Code.Unavailable,
-    TransientFailureSchema,
-    { attempts, lastHttpStatus, lastError },
-  );
+  return withDetail(`ADN unavailable after ${attempts} attempt(s): ${lastError}`, Code.Unavailable, TransientFailureSchema, {
+    attempts,
+    lastHttpStatus,
+    lastError,
+  });
 }
 
 export function unexpectedResponse(httpStatus: number, contentType: string, body: Buffer, why: string): ConnectError {
-  const excerpt = body.subarray(0, 512).toString("utf8").replace(/\uFFFD+$/, "");
-  return withDetail(`unexpected ADN response (HTTP ${httpStatus}, ${contentType || "no content type"}): ${why}`, Code.Unknown, UnexpectedResponseSchema, {
-    httpStatus,
-    contentType,
-    bodyExcerpt: excerpt,
-  });
+  const excerpt = body
+    .subarray(0, 512)
+    .toString("utf8")
+    .replace(/\uFFFD+$/, "");
+  return withDetail(
+    `unexpected ADN response (HTTP ${httpStatus}, ${contentType || "no content type"}): ${why}`,
+    Code.Unknown,
+    UnexpectedResponseSchema,
+    {
+      httpStatus,
+      contentType,
+      bodyExcerpt: excerpt,
+    },
+  );
 }

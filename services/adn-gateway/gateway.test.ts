@@ -113,12 +113,16 @@ describe("FetchBatch reading whole feeds", () => {
       expect(item.chave).toBe(entry.chave);
       if (entry.facts.kind === "NFSE") {
         expect(item.content.case).toBe("document");
-        expect(compact(toJson(DocumentSchema, item.content.value as never, { enumAsInteger: true }))).toEqual(expectedDocumentJson(entry.facts.note));
+        expect(compact(toJson(DocumentSchema, item.content.value as never, { enumAsInteger: true }))).toEqual(
+          expectedDocumentJson(entry.facts.note),
+        );
         expect(item.tipoEvento).toBe("");
         versions.add(entry.facts.note.versao);
       } else {
         expect(item.content.case).toBe("event");
-        expect(compact(toJson(EventSchema, item.content.value as never, { enumAsInteger: true }))).toEqual(expectedEventJson(entry.facts.event));
+        expect(compact(toJson(EventSchema, item.content.value as never, { enumAsInteger: true }))).toEqual(
+          expectedEventJson(entry.facts.event),
+        );
         expect(item.tipoEvento).toBe(entry.facts.tipoEvento);
         seenCodes.add(entry.facts.event.codigo);
       }
@@ -202,9 +206,13 @@ describe("FetchSingle and GetDocumentByChave", () => {
 
     const body = "3550308221122233300018100000000000422603123456789";
     const unknown = body + String(mod11CheckDigit(body));
-    expect((await failure(client.getDocumentByChave({ ibge: MAIN.ibge, ambiente: Ambiente.PRODUCAO_RESTRITA, chave: unknown }))).code).toBe(Code.NotFound);
+    expect((await failure(client.getDocumentByChave({ ibge: MAIN.ibge, ambiente: Ambiente.PRODUCAO_RESTRITA, chave: unknown }))).code).toBe(
+      Code.NotFound,
+    );
     const badDv = unknown.slice(0, 49) + String((Number(unknown[49]) + 1) % 10);
-    expect((await failure(client.getDocumentByChave({ ibge: MAIN.ibge, ambiente: Ambiente.PRODUCAO_RESTRITA, chave: badDv }))).code).toBe(Code.InvalidArgument);
+    expect((await failure(client.getDocumentByChave({ ibge: MAIN.ibge, ambiente: Ambiente.PRODUCAO_RESTRITA, chave: badDv }))).code).toBe(
+      Code.InvalidArgument,
+    );
 
     const othersChave = sim.feed(LIMITED.ibge).entries[0]!.chave;
     const notMine = await failure(client.getDocumentByChave({ ibge: MAIN.ibge, ambiente: Ambiente.PRODUCAO_RESTRITA, chave: othersChave }));
@@ -269,7 +277,14 @@ describe("ADN faults", () => {
   it("turns undecodable items into faults with the raw payload and still returns the batch", async () => {
     const log = sim.feed(FAULTY.ibge);
     const firstPage = log.entries.filter((e) => !e.hidden).slice(0, 50);
-    const plan = { truncated: firstPage[1]!, base64: firstPage[2]!, xml: firstPage[3]!, dtd: firstPage[4]!, bomb: firstPage[5]!, noNsu: firstPage[6]! };
+    const plan = {
+      truncated: firstPage[1]!,
+      base64: firstPage[2]!,
+      xml: firstPage[3]!,
+      dtd: firstPage[4]!,
+      bomb: firstPage[5]!,
+      noNsu: firstPage[6]!,
+    };
     sim.configure({
       faultsByNsu: {
         [String(plan.truncated.nsu)]: "truncated-gzip",
@@ -298,7 +313,11 @@ describe("ADN faults", () => {
     expect(bomb.reason).toBe(FaultReason.TOO_LARGE);
     expect(bomb.rawPayload.length).toBeGreaterThan(0);
     // The NSU-less item cannot be placed in the sequence; it comes first, as a fault with NSU 0.
-    expect(res.items[0]).toMatchObject({ nsu: 0n, chave: plan.noNsu.chave, content: { case: "fault", value: { reason: FaultReason.MISSING_FIELD } } });
+    expect(res.items[0]).toMatchObject({
+      nsu: 0n,
+      chave: plan.noNsu.chave,
+      content: { case: "fault", value: { reason: FaultReason.MISSING_FIELD } },
+    });
     const good = res.items.filter((i) => i.content.case === "document" || i.content.case === "event");
     expect(good).toHaveLength(44);
   });
@@ -331,7 +350,9 @@ describe("refusals without a retry storm", () => {
     expect(none.code).toBe(Code.FailedPrecondition);
     expect(none.findDetails(CredentialsUnavailableSchema)[0]?.problem).toBe(CredentialsProblem.NO_ACTIVE_CERTIFICATE);
     expect((await failure(client.fetchBatch({ feed: feed("355030"), afterNsu: 0n }))).code).toBe(Code.InvalidArgument);
-    expect((await failure(client.fetchBatch({ feed: feed(MAIN.ibge, TipoNsu.UNSPECIFIED), afterNsu: 0n }))).code).toBe(Code.InvalidArgument);
+    expect((await failure(client.fetchBatch({ feed: feed(MAIN.ibge, TipoNsu.UNSPECIFIED), afterNsu: 0n }))).code).toBe(
+      Code.InvalidArgument,
+    );
     expect((await failure(client.fetchSingle({ feed: feed(MAIN.ibge), nsu: 0n }))).code).toBe(Code.InvalidArgument);
     expect(sim.counters().total).toBe(0);
   });

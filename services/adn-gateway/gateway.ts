@@ -68,7 +68,10 @@ export class AdnGateway {
     const result = await callAdn(this.callDeps, pool, url, endpoint, signal);
     if (result.kind === "rate-limited") {
       const cooldown = this.deps.cooldowns.record(key, this.now());
-      this.deps.log.warn({ ibge, ambiente, cooldownUntil: new Date(cooldown.until).toISOString() }, "ADN rate limit (HTTP 429): cool-down started");
+      this.deps.log.warn(
+        { ibge, ambiente, cooldownUntil: new Date(cooldown.until).toISOString() },
+        "ADN rate limit (HTTP 429): cool-down started",
+      );
       throw rateLimited(cooldown, false);
     }
     return { envelope: result.envelope, httpStatus: result.httpStatus, attempts: result.attempts, elapsedMs: this.now() - started };

@@ -60,7 +60,8 @@ export function createHandlers(gateway: AdnGateway, metrics: AdnMetrics, log: Lo
       const page = await readBatchPage(gateway, log, req, ctx.signal);
       const { entries, ...facts } = page;
       yield create(StreamBatchResponseSchema, { part: { case: "head", value: { ...facts, itemCount: entries.length } } });
-      for await (const chunk of pageChunks(entries, ctx.signal)) yield create(StreamBatchResponseSchema, { part: { case: "itemsChunk", value: chunk } });
+      for await (const chunk of pageChunks(entries, ctx.signal))
+        yield create(StreamBatchResponseSchema, { part: { case: "itemsChunk", value: chunk } });
     },
 
     async *streamFeed(req, ctx) {
@@ -78,7 +79,8 @@ export function createHandlers(gateway: AdnGateway, metrics: AdnMetrics, log: Lo
           next.catch(() => undefined);
         }
         yield create(StreamFeedResponseSchema, { part: { case: "head", value: { ...facts, itemCount: entries.length } } });
-        for await (const chunk of pageChunks(entries, ctx.signal)) yield create(StreamFeedResponseSchema, { part: { case: "itemsChunk", value: chunk } });
+        for await (const chunk of pageChunks(entries, ctx.signal))
+          yield create(StreamFeedResponseSchema, { part: { case: "itemsChunk", value: chunk } });
         yield create(StreamFeedResponseSchema, { part: { case: "pageEnd", value: {} } });
         if (last) return;
       }

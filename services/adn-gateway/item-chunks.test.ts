@@ -6,7 +6,12 @@ import { DistributionBatchSchema, FaultReason } from "../../libs/gen/malha/nfse/
 import { itemChunks, type ItemChunkOptions } from "./item-chunks.js";
 
 // Entries without ArquivoXml decode to fault items carrying the chave: sizes are easy to reason about.
-const entry = (nsu: number, chave = "x".repeat(300)): RawLoteItem => ({ nsu: String(nsu), chaveAcesso: chave, tipoDocumento: "NFSE", tipoEvento: "" });
+const entry = (nsu: number, chave = "x".repeat(300)): RawLoteItem => ({
+  nsu: String(nsu),
+  chaveAcesso: chave,
+  tipoDocumento: "NFSE",
+  tipoEvento: "",
+});
 const opts = (over: Partial<ItemChunkOptions> = {}): ItemChunkOptions => ({
   decode: { maxDecompressedBytes: 1024 },
   chunkBytes: 1000,
@@ -57,7 +62,10 @@ describe("itemChunks", () => {
 
   it("stops decoding when the call is cancelled", async () => {
     const ac = new AbortController();
-    const gen = itemChunks(Array.from({ length: 10 }, (_, i) => entry(i + 1)), opts({ signal: ac.signal, chunkBytes: 1 }));
+    const gen = itemChunks(
+      Array.from({ length: 10 }, (_, i) => entry(i + 1)),
+      opts({ signal: ac.signal, chunkBytes: 1 }),
+    );
     const first = await gen.next();
     expect(first.done).toBe(false);
     ac.abort();

@@ -28,12 +28,24 @@ await runService("adn-gateway", ({ env, log, metrics }) => {
         });
   const http = new AdnHttpClient({ ...(config.extraCa ? { extraCa: config.extraCa } : {}), maxResponseBytes: config.maxResponseBytes });
   const adnMetrics = createAdnMetrics(metrics.registry);
-  const gateway = new AdnGateway({ config, credentials, http, cooldowns: new Cooldowns(config.rateLimitCooldownMs), metrics: adnMetrics, log });
+  const gateway = new AdnGateway({
+    config,
+    credentials,
+    http,
+    cooldowns: new Cooldowns(config.rateLimitCooldownMs),
+    metrics: adnMetrics,
+    log,
+  });
   if (config.credentials.kind === "vault" && !config.credentials.secret && !env.optionalString("MESH_TLS_CERT_FILE")) {
     log.warn("neither VAULT_CREDENTIALS_SECRET nor MESH_TLS_CERT_FILE is set: the vault will refuse to hand out ADN credentials");
   }
   log.info(
-    { credentials: credentials.description, producao: config.baseUrlProducao, producaoRestrita: config.baseUrlProducaoRestrita, extraCa: Boolean(config.extraCa) },
+    {
+      credentials: credentials.description,
+      producao: config.baseUrlProducao,
+      producaoRestrita: config.baseUrlProducaoRestrita,
+      extraCa: Boolean(config.extraCa),
+    },
     "ADN gateway configured",
   );
   return {

@@ -33,13 +33,22 @@ const item = (nsu: bigint, fault = false) =>
 describe("interpret", () => {
   it("maps found, nothing found (404, or 200 with the status) and the hole codes", () => {
     expect(interpret(env({}), 200, Ambiente.PRODUCAO_RESTRITA)).toEqual({ found: true });
-    const none = env({ statusProcessamento: "NENHUM_DOCUMENTO_LOCALIZADO", erros: [{ codigo: "E2040", descricao: "nada", complemento: "", parametros: [] }] });
+    const none = env({
+      statusProcessamento: "NENHUM_DOCUMENTO_LOCALIZADO",
+      erros: [{ codigo: "E2040", descricao: "nada", complemento: "", parametros: [] }],
+    });
     expect(interpret(none, 404, Ambiente.PRODUCAO_RESTRITA)).toEqual({ found: false, codigo: "E2040", descricao: "nada" });
     expect(interpret(none, 200, Ambiente.PRODUCAO_RESTRITA)).toMatchObject({ found: false });
   });
 
   it("refuses another ambiente first, then rejections with every error kept", () => {
-    const rejected = env({ statusProcessamento: "REJEICAO", erros: [{ codigo: "E2001", descricao: "CNPJ", complemento: "c", parametros: [] }, { codigo: "E1", descricao: "", complemento: "", parametros: [] }] });
+    const rejected = env({
+      statusProcessamento: "REJEICAO",
+      erros: [
+        { codigo: "E2001", descricao: "CNPJ", complemento: "c", parametros: [] },
+        { codigo: "E1", descricao: "", complemento: "", parametros: [] },
+      ],
+    });
     const mismatch = thrown(() => interpret(rejected, 400, Ambiente.PRODUCAO));
     expect(mismatch.code).toBe(Code.FailedPrecondition);
     expect(mismatch.findDetails(AmbienteMismatchSchema)[0]).toMatchObject({ expected: Ambiente.PRODUCAO, received: "HOMOLOGACAO" });
@@ -50,7 +59,10 @@ describe("interpret", () => {
   });
 
   it("refuses a success without TipoAmbiente and statuses outside the contract", () => {
-    expect(thrown(() => interpret(env({ tipoAmbiente: undefined }), 200, Ambiente.PRODUCAO_RESTRITA)).findDetails(AmbienteMismatchSchema)[0]?.received).toBe("");
+    expect(
+      thrown(() => interpret(env({ tipoAmbiente: undefined }), 200, Ambiente.PRODUCAO_RESTRITA)).findDetails(AmbienteMismatchSchema)[0]
+        ?.received,
+    ).toBe("");
     expect(thrown(() => interpret(env({}), 404, Ambiente.PRODUCAO_RESTRITA)).code).toBe(Code.Unknown);
     expect(thrown(() => interpret(env({ statusProcessamento: "PROCESSANDO" }), 200, Ambiente.PRODUCAO_RESTRITA)).code).toBe(Code.Unknown);
   });
@@ -60,11 +72,22 @@ describe("selectBatch", () => {
   it("drops NSUs up to after_nsu (inclusive start), repeated NSUs, and sorts", () => {
     const res = selectBatch([item(10n), item(12n), item(11n), item(12n), item(9n)], 10n, 5);
     expect(res.items.map((i) => i.nsu)).toEqual([11n, 12n]);
-    expect(res).toMatchObject({ status: BatchStatus.DOCUMENTS_FOUND, highestNsu: 12n, droppedCount: 2, duplicateCount: 1, pageSizeSeen: 5 });
+    expect(res).toMatchObject({
+      status: BatchStatus.DOCUMENTS_FOUND,
+      highestNsu: 12n,
+      droppedCount: 2,
+      duplicateCount: 1,
+      pageSizeSeen: 5,
+    });
   });
 
   it("ends the stream when nothing is newer, and only then leaves NSU-less faults out", () => {
-    expect(selectBatch([item(10n)], 10n, 1)).toMatchObject({ status: BatchStatus.END_OF_STREAM, items: [], highestNsu: 0n, droppedCount: 1 });
+    expect(selectBatch([item(10n)], 10n, 1)).toMatchObject({
+      status: BatchStatus.END_OF_STREAM,
+      items: [],
+      highestNsu: 0n,
+      droppedCount: 1,
+    });
     expect(selectBatch([item(0n, true)], 10n, 1)).toMatchObject({ status: BatchStatus.END_OF_STREAM, orphanFaults: 1 });
     const withNew = selectBatch([item(11n), item(0n, true)], 10n, 2);
     expect(withNew.items.map((i) => i.nsu)).toEqual([0n, 11n]);
@@ -74,8 +97,22 @@ describe("selectBatch", () => {
 
 describe("callInfo", () => {
   it("carries the envelope facts, attempts and elapsed time", () => {
-    const info = callInfo(env({ dataHoraProcessamento: "2026-03-12T08:00:00.1234567-03:00", alertas: [{ codigo: "A", descricao: "d", complemento: "", parametros: [] }] }), 2, 1500, 200);
-    expect(info).toMatchObject({ versaoAplicativo: "1.0.0.0", attempts: 2, httpStatus: 200, elapsed: { seconds: 1n, nanos: 500_000_000 }, adnProcessedAt: { nanos: 123_456_700 } });
+    const info = callInfo(
+      env({
+        dataHoraProcessamento: "2026-03-12T08:00:00.1234567-03:00",
+        alertas: [{ codigo: "A", descricao: "d", complemento: "", parametros: [] }],
+      }),
+      2,
+      1500,
+      200,
+    );
+    expect(info).toMatchObject({
+      versaoAplicativo: "1.0.0.0",
+      attempts: 2,
+      httpStatus: 200,
+      elapsed: { seconds: 1n, nanos: 500_000_000 },
+      adnProcessedAt: { nanos: 123_456_700 },
+    });
     expect(info.alerts).toHaveLength(1);
   });
 });

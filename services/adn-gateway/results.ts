@@ -26,7 +26,12 @@ export function interpret(env: AdnEnvelope, httpStatus: number, expected: Ambien
     return { found: false, codigo: env.erros[0]?.codigo ?? "", descricao: env.erros[0]?.descricao ?? "" };
   }
   if (env.statusProcessamento === "DOCUMENTOS_LOCALIZADOS" && httpStatus === 200) return { found: true };
-  throw unexpectedResponse(httpStatus, "application/json", Buffer.alloc(0), `StatusProcessamento ${env.statusProcessamento} with HTTP ${httpStatus}`);
+  throw unexpectedResponse(
+    httpStatus,
+    "application/json",
+    Buffer.alloc(0),
+    `StatusProcessamento ${env.statusProcessamento} with HTTP ${httpStatus}`,
+  );
 }
 
 export function callInfo(env: AdnEnvelope, attempts: number, elapsedMs: number, httpStatus: number): CallInfo {

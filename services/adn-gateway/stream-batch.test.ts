@@ -5,7 +5,13 @@ import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { AdnGatewayService, BatchStatus, type BatchHead, type StreamBatchResponse, type StreamFeedResponse } from "../../libs/gen/malha/adn/v1/adn_gateway_pb.js";
+import {
+  AdnGatewayService,
+  BatchStatus,
+  type BatchHead,
+  type StreamBatchResponse,
+  type StreamFeedResponse,
+} from "../../libs/gen/malha/adn/v1/adn_gateway_pb.js";
 import { RateLimitedSchema } from "../../libs/gen/malha/adn/v1/errors_pb.js";
 import { DistributionBatchSchema } from "../../libs/gen/malha/nfse/v1/distribution_pb.js";
 import { Ambiente, TipoNsu } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
@@ -21,7 +27,8 @@ let capped: ServiceProcess;
 let client: Client<typeof AdnGatewayService>;
 let cappedClient: Client<typeof AdnGatewayService>;
 
-const connect = (svc: ServiceProcess) => createClient(AdnGatewayService, createGrpcTransport({ baseUrl: svc.baseUrl, readMaxBytes: 64 * 1024 * 1024 }));
+const connect = (svc: ServiceProcess) =>
+  createClient(AdnGatewayService, createGrpcTransport({ baseUrl: svc.baseUrl, readMaxBytes: 64 * 1024 * 1024 }));
 
 beforeAll(async () => {
   adn = await startTestAdn([MAIN, LIMITED], { seed: 7, feedSize: 300 });
@@ -57,7 +64,11 @@ describe("StreamBatch", () => {
   it("sends the head first, then chunks that concatenate to exactly the items FetchBatch returns", async () => {
     // Inclusive start, duplicates and an NSU-less item: the head's counts must match FetchBatch's.
     const entries = adn.sim.feed(MAIN.ibge).entries.filter((e) => !e.hidden);
-    adn.sim.configure({ startInclusive: true, duplicateRate: 0.1, faultsByNsu: { [String(entries[60]!.nsu)]: "missing-nsu", [String(entries[61]!.nsu)]: "malformed-xml" } });
+    adn.sim.configure({
+      startInclusive: true,
+      duplicateRate: 0.1,
+      faultsByNsu: { [String(entries[60]!.nsu)]: "missing-nsu", [String(entries[61]!.nsu)]: "malformed-xml" },
+    });
     const after = entries[49]!.nsu;
     const fetched = await client.fetchBatch({ feed: feed(MAIN.ibge), afterNsu: after });
     const { messages, error } = await readStream(client, MAIN.ibge, after);
@@ -78,7 +89,9 @@ describe("StreamBatch", () => {
     expect(rest.length).toBeGreaterThan(0);
     expect(rest.every((m) => m.part.case === "itemsChunk")).toBe(true);
     const bytes = Buffer.concat(rest.map((m) => m.part.value as Uint8Array));
-    expect(bytes.equals(Buffer.from(toBinary(DistributionBatchSchema, create(DistributionBatchSchema, { items: fetched.items }))))).toBe(true);
+    expect(bytes.equals(Buffer.from(toBinary(DistributionBatchSchema, create(DistributionBatchSchema, { items: fetched.items }))))).toBe(
+      true,
+    );
     const streamed = fromBinary(DistributionBatchSchema, bytes).items;
     expect(streamed[0]).toMatchObject({ nsu: 0n, content: { case: "fault" } });
     expect(streamed.map((i) => i.nsu)).toEqual(fetched.items.map((i) => i.nsu));
@@ -90,7 +103,10 @@ describe("StreamBatch", () => {
     const { messages, error } = await readStream(client, MAIN.ibge, last);
     expect(error).toBeUndefined();
     expect(messages).toHaveLength(1);
-    expect(messages[0]!.part).toMatchObject({ case: "head", value: { status: BatchStatus.END_OF_STREAM, highestNsu: 0n, itemCount: 0, call: { httpStatus: 404 } } });
+    expect(messages[0]!.part).toMatchObject({
+      case: "head",
+      value: { status: BatchStatus.END_OF_STREAM, highestNsu: 0n, itemCount: 0, call: { httpStatus: 404 } },
+    });
   });
 
   it("fails before the head like FetchBatch: a 429 is RESOURCE_EXHAUSTED + RateLimited and nothing is sent", async () => {
@@ -156,8 +172,14 @@ describe("StreamFeed", () => {
     let from = after;
     for (const page of pages.slice(0, -1)) {
       const fetched = await client.fetchBatch({ feed: feed(MAIN.ibge), afterNsu: from });
-      expect(page.head).toMatchObject({ status: BatchStatus.DOCUMENTS_FOUND, highestNsu: fetched.highestNsu, itemCount: fetched.items.length });
-      expect(page.items.equals(Buffer.from(toBinary(DistributionBatchSchema, create(DistributionBatchSchema, { items: fetched.items }))))).toBe(true);
+      expect(page.head).toMatchObject({
+        status: BatchStatus.DOCUMENTS_FOUND,
+        highestNsu: fetched.highestNsu,
+        itemCount: fetched.items.length,
+      });
+      expect(
+        page.items.equals(Buffer.from(toBinary(DistributionBatchSchema, create(DistributionBatchSchema, { items: fetched.items })))),
+      ).toBe(true);
       from = page.head.highestNsu;
     }
     expect(from).toBe(visible.at(-1)!.nsu);

@@ -64,7 +64,12 @@ beforeAll(async () => {
     municipalities: [MAIN],
     feedSize: 120,
   });
-  vault = await startService("vault", { MYSQL_URL: db.url, NFSE_MASTER_KEY: MASTER_KEY, VAULT_CREDENTIALS_SECRET: SECRET, VAULT_ADMIN_SECRET: ADMIN_SECRET });
+  vault = await startService("vault", {
+    MYSQL_URL: db.url,
+    NFSE_MASTER_KEY: MASTER_KEY,
+    VAULT_CREDENTIALS_SECRET: SECRET,
+    VAULT_ADMIN_SECRET: ADMIN_SECRET,
+  });
   // The operator's client: imports and (de)activations are administrative calls.
   vaultClient = clientWithHeaders(VaultService, vault.baseUrl, { "x-malha-vault-admin-secret": ADMIN_SECRET });
   const pfx = toPfx(pki.clients.get(MAIN.ibge)!, [pki.root], "senha-do-pfx");
@@ -81,7 +86,11 @@ afterAll(async () => {
 
 describe("credentials from the vault", () => {
   it("fetches the municipality's PEM with the shared secret, calls the ADN with it, and follows a deactivation", async () => {
-    const { gw, client } = await startGateway({ VAULT_URL: vault.baseUrl, VAULT_CREDENTIALS_SECRET: SECRET, ADN_CREDENTIALS_REFRESH_SECONDS: "0" });
+    const { gw, client } = await startGateway({
+      VAULT_URL: vault.baseUrl,
+      VAULT_CREDENTIALS_SECRET: SECRET,
+      ADN_CREDENTIALS_REFRESH_SECONDS: "0",
+    });
     const res = await client.fetchBatch({ feed, afterNsu: 0n });
     expect(res.status).toBe(BatchStatus.DOCUMENTS_FOUND);
     expect(res.items).toHaveLength(50);

@@ -56,7 +56,10 @@ describe("artifacts config", () => {
   });
 
   it("validates numbers and the public base URL", () => {
-    expect(read({ ...base, ARTIFACT_TTL_DIAS: "30", ARTIFACT_MAX_BYTES: "1024" })).toMatchObject({ defaultTtlMs: 30 * 86_400_000, maxBytes: 1024 });
+    expect(read({ ...base, ARTIFACT_TTL_DIAS: "30", ARTIFACT_MAX_BYTES: "1024" })).toMatchObject({
+      defaultTtlMs: 30 * 86_400_000,
+      maxBytes: 1024,
+    });
     expect(problem({ ...base, ARTIFACT_TTL_DIAS: "0" })).toMatch(/ARTIFACT_TTL_DIAS/);
     expect(problem({ ...base, ARTIFACT_MAX_BYTES: "lots" })).toMatch(/ARTIFACT_MAX_BYTES/);
     expect(problem({ ...base, ARTIFACT_PUBLIC_BASE_URL: "ftp://x" })).toMatch(/ARTIFACT_PUBLIC_BASE_URL/);

@@ -47,8 +47,7 @@ export const invalidJobId = (value: string, why: string) =>
   artifactsError(`invalid job_id ${quote(value)}: ${why}`, Code.InvalidArgument, "INVALID_JOB_ID");
 
 /** The same answer for "missing" and "another tenant's", so ids cannot be probed across tenants. */
-export const artifactNotFound = (id: string) =>
-  artifactsError(`artifact ${quote(id)} not found`, Code.NotFound, "ARTIFACT_NOT_FOUND");
+export const artifactNotFound = (id: string) => artifactsError(`artifact ${quote(id)} not found`, Code.NotFound, "ARTIFACT_NOT_FOUND");
 
 export function artifactExpired(id: string, expiredAt: Date): ConnectError {
   return artifactsError(
@@ -56,7 +55,9 @@ export function artifactExpired(id: string, expiredAt: Date): ConnectError {
     Code.FailedPrecondition,
     "ARTIFACT_EXPIRED",
     { artifact_id: id, expired_at: expiredAt.toISOString() },
-    [{ desc: ArtifactExpiredSchema, value: create(ArtifactExpiredSchema, { artifactId: id, expiredAt: timestampFromDate(expiredAt) }) }] as never,
+    [
+      { desc: ArtifactExpiredSchema, value: create(ArtifactExpiredSchema, { artifactId: id, expiredAt: timestampFromDate(expiredAt) }) },
+    ] as never,
   );
 }
 
@@ -77,29 +78,21 @@ export const checksumMismatch = (expected: string, actual: string) =>
   );
 
 export const sizeMismatch = (expected: bigint, actual: bigint) =>
-  artifactsError(
-    `size mismatch: expected ${expected} bytes, received ${actual}; nothing was stored`,
-    Code.DataLoss,
-    "SIZE_MISMATCH",
-    { expected_size_bytes: String(expected), actual_size_bytes: String(actual) },
-  );
+  artifactsError(`size mismatch: expected ${expected} bytes, received ${actual}; nothing was stored`, Code.DataLoss, "SIZE_MISMATCH", {
+    expected_size_bytes: String(expected),
+    actual_size_bytes: String(actual),
+  });
 
 export const tooLarge = (maxBytes: number) =>
-  artifactsError(
-    `artifact exceeds the maximum size of ${maxBytes} bytes; nothing was stored`,
-    Code.ResourceExhausted,
-    "TOO_LARGE",
-    { max_bytes: String(maxBytes) },
-  );
+  artifactsError(`artifact exceeds the maximum size of ${maxBytes} bytes; nothing was stored`, Code.ResourceExhausted, "TOO_LARGE", {
+    max_bytes: String(maxBytes),
+  });
 
-export const storageFull = () =>
-  artifactsError("artifact storage is full; nothing was stored", Code.ResourceExhausted, "STORAGE_FULL");
+export const storageFull = () => artifactsError("artifact storage is full; nothing was stored", Code.ResourceExhausted, "STORAGE_FULL");
 
-export const invalidPageToken = (why: string) =>
-  artifactsError(`invalid page token: ${why}`, Code.InvalidArgument, "INVALID_PAGE_TOKEN");
+export const invalidPageToken = (why: string) => artifactsError(`invalid page token: ${why}`, Code.InvalidArgument, "INVALID_PAGE_TOKEN");
 
 export const unavailable = (message: string) => artifactsError(message, Code.Unavailable, undefined);
 
 /** Content missing behind a live row: the storage lost data we acknowledged. */
-export const contentMissing = (id: string) =>
-  artifactsError(`content of artifact ${id} is missing from storage`, Code.DataLoss, undefined);
+export const contentMissing = (id: string) => artifactsError(`content of artifact ${id} is missing from storage`, Code.DataLoss, undefined);

@@ -184,7 +184,8 @@ export function createHandlers(deps: HandlerDeps): Partial<ServiceImpl<typeof Ar
       const ttlMs = linkTtlMs(req.ttl);
       checkTenant(req.tenant);
       if (req.ids.length === 0) throw badRequest("ids must name at least one artifact");
-      if (req.ids.length > MAX_LINKS_PER_CALL) throw badRequest(`ids names ${req.ids.length} artifacts; at most ${MAX_LINKS_PER_CALL} per call`);
+      if (req.ids.length > MAX_LINKS_PER_CALL)
+        throw badRequest(`ids names ${req.ids.length} artifacts; at most ${MAX_LINKS_PER_CALL} per call`);
       const seen = new Set<string>();
       for (const id of req.ids) {
         if (seen.has(id)) throw badRequest(`ids repeats ${JSON.stringify(id.slice(0, 80))}`);

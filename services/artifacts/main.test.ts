@@ -160,10 +160,19 @@ async function until<T>(what: string, probe: () => Promise<T | undefined> | T | 
 describe("put and get", () => {
   it("round-trips a multi-MB file in chunks, with sha256 and size computed while streaming", async () => {
     const content = randomBytes(5 * 1024 * 1024 + 12345);
-    const res = await put({ name: "items/0001.pdf", jobId: "job_1", expectedSha256: sha256(content), expectedSizeBytes: BigInt(content.length) }, content);
+    const res = await put(
+      { name: "items/0001.pdf", jobId: "job_1", expectedSha256: sha256(content), expectedSizeBytes: BigInt(content.length) },
+      content,
+    );
     expect(res.created).toBe(true);
     const a = res.artifact!;
-    expect(a).toMatchObject({ tenant: "acme", name: "items/0001.pdf", jobId: "job_1", contentType: "application/pdf", state: ArtifactState.AVAILABLE });
+    expect(a).toMatchObject({
+      tenant: "acme",
+      name: "items/0001.pdf",
+      jobId: "job_1",
+      contentType: "application/pdf",
+      state: ArtifactState.AVAILABLE,
+    });
     expect(a.sha256).toBe(sha256(content));
     expect(a.sizeBytes).toBe(BigInt(content.length));
     expect(a.id).toMatch(/^art_[0-9a-f]{32}$/);
@@ -262,8 +271,12 @@ describe("put and get", () => {
     }
     expect((await refusal(client.putArtifact(twoHeaders()))).err.code).toBe(Code.InvalidArgument);
     expect((await refusal(put({ name: "x.pdf", contentType: "" }, new Uint8Array(1)))).err.code).toBe(Code.InvalidArgument);
-    expect((await refusal(put({ name: "x.pdf", contentType: "text/html\r\nX-Evil: 1" }, new Uint8Array(1)))).err.code).toBe(Code.InvalidArgument);
-    const past = await refusal(put({ name: "x.pdf", expiry: { case: "expiresAt", value: { seconds: 1n, nanos: 0 } } } as never, new Uint8Array(1)));
+    expect((await refusal(put({ name: "x.pdf", contentType: "text/html\r\nX-Evil: 1" }, new Uint8Array(1)))).err.code).toBe(
+      Code.InvalidArgument,
+    );
+    const past = await refusal(
+      put({ name: "x.pdf", expiry: { case: "expiresAt", value: { seconds: 1n, nanos: 0 } } } as never, new Uint8Array(1)),
+    );
     expect(past.err.code).toBe(Code.InvalidArgument);
     expect(await rowsNamed("x.pdf")).toHaveLength(0);
     expect(await rowsNamed("two.pdf")).toHaveLength(0);
@@ -434,7 +447,8 @@ describe("tenant isolation", () => {
 
   it("lists newest first with page tokens bound to their filters", async () => {
     const ids: string[] = [];
-    for (let i = 0; i < 5; i++) ids.push((await put({ tenant: "lister", jobId: "job_l", name: `f${i}.pdf` }, Buffer.from(`${i}`))).artifact!.id);
+    for (let i = 0; i < 5; i++)
+      ids.push((await put({ tenant: "lister", jobId: "job_l", name: `f${i}.pdf` }, Buffer.from(`${i}`))).artifact!.id);
     const seen: string[] = [];
     let pageToken = "";
     do {
@@ -532,7 +546,10 @@ describe("download links in bulk", () => {
 
 describe("expiry and retention", () => {
   it("answers FAILED_PRECONDITION + ArtifactExpired, keeps metadata as EXPIRED, 410/403 on links, and sweeps the content", async () => {
-    const { artifact: shortLived } = await put({ name: "short.pdf", expiry: { case: "ttl", value: { seconds: 1n, nanos: 0 } } } as never, Buffer.from("soon gone"));
+    const { artifact: shortLived } = await put(
+      { name: "short.pdf", expiry: { case: "ttl", value: { seconds: 1n, nanos: 0 } } } as never,
+      Buffer.from("soon gone"),
+    );
     const { artifact: longLived } = await put({ name: "long.pdf" }, Buffer.from("stays"));
     const shortLink = await client.createDownloadLink({ tenant: "acme", id: shortLived!.id, ttl: { seconds: 3600n, nanos: 0 } });
     // Capped at the artifact's own expiry.
@@ -549,7 +566,9 @@ describe("expiry and retention", () => {
     expect(detail?.artifactId).toBe(id);
     expect(timestampDate(detail!.expiredAt!).getTime()).toBe(timestampDate(shortLived!.expiresAt!).getTime());
     expect((await refusal(client.createDownloadLink({ tenant: "acme", id }))).err.code).toBe(Code.FailedPrecondition);
-    expect((await refusal(client.createDownloadLinks({ tenant: "acme", ids: [longLived!.id, id] }))).err.code).toBe(Code.FailedPrecondition);
+    expect((await refusal(client.createDownloadLinks({ tenant: "acme", ids: [longLived!.id, id] }))).err.code).toBe(
+      Code.FailedPrecondition,
+    );
     const stat = (await client.statArtifact({ tenant: "acme", id })).artifact!;
     expect(stat).toMatchObject({ name: "short.pdf", sha256: shortLived!.sha256, state: ArtifactState.EXPIRED });
 

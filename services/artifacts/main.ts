@@ -29,7 +29,10 @@ await runService("artifacts", async ({ env, log }) => {
 
   return {
     services: [
-      serve(ArtifactsService, createHandlers({ blobs, meta, signer, maxBytes: config.maxBytes, defaultTtlMs: config.defaultTtlMs, linkBaseUrl })),
+      serve(
+        ArtifactsService,
+        createHandlers({ blobs, meta, signer, maxBytes: config.maxBytes, defaultTtlMs: config.defaultTtlMs, linkBaseUrl }),
+      ),
     ],
     async ready() {
       await ensureSchema(pool, config, log);

@@ -78,22 +78,19 @@ export class ArtifactMetadataStore {
   /** Inserts a new artifact; "duplicate" when (tenant, job_id, name) is already taken. */
   async insert(record: ArtifactRecord): Promise<"inserted" | "duplicate"> {
     try {
-      await this.pool.execute(
-        `INSERT INTO artifact_metadata (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        [
-          record.id,
-          record.tenant,
-          record.jobId,
-          record.name,
-          record.contentType,
-          record.sizeBytes.toString(),
-          record.sha256,
-          record.storageKey,
-          record.createdAt,
-          record.expiresAt,
-          record.sweptAt,
-        ],
-      );
+      await this.pool.execute(`INSERT INTO artifact_metadata (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
+        record.id,
+        record.tenant,
+        record.jobId,
+        record.name,
+        record.contentType,
+        record.sizeBytes.toString(),
+        record.sha256,
+        record.storageKey,
+        record.createdAt,
+        record.expiresAt,
+        record.sweptAt,
+      ]);
       return "inserted";
     } catch (err) {
       if ((err as { code?: string }).code === "ER_DUP_ENTRY") return "duplicate";
@@ -102,10 +99,11 @@ export class ArtifactMetadataStore {
   }
 
   async findByName(tenant: string, jobId: string, name: string): Promise<ArtifactRecord | undefined> {
-    const [rows] = await this.pool.execute<Row[]>(
-      `SELECT ${COLUMNS} FROM artifact_metadata WHERE tenant = ? AND job_id = ? AND name = ?`,
-      [tenant, jobId, name],
-    );
+    const [rows] = await this.pool.execute<Row[]>(`SELECT ${COLUMNS} FROM artifact_metadata WHERE tenant = ? AND job_id = ? AND name = ?`, [
+      tenant,
+      jobId,
+      name,
+    ]);
     return rows[0] ? fromRow(rows[0]) : undefined;
   }
 

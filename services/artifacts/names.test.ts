@@ -19,8 +19,23 @@ describe("artifact names", () => {
   );
 
   it.each([
-    "", "..", ".", "...", "../a", "a/..", "a/../b", "/abs", "a//b", "a/", "a\\b", "%2e%2e/a", "a%2fb", "a b",
-    "a\nb", "ç", "x".repeat(256),
+    "",
+    "..",
+    ".",
+    "...",
+    "../a",
+    "a/..",
+    "a/../b",
+    "/abs",
+    "a//b",
+    "a/",
+    "a\\b",
+    "%2e%2e/a",
+    "a%2fb",
+    "a b",
+    "a\nb",
+    "ç",
+    "x".repeat(256),
   ])("refuses %j with INVALID_NAME", (name) => {
     expect(reasonOf(() => checkName(name))).toBe("INVALID_NAME");
   });

@@ -48,7 +48,13 @@ function forArtifact(err: unknown, index: number, name: string): ConnectError {
     const info = d.value as { reason: string; domain: string; metadata: Record<string, string> };
     return { desc: ErrorInfoSchema, value: { ...info, metadata: { ...info.metadata, artifact_index: String(index) } } };
   });
-  return new ConnectError(`artifact ${index} (${JSON.stringify(name.slice(0, 80))}): ${e.rawMessage}`, e.code, e.metadata, details as never, e.cause);
+  return new ConnectError(
+    `artifact ${index} (${JSON.stringify(name.slice(0, 80))}): ${e.rawMessage}`,
+    e.code,
+    e.metadata,
+    details as never,
+    e.cause,
+  );
 }
 
 export async function putArtifacts(deps: PutDeps, requests: AsyncIterable<UploadPart>): Promise<PutResult[]> {

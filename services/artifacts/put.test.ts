@@ -62,7 +62,10 @@ describe("concurrent uploads of one name", () => {
     const two = randomBytes(40_000);
     let open!: () => void;
     const gate = new Promise<void>((r) => (open = r));
-    const results = Promise.allSettled([putArtifact(deps, upload("race.pdf", one, gate)), putArtifact(deps, upload("race.pdf", two, gate))]);
+    const results = Promise.allSettled([
+      putArtifact(deps, upload("race.pdf", one, gate)),
+      putArtifact(deps, upload("race.pdf", two, gate)),
+    ]);
     open();
     const settled = await results;
     const won = settled.filter((s) => s.status === "fulfilled");

@@ -5,16 +5,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { timestampDate, type Duration, type Timestamp } from "@bufbuild/protobuf/wkt";
 import type { ArtifactHeader, PutArtifactRequest } from "../../libs/gen/malha/artifacts/v1/artifacts_pb.js";
 import { DAY_MS } from "./config.js";
-import {
-  artifactExpired,
-  badRequest,
-  checksumMismatch,
-  nameTaken,
-  sizeMismatch,
-  storageFull,
-  tooLarge,
-  unavailable,
-} from "./errors.js";
+import { artifactExpired, badRequest, checksumMismatch, nameTaken, sizeMismatch, storageFull, tooLarge, unavailable } from "./errors.js";
 import { isExpired, type ArtifactMetadataStore, type ArtifactRecord } from "./metadata.js";
 import { checkContentType, checkJobId, checkName, checkTenant } from "./names.js";
 import { StorageFullError, type BlobStore, type BlobWriter } from "./storage/blob-store.js";

@@ -35,8 +35,17 @@ async function stored(name: string, expiresAt: Date) {
   await w.write(Buffer.from(name));
   await w.commit(`sw/${id}`);
   const record = {
-    id, tenant: "sw", jobId: "job", name, contentType: "text/plain", sizeBytes: BigInt(name.length),
-    sha256: "0".repeat(64), storageKey: `sw/${id}`, createdAt: T0, expiresAt, sweptAt: null,
+    id,
+    tenant: "sw",
+    jobId: "job",
+    name,
+    contentType: "text/plain",
+    sizeBytes: BigInt(name.length),
+    sha256: "0".repeat(64),
+    storageKey: `sw/${id}`,
+    createdAt: T0,
+    expiresAt,
+    sweptAt: null,
   };
   expect(await meta.insert(record)).toBe("inserted");
   return record;
@@ -49,9 +58,7 @@ describe("retention sweep", () => {
     const living = await stored("young", new Date(T0.getTime() + 3_600_000));
     const now = () => new Date(dueAt.getTime() + 1);
     // Three "replicas" with a tiny batch so that their rounds interleave.
-    const results = await Promise.all(
-      [1, 2, 3].map(() => sweepOnce({ meta, blobs, staleTempMs: 3_600_000, batchSize: 2, now })),
-    );
+    const results = await Promise.all([1, 2, 3].map(() => sweepOnce({ meta, blobs, staleTempMs: 3_600_000, batchSize: 2, now })));
     expect(results.reduce((n, r) => n + r.swept, 0)).toBe(7);
     for (const r of expired) {
       expect(existsSync(join(dir, "blobs", r.storageKey))).toBe(false);

@@ -32,7 +32,13 @@ describe("a 200-boleto job with 17 invalid items", () => {
     const c = mesh.billingClient();
     const invalid = new Set(Array.from({ length: 17 }, (_, k) => 3 + k * 11)); // positions 3, 14, …, 179
     const items = Array.from({ length: 200 }, (_, i) => (invalid.has(i + 1) ? boletoInvalido(i + 1, i) : boletoValido(i + 1)));
-    const created = await c.createBoletoJob({ tenant: "acc", idempotencyKey: "lote-200", requestedBy: "op", environment: Environment.PRODUCTION, items });
+    const created = await c.createBoletoJob({
+      tenant: "acc",
+      idempotencyKey: "lote-200",
+      requestedBy: "op",
+      environment: Environment.PRODUCTION,
+      items,
+    });
     const jobId = created.job!.jobId;
     const t0 = Date.now();
     // 200 items take seconds: right after the create the manifest is not there yet.
@@ -43,7 +49,9 @@ describe("a 200-boleto job with 17 invalid items", () => {
       job = (await c.getBoletoJob({ tenant: "acc", jobId })).job!;
     }
     // Reported by the test run, not asserted: how long the 200 items took on this machine.
-    console.log(`200-item job: ${Date.now() - t0} ms wall, duracao_ms=${job.metrics?.duracaoMs}, ms_por_item=${job.metrics?.msPorItem.toFixed(1)}`);
+    console.log(
+      `200-item job: ${Date.now() - t0} ms wall, duracao_ms=${job.metrics?.duracaoMs}, ms_por_item=${job.metrics?.msPorItem.toFixed(1)}`,
+    );
     expect(job.state).toBe(JobState.PARTIALLY_COMPLETED);
     expect(job.counters).toMatchObject({ total: 200, completed: 183, failed: 17, skipped: 0 });
 
@@ -76,7 +84,12 @@ describe("a 200-boleto job with 17 invalid items", () => {
     expect(sha(readFileSync(join(dir, "out", "manifest.json")))).toBe(art.manifestJson!.sha256);
     expect(manifest.items).toHaveLength(200);
     for (const it of done) expect(manifest.items.find((m: { item_id: string }) => m.item_id === it.itemId).pdf.sha256).toBe(it.pdf!.sha256);
-    expect(manifest.metadata).toMatchObject({ tenant: "acc", requestedBy: "op", templateVersion: expect.any(String), bankRulesVersion: expect.stringMatching(/^bancos-/) });
+    expect(manifest.metadata).toMatchObject({
+      tenant: "acc",
+      requestedBy: "op",
+      templateVersion: expect.any(String),
+      bankRulesVersion: expect.stringMatching(/^bancos-/),
+    });
     const errors = JSON.parse(readFileSync(join(dir, "out", "errors.json"), "utf8"));
     expect(sha(readFileSync(join(dir, "out", "errors.json")))).toBe(art.errorsJson!.sha256);
     expect(errors.items).toHaveLength(17);
@@ -91,6 +104,8 @@ describe("a 200-boleto job with 17 invalid items", () => {
 
     // Another tenant's artifacts: NOT_FOUND on the RPC, and the artifact itself is not theirs either.
     await expect(c.getBoletoJobArtifacts({ tenant: "intruso", jobId })).rejects.toMatchObject({ code: Code.NotFound });
-    await expect(mesh.artifactsClient.createDownloadLink({ tenant: "intruso", id: art.zip!.artifactId })).rejects.toMatchObject({ code: Code.NotFound });
+    await expect(mesh.artifactsClient.createDownloadLink({ tenant: "intruso", id: art.zip!.artifactId })).rejects.toMatchObject({
+      code: Code.NotFound,
+    });
   });
 });

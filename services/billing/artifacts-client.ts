@@ -3,7 +3,12 @@
 import { timestampFromDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Client } from "@connectrpc/connect";
-import type { ArtifactsService, Artifact, PutArtifactRequest, PutArtifactsRequest } from "../../libs/gen/malha/artifacts/v1/artifacts_pb.js";
+import type {
+  ArtifactsService,
+  Artifact,
+  PutArtifactRequest,
+  PutArtifactsRequest,
+} from "../../libs/gen/malha/artifacts/v1/artifacts_pb.js";
 import type { StoredArtifact } from "./job-repo.js";
 import { BATCHABLE_BYTES, PutBatcher } from "./put-batcher.js";
 import { RECENT_BLOB_BYTES, RecentBlobs } from "./recent-blobs.js";
@@ -114,7 +119,13 @@ async function* uploadParts(p: PutInput): AsyncIterable<PartialMessage> {
 
 type PartialMessage = { part: PutArtifactRequest["part"] | { case: "header"; value: Record<string, unknown> } };
 
-const toStored = (a: Artifact): StoredArtifact => ({ artifactId: a.id, name: a.name, contentType: a.contentType, sizeBytes: Number(a.sizeBytes), sha256: a.sha256 });
+const toStored = (a: Artifact): StoredArtifact => ({
+  artifactId: a.id,
+  name: a.name,
+  contentType: a.contentType,
+  sizeBytes: Number(a.sizeBytes),
+  sha256: a.sha256,
+});
 
 /** Transport trouble is transient (retry later); a refusal from artifacts is a bug or a real conflict. */
 async function guard<T>(fn: () => Promise<T>): Promise<T> {

@@ -55,7 +55,9 @@ describe("RenderPool (worker threads loaded through tsx)", () => {
       expect(Buffer.from(a).subarray(0, 5).toString()).toBe("%PDF-");
       expect(Buffer.compare(Buffer.from(a), Buffer.from(b))).toBe(0);
       // refused before rendering, under the contract's name for the field
-      expect(() => prepareItem(boletoInvalido(2, 0), ctx)).toThrow(expect.objectContaining({ code: "CPF_CNPJ_INVALIDO", field: "pagador.document.number" }));
+      expect(() => prepareItem(boletoInvalido(2, 0), ctx)).toThrow(
+        expect.objectContaining({ code: "CPF_CNPJ_INVALIDO", field: "pagador.document.number" }),
+      );
       // and the PDF engine refuses it too, should a bad ficha reach a render thread
       const bad = { ...f, pagador: { ...f.pagador, documento: "12345678900" } };
       const err = await pool.render(bad).catch((e: unknown) => e);

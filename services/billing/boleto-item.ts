@@ -1,6 +1,15 @@
 // From a Boleto of the contract to what libs/cobranca needs: the bank data for gerarBoleto and the
 // FichaInput for the PDF. Pure; every refusal is a CobrancaError, which the worker turns into an item error.
-import { buildPixEstatico, CobrancaError, documento, gerarBoleto, parsePix, type CalendarDate, type FichaInput, type PessoaFicha } from "../../libs/cobranca/index.js";
+import {
+  buildPixEstatico,
+  CobrancaError,
+  documento,
+  gerarBoleto,
+  parsePix,
+  type CalendarDate,
+  type FichaInput,
+  type PessoaFicha,
+} from "../../libs/cobranca/index.js";
 import type { Boleto, ContaCobranca } from "../../libs/gen/malha/billing/v1/boleto_pb.js";
 import type { Party } from "../../libs/gen/malha/billing/v1/types_pb.js";
 import type { Date as ProtoDate } from "../../libs/gen/malha/common/v1/common_pb.js";
@@ -34,7 +43,8 @@ const toDate = (d: ProtoDate | undefined): CalendarDate | null => (d ? { year: d
 function documentOf(p: Party | undefined, field: string): string {
   const doc = p?.document;
   if (!doc || doc.number === "") throw new CobrancaError("CAMPO_OBRIGATORIO", "CPF/CNPJ is required", `${field}.document.number`);
-  if (doc.kind === TaxIdKind.NIF) throw new CobrancaError("CPF_CNPJ_INVALIDO", "a boleto needs a CPF or CNPJ, not a NIF", `${field}.document`);
+  if (doc.kind === TaxIdKind.NIF)
+    throw new CobrancaError("CPF_CNPJ_INVALIDO", "a boleto needs a CPF or CNPJ, not a NIF", `${field}.document`);
   // checked here to name the contract's field; the PDF checks again under its own names
   documento(doc.number, `${field}.document.number`);
   return doc.number;
@@ -81,7 +91,8 @@ function dados(conta: ContaCobranca | undefined, b: Pick<Boleto, "seuNumero" | "
 }
 
 /** The item's nosso número as given or allocated; "" when it still has to be allocated. */
-export const nossoNumeroOf = (b: Boleto, ctx: Pick<ItemContext, "nossoNumero">) => (b.nossoNumero !== "" ? b.nossoNumero : ctx.nossoNumero ?? "");
+export const nossoNumeroOf = (b: Boleto, ctx: Pick<ItemContext, "nossoNumero">) =>
+  b.nossoNumero !== "" ? b.nossoNumero : (ctx.nossoNumero ?? "");
 
 export function prepareItem(b: Boleto, ctx: ItemContext): PreparedItem {
   const nn = nossoNumeroOf(b, ctx);
@@ -91,7 +102,8 @@ export function prepareItem(b: Boleto, ctx: ItemContext): PreparedItem {
     gerarBoleto({ dados: dados(b.conta, b, nn), vencimento: toDate(b.vencimento), valorCentavos: Number(b.valorCents) }),
   );
   const beneficiario = pessoa(b.beneficiario, "beneficiario");
-  if (!beneficiario.endereco) throw new CobrancaError("CAMPO_OBRIGATORIO", "the beneficiário's address is printed by law", "beneficiario.address");
+  if (!beneficiario.endereco)
+    throw new CobrancaError("CAMPO_OBRIGATORIO", "the beneficiário's address is printed by law", "beneficiario.address");
   let pix: string | undefined;
   if (b.pix?.kind.case === "chaveEstatica") {
     const k = b.pix.kind.value;
@@ -165,4 +177,3 @@ function renameFields<T>(fn: () => T): T {
     throw e;
   }
 }
-

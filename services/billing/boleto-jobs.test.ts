@@ -26,7 +26,13 @@ describe("boleto job", () => {
   it("renders valid items, fails invalid ones with codes, and reaches PARTIALLY_COMPLETED", async () => {
     const c = mesh.billingClient();
     const items = [boletoValido(1), boletoInvalido(2, 1), boletoValido(3), boletoValido(4, { externalId: "t-0001" })];
-    const res = await c.createBoletoJob({ tenant: "acme", idempotencyKey: "k1", requestedBy: "ana", environment: Environment.SANDBOX, items });
+    const res = await c.createBoletoJob({
+      tenant: "acme",
+      idempotencyKey: "k1",
+      requestedBy: "ana",
+      environment: Environment.SANDBOX,
+      items,
+    });
     expect(res.idempotentReplay).toBe(false);
     expect(res.job?.state).toBe(JobState.RECEIVED);
     expect(res.job?.counters?.total).toBe(4);
@@ -54,12 +60,22 @@ describe("boleto job", () => {
     expect(page2.nextPageToken).toBe("");
     const failed = await c.listBoletoJobItems({ tenant: "acme", jobId: job.jobId, state: ItemState.FAILED });
     expect(failed.items.map((i) => i.itemId)).toEqual(["t-0002"]);
-    await expect(c.listBoletoJobItems({ tenant: "acme", jobId: job.jobId, state: ItemState.FAILED, pageToken: page1.nextPageToken })).rejects.toMatchObject({ code: Code.InvalidArgument });
+    await expect(
+      c.listBoletoJobItems({ tenant: "acme", jobId: job.jobId, state: ItemState.FAILED, pageToken: page1.nextPageToken }),
+    ).rejects.toMatchObject({ code: Code.InvalidArgument });
 
     // Same key + same request (another requested_by) → the same job; a changed body → refused.
-    const again = await c.createBoletoJob({ tenant: "acme", idempotencyKey: "k1", requestedBy: "bia", environment: Environment.SANDBOX, items });
+    const again = await c.createBoletoJob({
+      tenant: "acme",
+      idempotencyKey: "k1",
+      requestedBy: "bia",
+      environment: Environment.SANDBOX,
+      items,
+    });
     expect(again).toMatchObject({ idempotentReplay: true, job: { jobId: job.jobId, state: JobState.PARTIALLY_COMPLETED } });
-    const changed = await c.createBoletoJob({ tenant: "acme", idempotencyKey: "k1", environment: Environment.SANDBOX, items: items.slice(1) }).catch((e: unknown) => ConnectError.from(e));
+    const changed = await c
+      .createBoletoJob({ tenant: "acme", idempotencyKey: "k1", environment: Environment.SANDBOX, items: items.slice(1) })
+      .catch((e: unknown) => ConnectError.from(e));
     expect(changed).toMatchObject({ code: Code.FailedPrecondition });
     // Keys are per tenant: another tenant's identical key is a new job.
     const other = await c.createBoletoJob({ tenant: "other", idempotencyKey: "k1", environment: Environment.SANDBOX, items });
@@ -91,7 +107,9 @@ describe("boleto job", () => {
     await expect(c.createBoletoJob({ ...base, tenant: "" })).rejects.toMatchObject({ code: Code.InvalidArgument });
     await expect(c.createBoletoJob({ ...base, tenant: "../x" })).rejects.toMatchObject({ code: Code.InvalidArgument });
     await expect(c.createBoletoJob({ ...base, items: [] })).rejects.toMatchObject({ code: Code.InvalidArgument });
-    await expect(c.createBoletoJob({ ...base, environment: Environment.UNSPECIFIED })).rejects.toMatchObject({ code: Code.InvalidArgument });
+    await expect(c.createBoletoJob({ ...base, environment: Environment.UNSPECIFIED })).rejects.toMatchObject({
+      code: Code.InvalidArgument,
+    });
     const many = Array.from({ length: 201 }, (_, i) => boletoValido(i));
     await expect(c.createBoletoJob({ ...base, items: many })).rejects.toMatchObject({ code: Code.ResourceExhausted });
     await expect(c.getBoletoJob({ tenant: "acme", jobId: "nope" })).rejects.toMatchObject({ code: Code.NotFound });

@@ -100,12 +100,15 @@ export class BoletoWorker {
     if (claim.kind === "finished") return this.maybeFinalize(jobId);
     const { item, attempt } = claim;
     const finish = async (state: ItemState, out: Parameters<ItemRepo["finish"]>[4]) => {
-      if (await this.d.items.finish(jobId, position, attempt, state, out)) this.d.metrics?.itemsFinished.inc({ kind: "boleto", state: ItemState[state] });
+      if (await this.d.items.finish(jobId, position, attempt, state, out))
+        this.d.metrics?.itemsFinished.inc({ kind: "boleto", state: ItemState[state] });
       await this.maybeFinalize(jobId);
     };
     const now = this.clock();
     if (job.roundStartedAt && now.getTime() - job.roundStartedAt.getTime() > this.d.jobTimeoutMs) {
-      return finish(ItemState.FAILED, { errors: [err("JOB_TIMEOUT", `the job exceeded its time limit of ${this.d.jobTimeoutMs} ms`, true)] });
+      return finish(ItemState.FAILED, {
+        errors: [err("JOB_TIMEOUT", `the job exceeded its time limit of ${this.d.jobTimeoutMs} ms`, true)],
+      });
     }
     // Refusals decided at creation (an unusable external_id) end the item at its first pick-up.
     if (item.errors.length > 0 && attempt === 1) return finish(ItemState.FAILED, { errors: item.errors });
@@ -147,7 +150,14 @@ export class BoletoWorker {
       throw e;
     }
     const expiresAt = new Date((job.roundStartedAt ?? now).getTime() + this.d.artifactTtlMs);
-    const stored = await this.d.artifacts.put({ tenant: job.tenant, jobId, name: `items/${item.itemId}.pdf`, contentType: "application/pdf", data: pdf, expiresAt });
+    const stored = await this.d.artifacts.put({
+      tenant: job.tenant,
+      jobId,
+      name: `items/${item.itemId}.pdf`,
+      contentType: "application/pdf",
+      data: pdf,
+      expiresAt,
+    });
     checkpoint("billing.after-item-artifact");
     await finish(ItemState.COMPLETED, { result: { ...prepared.result, pdf: stored } });
   }
@@ -203,4 +213,3 @@ export class BoletoWorker {
     }
   }
 }
-

@@ -26,8 +26,26 @@ afterAll(async () => {
 });
 
 const CONTAS = [
-  { banco: "001", agencia: "1234", agenciaDv: "1", conta: "12345", contaDv: "1", carteira: "17", variacaoCarteira: "019", convenio: "1234567" },
-  { banco: "001", agencia: "1234", agenciaDv: "1", conta: "12345", contaDv: "1", carteira: "17", variacaoCarteira: "019", convenio: "7654321" },
+  {
+    banco: "001",
+    agencia: "1234",
+    agenciaDv: "1",
+    conta: "12345",
+    contaDv: "1",
+    carteira: "17",
+    variacaoCarteira: "019",
+    convenio: "1234567",
+  },
+  {
+    banco: "001",
+    agencia: "1234",
+    agenciaDv: "1",
+    conta: "12345",
+    contaDv: "1",
+    carteira: "17",
+    variacaoCarteira: "019",
+    convenio: "7654321",
+  },
   { banco: "237", agencia: "1234", agenciaDv: "1", conta: "12345", contaDv: "1", carteira: "09", convenio: "111" },
   { banco: "341", agencia: "1234", agenciaDv: "1", conta: "12345", contaDv: "1", carteira: "109", convenio: "222" },
 ];
@@ -56,7 +74,13 @@ async function download(url: string): Promise<Buffer> {
 describe("remessa jobs", () => {
   it("splits 3 banks / 2 convênios into files that pass the checker, with per-convênio NSAs never reused", async () => {
     const c = mesh.billingClient();
-    const created = await c.createRemessaJob({ tenant: "cnab", idempotencyKey: "r1", environment: Environment.PRODUCTION, layout: CnabLayout.CNAB_LAYOUT_240, titulos: titulos(24, [6]) });
+    const created = await c.createRemessaJob({
+      tenant: "cnab",
+      idempotencyKey: "r1",
+      environment: Environment.PRODUCTION,
+      layout: CnabLayout.CNAB_LAYOUT_240,
+      titulos: titulos(24, [6]),
+    });
     // The sub-batches are known at once: sorted keys, (001, 1234567), (001, 7654321), 237, 341.
     expect(created.job?.sublotes.map((s) => [s.key?.banco, s.key?.convenio, s.titulos])).toEqual([
       ["001", "1234567", 6],
@@ -83,19 +107,36 @@ describe("remessa jobs", () => {
       expect(check).toMatchObject({ ok: true, direction: "remessa", banco: f.key!.banco });
       const lida = lerRemessa(bytes.toString("latin1"));
       expect(lida.nsa).toBe(1);
-      expect(lida.titulos.map((t) => t.id).sort()).toEqual((await c.listRemessaTitulos({ tenant: "cnab", jobId: job.jobId, subloteId: f.subloteId, state: ItemState.COMPLETED })).titulos.map((t) => t.itemId).sort());
+      expect(lida.titulos.map((t) => t.id).sort()).toEqual(
+        (await c.listRemessaTitulos({ tenant: "cnab", jobId: job.jobId, subloteId: f.subloteId, state: ItemState.COMPLETED })).titulos
+          .map((t) => t.itemId)
+          .sort(),
+      );
       registros += f.registros;
     }
     expect(files.totalRegistros).toBe(BigInt(registros));
     expect(files.zip?.name).toBe(`remessas-${job.jobId}.zip`);
 
     // The same títulos again: same groups, the next NSA of each convênio.
-    const again = await c.createRemessaJob({ tenant: "cnab", idempotencyKey: "r2", environment: Environment.PRODUCTION, layout: CnabLayout.CNAB_LAYOUT_240, titulos: titulos(24, [6]) });
+    const again = await c.createRemessaJob({
+      tenant: "cnab",
+      idempotencyKey: "r2",
+      environment: Environment.PRODUCTION,
+      layout: CnabLayout.CNAB_LAYOUT_240,
+      titulos: titulos(24, [6]),
+    });
     await waitRemessa(again.job!.jobId);
     expect((await c.listRemessaFiles({ tenant: "cnab", jobId: again.job!.jobId })).files.map((f) => f.nsa)).toEqual([2, 2, 2, 2]);
     // Títulos without a nosso número get consecutive ones of their convênio's sequence at creation.
-    const mixed = titulos(8).map((t, i) => create(RemessaTituloSchema, { ...t, boleto: { ...t.boleto!, nossoNumero: i < 4 ? "" : t.boleto!.nossoNumero } }));
-    const allocated = await c.createRemessaJob({ tenant: "cnab-nn", environment: Environment.PRODUCTION, layout: CnabLayout.CNAB_LAYOUT_240, titulos: mixed });
+    const mixed = titulos(8).map((t, i) =>
+      create(RemessaTituloSchema, { ...t, boleto: { ...t.boleto!, nossoNumero: i < 4 ? "" : t.boleto!.nossoNumero } }),
+    );
+    const allocated = await c.createRemessaJob({
+      tenant: "cnab-nn",
+      environment: Environment.PRODUCTION,
+      layout: CnabLayout.CNAB_LAYOUT_240,
+      titulos: mixed,
+    });
     const nnJob = await waitRemessa(allocated.job!.jobId, "cnab-nn");
     expect(nnJob.state).toBe(JobState.COMPLETED);
     const listed = (await c.listRemessaTitulos({ tenant: "cnab-nn", jobId: nnJob.jobId })).titulos;
@@ -103,23 +144,51 @@ describe("remessa jobs", () => {
     expect(listed.slice(4).map((t) => t.nossoNumero)).toEqual(["1005", "1006", "1007", "1008"]);
 
     // Sandbox has its own sequences.
-    const sandbox = await c.createRemessaJob({ tenant: "cnab", environment: Environment.SANDBOX, layout: CnabLayout.CNAB_LAYOUT_240, titulos: titulos(4) });
+    const sandbox = await c.createRemessaJob({
+      tenant: "cnab",
+      environment: Environment.SANDBOX,
+      layout: CnabLayout.CNAB_LAYOUT_240,
+      titulos: titulos(4),
+    });
     await waitRemessa(sandbox.job!.jobId);
     expect((await c.listRemessaFiles({ tenant: "cnab", jobId: sandbox.job!.jobId })).files.map((f) => f.nsa)).toEqual([1, 1, 1, 1]);
 
     // Idempotency and isolation.
-    const replay = await c.createRemessaJob({ tenant: "cnab", idempotencyKey: "r1", environment: Environment.PRODUCTION, layout: CnabLayout.CNAB_LAYOUT_240, titulos: titulos(24, [6]) });
+    const replay = await c.createRemessaJob({
+      tenant: "cnab",
+      idempotencyKey: "r1",
+      environment: Environment.PRODUCTION,
+      layout: CnabLayout.CNAB_LAYOUT_240,
+      titulos: titulos(24, [6]),
+    });
     expect(replay).toMatchObject({ idempotentReplay: true, job: { jobId: job.jobId } });
-    await expect(c.createRemessaJob({ tenant: "cnab", idempotencyKey: "r1", environment: Environment.PRODUCTION, layout: CnabLayout.CNAB_LAYOUT_400, titulos: titulos(24, [6]) })).rejects.toMatchObject({ code: Code.FailedPrecondition });
+    await expect(
+      c.createRemessaJob({
+        tenant: "cnab",
+        idempotencyKey: "r1",
+        environment: Environment.PRODUCTION,
+        layout: CnabLayout.CNAB_LAYOUT_400,
+        titulos: titulos(24, [6]),
+      }),
+    ).rejects.toMatchObject({ code: Code.FailedPrecondition });
     await expect(c.getRemessaJob({ tenant: "outro", jobId: job.jobId })).rejects.toMatchObject({ code: Code.NotFound });
     await expect(c.listRemessaFiles({ tenant: "outro", jobId: job.jobId })).rejects.toMatchObject({ code: Code.NotFound });
     await expect(c.getBoletoJob({ tenant: "cnab", jobId: job.jobId })).rejects.toMatchObject({ code: Code.NotFound });
-    await expect(c.createRemessaJob({ tenant: "cnab", environment: Environment.PRODUCTION, titulos: titulos(1) })).rejects.toMatchObject({ code: Code.InvalidArgument });
+    await expect(c.createRemessaJob({ tenant: "cnab", environment: Environment.PRODUCTION, titulos: titulos(1) })).rejects.toMatchObject({
+      code: Code.InvalidArgument,
+    });
   });
 
   it("one header per file: a título naming another beneficiário than its sub-batch's fails alone; Santander 400 PIX títulos get their record 8", async () => {
     const c = mesh.billingClient();
-    const santander = { banco: "033", agencia: "8888", conta: "000002997", contaDv: "8", carteira: "101", codigoTransmissao: "17777751042700080112" };
+    const santander = {
+      banco: "033",
+      agencia: "8888",
+      conta: "000002997",
+      contaDv: "8",
+      carteira: "101",
+      codigoTransmissao: "17777751042700080112",
+    };
     const pix = { kind: { case: "chaveEstatica" as const, value: { chave: "cobranca@example.com.br", txid: "Fatura1" } } };
     const ts = Array.from({ length: 5 }, (_, i) =>
       create(RemessaTituloSchema, {
@@ -132,16 +201,28 @@ describe("remessa jobs", () => {
         }),
       }),
     );
-    const created = await c.createRemessaJob({ tenant: "cnab-ben", environment: Environment.PRODUCTION, layout: CnabLayout.CNAB_LAYOUT_400, titulos: ts });
+    const created = await c.createRemessaJob({
+      tenant: "cnab-ben",
+      environment: Environment.PRODUCTION,
+      layout: CnabLayout.CNAB_LAYOUT_400,
+      titulos: ts,
+    });
     expect(created.job?.sublotes.map((x) => [x.key?.banco, x.key?.pix, x.titulos])).toEqual([["033", true, 5]]);
     const job = await waitRemessa(created.job!.jobId, "cnab-ben");
     expect(job.counters).toMatchObject({ total: 5, completed: 4, failed: 1 });
     const bad = await c.listRemessaTitulos({ tenant: "cnab-ben", jobId: job.jobId, state: ItemState.FAILED });
-    expect(bad.titulos.map((t) => [t.itemId, t.errors[0]?.code, t.errors[0]?.field])).toEqual([["s-2", "CAMPO_INVALIDO", "conta.codigo_transmissao"]]);
+    expect(bad.titulos.map((t) => [t.itemId, t.errors[0]?.code, t.errors[0]?.field])).toEqual([
+      ["s-2", "CAMPO_INVALIDO", "conta.codigo_transmissao"],
+    ]);
     const [file] = (await c.listRemessaFiles({ tenant: "cnab-ben", jobId: job.jobId })).files;
     const lines = (await download(file!.artifact!.downloadUrl)).toString("latin1").split("\r\n");
     expect(lines[0]!.slice(26, 46)).toBe(santander.codigoTransmissao);
-    expect(lines.slice(0, -1).map((l) => l[0]).join("")).toBe(`0${"18".repeat(4)}9`);
+    expect(
+      lines
+        .slice(0, -1)
+        .map((l) => l[0])
+        .join(""),
+    ).toBe(`0${"18".repeat(4)}9`);
     expect(lerRemessa(lines.join("\r\n")).titulos.map((t) => [t.id, (t.pix as { chave?: string } | undefined)?.chave])).toEqual(
       ["s-1", "s-3", "s-4", "s-5"].map((id) => [id, "cobranca@example.com.br"]),
     );
@@ -151,14 +232,22 @@ describe("remessa jobs", () => {
     const prefix = `${mesh.prefix}x`;
     const broken = await mesh.startBilling({ BILLING_NATS_PREFIX: prefix, ARTIFACTS_URL: "http://127.0.0.1:1", BILLING_MAX_DELIVER: "2" });
     const c = mesh.billingClient(broken);
-    const created = await c.createRemessaJob({ tenant: "cnab2", environment: Environment.PRODUCTION, layout: CnabLayout.CNAB_LAYOUT_240, titulos: titulos(8) });
+    const created = await c.createRemessaJob({
+      tenant: "cnab2",
+      environment: Environment.PRODUCTION,
+      layout: CnabLayout.CNAB_LAYOUT_240,
+      titulos: titulos(8),
+    });
     const jobId = created.job!.jobId;
     for (;;) {
       const { job } = await c.getRemessaJob({ tenant: "cnab2", jobId });
       if (job!.sublotes.every((s) => s.state === SubloteState.FAILED)) break;
       await new Promise((r) => setTimeout(r, 100));
     }
-    const [before] = await mesh.db.pool.query<RowDataPacket[]>("SELECT idx, nsa, generated_at FROM billing_remessa_sublotes WHERE job_id = ? ORDER BY idx", [jobId]);
+    const [before] = await mesh.db.pool.query<RowDataPacket[]>(
+      "SELECT idx, nsa, generated_at FROM billing_remessa_sublotes WHERE job_id = ? ORDER BY idx",
+      [jobId],
+    );
     expect(before.map((r) => r["nsa"])).toEqual([1, 1, 1, 1]);
     broken.kill("SIGKILL");
     await broken.exited;
@@ -170,14 +259,22 @@ describe("remessa jobs", () => {
     expect(retry.requeued).toBe(1);
     const done = await waitRemessa(jobId, "cnab2", h);
     expect(done.state).toBe(JobState.PARTIALLY_COMPLETED);
-    expect(done.sublotes.map((s) => s.state)).toEqual([SubloteState.FAILED, SubloteState.FAILED, SubloteState.COMPLETED, SubloteState.FAILED]);
+    expect(done.sublotes.map((s) => s.state)).toEqual([
+      SubloteState.FAILED,
+      SubloteState.FAILED,
+      SubloteState.COMPLETED,
+      SubloteState.FAILED,
+    ]);
     const first = (await h.listRemessaFiles({ tenant: "cnab2", jobId })).files;
     expect(first.map((f) => [f.subloteId, f.nsa])).toEqual([[failedId, 1]]);
 
     // Every other sub-batch too: NSAs and timestamps are the ones allocated before the fault.
     await h.retryRemessaSublotes({ tenant: "cnab2", jobId });
     expect((await waitRemessa(jobId, "cnab2", h)).state).toBe(JobState.COMPLETED);
-    const [after] = await mesh.db.pool.query<RowDataPacket[]>("SELECT idx, nsa, generated_at FROM billing_remessa_sublotes WHERE job_id = ? ORDER BY idx", [jobId]);
+    const [after] = await mesh.db.pool.query<RowDataPacket[]>(
+      "SELECT idx, nsa, generated_at FROM billing_remessa_sublotes WHERE job_id = ? ORDER BY idx",
+      [jobId],
+    );
     expect(after).toEqual(before);
     const all = (await h.listRemessaFiles({ tenant: "cnab2", jobId })).files;
     expect(all.find((f) => f.subloteId === failedId)?.sha256).toBe(first[0]!.sha256);
@@ -213,7 +310,14 @@ describe("retorno jobs", () => {
     const created = await c.createRetornoJob({ tenant: "ret", source: { case: "file", value: ITAU }, fileName: "CNAB400ITAU.RET" });
     expect(created.idempotentReplay).toBe(false);
     const job = await waitRetorno(created.job!.jobId);
-    expect(job).toMatchObject({ state: JobState.COMPLETED, banco: "341", layout: CnabLayout.CNAB_LAYOUT_400, occurrencesTotal: 52, duplicates: 0, dataGeracao: { year: 2013, month: 5, day: 20 } });
+    expect(job).toMatchObject({
+      state: JobState.COMPLETED,
+      banco: "341",
+      layout: CnabLayout.CNAB_LAYOUT_400,
+      occurrencesTotal: 52,
+      duplicates: 0,
+      dataGeracao: { year: 2013, month: 5, day: 20 },
+    });
     expect(job.fileSha256).toBe(createHash("sha256").update(ITAU).digest("hex"));
     expect(job.summary.reduce((n, s) => n + s.count, 0)).toBe(52);
     const seen = [];
@@ -225,7 +329,14 @@ describe("retorno jobs", () => {
     } while (pageToken !== "");
     expect(seen).toHaveLength(52);
     expect(seen.map((o) => o.lineNumber)).toEqual([...seen.map((o) => o.lineNumber)].sort((a, b) => a - b));
-    expect(seen[0]).toMatchObject({ banco: "341", nossoNumero: "000000114", state: OcorrenciaState.PAID, codigoOcorrencia: "06", valorPagoCents: 3790n, duplicate: false });
+    expect(seen[0]).toMatchObject({
+      banco: "341",
+      nossoNumero: "000000114",
+      state: OcorrenciaState.PAID,
+      codigoOcorrencia: "06",
+      valorPagoCents: 3790n,
+      duplicate: false,
+    });
     const paid = await c.listRetornoOccurrences({ tenant: "ret", jobId: job.jobId, state: OcorrenciaState.PAID, pageSize: 1000 });
     expect(paid.occurrences.length).toBe(job.summary.find((s) => s.state === OcorrenciaState.PAID)?.count);
 
@@ -254,7 +365,9 @@ describe("retorno jobs", () => {
     );
     const viaArtifact = await c.createRetornoJob({ tenant: "ret3", source: { case: "artifactId", value: up.artifact!.id } });
     expect((await waitRetorno(viaArtifact.job!.jobId, "ret3")).occurrencesTotal).toBe(52);
-    await expect(c.createRetornoJob({ tenant: "ret4", source: { case: "artifactId", value: up.artifact!.id } })).rejects.toMatchObject({ code: Code.InvalidArgument });
+    await expect(c.createRetornoJob({ tenant: "ret4", source: { case: "artifactId", value: up.artifact!.id } })).rejects.toMatchObject({
+      code: Code.InvalidArgument,
+    });
   });
 
   it("fails an unreadable file with its issues, and refuses empty or oversized inline files", async () => {
@@ -263,7 +376,11 @@ describe("retorno jobs", () => {
     const job = await waitRetorno(bad.job!.jobId);
     expect(job.state).toBe(JobState.FAILED);
     expect(job.issues.length).toBeGreaterThan(0);
-    await expect(c.createRetornoJob({ tenant: "ret", source: { case: "file", value: new Uint8Array() } })).rejects.toMatchObject({ code: Code.InvalidArgument });
-    await expect(c.createRetornoJob({ tenant: "ret", source: { case: "file", value: new Uint8Array(200_001) } })).rejects.toMatchObject({ code: Code.ResourceExhausted });
+    await expect(c.createRetornoJob({ tenant: "ret", source: { case: "file", value: new Uint8Array() } })).rejects.toMatchObject({
+      code: Code.InvalidArgument,
+    });
+    await expect(c.createRetornoJob({ tenant: "ret", source: { case: "file", value: new Uint8Array(200_001) } })).rejects.toMatchObject({
+      code: Code.ResourceExhausted,
+    });
   });
 });

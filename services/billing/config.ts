@@ -91,7 +91,11 @@ export function defaultRenderThreads(renderConcurrency: number): number {
 function readTenantAuth(env: EnvReader): BillingConfig["tenantAuth"] {
   const file = env.optionalString("BILLING_TENANT_TOKENS_FILE");
   const trusted = env.bool("BILLING_TRUST_NETWORK", { default: false });
-  if (file !== undefined && trusted) throw new ConfigError("BILLING_TRUST_NETWORK", "cannot be true together with BILLING_TENANT_TOKENS_FILE: choose tenant tokens or a trusted network");
+  if (file !== undefined && trusted)
+    throw new ConfigError(
+      "BILLING_TRUST_NETWORK",
+      "cannot be true together with BILLING_TENANT_TOKENS_FILE: choose tenant tokens or a trusted network",
+    );
   if (file !== undefined) return { mode: "tokens", file };
   if (trusted) return { mode: "trusted-network" };
   throw new ConfigError(
@@ -106,8 +110,11 @@ export function readBillingConfig(env: EnvReader): BillingConfig {
   const itemTimeoutMs = env.durationMs("BILLING_ITEM_TIMEOUT_SECONDS", { default: 30_000, minSeconds: 0.001, maxSeconds: 3600 });
   const retentionDays = env.int("BILLING_RETENTION_DAYS", { default: 180, min: 0, max: 36_500 });
   // A job deleted while its files live would leave them unreachable through the API until they expire.
-  if (retentionDays > 0 && retentionDays < artifactTtlDays) throw new ConfigError("BILLING_RETENTION_DAYS", `must be 0 (keep forever) or at least ARTIFACT_TTL_DIAS (${artifactTtlDays})`);
-  const porArquivo = env.optionalString("BILLING_REMESSA_MAX_TITULOS_POR_ARQUIVO") ? env.int("BILLING_REMESSA_MAX_TITULOS_POR_ARQUIVO", { min: 1, max: 999_999 }) : undefined;
+  if (retentionDays > 0 && retentionDays < artifactTtlDays)
+    throw new ConfigError("BILLING_RETENTION_DAYS", `must be 0 (keep forever) or at least ARTIFACT_TTL_DIAS (${artifactTtlDays})`);
+  const porArquivo = env.optionalString("BILLING_REMESSA_MAX_TITULOS_POR_ARQUIVO")
+    ? env.int("BILLING_REMESSA_MAX_TITULOS_POR_ARQUIVO", { min: 1, max: 999_999 })
+    : undefined;
   return {
     mysqlUrl: env.parse("MYSQL_URL", (url) => (parseMysqlUrl(url), url), { hint: MYSQL_URL_FORMAT }),
     natsUrl: env.url("NATS_URL", ["nats:", "tls:"]),
@@ -124,11 +131,19 @@ export function readBillingConfig(env: EnvReader): BillingConfig {
     renderThreads: env.int("BILLING_RENDER_THREADS", { default: defaultRenderThreads(renderConcurrency), min: 1, max: 64 }),
     itemTimeoutMs,
     jobTimeoutMs: env.durationMs("BILLING_JOB_TIMEOUT_SECONDS", { default: 3_600_000, minSeconds: 1, maxSeconds: 7 * 86_400 }),
-    ackWaitMs: env.durationMs("BILLING_ACK_WAIT_SECONDS", { default: Math.max(60_000, 2 * itemTimeoutMs), minSeconds: 1, maxSeconds: 86_400 }),
+    ackWaitMs: env.durationMs("BILLING_ACK_WAIT_SECONDS", {
+      default: Math.max(60_000, 2 * itemTimeoutMs),
+      minSeconds: 1,
+      maxSeconds: 86_400,
+    }),
     maxDeliver: env.int("BILLING_MAX_DELIVER", { default: 10, min: 2, max: 1000 }),
     tenantMaxRunningJobs: env.int("BILLING_TENANT_MAX_RUNNING_JOBS", { default: 4, min: 1, max: 10_000 }),
     artifactTtlDays,
-    artifactTtlMs: env.durationMs("BILLING_ARTIFACT_TTL_SECONDS", { default: artifactTtlDays * 86_400_000, minSeconds: 1, maxSeconds: 3650 * 86_400 }),
+    artifactTtlMs: env.durationMs("BILLING_ARTIFACT_TTL_SECONDS", {
+      default: artifactTtlDays * 86_400_000,
+      minSeconds: 1,
+      maxSeconds: 3650 * 86_400,
+    }),
     reconcileIntervalMs: env.durationMs("BILLING_RECONCILE_SECONDS", { default: 30_000, minSeconds: 0.1, maxSeconds: 3600 }),
     retentionMs: retentionDays * 86_400_000,
     retentionSweepMs: env.durationMs("BILLING_RETENTION_SWEEP_SECONDS", { default: 3_600_000, minSeconds: 0.1, maxSeconds: 86_400 }),

@@ -24,7 +24,12 @@ const CREATE = "/malha.billing.v1.BillingService/CreateBoletoJob";
 
 /** A valid CreateBoletoJob body as Connect JSON, to be spoilt by each test. */
 function body(): Record<string, unknown> {
-  const req = create(CreateBoletoJobRequestSchema, { tenant: TENANT, idempotencyKey: `k-${Math.random()}`, environment: Environment.SANDBOX, items: [boletoValido(1)] });
+  const req = create(CreateBoletoJobRequestSchema, {
+    tenant: TENANT,
+    idempotencyKey: `k-${Math.random()}`,
+    environment: Environment.SANDBOX,
+    items: [boletoValido(1)],
+  });
   return JSON.parse(toJsonString(CreateBoletoJobRequestSchema, req)) as Record<string, unknown>;
 }
 
@@ -78,27 +83,50 @@ describe("contract validation on the billing service", () => {
   it("refuses a 10 MiB pagador name at once", async () => {
     const huge = boletoValido(1);
     huge.pagador!.name = "A".repeat(10 * 1024 * 1024);
-    const err = await refusal(mesh.billingClient().createBoletoJob({ tenant: TENANT, idempotencyKey: "huge", environment: Environment.SANDBOX, items: [huge] }));
+    const err = await refusal(
+      mesh.billingClient().createBoletoJob({ tenant: TENANT, idempotencyKey: "huge", environment: Environment.SANDBOX, items: [huge] }),
+    );
     expect(err.code).toBe(Code.InvalidArgument);
     expect(err.rawMessage).toMatch(/^items\[0\]\.pagador\.name: must be at most 100 characters/);
   });
 
   it("refuses more instruções than the ficha prints", async () => {
     const b = boletoValido(1, { instrucoes: ["1", "2", "3", "4", "5", "6", "7"] });
-    const err = await refusal(mesh.billingClient().createBoletoJob({ tenant: TENANT, idempotencyKey: "instr", environment: Environment.SANDBOX, items: [b] }));
+    const err = await refusal(
+      mesh.billingClient().createBoletoJob({ tenant: TENANT, idempotencyKey: "instr", environment: Environment.SANDBOX, items: [b] }),
+    );
     expect(err.code).toBe(Code.InvalidArgument);
     expect(err.rawMessage).toMatch(/^items\[0\]\.instrucoes: must contain no more than 6 item/);
   });
 
   it("issues a boleto of zero cents only when the request says it has no value", async () => {
     const c = mesh.billingClient();
-    const zero = await refusal(c.createBoletoJob({ tenant: TENANT, idempotencyKey: "zero", environment: Environment.SANDBOX, items: [boletoValido(1, { valorCents: 0n })] }));
+    const zero = await refusal(
+      c.createBoletoJob({
+        tenant: TENANT,
+        idempotencyKey: "zero",
+        environment: Environment.SANDBOX,
+        items: [boletoValido(1, { valorCents: 0n })],
+      }),
+    );
     expect(zero.code).toBe(Code.InvalidArgument);
     expect(zero.rawMessage).toMatch(/^items\[0\]: valor_cents must be positive; a boleto without a value says so with sem_valor/);
-    const both = await refusal(c.createBoletoJob({ tenant: TENANT, idempotencyKey: "both", environment: Environment.SANDBOX, items: [boletoValido(1, { semValor: true })] }));
+    const both = await refusal(
+      c.createBoletoJob({
+        tenant: TENANT,
+        idempotencyKey: "both",
+        environment: Environment.SANDBOX,
+        items: [boletoValido(1, { semValor: true })],
+      }),
+    );
     expect(both.code).toBe(Code.InvalidArgument);
 
-    const created = await c.createBoletoJob({ tenant: TENANT, idempotencyKey: "sem-valor", environment: Environment.SANDBOX, items: [boletoValido(1, { valorCents: 0n, semValor: true })] });
+    const created = await c.createBoletoJob({
+      tenant: TENANT,
+      idempotencyKey: "sem-valor",
+      environment: Environment.SANDBOX,
+      items: [boletoValido(1, { valorCents: 0n, semValor: true })],
+    });
     let job = created.job!;
     while (![JobState.COMPLETED, JobState.PARTIALLY_COMPLETED, JobState.FAILED].includes(job.state)) {
       await new Promise((r) => setTimeout(r, 100));
@@ -113,7 +141,11 @@ describe("contract validation on the billing service", () => {
 
 describe("contract validation on the other services", () => {
   it("the artifacts service refuses a misspelt JSON field too", async () => {
-    const res = await connectJson(mesh.artifacts.baseUrl, "/malha.artifacts.v1.ArtifactsService/StatArtifact", JSON.stringify({ tenant: TENANT, artifactIdd: "x" }));
+    const res = await connectJson(
+      mesh.artifacts.baseUrl,
+      "/malha.artifacts.v1.ArtifactsService/StatArtifact",
+      JSON.stringify({ tenant: TENANT, artifactIdd: "x" }),
+    );
     expect(res.body.code).toBe("invalid_argument");
     expect(res.body.message).toMatch(/artifactIdd/);
   });

@@ -45,7 +45,12 @@ async function download(url: string): Promise<Buffer> {
 describe("alphanumeric CNPJs", () => {
   it("a boleto prints them with their mask; a wrong check digit fails its item, naming the field", async () => {
     const c = mesh.billingClient();
-    const created = await c.createBoletoJob({ tenant: TENANT, idempotencyKey: "pdf", environment: Environment.SANDBOX, items: [comCnpjs(1), comCnpjs(2, "A1B2C3D4E5F669")] });
+    const created = await c.createBoletoJob({
+      tenant: TENANT,
+      idempotencyKey: "pdf",
+      environment: Environment.SANDBOX,
+      items: [comCnpjs(1), comCnpjs(2, "A1B2C3D4E5F669")],
+    });
     let job = created.job!;
     while (!FINAL.includes(job.state)) {
       await new Promise((r) => setTimeout(r, 100));
@@ -66,9 +71,24 @@ describe("alphanumeric CNPJs", () => {
 
   it("a remessa keeps their letters in every document field, and takes an alphanumeric número do documento", async () => {
     const c = mesh.billingClient();
-    const conta = { banco: "001", agencia: "1234", agenciaDv: "1", conta: "12345", contaDv: "1", carteira: "17", variacaoCarteira: "019", convenio: "1234567" };
+    const conta = {
+      banco: "001",
+      agencia: "1234",
+      agenciaDv: "1",
+      conta: "12345",
+      contaDv: "1",
+      carteira: "17",
+      variacaoCarteira: "019",
+      convenio: "1234567",
+    };
     const titulo = create(RemessaTituloSchema, { boleto: comCnpjs(1, PAG, { conta, numeroDocumento: "NF-0001" }) });
-    const created = await c.createRemessaJob({ tenant: TENANT, idempotencyKey: "rem", environment: Environment.SANDBOX, layout: CnabLayout.CNAB_LAYOUT_240, titulos: [titulo] });
+    const created = await c.createRemessaJob({
+      tenant: TENANT,
+      idempotencyKey: "rem",
+      environment: Environment.SANDBOX,
+      layout: CnabLayout.CNAB_LAYOUT_240,
+      titulos: [titulo],
+    });
     let job = created.job!;
     while (!FINAL.includes(job.state)) {
       await new Promise((r) => setTimeout(r, 100));

@@ -21,7 +21,12 @@ export type BillingErrorReason =
   | "INVALID_WEBHOOK_URL"
   | "DELIVERY_NOT_FOUND";
 
-export function billingError(message: string, code: Code, reason?: BillingErrorReason, metadata: Record<string, string> = {}): ConnectError {
+export function billingError(
+  message: string,
+  code: Code,
+  reason?: BillingErrorReason,
+  metadata: Record<string, string> = {},
+): ConnectError {
   return reasonedError(BILLING_ERROR_DOMAIN, message, code, reason, metadata);
 }
 
@@ -38,7 +43,10 @@ export function checkTenant(tenant: string): string {
 }
 export const noItems = () => billingError("a job needs at least one item", Code.InvalidArgument, "NO_ITEMS");
 export const tooManyItems = (n: number, max: number) =>
-  billingError(`${n} items exceed JOB_MAX_ITENS (${max})`, Code.ResourceExhausted, "TOO_MANY_ITEMS", { max: String(max), items: String(n) });
+  billingError(`${n} items exceed JOB_MAX_ITENS (${max})`, Code.ResourceExhausted, "TOO_MANY_ITEMS", {
+    max: String(max),
+    items: String(n),
+  });
 export const keyReused = (key: string) =>
   billingError(
     `idempotency key ${quote(key)} was already used with a different request`,
@@ -51,4 +59,5 @@ export const itemNotFound = (jobId: string, itemId: string) =>
   billingError(`item ${quote(itemId)} not found in job ${quote(jobId)}`, Code.NotFound, "ITEM_NOT_FOUND");
 export const jobNotFinished = (id: string, state: string) =>
   billingError(`job ${id} is ${state}; wait until it finishes`, Code.FailedPrecondition, "JOB_NOT_FINISHED");
-export const invalidPageToken = () => billingError("page_token is malformed or belongs to another query", Code.InvalidArgument, "INVALID_PAGE_TOKEN");
+export const invalidPageToken = () =>
+  billingError("page_token is malformed or belongs to another query", Code.InvalidArgument, "INVALID_PAGE_TOKEN");

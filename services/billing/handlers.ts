@@ -12,7 +12,17 @@ import { ErrorInfoSchema } from "../../libs/gen/malha/common/v1/common_pb.js";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Logger } from "../../libs/log/logger.js";
 import type { ArtifactStore } from "./artifacts-client.js";
-import { badRequest, BILLING_ERROR_DOMAIN, invalidPageToken, checkTenant, itemNotFound, jobNotFinished, jobNotFound, noItems, tooManyItems } from "./errors.js";
+import {
+  badRequest,
+  BILLING_ERROR_DOMAIN,
+  invalidPageToken,
+  checkTenant,
+  itemNotFound,
+  jobNotFinished,
+  jobNotFound,
+  noItems,
+  tooManyItems,
+} from "./errors.js";
 import { assignItemIds } from "./item-ids.js";
 import { allItems } from "./job-artifacts.js";
 import type { ItemRepo, ItemRow } from "./item-repo.js";
@@ -35,8 +45,6 @@ export interface HandlerDeps {
 
 const DEFAULT_LINK_TTL_MS = 15 * 60_000;
 const MAX_LINK_TTL_MS = 7 * 86_400_000;
-
-
 
 function linkTtl(d: Duration | undefined): number {
   if (!d) return DEFAULT_LINK_TTL_MS;
@@ -127,7 +135,9 @@ export function createHandlers(d: HandlerDeps): Partial<ServiceImpl<typeof Billi
       });
       if (!replay) {
         // The job is committed: if NATS is down now, the reconciler enqueues it later.
-        await d.queue.publish({ type: "job", jobId, round: 0 }).catch((err: unknown) => d.log.warn({ err, jobId }, "enqueue failed; the reconciler will retry"));
+        await d.queue
+          .publish({ type: "job", jobId, round: 0 })
+          .catch((err: unknown) => d.log.warn({ err, jobId }, "enqueue failed; the reconciler will retry"));
       }
       const job = await d.jobs.get(req.tenant, jobId);
       if (!job) throw new Error("created job not found");
@@ -182,10 +192,22 @@ export function createHandlers(d: HandlerDeps): Partial<ServiceImpl<typeof Billi
       const now = clock();
       if (job.artifactsExpiresAt && job.artifactsExpiresAt.getTime() <= now.getTime()) {
         const id = job.manifest.manifestJson.artifactId;
-        throw new ConnectError(`the artifacts of job ${job.id} expired at ${job.artifactsExpiresAt.toISOString()}`, Code.FailedPrecondition, undefined, [
-          { desc: ErrorInfoSchema, value: { reason: "ARTIFACTS_EXPIRED", domain: BILLING_ERROR_DOMAIN, metadata: { job_id: job.id, expired_at: job.artifactsExpiresAt.toISOString() } } },
-          { desc: ArtifactExpiredSchema, value: { artifactId: id, expiredAt: ts(job.artifactsExpiresAt) } },
-        ] as never);
+        throw new ConnectError(
+          `the artifacts of job ${job.id} expired at ${job.artifactsExpiresAt.toISOString()}`,
+          Code.FailedPrecondition,
+          undefined,
+          [
+            {
+              desc: ErrorInfoSchema,
+              value: {
+                reason: "ARTIFACTS_EXPIRED",
+                domain: BILLING_ERROR_DOMAIN,
+                metadata: { job_id: job.id, expired_at: job.artifactsExpiresAt.toISOString() },
+              },
+            },
+            { desc: ArtifactExpiredSchema, value: { artifactId: id, expiredAt: ts(job.artifactsExpiresAt) } },
+          ] as never,
+        );
       }
       const ttl = Math.min(linkTtl(req.linkTtl), job.artifactsExpiresAt ? job.artifactsExpiresAt.getTime() - now.getTime() : Infinity);
       const rows = await allItems(d.items, job.id);
@@ -193,7 +215,11 @@ export function createHandlers(d: HandlerDeps): Partial<ServiceImpl<typeof Billi
       const { zip, manifestJson, errorsJson } = job.manifest;
       const refs = [...rows.flatMap((r) => pdfOf(r) ?? []), ...(zip ? [zip] : []), manifestJson, errorsJson];
       // One call signs the whole manifest's links instead of one round trip per item.
-      const links = await d.artifacts.links(job.tenant, refs.map((a) => a.artifactId), ttl);
+      const links = await d.artifacts.links(
+        job.tenant,
+        refs.map((a) => a.artifactId),
+        ttl,
+      );
       const ref = (a: Parameters<typeof artifactRefOf>[0]) => artifactRefOf(a, links.get(a.artifactId), job.artifactsExpiresAt);
       const items = rows.map((r) => {
         const pdf = pdfOf(r);
@@ -231,7 +257,10 @@ export function createHandlers(d: HandlerDeps): Partial<ServiceImpl<typeof Billi
       }
       if (positions.length === 0) return { job: await jobMessage(job), requeued: 0, skippedItemIds: skipped };
       const now = clock();
-      const moved = await d.jobs.transition(job.id, [job.state], JobState.PROCESSING, { retry_rounds: job.retryRounds + 1, round_started_at: now });
+      const moved = await d.jobs.transition(job.id, [job.state], JobState.PROCESSING, {
+        retry_rounds: job.retryRounds + 1,
+        round_started_at: now,
+      });
       if (!moved) throw jobNotFinished(job.id, "changing state");
       const requeued = await d.items.requeueFailed(job.id, positions);
       for (const r of requeued) await d.queue.publish({ type: "item", jobId: job.id, position: r.position, attempt: r.attempt });
@@ -265,7 +294,10 @@ export function createHandlers(d: HandlerDeps): Partial<ServiceImpl<typeof Billi
             kind: j.kind,
             state: j.state,
             // Retorno jobs count occurrences, not items.
-            counters: j.kind === JobKind.RETORNO ? { total: j.totalItems, completed: j.totalItems } : boletoJobOf(j, await d.items.counts(j.id)).counters,
+            counters:
+              j.kind === JobKind.RETORNO
+                ? { total: j.totalItems, completed: j.totalItems }
+                : boletoJobOf(j, await d.items.counts(j.id)).counters,
             idempotencyKey: j.idempotencyKey,
             requestedBy: j.requestedBy,
             environment: j.environment,

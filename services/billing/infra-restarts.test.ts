@@ -14,7 +14,13 @@ import { startReceiver, type Receiver } from "./testing/webhook-receiver.js";
 
 const N = 60;
 const FINAL = [JobState.COMPLETED, JobState.PARTIALLY_COMPLETED, JobState.FAILED];
-const ENV = { BILLING_RENDER_CONCURRENCY: "1", BILLING_RENDER_THREADS: "1", BILLING_ACK_WAIT_SECONDS: "2", BILLING_WEBHOOK_ALLOW_HTTP: "true", BILLING_WEBHOOK_POLL_SECONDS: "0.1" };
+const ENV = {
+  BILLING_RENDER_CONCURRENCY: "1",
+  BILLING_RENDER_THREADS: "1",
+  BILLING_ACK_WAIT_SECONDS: "2",
+  BILLING_WEBHOOK_ALLOW_HTTP: "true",
+  BILLING_WEBHOOK_POLL_SECONDS: "0.1",
+};
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
@@ -25,7 +31,11 @@ async function survives(mesh: BillingMesh, hooks: Receiver, outage: { kill: () =
   onTestFailed(() => console.error(mesh.logTail(60)));
   const c = mesh.billingClient();
   await c.setWebhookEndpoint({ tenant: "ir", url: hooks.url, enabled: true });
-  const { job } = await c.createBoletoJob({ tenant: "ir", environment: Environment.SANDBOX, items: Array.from({ length: N }, (_, i) => boletoValido(i + 1)) });
+  const { job } = await c.createBoletoJob({
+    tenant: "ir",
+    environment: Environment.SANDBOX,
+    items: Array.from({ length: N }, (_, i) => boletoValido(i + 1)),
+  });
   const jobId = job!.jobId;
   let before = new Set<number>();
   for (;;) {
@@ -44,10 +54,16 @@ async function survives(mesh: BillingMesh, hooks: Receiver, outage: { kill: () =
   let state = JobState.UNSPECIFIED;
   for (let i = 0; i < 900 && !FINAL.includes(state); i++) {
     await new Promise((r) => setTimeout(r, 100));
-    state = await c.getBoletoJob({ tenant: "ir", jobId }).then((r) => r.job!.state, () => JobState.UNSPECIFIED);
+    state = await c.getBoletoJob({ tenant: "ir", jobId }).then(
+      (r) => r.job!.state,
+      () => JobState.UNSPECIFIED,
+    );
   }
   expect(state).toBe(JobState.COMPLETED);
-  const [attempts] = await mesh.db.pool.query<RowDataPacket[]>("SELECT position, number, renders FROM billing_item_attempts WHERE job_id = ? ORDER BY position", [jobId]);
+  const [attempts] = await mesh.db.pool.query<RowDataPacket[]>(
+    "SELECT position, number, renders FROM billing_item_attempts WHERE job_id = ? ORDER BY position",
+    [jobId],
+  );
   expect(attempts).toHaveLength(N);
   for (const a of attempts) {
     expect(a["number"]).toBe(1);

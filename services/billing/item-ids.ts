@@ -33,7 +33,12 @@ export function assignItemIds(items: readonly Boleto[]): AssignedItem[] {
       itemId = [b.seuNumero, b.numeroDocumento].find((v) => v !== "" && isSafeItemId(v)) ?? String(position);
     }
     if (seen.has(itemId)) {
-      return { position, itemId, skipped: true, preError: { code: "ITEM_DUPLICADO", field: "external_id", message: `item id ${itemId} repeats an earlier item` } };
+      return {
+        position,
+        itemId,
+        skipped: true,
+        preError: { code: "ITEM_DUPLICADO", field: "external_id", message: `item id ${itemId} repeats an earlier item` },
+      };
     }
     seen.add(itemId);
     return { position, itemId, skipped: false, ...(preError ? { preError } : {}) };

@@ -66,10 +66,7 @@ const toItem = (r: RowDataPacket): ItemRow => ({
   updatedAt: r["updated_at"],
 });
 
-export type Claim =
-  | { kind: "finished" }
-  | { kind: "held-elsewhere" }
-  | { kind: "claimed"; item: ItemRow; attempt: number };
+export type Claim = { kind: "finished" } | { kind: "held-elsewhere" } | { kind: "claimed"; item: ItemRow; attempt: number };
 
 const placeholders = (n: number) => Array.from({ length: n }, () => "?").join(", ");
 
@@ -80,28 +77,45 @@ export class ItemRepo {
   ) {}
 
   async counts(jobId: string): Promise<Map<ItemState, number>> {
-    const [rows] = await this.pool.execute<RowDataPacket[]>("SELECT state, COUNT(*) AS n FROM billing_boleto_items WHERE job_id = ? GROUP BY state", [jobId]);
+    const [rows] = await this.pool.execute<RowDataPacket[]>(
+      "SELECT state, COUNT(*) AS n FROM billing_boleto_items WHERE job_id = ? GROUP BY state",
+      [jobId],
+    );
     return new Map(rows.map((r) => [r["state"] as ItemState, Number(r["n"])]));
   }
 
-  async page(jobId: string, opts: { state?: ItemState; subloteIndex?: number; afterPosition: number; limit: number; withInput?: boolean }): Promise<ItemRow[]> {
-    const cols = opts.withInput ? "*" : "job_id, position, item_id, state, nosso_numero, sublote_index, result, errors, attempt_count, created_at, updated_at";
+  async page(
+    jobId: string,
+    opts: { state?: ItemState; subloteIndex?: number; afterPosition: number; limit: number; withInput?: boolean },
+  ): Promise<ItemRow[]> {
+    const cols = opts.withInput
+      ? "*"
+      : "job_id, position, item_id, state, nosso_numero, sublote_index, result, errors, attempt_count, created_at, updated_at";
     const where = ["job_id = ?", "position > ?"];
     const args: (string | number)[] = [jobId, opts.afterPosition];
-    if (opts.state) (where.push("state = ?"), args.push(opts.state));
-    if (opts.subloteIndex !== undefined) (where.push("sublote_index = ?"), args.push(opts.subloteIndex));
-    const [rows] = await this.pool.query<RowDataPacket[]>(`SELECT ${cols} FROM billing_boleto_items WHERE ${where.join(" AND ")} ORDER BY position LIMIT ?`, [...args, opts.limit]);
+    if (opts.state) where.push("state = ?"), args.push(opts.state);
+    if (opts.subloteIndex !== undefined) where.push("sublote_index = ?"), args.push(opts.subloteIndex);
+    const [rows] = await this.pool.query<RowDataPacket[]>(
+      `SELECT ${cols} FROM billing_boleto_items WHERE ${where.join(" AND ")} ORDER BY position LIMIT ?`,
+      [...args, opts.limit],
+    );
     return rows.map(toItem);
   }
 
   /** The first item with that id (a later repeat of the id is a SKIPPED duplicate). */
   async byItemId(jobId: string, itemId: string): Promise<ItemRow | undefined> {
-    const [rows] = await this.pool.execute<RowDataPacket[]>("SELECT * FROM billing_boleto_items WHERE job_id = ? AND item_id = ? ORDER BY position LIMIT 1", [jobId, itemId]);
+    const [rows] = await this.pool.execute<RowDataPacket[]>(
+      "SELECT * FROM billing_boleto_items WHERE job_id = ? AND item_id = ? ORDER BY position LIMIT 1",
+      [jobId, itemId],
+    );
     return rows[0] ? toItem(rows[0]) : undefined;
   }
 
   async attempts(jobId: string, position: number): Promise<AttemptRow[]> {
-    const [rows] = await this.pool.execute<RowDataPacket[]>("SELECT * FROM billing_item_attempts WHERE job_id = ? AND position = ? ORDER BY number", [jobId, position]);
+    const [rows] = await this.pool.execute<RowDataPacket[]>(
+      "SELECT * FROM billing_item_attempts WHERE job_id = ? AND position = ? ORDER BY number",
+      [jobId, position],
+    );
     return rows.map((r) => ({
       number: r["number"],
       state: r["state"],
@@ -130,7 +144,10 @@ export class ItemRepo {
    */
   async claim(jobId: string, position: number, seq: number, staleMs: number): Promise<Claim> {
     return inTransaction(this.pool, async (c) => {
-      const [rows] = await c.execute<RowDataPacket[]>("SELECT * FROM billing_boleto_items WHERE job_id = ? AND position = ? FOR UPDATE", [jobId, position]);
+      const [rows] = await c.execute<RowDataPacket[]>("SELECT * FROM billing_boleto_items WHERE job_id = ? AND position = ? FOR UPDATE", [
+        jobId,
+        position,
+      ]);
       const row = rows[0];
       if (!row) return { kind: "finished" };
       const item = toItem(row);
@@ -144,7 +161,10 @@ export class ItemRepo {
           [jobId, position, ItemState.VALIDATING, now, seq, now],
         );
       } else {
-        const [att] = await c.execute<RowDataPacket[]>("SELECT holder_seq, held_at FROM billing_item_attempts WHERE job_id = ? AND position = ? AND number = ?", [jobId, position, attempt]);
+        const [att] = await c.execute<RowDataPacket[]>(
+          "SELECT holder_seq, held_at FROM billing_item_attempts WHERE job_id = ? AND position = ? AND number = ?",
+          [jobId, position, attempt],
+        );
         const a = att[0];
         if (a && a["holder_seq"] !== null && Number(a["holder_seq"]) !== seq && (item.state as ItemState) !== ItemState.PENDING) {
           const heldAt = a["held_at"] as Date | null;
@@ -169,16 +189,28 @@ export class ItemRepo {
 
   /** Heartbeat of a long task: keeps the claim fresh so duplicates leave it alone. */
   async touch(jobId: string, position: number, attempt: number): Promise<void> {
-    await this.pool.execute("UPDATE billing_item_attempts SET held_at = ? WHERE job_id = ? AND position = ? AND number = ?", [this.clock(), jobId, position, attempt]);
+    await this.pool.execute("UPDATE billing_item_attempts SET held_at = ? WHERE job_id = ? AND position = ? AND number = ?", [
+      this.clock(),
+      jobId,
+      position,
+      attempt,
+    ]);
   }
 
   /**
    * Allocates the next nosso número of (tenant, environment, banco, convênio) for an item without one,
    * once: the number is stored on the item in the same transaction and reused by every later attempt.
    */
-  async allocateNossoNumero(jobId: string, position: number, seqKey: { tenant: string; environment: number; banco: string; convenio: string }): Promise<string> {
+  async allocateNossoNumero(
+    jobId: string,
+    position: number,
+    seqKey: { tenant: string; environment: number; banco: string; convenio: string },
+  ): Promise<string> {
     return inTransaction(this.pool, async (c) => {
-      const [rows] = await c.execute<RowDataPacket[]>("SELECT nosso_numero FROM billing_boleto_items WHERE job_id = ? AND position = ? FOR UPDATE", [jobId, position]);
+      const [rows] = await c.execute<RowDataPacket[]>(
+        "SELECT nosso_numero FROM billing_boleto_items WHERE job_id = ? AND position = ? FOR UPDATE",
+        [jobId, position],
+      );
       const existing = rows[0]?.["nosso_numero"] as string | null | undefined;
       if (existing) return existing;
       const [res] = await c.execute<ResultSetHeader>(
@@ -196,7 +228,12 @@ export class ItemRepo {
    * Remessa títulos without a nosso número, inside the creating transaction: one block of consecutive
    * numbers per (tenant, environment, banco, convênio) from the same sequence boleto items use.
    */
-  async allocateBlock(c: PoolConnection, jobId: string, seqKey: { tenant: string; environment: number; banco: string; convenio: string }, positions: number[]): Promise<void> {
+  async allocateBlock(
+    c: PoolConnection,
+    jobId: string,
+    seqKey: { tenant: string; environment: number; banco: string; convenio: string },
+    positions: number[],
+  ): Promise<void> {
     if (positions.length === 0) return;
     const n = positions.length;
     const [res] = await c.execute<ResultSetHeader>(
@@ -206,7 +243,11 @@ export class ItemRepo {
     );
     const first = Number(res.insertId) - n + 1;
     for (let i = 0; i < n; i++) {
-      await c.execute("UPDATE billing_boleto_items SET nosso_numero = ? WHERE job_id = ? AND position = ?", [String(first + i), jobId, positions[i]!]);
+      await c.execute("UPDATE billing_boleto_items SET nosso_numero = ? WHERE job_id = ? AND position = ?", [
+        String(first + i),
+        jobId,
+        positions[i]!,
+      ]);
     }
   }
 
@@ -231,7 +272,13 @@ export class ItemRepo {
    * atomic without a transaction: the item row decides (still this attempt, not final yet) and the
    * attempt row, when present, follows it.
    */
-  async finish(jobId: string, position: number, attempt: number, state: ItemState, out: { result?: StoredResult; errors?: StoredError[] }): Promise<boolean> {
+  async finish(
+    jobId: string,
+    position: number,
+    attempt: number,
+    state: ItemState,
+    out: { result?: StoredResult; errors?: StoredError[] },
+  ): Promise<boolean> {
     const now = this.clock();
     const result = out.result ? JSON.stringify(out.result) : null;
     const errors = out.errors && out.errors.length > 0 ? JSON.stringify(out.errors) : null;
@@ -247,7 +294,13 @@ export class ItemRepo {
   }
 
   /** Remessa títulos move with their sub-batch: set `state` on the named positions still in one of `from`. */
-  async markMany(jobId: string, positions: number[], state: ItemState, errors: StoredError[] | null, from: readonly ItemState[]): Promise<void> {
+  async markMany(
+    jobId: string,
+    positions: number[],
+    state: ItemState,
+    errors: StoredError[] | null,
+    from: readonly ItemState[],
+  ): Promise<void> {
     if (positions.length === 0) return;
     const now = this.clock();
     for (let i = 0; i < positions.length; i += 500) {
@@ -271,9 +324,17 @@ export class ItemRepo {
           [ItemState.PENDING, now, jobId, position, ItemState.FAILED],
         );
         if (res.affectedRows !== 1) continue;
-        const [rows] = await c.execute<RowDataPacket[]>("SELECT attempt_count FROM billing_boleto_items WHERE job_id = ? AND position = ?", [jobId, position]);
+        const [rows] = await c.execute<RowDataPacket[]>(
+          "SELECT attempt_count FROM billing_boleto_items WHERE job_id = ? AND position = ?",
+          [jobId, position],
+        );
         const attempt = rows[0]!["attempt_count"] as number;
-        await c.execute("INSERT INTO billing_item_attempts (job_id, position, number, state) VALUES (?, ?, ?, ?)", [jobId, position, attempt, ItemState.PENDING]);
+        await c.execute("INSERT INTO billing_item_attempts (job_id, position, number, state) VALUES (?, ?, ?, ?)", [
+          jobId,
+          position,
+          attempt,
+          ItemState.PENDING,
+        ]);
         out.push({ position, attempt });
       }
       return out;

@@ -30,7 +30,11 @@ export function manifestDocument(job: JobRow, rows: readonly ItemRow[]) {
       position: r.position,
       state: stateName(r.state),
       ...(r.state === ItemState.COMPLETED && r.result?.pdf
-        ? { pdf: { name: r.result.pdf.name, sha256: r.result.pdf.sha256, size_bytes: r.result.pdf.sizeBytes }, linha_digitavel: r.result.linhaDigitavel, nosso_numero: r.result.nossoNumeroFormatado }
+        ? {
+            pdf: { name: r.result.pdf.name, sha256: r.result.pdf.sha256, size_bytes: r.result.pdf.sizeBytes },
+            linha_digitavel: r.result.linhaDigitavel,
+            nosso_numero: r.result.nossoNumeroFormatado,
+          }
         : {}),
       ...(r.errors.length > 0 && r.state !== ItemState.COMPLETED ? { error_codes: r.errors.map((e) => e.code) } : {}),
     })),
@@ -45,7 +49,12 @@ export function errorsDocument(rows: readonly ItemRow[]) {
   };
 }
 
-export async function buildJobArtifacts(p: { job: JobRow; items: ItemRepo; artifacts: ArtifactStore; expiresAt: Date }): Promise<StoredManifest> {
+export async function buildJobArtifacts(p: {
+  job: JobRow;
+  items: ItemRepo;
+  artifacts: ArtifactStore;
+  expiresAt: Date;
+}): Promise<StoredManifest> {
   const { job, artifacts, expiresAt } = p;
   const rows = await allItems(p.items, job.id);
   const manifestBytes = Buffer.from(`${JSON.stringify(manifestDocument(job, rows), null, 2)}\n`, "utf8");

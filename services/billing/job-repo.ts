@@ -162,7 +162,20 @@ export class JobRepo {
         await c.execute(
           `INSERT INTO billing_jobs (id, tenant, kind, state, environment, idempotency_key, requested_by, metadata, details, total_items, created_at, updated_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-          [jobId, job.tenant, job.kind, JobState.RECEIVED, job.environment, job.idempotencyKey, job.requestedBy, JSON.stringify(job.metadata), job.details ? JSON.stringify(job.details) : null, job.items.length, now, now],
+          [
+            jobId,
+            job.tenant,
+            job.kind,
+            JobState.RECEIVED,
+            job.environment,
+            job.idempotencyKey,
+            job.requestedBy,
+            JSON.stringify(job.metadata),
+            job.details ? JSON.stringify(job.details) : null,
+            job.items.length,
+            now,
+            now,
+          ],
         );
         for (let i = 0; i < job.items.length; i += 100) {
           const chunk = job.items.slice(i, i + 100);
@@ -204,10 +217,11 @@ export class JobRepo {
    */
   async start(id: string, tenant: string, maxRunning: number): Promise<"started" | "busy" | "not-received"> {
     return inTransaction(this.pool, async (c) => {
-      const [running] = await c.execute<RowDataPacket[]>(
-        "SELECT id FROM billing_jobs WHERE tenant = ? AND state IN (?, ?) FOR UPDATE",
-        [tenant, JobState.VALIDATING, JobState.PROCESSING],
-      );
+      const [running] = await c.execute<RowDataPacket[]>("SELECT id FROM billing_jobs WHERE tenant = ? AND state IN (?, ?) FOR UPDATE", [
+        tenant,
+        JobState.VALIDATING,
+        JobState.PROCESSING,
+      ]);
       const [self] = await c.execute<RowDataPacket[]>("SELECT state FROM billing_jobs WHERE id = ? FOR UPDATE", [id]);
       if (self[0]?.["state"] !== JobState.RECEIVED) return "not-received";
       if (running.length >= maxRunning) return "busy";
@@ -224,7 +238,7 @@ export class JobRepo {
     const sets = ["state = ?", "updated_at = ?", ...Object.keys(extra).map((k) => `${k} = ?`)];
     const [res] = await this.pool.execute<ResultSetHeader>(
       `UPDATE billing_jobs SET ${sets.join(", ")} WHERE id = ? AND state IN (${from.map(() => "?").join(", ")})`,
-      [to, this.clock(), ...Object.values(extra) as never[], id, ...from],
+      [to, this.clock(), ...(Object.values(extra) as never[]), id, ...from],
     );
     return res.affectedRows === 1;
   }
@@ -233,7 +247,13 @@ export class JobRepo {
    * Moves a running job to its final state and, in the same transaction, runs `also` (the webhook
    * outbox insert): either both happen or neither, so a crash never loses or doubles the event.
    */
-  async finish(id: string, from: readonly JobState[], to: JobState, extra: Record<string, unknown>, also: (c: PoolConnection) => Promise<void>): Promise<boolean> {
+  async finish(
+    id: string,
+    from: readonly JobState[],
+    to: JobState,
+    extra: Record<string, unknown>,
+    also: (c: PoolConnection) => Promise<void>,
+  ): Promise<boolean> {
     return inTransaction(this.pool, async (c) => {
       const sets = ["state = ?", "updated_at = ?", ...Object.keys(extra).map((k) => `${k} = ?`)];
       const [res] = await c.execute<ResultSetHeader>(
@@ -253,18 +273,29 @@ export class JobRepo {
          FROM billing_jobs WHERE state IN (?, ?, ?) GROUP BY kind, state`,
       [JobState.RECEIVED, JobState.VALIDATING, JobState.PROCESSING],
     );
-    return rows.map((r) => ({ kind: r["kind"] as JobKind, state: r["state"] as JobState, count: Number(r["n"]), oldestSince: r["oldest"] as Date }));
+    return rows.map((r) => ({
+      kind: r["kind"] as JobKind,
+      state: r["state"] as JobState,
+      count: Number(r["n"]),
+      oldestSince: r["oldest"] as Date,
+    }));
   }
 
-  async list(tenant: string, opts: { kind?: JobKind; state?: JobState; before?: string; from?: Date; to?: Date; limit: number }): Promise<JobRow[]> {
+  async list(
+    tenant: string,
+    opts: { kind?: JobKind; state?: JobState; before?: string; from?: Date; to?: Date; limit: number },
+  ): Promise<JobRow[]> {
     const where = ["tenant = ?"];
     const args: (string | number | Date)[] = [tenant];
-    if (opts.from) (where.push("created_at >= ?"), args.push(opts.from));
-    if (opts.to) (where.push("created_at < ?"), args.push(opts.to));
-    if (opts.kind) (where.push("kind = ?"), args.push(opts.kind));
-    if (opts.state) (where.push("state = ?"), args.push(opts.state));
-    if (opts.before) (where.push("id < ?"), args.push(opts.before));
-    const [rows] = await this.pool.query<JobDbRow[]>(`SELECT * FROM billing_jobs WHERE ${where.join(" AND ")} ORDER BY id DESC LIMIT ?`, [...args, opts.limit]);
+    if (opts.from) where.push("created_at >= ?"), args.push(opts.from);
+    if (opts.to) where.push("created_at < ?"), args.push(opts.to);
+    if (opts.kind) where.push("kind = ?"), args.push(opts.kind);
+    if (opts.state) where.push("state = ?"), args.push(opts.state);
+    if (opts.before) where.push("id < ?"), args.push(opts.before);
+    const [rows] = await this.pool.query<JobDbRow[]>(`SELECT * FROM billing_jobs WHERE ${where.join(" AND ")} ORDER BY id DESC LIMIT ?`, [
+      ...args,
+      opts.limit,
+    ]);
     return rows.map(toJob);
   }
 }

@@ -28,7 +28,11 @@ async function waitFinal(c: ReturnType<BillingMesh["billingClient"]>, tenant: st
 
 describe("limits", () => {
   it("runs one job at a time for a tenant limited to 1; the next waits in RECEIVED; other tenants are not held", async () => {
-    const p = await mesh.startBilling({ BILLING_NATS_PREFIX: prefix(), BILLING_TENANT_MAX_RUNNING_JOBS: "1", BILLING_RENDER_CONCURRENCY: "2" });
+    const p = await mesh.startBilling({
+      BILLING_NATS_PREFIX: prefix(),
+      BILLING_TENANT_MAX_RUNNING_JOBS: "1",
+      BILLING_RENDER_CONCURRENCY: "2",
+    });
     const c = mesh.billingClient(p);
     const items = Array.from({ length: 12 }, (_, i) => boletoValido(i + 1));
     const a = (await c.createBoletoJob({ tenant: "lim", environment: Environment.SANDBOX, items })).job!;
@@ -36,7 +40,10 @@ describe("limits", () => {
     const other = (await c.createBoletoJob({ tenant: "free", environment: Environment.SANDBOX, items: items.slice(0, 2) })).job!;
     let sawWaiting = false;
     for (;;) {
-      const [ja, jb] = await Promise.all([c.getBoletoJob({ tenant: "lim", jobId: a.jobId }), c.getBoletoJob({ tenant: "lim", jobId: b.jobId })]);
+      const [ja, jb] = await Promise.all([
+        c.getBoletoJob({ tenant: "lim", jobId: a.jobId }),
+        c.getBoletoJob({ tenant: "lim", jobId: b.jobId }),
+      ]);
       const running = [ja.job!, jb.job!].filter((j) => j.state === JobState.VALIDATING || j.state === JobState.PROCESSING);
       expect(running.length).toBeLessThanOrEqual(1);
       if (running.length === 1 && [ja.job!, jb.job!].some((j) => j.state === JobState.RECEIVED)) sawWaiting = true;
@@ -44,7 +51,10 @@ describe("limits", () => {
       await new Promise((r) => setTimeout(r, 25));
     }
     expect(sawWaiting).toBe(true);
-    const [rows] = await mesh.db.pool.query<RowDataPacket[]>("SELECT id, started_at, finished_at FROM billing_jobs WHERE id IN (?, ?) ORDER BY started_at", [a.jobId, b.jobId]);
+    const [rows] = await mesh.db.pool.query<RowDataPacket[]>(
+      "SELECT id, started_at, finished_at FROM billing_jobs WHERE id IN (?, ?) ORDER BY started_at",
+      [a.jobId, b.jobId],
+    );
     // The second one started only after the first one finished.
     expect((rows[1]!["started_at"] as Date).getTime()).toBeGreaterThanOrEqual((rows[0]!["finished_at"] as Date).getTime());
     expect((await waitFinal(c, "free", other.jobId)).state).toBe(JobState.COMPLETED);
@@ -53,7 +63,11 @@ describe("limits", () => {
   it("fails an item whose render exceeds the per-item timeout with RENDER_TIMEOUT (retryable)", async () => {
     const p = await mesh.startBilling({ BILLING_NATS_PREFIX: prefix(), BILLING_ITEM_TIMEOUT_SECONDS: "0.001" });
     const c = mesh.billingClient(p);
-    const { job } = await c.createBoletoJob({ tenant: "slow", environment: Environment.SANDBOX, items: [boletoValido(1), boletoValido(2)] });
+    const { job } = await c.createBoletoJob({
+      tenant: "slow",
+      environment: Environment.SANDBOX,
+      items: [boletoValido(1), boletoValido(2)],
+    });
     const done = await waitFinal(c, "slow", job!.jobId);
     expect(done.state).toBe(JobState.FAILED);
     const item = (await c.getBoletoJobItem({ tenant: "slow", jobId: job!.jobId, itemId: "t-0001" })).item!;
@@ -61,7 +75,13 @@ describe("limits", () => {
   });
 
   it("fails the items still unprocessed when the job exceeds its time limit with JOB_TIMEOUT", async () => {
-    const p = await mesh.startBilling({ BILLING_NATS_PREFIX: prefix(), BILLING_JOB_TIMEOUT_SECONDS: "1", BILLING_RENDER_CONCURRENCY: "1", BILLING_RENDER_THREADS: "1", JOB_MAX_ITENS: "1000" });
+    const p = await mesh.startBilling({
+      BILLING_NATS_PREFIX: prefix(),
+      BILLING_JOB_TIMEOUT_SECONDS: "1",
+      BILLING_RENDER_CONCURRENCY: "1",
+      BILLING_RENDER_THREADS: "1",
+      JOB_MAX_ITENS: "1000",
+    });
     const c = mesh.billingClient(p);
     const items = Array.from({ length: 300 }, (_, i) => boletoValido(i + 1));
     const { job } = await c.createBoletoJob({ tenant: "late", environment: Environment.SANDBOX, items });
@@ -88,11 +108,22 @@ describe("limits", () => {
     await insert("g-done", JobKind.BOLETO, JobState.COMPLETED, ago(9 * 3600_000), ago(9 * 3600_000));
     const m = await scrape(p.metricsPort);
     expect(
-      [["boleto", "PROCESSING"], ["boleto", "RECEIVED"], ["remessa", "RECEIVED"], ["boleto", "COMPLETED"]].map(([kind, state]) => sampleValue(m, "malha_billing_open_jobs", { kind: kind!, state: state! })),
+      [
+        ["boleto", "PROCESSING"],
+        ["boleto", "RECEIVED"],
+        ["remessa", "RECEIVED"],
+        ["boleto", "COMPLETED"],
+      ].map(([kind, state]) => sampleValue(m, "malha_billing_open_jobs", { kind: kind!, state: state! })),
     ).toEqual([1, 1, 1, undefined]);
     // The running job's round began 3 h ago (its creation 5 h ago does not count); the remessa waits for 20 min.
-    expect(sampleValue(m, "malha_billing_oldest_open_job_age_seconds", { kind: "boleto" })).toBeCloseTo(3 * 3600 + (Date.now() - now) / 1000, -2);
-    expect(sampleValue(m, "malha_billing_oldest_open_job_age_seconds", { kind: "remessa" })).toBeCloseTo(20 * 60 + (Date.now() - now) / 1000, -2);
+    expect(sampleValue(m, "malha_billing_oldest_open_job_age_seconds", { kind: "boleto" })).toBeCloseTo(
+      3 * 3600 + (Date.now() - now) / 1000,
+      -2,
+    );
+    expect(sampleValue(m, "malha_billing_oldest_open_job_age_seconds", { kind: "remessa" })).toBeCloseTo(
+      20 * 60 + (Date.now() - now) / 1000,
+      -2,
+    );
     await mesh.db.pool.query("DELETE FROM billing_jobs WHERE tenant = 'gauges'");
     expect(sampleValue(await scrape(p.metricsPort), "malha_billing_open_jobs")).toBeUndefined();
   });

@@ -37,7 +37,8 @@ import { WebhookSender } from "./webhook-sender.js";
 await runService("billing", async ({ env, log, metrics }) => {
   const config = readBillingConfig(env);
   const tenantTokens = config.tenantAuth.mode === "tokens" ? loadTenantTokens(config.tenantAuth.file, log) : undefined;
-  if (!tenantTokens) log.warn("BILLING_TRUST_NETWORK=true: billing does not authenticate callers; whoever reaches it may act for any tenant");
+  if (!tenantTokens)
+    log.warn("BILLING_TRUST_NETWORK=true: billing does not authenticate callers; whoever reaches it may act for any tenant");
   const artifactsPeer = peerClient(env, "artifacts", ArtifactsService);
   const pool = createMysqlPool(config.mysqlUrl, { connectionLimit: config.mysqlConnectionLimit });
   const nc = await connect({ servers: config.natsUrl, maxReconnectAttempts: -1, reconnectTimeWait: 250, name: `billing-${process.pid}` });
@@ -56,7 +57,17 @@ await runService("billing", async ({ env, log, metrics }) => {
   const sender = new WebhookSender(webhooks, config.webhook, log, billingMetrics);
   const completionEvent = completionEventWriter(webhooks, config.webhook.maxAttempts);
   const onFinished = () => sender.wake();
-  const common = { jobs, items, artifacts, log, tenantMaxRunningJobs: config.tenantMaxRunningJobs, artifactTtlMs: config.artifactTtlMs, completionEvent, onFinished, metrics: billingMetrics };
+  const common = {
+    jobs,
+    items,
+    artifacts,
+    log,
+    tenantMaxRunningJobs: config.tenantMaxRunningJobs,
+    artifactTtlMs: config.artifactTtlMs,
+    completionEvent,
+    onFinished,
+    metrics: billingMetrics,
+  };
   const boletoWorker = new BoletoWorker({
     ...common,
     queue: boletoQueue,
@@ -68,7 +79,15 @@ await runService("billing", async ({ env, log, metrics }) => {
   const retornoWorker = new RetornoWorker({ ...common, retornos });
   const stops: (() => Promise<void> | void)[] = [];
   const handlers: Partial<ServiceImpl<typeof BillingService>> = {
-    ...createHandlers({ jobs, items, queue: boletoQueue, artifacts, log, maxItems: config.maxItems, artifactTtlDays: config.artifactTtlDays }),
+    ...createHandlers({
+      jobs,
+      items,
+      queue: boletoQueue,
+      artifacts,
+      log,
+      maxItems: config.maxItems,
+      artifactTtlDays: config.artifactTtlDays,
+    }),
     ...remessaHandlers({
       jobs,
       items,
@@ -79,8 +98,22 @@ await runService("billing", async ({ env, log, metrics }) => {
       maxTitulos: config.remessaMaxTitulos,
       ...(config.remessaMaxTitulosPorArquivo ? { maxTitulosPorArquivo: config.remessaMaxTitulosPorArquivo } : {}),
     }),
-    ...retornoHandlers({ jobs, retornos, queue: retornoQueue, artifacts, log, inlineMaxBytes: config.retornoInlineMaxBytes, maxBytes: config.retornoMaxBytes }),
-    ...webhookHandlers({ repo: webhooks, sender, allowHttp: config.webhook.allowHttp, allowPrivate: config.webhook.allowPrivate, maxAttempts: config.webhook.maxAttempts }),
+    ...retornoHandlers({
+      jobs,
+      retornos,
+      queue: retornoQueue,
+      artifacts,
+      log,
+      inlineMaxBytes: config.retornoInlineMaxBytes,
+      maxBytes: config.retornoMaxBytes,
+    }),
+    ...webhookHandlers({
+      repo: webhooks,
+      sender,
+      allowHttp: config.webhook.allowHttp,
+      allowPrivate: config.webhook.allowPrivate,
+      maxAttempts: config.webhook.maxAttempts,
+    }),
   };
 
   return {
@@ -96,7 +129,8 @@ await runService("billing", async ({ env, log, metrics }) => {
       await ensureQueues(nc, boletoQueue.names, settings(config.renderConcurrency));
       await ensureQueues(nc, cnabQueue.names, settings(config.cnabConcurrency));
       await ensureQueues(nc, retornoQueue.names, settings(config.retornoConcurrency));
-      const run = (q: WorkQueue, consumer: string, n: number, w: BoletoWorker | RemessaWorker | RetornoWorker) => q.run(consumer, n, config.ackWaitMs, config.maxDeliver, w.handle, w.onDead, log).stop;
+      const run = (q: WorkQueue, consumer: string, n: number, w: BoletoWorker | RemessaWorker | RetornoWorker) =>
+        q.run(consumer, n, config.ackWaitMs, config.maxDeliver, w.handle, w.onDead, log).stop;
       stops.push(
         run(boletoQueue, boletoQueue.names.controlConsumer, 2, boletoWorker),
         run(boletoQueue, boletoQueue.names.itemConsumer, config.renderConcurrency, boletoWorker),
@@ -114,10 +148,24 @@ await runService("billing", async ({ env, log, metrics }) => {
       sender.start();
       stops.push(reconciler.stop, () => sender.stop());
       if (config.retentionMs > 0) {
-        const retention = startRetention({ pool, log, retentionMs: config.retentionMs, intervalMs: config.retentionSweepMs, onPurged: (n) => billingMetrics.jobsPurged.inc(n) });
+        const retention = startRetention({
+          pool,
+          log,
+          retentionMs: config.retentionMs,
+          intervalMs: config.retentionSweepMs,
+          onPurged: (n) => billingMetrics.jobsPurged.inc(n),
+        });
         stops.push(retention.stop);
       }
-      log.info({ prefix: config.natsPrefix, renderConcurrency: config.renderConcurrency, renderThreads: config.renderThreads, cnabConcurrency: config.cnabConcurrency }, "billing workers started");
+      log.info(
+        {
+          prefix: config.natsPrefix,
+          renderConcurrency: config.renderConcurrency,
+          renderThreads: config.renderThreads,
+          cnabConcurrency: config.cnabConcurrency,
+        },
+        "billing workers started",
+      );
     },
     async close() {
       await Promise.all(stops.map((s) => s()));

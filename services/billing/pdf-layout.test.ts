@@ -61,7 +61,9 @@ describe("issued PDFs", () => {
       job = (await c.getBoletoJob({ tenant: "pdf", jobId: job.jobId })).job!;
     }
     const listed = (await c.listBoletoJobItems({ tenant: "pdf", jobId: job.jobId })).items;
-    expect(listed.map((i) => [i.itemId, i.state, i.errors.map((e) => `${e.code} ${e.field}`)])).toEqual(items.map((b) => [b.externalId, ItemState.COMPLETED, []]));
+    expect(listed.map((i) => [i.itemId, i.state, i.errors.map((e) => `${e.code} ${e.field}`)])).toEqual(
+      items.map((b) => [b.externalId, ItemState.COMPLETED, []]),
+    );
     const found: Record<string, string[]> = {};
     for (const it of listed) {
       const { item } = await c.getBoletoJobItem({ tenant: "pdf", jobId: job.jobId, itemId: it.itemId });

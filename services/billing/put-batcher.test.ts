@@ -11,7 +11,10 @@ function recorder(opts: { failMany?: boolean; refuse?: string } = {}) {
   const calls: { kind: "many" | "one"; names: string[]; release: () => void }[] = [];
   const gate = (kind: "many" | "one", names: string[]) => new Promise<void>((release) => calls.push({ kind, names, release }));
   const sendMany = async (batch: readonly In[]) => {
-    await gate("many", batch.map((b) => b.name));
+    await gate(
+      "many",
+      batch.map((b) => b.name),
+    );
     if (opts.failMany) throw new Error("batch refused");
     return batch.map((b) => `stored:${b.name}`);
   };

@@ -90,7 +90,9 @@ export async function ensureQueues(nc: NatsConnection, names: QueueNames, s: Que
     try {
       await (exists ? jsm.streams.update(name, config) : jsm.streams.add(config));
     } catch (err) {
-      throw new Error(`cannot ${exists ? "update" : "create"} stream ${name} with ${s.replicas} replica(s) (NATS_REPLICAS): ${(err as Error).message}`);
+      throw new Error(
+        `cannot ${exists ? "update" : "create"} stream ${name} with ${s.replicas} replica(s) (NATS_REPLICAS): ${(err as Error).message}`,
+      );
     }
   }
   const consumer = (durable: string, filter: string) => ({
@@ -120,11 +122,18 @@ export class WorkQueue {
     const msgID = msgIdOverride ?? msgIdOf(task);
     // A PRODUCER span whose context travels in the message headers: the task's handling, in whichever
     // billing process pulls it, continues the trace of the call (or task) that queued it.
-    await inSpan(`${subject} publish`, { kind: SpanKind.PRODUCER, attributes: { "messaging.system": "nats", "messaging.destination.name": subject, "messaging.message.id": msgID } }, async () => {
-      const h = natsHeaders();
-      for (const [k, v] of Object.entries(traceHeaders())) h.set(k, v);
-      await this.js.publish(subject, JSON.stringify(task), { msgID, headers: h });
-    });
+    await inSpan(
+      `${subject} publish`,
+      {
+        kind: SpanKind.PRODUCER,
+        attributes: { "messaging.system": "nats", "messaging.destination.name": subject, "messaging.message.id": msgID },
+      },
+      async () => {
+        const h = natsHeaders();
+        for (const [k, v] of Object.entries(traceHeaders())) h.set(k, v);
+        await this.js.publish(subject, JSON.stringify(task), { msgID, headers: h });
+      },
+    );
   }
 
   async deadLetter(task: unknown, reason: string): Promise<void> {
@@ -171,7 +180,12 @@ export class WorkQueue {
             {
               kind: SpanKind.CONSUMER,
               parent: contextFrom((k) => msg.headers?.get(k) || undefined),
-              attributes: { "messaging.system": "nats", "messaging.destination.name": m.subject, "messaging.consumer.group.name": consumer, "messaging.message.delivery_count": m.info.deliveryCount },
+              attributes: {
+                "messaging.system": "nats",
+                "messaging.destination.name": m.subject,
+                "messaging.consumer.group.name": consumer,
+                "messaging.message.delivery_count": m.info.deliveryCount,
+              },
             },
             () => handle(parsed, msg),
           );

@@ -6,7 +6,13 @@ import { JobKind, JobState } from "../../libs/gen/malha/billing/v1/types_pb.js";
 import type { Logger } from "../../libs/log/logger.js";
 import type { WorkQueue } from "./queue.js";
 
-export function startReconciler(p: { pool: Pool; queues: Partial<Record<JobKind, WorkQueue>>; log: Logger; intervalMs: number; staleMs: number }): { stop: () => void } {
+export function startReconciler(p: {
+  pool: Pool;
+  queues: Partial<Record<JobKind, WorkQueue>>;
+  log: Logger;
+  intervalMs: number;
+  staleMs: number;
+}): { stop: () => void } {
   let running = false;
   const tick = async () => {
     if (running) return;
@@ -23,7 +29,10 @@ export function startReconciler(p: { pool: Pool; queues: Partial<Record<JobKind,
       const bucket = Math.floor(Date.now() / p.staleMs);
       for (const r of rows) {
         // A retorno job has a single task; the others restart from their job task.
-        const task = r["kind"] === JobKind.RETORNO ? ({ type: "retorno", jobId: r["id"] } as const) : ({ type: "job", jobId: r["id"], round: r["retry_rounds"] } as const);
+        const task =
+          r["kind"] === JobKind.RETORNO
+            ? ({ type: "retorno", jobId: r["id"] } as const)
+            : ({ type: "job", jobId: r["id"], round: r["retry_rounds"] } as const);
         await p.queues[r["kind"] as JobKind]?.publish(task, `${r["id"]}:reconcile:${bucket}`);
       }
       if (rows.length > 0) p.log.info({ jobs: rows.length }, "re-enqueued stalled jobs");

@@ -44,7 +44,8 @@ export interface RemessaHandlerDeps {
   clock?: () => Date;
 }
 
-const linkTtl = (d: Duration | undefined) => (d ? Math.max(1000, Math.min(Number(d.seconds) * 1000 + Math.floor(d.nanos / 1e6), 7 * 86_400_000)) : 15 * 60_000);
+const linkTtl = (d: Duration | undefined) =>
+  d ? Math.max(1000, Math.min(Number(d.seconds) * 1000 + Math.floor(d.nanos / 1e6), 7 * 86_400_000)) : 15 * 60_000;
 
 const keyOf = (s: SubloteRow) => ({ ...s.chave, layout: s.chave.layout === 400 ? CnabLayout.CNAB_LAYOUT_400 : CnabLayout.CNAB_LAYOUT_240 });
 
@@ -92,7 +93,9 @@ export function remessaHandlers(d: RemessaHandlerDeps): Partial<ServiceImpl<type
         }),
       ),
       metadata: job.metadata as never,
-      ...(job.duracaoMs !== null ? { metrics: { duracaoMs: BigInt(job.duracaoMs), msPorItem: job.processedItems ? job.duracaoMs / job.processedItems : 0 } } : {}),
+      ...(job.duracaoMs !== null
+        ? { metrics: { duracaoMs: BigInt(job.duracaoMs), msPorItem: job.processedItems ? job.duracaoMs / job.processedItems : 0 } }
+        : {}),
       idempotencyKey: job.idempotencyKey,
       createdAt: ts(job.createdAt),
       startedAt: ts(job.startedAt),
@@ -119,7 +122,8 @@ export function remessaHandlers(d: RemessaHandlerDeps): Partial<ServiceImpl<type
   return {
     async createRemessaJob(req) {
       checkTenant(req.tenant);
-      if (req.environment === Environment.UNSPECIFIED) throw badRequest("environment is required (PRODUCTION or SANDBOX: separate NSA sequences)");
+      if (req.environment === Environment.UNSPECIFIED)
+        throw badRequest("environment is required (PRODUCTION or SANDBOX: separate NSA sequences)");
       if (req.layout === CnabLayout.CNAB_LAYOUT_UNSPECIFIED) throw badRequest("layout is required (CNAB_LAYOUT_240 or CNAB_LAYOUT_400)");
       if (req.titulos.length === 0) throw noItems();
       if (req.titulos.length > d.maxTitulos) throw tooManyItems(req.titulos.length, d.maxTitulos);
@@ -134,12 +138,14 @@ export function remessaHandlers(d: RemessaHandlerDeps): Partial<ServiceImpl<type
         if (a.skipped) return;
         const fail = (code: string, field: string, message: string) => preErrors.set(a.position, { code, field, message });
         if (a.preError) return fail(a.preError.code, a.preError.field, a.preError.message);
-        if (a.itemId.length > MAX_REMESSA_ID) return fail("EXTERNAL_ID_TOO_LONG", "external_id", `the CNAB título id holds ${MAX_REMESSA_ID} characters`);
+        if (a.itemId.length > MAX_REMESSA_ID)
+          return fail("EXTERNAL_ID_TOO_LONG", "external_id", `the CNAB título id holds ${MAX_REMESSA_ID} characters`);
         if (!b.conta || !/^\d{3}$/.test(b.conta.banco)) return fail("CAMPO_INVALIDO", "conta.banco", "banco must be 3 digits");
         const g = agrupavel(b, a.itemId, a.position, req.layout);
         if (g.nossoNumero !== undefined) {
           const nk = [g.banco, g.convenio, g.agencia, g.conta, g.carteira, g.nossoNumero.trim().replace(/^0+(?=\d)/, "")].join("|");
-          if (seenNn.has(nk)) return fail("NOSSO_NUMERO_DUPLICADO", "nosso_numero", "the same nosso número appears twice for this convênio");
+          if (seenNn.has(nk))
+            return fail("NOSSO_NUMERO_DUPLICADO", "nosso_numero", "the same nosso número appears twice for this convênio");
           seenNn.add(nk);
         }
         candidates.push(g);
@@ -147,7 +153,8 @@ export function remessaHandlers(d: RemessaHandlerDeps): Partial<ServiceImpl<type
       const subs = agruparSubLotes(candidates, d.maxTitulosPorArquivo ? { maxTitulos: d.maxTitulosPorArquivo } : {});
       const subIndex = new Map<number, number>();
       subs.forEach((s, i) => s.itens.forEach((it) => subIndex.set(it.position, i)));
-      const shared = (pick: (b: (typeof boletos)[number]) => string) => (boletos.every((b) => pick(b) === pick(boletos[0]!)) ? pick(boletos[0]!) : "");
+      const shared = (pick: (b: (typeof boletos)[number]) => string) =>
+        boletos.every((b) => pick(b) === pick(boletos[0]!)) ? pick(boletos[0]!) : "";
       const requestSha256 = createHash("sha256")
         .update("remessa")
         .update(toBinary(CreateRemessaJobRequestSchema, create(CreateRemessaJobRequestSchema, { ...req, requestedBy: "" })))
@@ -177,7 +184,12 @@ export function remessaHandlers(d: RemessaHandlerDeps): Partial<ServiceImpl<type
             itemId: a.itemId,
             state: a.skipped ? ItemState.SKIPPED : pre ? ItemState.FAILED : ItemState.PENDING,
             inputJson: toJsonString(RemessaTituloSchema, req.titulos[i]!),
-            errorsJson: a.preError && a.skipped ? JSON.stringify([{ ...a.preError, retryable: false }]) : pre ? JSON.stringify([{ ...pre, retryable: false }]) : null,
+            errorsJson:
+              a.preError && a.skipped
+                ? JSON.stringify([{ ...a.preError, retryable: false }])
+                : pre
+                  ? JSON.stringify([{ ...pre, retryable: false }])
+                  : null,
             subloteIndex: subIndex.get(a.position) ?? null,
           };
         }),
@@ -185,7 +197,13 @@ export function remessaHandlers(d: RemessaHandlerDeps): Partial<ServiceImpl<type
           await d.sublotes.insert(
             c,
             id,
-            subs.map((s, i) => ({ index: i, subloteId: s.id, chave: s.chave, titulos: s.itens.length, valorTotalCents: s.itens.reduce((n, it) => n + Number(boletos[it.position - 1]!.valorCents), 0) })),
+            subs.map((s, i) => ({
+              index: i,
+              subloteId: s.id,
+              chave: s.chave,
+              titulos: s.itens.length,
+              valorTotalCents: s.itens.reduce((n, it) => n + Number(boletos[it.position - 1]!.valorCents), 0),
+            })),
           );
           // Títulos without a nosso número get theirs now, in position order, so the sub-batch is fixed.
           const blocks = new Map<string, { banco: string; convenio: string; positions: number[] }>();
@@ -199,11 +217,19 @@ export function remessaHandlers(d: RemessaHandlerDeps): Partial<ServiceImpl<type
             blocks.set(k, block);
           }
           for (const b of [...blocks.values()].sort((x, y) => (x.banco + x.convenio < y.banco + y.convenio ? -1 : 1))) {
-            await d.items.allocateBlock(c, id, { tenant: req.tenant, environment: req.environment, banco: b.banco, convenio: b.convenio }, b.positions.sort((x, y) => x - y));
+            await d.items.allocateBlock(
+              c,
+              id,
+              { tenant: req.tenant, environment: req.environment, banco: b.banco, convenio: b.convenio },
+              b.positions.sort((x, y) => x - y),
+            );
           }
         },
       });
-      if (!replay) await d.queue.publish({ type: "job", jobId, round: 0 }).catch((err: unknown) => d.log.warn({ err, jobId }, "enqueue failed; the reconciler will retry"));
+      if (!replay)
+        await d.queue
+          .publish({ type: "job", jobId, round: 0 })
+          .catch((err: unknown) => d.log.warn({ err, jobId }, "enqueue failed; the reconciler will retry"));
       return { job: await message((await d.jobs.get(req.tenant, jobId))!), idempotentReplay: replay };
     },
 
@@ -223,7 +249,13 @@ export function remessaHandlers(d: RemessaHandlerDeps): Partial<ServiceImpl<type
       }
       const filter = `${req.subloteId}:${req.state}`;
       const after = untoken(req.pageToken, filter);
-      const rows = await d.items.page(job.id, { ...(req.state ? { state: req.state } : {}), ...(subloteIndex !== undefined ? { subloteIndex } : {}), afterPosition: after, limit: size + 1, withInput: true });
+      const rows = await d.items.page(job.id, {
+        ...(req.state ? { state: req.state } : {}),
+        ...(subloteIndex !== undefined ? { subloteIndex } : {}),
+        afterPosition: after,
+        limit: size + 1,
+        withInput: true,
+      });
       const page = rows.slice(0, size);
       return {
         titulos: page.map((r) =>
@@ -267,16 +299,32 @@ export function remessaHandlers(d: RemessaHandlerDeps): Partial<ServiceImpl<type
       if (!isFinalJob(job.state)) throw jobNotFinished(job.id, jobStateName(job.state));
       const subs = await d.sublotes.list(job.id);
       for (const id of req.subloteIds) if (!subs.some((s) => s.subloteId === id)) throw itemNotFound(job.id, id);
-      const chosen = subs.filter((s) => s.state === SubloteState.FAILED && (req.subloteIds.length === 0 || req.subloteIds.includes(s.subloteId)));
+      const chosen = subs.filter(
+        (s) => s.state === SubloteState.FAILED && (req.subloteIds.length === 0 || req.subloteIds.includes(s.subloteId)),
+      );
       if (chosen.length === 0) return { job: await message(job), requeued: 0 };
-      if (!(await d.jobs.transition(job.id, [job.state], JobState.PROCESSING, { retry_rounds: job.retryRounds + 1, round_started_at: (d.clock ?? (() => new Date()))() }))) {
+      if (
+        !(await d.jobs.transition(job.id, [job.state], JobState.PROCESSING, {
+          retry_rounds: job.retryRounds + 1,
+          round_started_at: (d.clock ?? (() => new Date()))(),
+        }))
+      ) {
         throw jobNotFinished(job.id, "changing state");
       }
-      const requeued = await d.sublotes.requeueFailed(job.id, chosen.map((s) => s.index));
+      const requeued = await d.sublotes.requeueFailed(
+        job.id,
+        chosen.map((s) => s.index),
+      );
       // Títulos that failed with their sub-batch (transient) go back to PENDING; refused ones stay FAILED.
       for (const r of requeued) {
         const rows = await d.items.page(job.id, { subloteIndex: r.index, afterPosition: 0, limit: 100_000 });
-        await d.items.markMany(job.id, rows.filter((x) => x.state === ItemState.FAILED && x.errors.every((e) => e.retryable)).map((x) => x.position), ItemState.PENDING, null, [ItemState.FAILED]);
+        await d.items.markMany(
+          job.id,
+          rows.filter((x) => x.state === ItemState.FAILED && x.errors.every((e) => e.retryable)).map((x) => x.position),
+          ItemState.PENDING,
+          null,
+          [ItemState.FAILED],
+        );
         await d.queue.publish({ type: "sublote", jobId: job.id, index: r.index, attempt: r.attempt });
       }
       if (requeued.length === 0) await d.queue.publish({ type: "finalize", jobId: job.id, round: job.retryRounds + 1 });

@@ -3,11 +3,28 @@ import { describe, expect, it } from "vitest";
 import { JurosType, MultaType } from "../../libs/gen/malha/billing/v1/boleto_pb.js";
 import { MovimentoRemessa } from "../../libs/gen/malha/billing/v1/cnab_pb.js";
 import { boletoValido } from "./testing/fixtures.js";
-import { beneficiarioDivergente, beneficiarioDoSublote, beneficiarioOf, codigosDoBanco400, gerarArquivoSublote, tituloOf, validarTitulo } from "./remessa-input.js";
+import {
+  beneficiarioDivergente,
+  beneficiarioDoSublote,
+  beneficiarioOf,
+  codigosDoBanco400,
+  gerarArquivoSublote,
+  tituloOf,
+  validarTitulo,
+} from "./remessa-input.js";
 
 const EMISSAO = { year: 2026, month: 11, day: 29 };
 /** A sub-batch key: only the bank and the layout matter to these checks. */
-const chave = (banco: string, layout: 240 | 400) => ({ banco, layout, convenio: "", agencia: "", conta: "", carteira: "", variacao: "", pix: false });
+const chave = (banco: string, layout: 240 | 400) => ({
+  banco,
+  layout,
+  convenio: "",
+  agencia: "",
+  conta: "",
+  carteira: "",
+  variacao: "",
+  pix: false,
+});
 const AGORA = { ...EMISSAO, hour: 12, minute: 0, second: 0 };
 const santander = (codigoTransmissao: string, multa = { type: MultaType.PERCENTUAL, percentualBps: 200 }) =>
   boletoValido(1, {
@@ -51,7 +68,15 @@ describe("Santander remessa through billing", () => {
 describe("PIX in a remessa through billing", () => {
   const comPix = (pix: NonNullable<Parameters<typeof boletoValido>[1]>["pix"], banco = "033") =>
     boletoValido(3, {
-      conta: { banco, agencia: "8888", conta: "000002997", contaDv: "8", carteira: "101", codigoTransmissao: "123456789012345", convenio: "4567" },
+      conta: {
+        banco,
+        agencia: "8888",
+        conta: "000002997",
+        contaDv: "8",
+        carteira: "101",
+        codigoTransmissao: "123456789012345",
+        convenio: "4567",
+      },
       nossoNumero: "123",
       pix,
     });
@@ -60,12 +85,29 @@ describe("PIX in a remessa through billing", () => {
     const b = comPix({ kind: { case: "chaveEstatica", value: { chave: "cobranca@example.com.br", txid: "Fatura123" } } });
     const titulo = tituloOf(b, "item-3", MovimentoRemessa.ENTRADA, EMISSAO);
     expect(titulo.pix).toEqual({ chave: "cobranca@example.com.br", txid: "Fatura123" });
-    const out = gerarArquivoSublote({ chave: { ...chave("033", 400), pix: true }, nsa: 1, geradoEm: AGORA, beneficiario: beneficiarioOf(b), titulos: [titulo] });
+    const out = gerarArquivoSublote({
+      chave: { ...chave("033", 400), pix: true },
+      nsa: 1,
+      geradoEm: AGORA,
+      beneficiario: beneficiarioOf(b),
+      titulos: [titulo],
+    });
     const record8 = out.text.split("\r\n")[2]!;
-    expect([record8[0], record8[42], record8.slice(43, 120).trimEnd(), record8.slice(120, 155).trimEnd()]).toEqual(["8", "4", "cobranca@example.com.br", "Fatura123"]);
-    for (const [banco, layout] of [["033", 240], ["237", 400], ["237", 240]] as const) {
+    expect([record8[0], record8[42], record8.slice(43, 120).trimEnd(), record8.slice(120, 155).trimEnd()]).toEqual([
+      "8",
+      "4",
+      "cobranca@example.com.br",
+      "Fatura123",
+    ]);
+    for (const [banco, layout] of [
+      ["033", 240],
+      ["237", 400],
+      ["237", 240],
+    ] as const) {
       const other = comPix(b.pix, banco);
-      expect(validarTitulo(chave(banco, layout), beneficiarioOf(other), tituloOf(other, "item-3", MovimentoRemessa.ENTRADA, EMISSAO), AGORA)).toMatchObject({
+      expect(
+        validarTitulo(chave(banco, layout), beneficiarioOf(other), tituloOf(other, "item-3", MovimentoRemessa.ENTRADA, EMISSAO), AGORA),
+      ).toMatchObject({
         code: "CAMPO_INVALIDO",
         field: "titulos[0].pix",
       });
@@ -74,12 +116,21 @@ describe("PIX in a remessa through billing", () => {
 
   it("refuses a PIX payload: the bank creates the charge and returns it", () => {
     const b = comPix({ kind: { case: "payload", value: "00020126…" } });
-    expect(() => tituloOf(b, "item-3", MovimentoRemessa.ENTRADA, EMISSAO)).toThrow(expect.objectContaining({ code: "CAMPO_INVALIDO", field: "pix.payload" }));
+    expect(() => tituloOf(b, "item-3", MovimentoRemessa.ENTRADA, EMISSAO)).toThrow(
+      expect.objectContaining({ code: "CAMPO_INVALIDO", field: "pix.payload" }),
+    );
   });
 });
 
 describe("the beneficiário of a sub-batch's header", () => {
-  const base = { nome: "Padaria São João Ltda", documento: "11.222.333/0001-81", agencia: "1234", conta: "12345", contaDv: "1", convenio: "111" };
+  const base = {
+    nome: "Padaria São João Ltda",
+    documento: "11.222.333/0001-81",
+    agencia: "1234",
+    conta: "12345",
+    contaDv: "1",
+    convenio: "111",
+  };
   it("ignores what the file does not tell apart: case, accents, punctuation of the document, leading zeros", () => {
     const same = { ...base, nome: "PADARIA SAO  JOAO LTDA", documento: "11222333000181", conta: "0012345" };
     expect(beneficiarioDivergente(base, same)).toBeUndefined();

@@ -1,6 +1,17 @@
 // From contract títulos to libs/cobranca's remessa inputs, and the file of one sub-batch. Pure: the NSA
 // and the generation time are inputs, so the same sub-batch always gives the same bytes.
-import { CobrancaError, gerarRemessa, type Beneficiario, type CalendarDate, type ItemAgrupavel, type LocalDateTime, type Pessoa, type RemessaOutput, type SubLote, type Titulo } from "../../libs/cobranca/index.js";
+import {
+  CobrancaError,
+  gerarRemessa,
+  type Beneficiario,
+  type CalendarDate,
+  type ItemAgrupavel,
+  type LocalDateTime,
+  type Pessoa,
+  type RemessaOutput,
+  type SubLote,
+  type Titulo,
+} from "../../libs/cobranca/index.js";
 import { BaixaType, DescontoType, JurosType, MultaType, ProtestoType, type Boleto } from "../../libs/gen/malha/billing/v1/boleto_pb.js";
 import { CnabLayout, MovimentoRemessa } from "../../libs/gen/malha/billing/v1/cnab_pb.js";
 import type { Party } from "../../libs/gen/malha/billing/v1/types_pb.js";
@@ -73,17 +84,36 @@ export function tituloOf(b: Boleto, id: string, movimento: MovimentoRemessa, emi
     ...(b.especie ? { especie: b.especie } : {}),
     aceite: b.aceite ? "A" : "N",
     movimento: String(movimento === MovimentoRemessa.UNSPECIFIED ? 1 : movimento).padStart(2, "0"),
-    ...(j && j.type === JurosType.VALOR_POR_DIA ? { juros: { codigo: "1", valor: Number(j.valorDiaCents), ...(j.dataInicio ? { data: cal(j.dataInicio)! } : {}) } } : {}),
-    ...(j && j.type === JurosType.TAXA_MENSAL ? { juros: { codigo: "2", valor: j.taxaMensalBps, ...(j.dataInicio ? { data: cal(j.dataInicio)! } : {}) } } : {}),
-    ...(m && m.type === MultaType.VALOR ? { multa: { codigo: "1", valor: Number(m.valorCents), ...(m.dataInicio ? { data: cal(m.dataInicio)! } : {}) } } : {}),
-    ...(m && m.type === MultaType.PERCENTUAL ? { multa: { codigo: "2", valor: m.percentualBps, ...(m.dataInicio ? { data: cal(m.dataInicio)! } : {}) } } : {}),
-    ...(d && d.type === DescontoType.VALOR_ATE_DATA ? { desconto: { codigo: "1", valor: Number(d.valorCents), ...(d.dataLimite ? { data: cal(d.dataLimite)! } : {}) } } : {}),
-    ...(d && d.type === DescontoType.PERCENTUAL_ATE_DATA ? { desconto: { codigo: "2", valor: d.percentualBps, ...(d.dataLimite ? { data: cal(d.dataLimite)! } : {}) } } : {}),
+    ...(j && j.type === JurosType.VALOR_POR_DIA
+      ? { juros: { codigo: "1", valor: Number(j.valorDiaCents), ...(j.dataInicio ? { data: cal(j.dataInicio)! } : {}) } }
+      : {}),
+    ...(j && j.type === JurosType.TAXA_MENSAL
+      ? { juros: { codigo: "2", valor: j.taxaMensalBps, ...(j.dataInicio ? { data: cal(j.dataInicio)! } : {}) } }
+      : {}),
+    ...(m && m.type === MultaType.VALOR
+      ? { multa: { codigo: "1", valor: Number(m.valorCents), ...(m.dataInicio ? { data: cal(m.dataInicio)! } : {}) } }
+      : {}),
+    ...(m && m.type === MultaType.PERCENTUAL
+      ? { multa: { codigo: "2", valor: m.percentualBps, ...(m.dataInicio ? { data: cal(m.dataInicio)! } : {}) } }
+      : {}),
+    ...(d && d.type === DescontoType.VALOR_ATE_DATA
+      ? { desconto: { codigo: "1", valor: Number(d.valorCents), ...(d.dataLimite ? { data: cal(d.dataLimite)! } : {}) } }
+      : {}),
+    ...(d && d.type === DescontoType.PERCENTUAL_ATE_DATA
+      ? { desconto: { codigo: "2", valor: d.percentualBps, ...(d.dataLimite ? { data: cal(d.dataLimite)! } : {}) } }
+      : {}),
     ...(b.abatimentoCents > 0n ? { abatimentoCentavos: Number(b.abatimentoCents) } : {}),
     ...(b.protesto && b.protesto.type !== ProtestoType.UNSPECIFIED
-      ? { protesto: { codigo: b.protesto.type === ProtestoType.DIAS_CORRIDOS ? "1" : b.protesto.type === ProtestoType.DIAS_UTEIS ? "2" : "3", dias: b.protesto.dias } }
+      ? {
+          protesto: {
+            codigo: b.protesto.type === ProtestoType.DIAS_CORRIDOS ? "1" : b.protesto.type === ProtestoType.DIAS_UTEIS ? "2" : "3",
+            dias: b.protesto.dias,
+          },
+        }
       : {}),
-    ...(b.baixa && b.baixa.type !== BaixaType.UNSPECIFIED ? { baixa: { codigo: b.baixa.type === BaixaType.BAIXAR_DEVOLVER ? "1" : "2", dias: b.baixa.dias } } : {}),
+    ...(b.baixa && b.baixa.type !== BaixaType.UNSPECIFIED
+      ? { baixa: { codigo: b.baixa.type === BaixaType.BAIXAR_DEVOLVER ? "1" : "2", dias: b.baixa.dias } }
+      : {}),
     ...(b.instrucoes[0] ? { mensagem1: b.instrucoes[0] } : {}),
     pagador: pessoa(b.pagador, "pagador"),
     ...(b.sacadorAvalista ? { avalista: pessoa(b.sacadorAvalista, "sacador_avalista") } : {}),
@@ -99,7 +129,11 @@ function pixDoTitulo(b: Boleto): Pick<Titulo, "pix"> {
   const k = b.pix?.kind;
   if (k?.case === "chaveEstatica") return { pix: { chave: k.value.chave, ...(k.value.txid !== "" ? { txid: k.value.txid } : {}) } };
   if (k?.case === "payload")
-    throw new CobrancaError("CAMPO_INVALIDO", "a remessa registers PIX by the beneficiário's DICT key (pix.chave_estatica); the payload is what the bank returns", "pix.payload");
+    throw new CobrancaError(
+      "CAMPO_INVALIDO",
+      "a remessa registers PIX by the beneficiário's DICT key (pix.chave_estatica); the payload is what the bank returns",
+      "pix.payload",
+    );
   return {};
 }
 
@@ -167,7 +201,8 @@ export function beneficiarioDoSublote(beneficiarios: readonly Beneficiario[]): B
     if (g) g.n++;
     else groups.push({ b, n: 1 });
   }
-  return groups.reduce<{ b: Beneficiario; n: number } | undefined>((best, g) => (best === undefined || g.n > best.n ? g : best), undefined)?.b;
+  return groups.reduce<{ b: Beneficiario; n: number } | undefined>((best, g) => (best === undefined || g.n > best.n ? g : best), undefined)
+    ?.b;
 }
 
 export interface SubloteFileInput {
@@ -180,11 +215,23 @@ export interface SubloteFileInput {
 
 /** The remessa file of one sub-batch; the writer runs the structural checker before returning. */
 export function gerarArquivoSublote(i: SubloteFileInput): RemessaOutput {
-  return gerarRemessa({ banco: i.chave.banco, layout: i.chave.layout, nsa: i.nsa, geradoEm: i.geradoEm, beneficiario: i.beneficiario, titulos: i.titulos });
+  return gerarRemessa({
+    banco: i.chave.banco,
+    layout: i.chave.layout,
+    nsa: i.nsa,
+    geradoEm: i.geradoEm,
+    beneficiario: i.beneficiario,
+    titulos: i.titulos,
+  });
 }
 
 /** Checks one título alone, so a bad título fails itself and not its whole sub-batch. */
-export function validarTitulo(chave: SubloteFileInput["chave"], beneficiario: Beneficiario, titulo: Titulo, geradoEm: LocalDateTime): CobrancaError | undefined {
+export function validarTitulo(
+  chave: SubloteFileInput["chave"],
+  beneficiario: Beneficiario,
+  titulo: Titulo,
+  geradoEm: LocalDateTime,
+): CobrancaError | undefined {
   try {
     gerarRemessa({ banco: chave.banco, layout: chave.layout, nsa: 1, geradoEm, beneficiario, titulos: [titulo] });
     return undefined;

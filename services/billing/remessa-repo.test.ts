@@ -18,7 +18,16 @@ afterAll(async () => {
   await db?.drop();
 });
 
-const CHAVE: SubloteChave = { banco: "001", layout: 240, convenio: "1234567", carteira: "17", conta: "12345", agencia: "1234", variacao: "019", pix: false };
+const CHAVE: SubloteChave = {
+  banco: "001",
+  layout: 240,
+  convenio: "1234567",
+  carteira: "17",
+  conta: "12345",
+  agencia: "1234",
+  variacao: "019",
+  pix: false,
+};
 const seq = (convenio: string, environment = Environment.PRODUCTION) => ({ tenant: "t", environment, banco: "001", convenio });
 
 async function subLotes(repo: RemessaRepo, jobs: number, perJob: number): Promise<[string, number][]> {
@@ -27,7 +36,17 @@ async function subLotes(repo: RemessaRepo, jobs: number, perJob: number): Promis
     const jobId = `job-${j}-${Date.now()}`;
     const c = await db.pool.getConnection();
     try {
-      await repo.insert(c, jobId, Array.from({ length: perJob }, (_, index) => ({ index, subloteId: `${jobId}-${index}`, chave: CHAVE, titulos: 1, valorTotalCents: 100 })));
+      await repo.insert(
+        c,
+        jobId,
+        Array.from({ length: perJob }, (_, index) => ({
+          index,
+          subloteId: `${jobId}-${index}`,
+          chave: CHAVE,
+          titulos: 1,
+          valorTotalCents: 100,
+        })),
+      );
     } finally {
       c.release();
     }

@@ -15,7 +15,16 @@ import type { ItemRepo, ItemRow, StoredError } from "./item-repo.js";
 import { allItems } from "./job-artifacts.js";
 import type { JobRepo, JobRow, StoredManifest } from "./job-repo.js";
 import type { WorkQueue, Task } from "./queue.js";
-import { BENEFICIARIO_FIELD, beneficiarioDivergente, beneficiarioDoSublote, beneficiarioOf, codigosDoBanco400, gerarArquivoSublote, tituloOf, validarTitulo } from "./remessa-input.js";
+import {
+  BENEFICIARIO_FIELD,
+  beneficiarioDivergente,
+  beneficiarioDoSublote,
+  beneficiarioOf,
+  codigosDoBanco400,
+  gerarArquivoSublote,
+  tituloOf,
+  validarTitulo,
+} from "./remessa-input.js";
 import type { RemessaRepo, SubloteRow } from "./remessa-repo.js";
 import type { BillingMetrics } from "./metrics.js";
 import { isFinalJob, RUNNING_JOB_STATES } from "./states.js";
@@ -38,7 +47,8 @@ export interface RemessaWorkerDeps {
 
 const OPEN_ITEMS = [ItemState.PENDING, ItemState.VALIDATING, ItemState.RENDERING] as const;
 const err = (code: string, message: string, retryable: boolean, field = ""): StoredError => ({ code, field, message, retryable });
-const fileName = (s: SubloteRow, nsa: number) => `remessas/${String(s.index + 1).padStart(3, "0")}-${s.chave.banco}-${s.chave.layout}-nsa${nsa}.rem`;
+const fileName = (s: SubloteRow, nsa: number) =>
+  `remessas/${String(s.index + 1).padStart(3, "0")}-${s.chave.banco}-${s.chave.layout}-nsa${nsa}.rem`;
 
 export class RemessaWorker {
   private readonly clock: () => Date;
@@ -57,7 +67,13 @@ export class RemessaWorker {
     const e = [err("TENTATIVAS_ESGOTADAS", "the sub-batch kept failing on transient faults (storage unavailable); retry it later", true)];
     if (await this.d.sublotes.finish(task.jobId, task.index, SubloteState.FAILED, { errors: e })) {
       const rows = await this.subloteItems(task.jobId, task.index);
-      await this.d.items.markMany(task.jobId, rows.filter((r) => (OPEN_ITEMS as readonly ItemState[]).includes(r.state)).map((r) => r.position), ItemState.FAILED, e, OPEN_ITEMS);
+      await this.d.items.markMany(
+        task.jobId,
+        rows.filter((r) => (OPEN_ITEMS as readonly ItemState[]).includes(r.state)).map((r) => r.position),
+        ItemState.FAILED,
+        e,
+        OPEN_ITEMS,
+      );
     }
     await this.maybeFinalize(task.jobId);
   };
@@ -71,7 +87,13 @@ export class RemessaWorker {
       if (!job || isFinalJob(job.state)) return;
     }
     const open = (await this.d.sublotes.list(jobId)).filter((s) => s.state === SubloteState.PENDING || s.state === SubloteState.GENERATING);
-    for (const s of open) await this.d.queue.publish({ type: "sublote", jobId, index: s.index, attempt: Math.max(1, s.attemptCount + (s.state === SubloteState.PENDING ? 1 : 0)) });
+    for (const s of open)
+      await this.d.queue.publish({
+        type: "sublote",
+        jobId,
+        index: s.index,
+        attempt: Math.max(1, s.attemptCount + (s.state === SubloteState.PENDING ? 1 : 0)),
+      });
     await this.d.jobs.transition(jobId, [JobState.VALIDATING], JobState.PROCESSING);
     if (open.length === 0) await this.d.queue.publish({ type: "finalize", jobId, round: job.retryRounds });
   }
@@ -79,7 +101,12 @@ export class RemessaWorker {
   private async subloteItems(jobId: string, index: number): Promise<ItemRow[]> {
     const out: ItemRow[] = [];
     for (;;) {
-      const page = await this.d.items.page(jobId, { subloteIndex: index, afterPosition: out.at(-1)?.position ?? 0, limit: 1000, withInput: true });
+      const page = await this.d.items.page(jobId, {
+        subloteIndex: index,
+        afterPosition: out.at(-1)?.position ?? 0,
+        limit: 1000,
+        withInput: true,
+      });
       out.push(...page);
       if (page.length < 1000) return out;
     }
@@ -122,11 +149,19 @@ export class RemessaWorker {
       } catch (e) {
         if (!(e instanceof CobrancaError)) throw e;
         const field = (e.field ?? "").replace(/^titulos\[\d+\]\./, "");
-        await this.d.items.markMany(jobId, [row.position], ItemState.FAILED, [err(e.code, e.message.replace(/^[A-Z_]+(?: \([^)]*\))?: /, ""), false, field)], [...OPEN_ITEMS, ItemState.FAILED]);
+        await this.d.items.markMany(
+          jobId,
+          [row.position],
+          ItemState.FAILED,
+          [err(e.code, e.message.replace(/^[A-Z_]+(?: \([^)]*\))?: /, ""), false, field)],
+          [...OPEN_ITEMS, ItemState.FAILED],
+        );
       }
     }
     if (good.length === 0 || !beneficiario) {
-      await this.d.sublotes.finish(jobId, index, SubloteState.FAILED, { errors: [err("SUBLOTE_SEM_TITULOS_VALIDOS", "every título of the sub-batch failed validation", false)] });
+      await this.d.sublotes.finish(jobId, index, SubloteState.FAILED, {
+        errors: [err("SUBLOTE_SEM_TITULOS_VALIDOS", "every título of the sub-batch failed validation", false)],
+      });
       return this.maybeFinalize(jobId);
     }
     const { nsa, generatedAt } = await this.d.sublotes.allocateNsa(jobId, index, {
@@ -137,19 +172,46 @@ export class RemessaWorker {
     });
     let out;
     try {
-      out = gerarArquivoSublote({ chave: s.chave, nsa, geradoEm: saoPauloDateTime(generatedAt), beneficiario, titulos: good.map((g) => g.titulo) });
+      out = gerarArquivoSublote({
+        chave: s.chave,
+        nsa,
+        geradoEm: saoPauloDateTime(generatedAt),
+        beneficiario,
+        titulos: good.map((g) => g.titulo),
+      });
     } catch (e) {
       if (!(e instanceof CobrancaError)) throw e;
       const errors = [err(e.code, e.message, false, e.field ?? "")];
       await this.d.sublotes.finish(jobId, index, SubloteState.FAILED, { errors });
-      await this.d.items.markMany(jobId, good.map((g) => g.row.position), ItemState.FAILED, errors, OPEN_ITEMS);
+      await this.d.items.markMany(
+        jobId,
+        good.map((g) => g.row.position),
+        ItemState.FAILED,
+        errors,
+        OPEN_ITEMS,
+      );
       return this.maybeFinalize(jobId);
     }
     const expiresAt = new Date((job.roundStartedAt ?? job.createdAt).getTime() + this.d.artifactTtlMs);
-    const artifact = await this.d.artifacts.put({ tenant: job.tenant, jobId, name: fileName(s, nsa), contentType: "text/plain", data: out.bytes, expiresAt });
+    const artifact = await this.d.artifacts.put({
+      tenant: job.tenant,
+      jobId,
+      name: fileName(s, nsa),
+      contentType: "text/plain",
+      data: out.bytes,
+      expiresAt,
+    });
     const valor = good.reduce((n, g) => n + g.titulo.valorCentavos, 0);
-    await this.d.sublotes.finish(jobId, index, SubloteState.COMPLETED, { file: { artifact, registros: out.records, titulos: good.length, valorTotalCents: valor } });
-    await this.d.items.markMany(jobId, good.map((g) => g.row.position), ItemState.COMPLETED, null, [...OPEN_ITEMS, ItemState.FAILED]);
+    await this.d.sublotes.finish(jobId, index, SubloteState.COMPLETED, {
+      file: { artifact, registros: out.records, titulos: good.length, valorTotalCents: valor },
+    });
+    await this.d.items.markMany(
+      jobId,
+      good.map((g) => g.row.position),
+      ItemState.COMPLETED,
+      null,
+      [...OPEN_ITEMS, ItemState.FAILED],
+    );
     await this.maybeFinalize(jobId);
   }
 
@@ -166,7 +228,13 @@ export class RemessaWorker {
     const subs = await this.d.sublotes.list(jobId);
     // Títulos left open belong to sub-batches that never ran (e.g. all their títulos were refused).
     const rows = await allItems(this.d.items, jobId);
-    await this.d.items.markMany(jobId, rows.filter((r) => (OPEN_ITEMS as readonly ItemState[]).includes(r.state)).map((r) => r.position), ItemState.FAILED, [err("SUBLOTE_FALHOU", "its sub-batch failed", true)], OPEN_ITEMS);
+    await this.d.items.markMany(
+      jobId,
+      rows.filter((r) => (OPEN_ITEMS as readonly ItemState[]).includes(r.state)).map((r) => r.position),
+      ItemState.FAILED,
+      [err("SUBLOTE_FALHOU", "its sub-batch failed", true)],
+      OPEN_ITEMS,
+    );
     const counts = await this.d.items.counts(jobId);
     const expiresAt = new Date((job.roundStartedAt ?? job.createdAt).getTime() + this.d.artifactTtlMs);
     const manifest = await this.buildArtifacts(job, subs, expiresAt);
@@ -176,12 +244,26 @@ export class RemessaWorker {
     const now = this.clock();
     const startedAt = job.startedAt ?? job.createdAt;
     const processed = (counts.get(ItemState.COMPLETED) ?? 0) + (counts.get(ItemState.FAILED) ?? 0);
-    const finished: FinishedJob = { state, counts, finishedAt: now, duracaoMs: Math.max(0, now.getTime() - startedAt.getTime()), processed, manifest, artifactsExpiresAt: expiresAt };
+    const finished: FinishedJob = {
+      state,
+      counts,
+      finishedAt: now,
+      duracaoMs: Math.max(0, now.getTime() - startedAt.getTime()),
+      processed,
+      manifest,
+      artifactsExpiresAt: expiresAt,
+    };
     const moved = await this.d.jobs.finish(
       jobId,
       RUNNING_JOB_STATES,
       state,
-      { finished_at: now, manifest: JSON.stringify(manifest), duracao_ms: finished.duracaoMs, processed_items: processed, artifacts_expires_at: expiresAt },
+      {
+        finished_at: now,
+        manifest: JSON.stringify(manifest),
+        duracao_ms: finished.duracaoMs,
+        processed_items: processed,
+        artifacts_expires_at: expiresAt,
+      },
       async (c) => this.d.completionEvent?.(c, job, finished),
     );
     if (moved) {
@@ -193,14 +275,24 @@ export class RemessaWorker {
 
   private async buildArtifacts(job: JobRow, subs: SubloteRow[], expiresAt: Date): Promise<StoredManifest> {
     const dir = job.retryRounds === 0 ? "" : `rounds/${job.retryRounds}/`;
-    const put = (name: string, contentType: string, data: Uint8Array) => this.d.artifacts.put({ tenant: job.tenant, jobId: job.id, name: `${dir}${name}`, contentType, data, expiresAt });
+    const put = (name: string, contentType: string, data: Uint8Array) =>
+      this.d.artifacts.put({ tenant: job.tenant, jobId: job.id, name: `${dir}${name}`, contentType, data, expiresAt });
     const doc = {
       job_id: job.id,
       tenant: job.tenant,
       metadata: job.metadata,
       files: subs
         .filter((s) => s.file)
-        .map((s) => ({ sublote_id: s.subloteId, key: s.chave, name: s.file!.artifact.name, sha256: s.file!.artifact.sha256, size_bytes: s.file!.artifact.sizeBytes, registros: s.file!.registros, titulos: s.file!.titulos, nsa: s.nsa })),
+        .map((s) => ({
+          sublote_id: s.subloteId,
+          key: s.chave,
+          name: s.file!.artifact.name,
+          sha256: s.file!.artifact.sha256,
+          size_bytes: s.file!.artifact.sizeBytes,
+          registros: s.file!.registros,
+          titulos: s.file!.titulos,
+          nsa: s.nsa,
+        })),
       failed_sublotes: subs.filter((s) => s.state === SubloteState.FAILED).map((s) => ({ sublote_id: s.subloteId, errors: s.errors })),
     };
     const manifestBytes = Buffer.from(`${JSON.stringify(doc, null, 2)}\n`, "utf8");
@@ -212,7 +304,8 @@ export class RemessaWorker {
     const manifestJson = await put("manifest.json", "application/json", manifestBytes);
     const errorsJson = await put("errors.json", "application/json", errorsBytes);
     const entries = [];
-    for (const s of subs) if (s.file) entries.push({ name: s.file.artifact.name, data: await this.d.artifacts.read(job.tenant, s.file.artifact.artifactId) });
+    for (const s of subs)
+      if (s.file) entries.push({ name: s.file.artifact.name, data: await this.d.artifacts.read(job.tenant, s.file.artifact.artifactId) });
     if (entries.length === 0) return { manifestJson, errorsJson };
     entries.push({ name: "manifest.json", data: manifestBytes }, { name: "errors.json", data: errorsBytes });
     return { manifestJson, errorsJson, zip: await put(`remessas-${job.id}.zip`, "application/zip", buildZip(entries)) };

@@ -15,7 +15,26 @@ beforeAll(async () => {
   await new Promise<void>((resolve, reject) =>
     execFile(
       "npx",
-      ["tsc", "--outDir", OUT, "--rootDir", ".", "--strict", "--module", "NodeNext", "--moduleResolution", "NodeNext", "--target", "ES2022", "--skipLibCheck", "--esModuleInterop", "--types", "node", "services/billing/render-pool.ts", "services/billing/render-worker.ts"],
+      [
+        "tsc",
+        "--outDir",
+        OUT,
+        "--rootDir",
+        ".",
+        "--strict",
+        "--module",
+        "NodeNext",
+        "--moduleResolution",
+        "NodeNext",
+        "--target",
+        "ES2022",
+        "--skipLibCheck",
+        "--esModuleInterop",
+        "--types",
+        "node",
+        "services/billing/render-pool.ts",
+        "services/billing/render-worker.ts",
+      ],
       { cwd: ROOT },
       (err, stdout, stderr) => (err ? reject(new Error(`tsc failed:\n${stdout}${stderr}`)) : resolve()),
     ),
@@ -25,10 +44,16 @@ afterAll(() => rmSync(OUT, { recursive: true, force: true }));
 
 describe("compiled render pool", () => {
   it("renders in a worker thread loaded from render-worker.js", async () => {
-    const { RenderPool } = (await import(pathToFileURL(join(OUT, "services/billing/render-pool.js")).href)) as typeof import("./render-pool.js");
+    const { RenderPool } = (await import(
+      pathToFileURL(join(OUT, "services/billing/render-pool.js")).href
+    )) as typeof import("./render-pool.js");
     const pool = new RenderPool(1, 30_000);
     try {
-      const ficha = prepareItem(boletoValido(1), { itemId: "x", dataProcessamento: { year: 2026, month: 11, day: 29 }, sandbox: false }).ficha;
+      const ficha = prepareItem(boletoValido(1), {
+        itemId: "x",
+        dataProcessamento: { year: 2026, month: 11, day: 29 },
+        sandbox: false,
+      }).ficha;
       const pdf = await pool.render(ficha);
       expect(Buffer.from(pdf).subarray(0, 5).toString()).toBe("%PDF-");
     } finally {

@@ -42,20 +42,41 @@ describe("purgeFinishedJobs", () => {
   async function job(id: string, state: JobState, updatedAgoMs: number) {
     const q = (sql: string, args: unknown[]) => db.pool.query(sql, args);
     const at = new Date(Date.now() - updatedAgoMs);
-    await q("INSERT INTO billing_jobs (id, tenant, kind, state, environment, metadata, total_items, created_at, updated_at) VALUES (?, 't', ?, ?, 1, '{}', 1, ?, ?)", [id, JobKind.BOLETO, state, at, at]);
-    await q("INSERT INTO billing_boleto_items (job_id, position, item_id, state, input, created_at, updated_at) VALUES (?, 1, 'i', 4, '{\"pagador\":\"Maria\"}', ?, ?)", [id, at, at]);
+    await q(
+      "INSERT INTO billing_jobs (id, tenant, kind, state, environment, metadata, total_items, created_at, updated_at) VALUES (?, 't', ?, ?, 1, '{}', 1, ?, ?)",
+      [id, JobKind.BOLETO, state, at, at],
+    );
+    await q(
+      "INSERT INTO billing_boleto_items (job_id, position, item_id, state, input, created_at, updated_at) VALUES (?, 1, 'i', 4, '{\"pagador\":\"Maria\"}', ?, ?)",
+      [id, at, at],
+    );
     await q("INSERT INTO billing_item_attempts (job_id, position, number, state) VALUES (?, 1, 1, 4)", [id]);
-    await q("INSERT INTO billing_remessa_sublotes (job_id, idx, sublote_id, sublote_key, state, titulos, valor_total_cents, updated_at) VALUES (?, 0, 's', '{}', 3, 1, 100, ?)", [id, at]);
-    await q("INSERT INTO billing_retorno_occurrences (job_id, line_number, state, fingerprint_sha256, duplicate, body) VALUES (?, 2, 3, ?, 0, '{}')", [id, sha(`f${id}`)]);
+    await q(
+      "INSERT INTO billing_remessa_sublotes (job_id, idx, sublote_id, sublote_key, state, titulos, valor_total_cents, updated_at) VALUES (?, 0, 's', '{}', 3, 1, 100, ?)",
+      [id, at],
+    );
+    await q(
+      "INSERT INTO billing_retorno_occurrences (job_id, line_number, state, fingerprint_sha256, duplicate, body) VALUES (?, 2, 3, ?, 0, '{}')",
+      [id, sha(`f${id}`)],
+    );
     await q("INSERT INTO billing_retorno_fingerprints (tenant, fingerprint_sha256, job_id) VALUES ('t', ?, ?)", [sha(`f${id}`), id]);
     await q("INSERT INTO billing_retorno_files (tenant, file_sha256, job_id) VALUES ('t', ?, ?)", [sha(`file${id}`), id]);
-    await q("INSERT INTO billing_webhook_deliveries (id, tenant, job_id, job_round, event_type, state, attempt_limit, created_at, body) VALUES (?, 't', ?, 0, 'job.boletos.completed', 3, 8, ?, '{}')", [`msg_${id}`, id, at]);
-    await q("INSERT INTO billing_idempotency_keys (tenant, key_sha256, idempotency_key, request_sha256, job_id, created_at) VALUES ('t', ?, ?, ?, ?, ?)", [sha(`k${id}`), `k${id}`, sha("r"), id, at]);
+    await q(
+      "INSERT INTO billing_webhook_deliveries (id, tenant, job_id, job_round, event_type, state, attempt_limit, created_at, body) VALUES (?, 't', ?, 0, 'job.boletos.completed', 3, 8, ?, '{}')",
+      [`msg_${id}`, id, at],
+    );
+    await q(
+      "INSERT INTO billing_idempotency_keys (tenant, key_sha256, idempotency_key, request_sha256, job_id, created_at) VALUES ('t', ?, ?, ?, ?, ?)",
+      [sha(`k${id}`), `k${id}`, sha("r"), id, at],
+    );
   }
   const rowsOf = async (id: string) => {
     const out: Record<string, number> = {};
     for (const t of [...TABLES, "billing_jobs"]) {
-      const [r] = await db.pool.query<RowDataPacket[]>(`SELECT COUNT(*) AS n FROM ${t} WHERE ${t === "billing_jobs" ? "id" : "job_id"} = ?`, [id]);
+      const [r] = await db.pool.query<RowDataPacket[]>(
+        `SELECT COUNT(*) AS n FROM ${t} WHERE ${t === "billing_jobs" ? "id" : "job_id"} = ?`,
+        [id],
+      );
       out[t] = Number(r[0]!["n"]);
     }
     return out;
@@ -68,7 +89,9 @@ describe("purgeFinishedJobs", () => {
     await job("old-failed", JobState.FAILED, 190 * DAY);
     await job("recent", JobState.PARTIALLY_COMPLETED, 10 * DAY);
     await job("old-running", JobState.PROCESSING, 300 * DAY);
-    await db.pool.query("INSERT INTO billing_nsa_seq (tenant, environment, banco, convenio, last_nsa) VALUES ('t', 1, '001', '1234567', 41)");
+    await db.pool.query(
+      "INSERT INTO billing_nsa_seq (tenant, environment, banco, convenio, last_nsa) VALUES ('t', 1, '001', '1234567', 41)",
+    );
     const result = await purgeFinishedJobs(db.pool, new Date(Date.now() - 180 * DAY));
     expect(result).toEqual({ jobs: 2, rows: 2 * (TABLES.length + 1) });
     expect(await rowsOf("old-done")).toEqual(none());
@@ -91,7 +114,10 @@ describe("purgeFinishedJobs", () => {
       await holder.query("SELECT RELEASE_LOCK(?)", [RETENTION_LOCK]);
       holder.release();
     }
-    expect(await purgeFinishedJobs(db.pool, new Date(Date.now() - 180 * DAY), { batch: 10, maxJobs: 20 })).toEqual({ jobs: 20, rows: 20 * (TABLES.length + 1) });
+    expect(await purgeFinishedJobs(db.pool, new Date(Date.now() - 180 * DAY), { batch: 10, maxJobs: 20 })).toEqual({
+      jobs: 20,
+      rows: 20 * (TABLES.length + 1),
+    });
     expect((await purgeFinishedJobs(db.pool, new Date(Date.now() - 180 * DAY), { batch: 10 }))?.jobs).toBe(5);
   });
 });
@@ -109,7 +135,11 @@ describe("retention in a billing process", () => {
     const c = mesh.billingClient();
     const req = { tenant: "ret", idempotencyKey: "lote-1", environment: Environment.SANDBOX, items: [boletoValido(1)] };
     const { job } = await c.createBoletoJob(req);
-    for (let s = (await c.getBoletoJob({ tenant: "ret", jobId: job!.jobId })).job!.state; s !== JobState.COMPLETED; s = (await c.getBoletoJob({ tenant: "ret", jobId: job!.jobId })).job!.state) {
+    for (
+      let s = (await c.getBoletoJob({ tenant: "ret", jobId: job!.jobId })).job!.state;
+      s !== JobState.COMPLETED;
+      s = (await c.getBoletoJob({ tenant: "ret", jobId: job!.jobId })).job!.state
+    ) {
       await new Promise((r) => setTimeout(r, 100));
     }
     expect((await c.createBoletoJob(req)).idempotentReplay).toBe(true);
@@ -118,7 +148,10 @@ describe("retention in a billing process", () => {
     let code: Code | undefined;
     for (let i = 0; i < 50 && code !== Code.NotFound; i++) {
       await new Promise((r) => setTimeout(r, 100));
-      code = await c.getBoletoJob({ tenant: "ret", jobId: job!.jobId }).then(() => undefined, (e: { code: Code }) => e.code);
+      code = await c.getBoletoJob({ tenant: "ret", jobId: job!.jobId }).then(
+        () => undefined,
+        (e: { code: Code }) => e.code,
+      );
     }
     expect(code).toBe(Code.NotFound);
     const again = await c.createBoletoJob(req);

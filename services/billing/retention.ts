@@ -30,7 +30,11 @@ export interface PurgeResult {
  * Deletes finished jobs last changed before `cutoff`, `batch` at a time, until none is left or `maxJobs`
  * were deleted. Returns undefined when another replica holds the purge.
  */
-export async function purgeFinishedJobs(pool: Pool, cutoff: Date, opts: { batch?: number; maxJobs?: number } = {}): Promise<PurgeResult | undefined> {
+export async function purgeFinishedJobs(
+  pool: Pool,
+  cutoff: Date,
+  opts: { batch?: number; maxJobs?: number } = {},
+): Promise<PurgeResult | undefined> {
   const batch = opts.batch ?? 200;
   const maxJobs = opts.maxJobs ?? 100_000;
   const conn = await pool.getConnection();
@@ -41,11 +45,10 @@ export async function purgeFinishedJobs(pool: Pool, cutoff: Date, opts: { batch?
       const total: PurgeResult = { jobs: 0, rows: 0 };
       while (total.jobs < maxJobs) {
         // ix_billing_jobs_state_updated: final states, oldest first.
-        const [rows] = await conn.query<RowDataPacket[]>("SELECT id FROM billing_jobs WHERE state IN (?) AND updated_at < ? ORDER BY updated_at LIMIT ?", [
-          [...FINAL_JOB_STATES],
-          cutoff,
-          batch,
-        ]);
+        const [rows] = await conn.query<RowDataPacket[]>(
+          "SELECT id FROM billing_jobs WHERE state IN (?) AND updated_at < ? ORDER BY updated_at LIMIT ?",
+          [[...FINAL_JOB_STATES], cutoff, batch],
+        );
         const ids = rows.map((r) => r["id"] as string);
         if (ids.length === 0) break;
         await conn.beginTransaction();
@@ -55,7 +58,11 @@ export async function purgeFinishedJobs(pool: Pool, cutoff: Date, opts: { batch?
             total.rows += res.affectedRows;
           }
           // Re-checked: a job retried (RetryFailedItems) since the SELECT is running again and stays.
-          const [res] = await conn.query<ResultSetHeader>("DELETE FROM billing_jobs WHERE id IN (?) AND state IN (?) AND updated_at < ?", [ids, [...FINAL_JOB_STATES], cutoff]);
+          const [res] = await conn.query<ResultSetHeader>("DELETE FROM billing_jobs WHERE id IN (?) AND state IN (?) AND updated_at < ?", [
+            ids,
+            [...FINAL_JOB_STATES],
+            cutoff,
+          ]);
           if (res.affectedRows !== ids.length) {
             await conn.rollback();
             continue;
@@ -78,7 +85,13 @@ export async function purgeFinishedJobs(pool: Pool, cutoff: Date, opts: { batch?
 }
 
 /** The periodic purge; a failed pass is logged and the next one tries again. */
-export function startRetention(p: { pool: Pool; log: Logger; retentionMs: number; intervalMs: number; onPurged?: (jobs: number) => void }): { stop: () => void } {
+export function startRetention(p: {
+  pool: Pool;
+  log: Logger;
+  retentionMs: number;
+  intervalMs: number;
+  onPurged?: (jobs: number) => void;
+}): { stop: () => void } {
   let running = false;
   const tick = async () => {
     if (running) return;
@@ -87,7 +100,10 @@ export function startRetention(p: { pool: Pool; log: Logger; retentionMs: number
       const result = await purgeFinishedJobs(p.pool, new Date(Date.now() - p.retentionMs));
       if (result && result.jobs > 0) {
         p.onPurged?.(result.jobs);
-        p.log.info({ jobs: result.jobs, rows: result.rows, retentionDays: p.retentionMs / 86_400_000 }, "finished jobs past retention deleted");
+        p.log.info(
+          { jobs: result.jobs, rows: result.rows, retentionDays: p.retentionMs / 86_400_000 },
+          "finished jobs past retention deleted",
+        );
       }
     } catch (err) {
       p.log.warn({ err }, "retention pass failed");

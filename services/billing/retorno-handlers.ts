@@ -28,7 +28,9 @@ export interface RetornoHandlerDeps {
 }
 
 const tooLarge = (size: number, max: number, how: string) =>
-  billingError(`the file has ${size} bytes, above the limit of ${max} ${how}`, Code.ResourceExhausted, "FILE_TOO_LARGE", { max: String(max) });
+  billingError(`the file has ${size} bytes, above the limit of ${max} ${how}`, Code.ResourceExhausted, "FILE_TOO_LARGE", {
+    max: String(max),
+  });
 
 function message(job: JobRow): RetornoJob {
   const d = (job.details ?? {}) as unknown as RetornoDetails;
@@ -41,16 +43,24 @@ function message(job: JobRow): RetornoJob {
     fileSha256: d.fileSha256,
     fileArtifactId: d.fileArtifactId,
     banco: d.banco ?? "",
-    layout: d.layout === 400 ? CnabLayout.CNAB_LAYOUT_400 : d.layout === 240 ? CnabLayout.CNAB_LAYOUT_240 : CnabLayout.CNAB_LAYOUT_UNSPECIFIED,
+    layout:
+      d.layout === 400 ? CnabLayout.CNAB_LAYOUT_400 : d.layout === 240 ? CnabLayout.CNAB_LAYOUT_240 : CnabLayout.CNAB_LAYOUT_UNSPECIFIED,
     convenio: d.convenio ?? "",
     nsa: d.nsa ?? 0,
     ...(d.dataGeracao ? { dataGeracao: d.dataGeracao } : {}),
     occurrencesTotal: d.occurrencesTotal ?? 0,
     duplicates: d.duplicates ?? 0,
-    summary: (d.summary ?? []).map((s) => ({ state: s.state, count: s.count, valorPagoCents: BigInt(s.valorPagoCents), valorLiquidoCents: BigInt(s.valorLiquidoCents) })),
+    summary: (d.summary ?? []).map((s) => ({
+      state: s.state,
+      count: s.count,
+      valorPagoCents: BigInt(s.valorPagoCents),
+      valorLiquidoCents: BigInt(s.valorLiquidoCents),
+    })),
     issues: d.issues ?? [],
     metadata: job.metadata as never,
-    ...(job.duracaoMs !== null ? { metrics: { duracaoMs: BigInt(job.duracaoMs), msPorItem: job.processedItems ? job.duracaoMs / job.processedItems : 0 } } : {}),
+    ...(job.duracaoMs !== null
+      ? { metrics: { duracaoMs: BigInt(job.duracaoMs), msPorItem: job.processedItems ? job.duracaoMs / job.processedItems : 0 } }
+      : {}),
     idempotencyKey: job.idempotencyKey,
     createdAt: ts(job.createdAt),
     finishedAt: ts(job.finishedAt),
@@ -75,13 +85,15 @@ export function retornoHandlers(d: RetornoHandlerDeps): Partial<ServiceImpl<type
       let bytes: Buffer;
       if (req.source.case === "file") {
         if (req.source.value.length === 0) throw badRequest("the file is empty");
-        if (req.source.value.length > d.inlineMaxBytes) throw tooLarge(req.source.value.length, d.inlineMaxBytes, "for inline files (upload to artifacts and pass artifact_id)");
+        if (req.source.value.length > d.inlineMaxBytes)
+          throw tooLarge(req.source.value.length, d.inlineMaxBytes, "for inline files (upload to artifacts and pass artifact_id)");
         bytes = Buffer.from(req.source.value);
       } else if (req.source.case === "artifactId") {
         try {
           bytes = await d.artifacts.read(req.tenant, req.source.value);
         } catch (err) {
-          if (err instanceof ConnectError && (err.code === Code.NotFound || err.code === Code.InvalidArgument)) throw badRequest(`unknown artifact ${JSON.stringify(req.source.value.slice(0, 64))}`);
+          if (err instanceof ConnectError && (err.code === Code.NotFound || err.code === Code.InvalidArgument))
+            throw badRequest(`unknown artifact ${JSON.stringify(req.source.value.slice(0, 64))}`);
           throw err;
         }
         if (bytes.length === 0) throw badRequest("the file is empty");
@@ -98,8 +110,17 @@ export function retornoHandlers(d: RetornoHandlerDeps): Partial<ServiceImpl<type
         req.source.case === "artifactId"
           ? { artifactId: req.source.value }
           : await d.artifacts.put({ tenant: req.tenant, jobId: "", name: `retornos/${sha}.ret`, contentType: "text/plain", data: bytes });
-      const details: RetornoDetails = { fileName: req.fileName, fileSha256: sha, fileSizeBytes: bytes.length, fileArtifactId: stored.artifactId, bancoHint: req.banco, layoutHint: req.layout };
-      const requestSha256 = createHash("sha256").update(`retorno|${sha}|${req.fileName}|${req.banco}|${req.layout}|${environment}`).digest("hex");
+      const details: RetornoDetails = {
+        fileName: req.fileName,
+        fileSha256: sha,
+        fileSizeBytes: bytes.length,
+        fileArtifactId: stored.artifactId,
+        bancoHint: req.banco,
+        layoutHint: req.layout,
+      };
+      const requestSha256 = createHash("sha256")
+        .update(`retorno|${sha}|${req.fileName}|${req.banco}|${req.layout}|${environment}`)
+        .digest("hex");
       let created: { jobId: string; replay: boolean };
       try {
         created = await d.jobs.create({
@@ -109,7 +130,16 @@ export function retornoHandlers(d: RetornoHandlerDeps): Partial<ServiceImpl<type
           idempotencyKey: req.idempotencyKey,
           requestSha256,
           requestedBy: req.requestedBy,
-          metadata: { templateVersion: "", bankRulesVersion: BANK_RULES_VERSION, banco: req.banco, carteira: "", convenio: "", tenant: req.tenant, requestedBy: req.requestedBy, environment },
+          metadata: {
+            templateVersion: "",
+            bankRulesVersion: BANK_RULES_VERSION,
+            banco: req.banco,
+            carteira: "",
+            convenio: "",
+            tenant: req.tenant,
+            requestedBy: req.requestedBy,
+            environment,
+          },
           details: details as unknown as Record<string, unknown>,
           items: [],
           also: (c, jobId) => d.retornos.claimFile(c, req.tenant, sha, jobId),
@@ -118,7 +148,10 @@ export function retornoHandlers(d: RetornoHandlerDeps): Partial<ServiceImpl<type
         if (err instanceof AlreadyParsed) return { job: message((await d.jobs.get(req.tenant, err.jobId))!), idempotentReplay: true };
         throw err;
       }
-      if (!created.replay) await d.queue.publish({ type: "retorno", jobId: created.jobId }).catch((err: unknown) => d.log.warn({ err, jobId: created.jobId }, "enqueue failed; the reconciler will retry"));
+      if (!created.replay)
+        await d.queue
+          .publish({ type: "retorno", jobId: created.jobId })
+          .catch((err: unknown) => d.log.warn({ err, jobId: created.jobId }, "enqueue failed; the reconciler will retry"));
       return { job: message((await d.jobs.get(req.tenant, created.jobId))!), idempotentReplay: created.replay };
     },
 
@@ -150,7 +183,10 @@ export function retornoHandlers(d: RetornoHandlerDeps): Partial<ServiceImpl<type
       });
       const occurrences = rows.slice(0, size).map((b) => fromJsonString(RetornoOccurrenceSchema, b));
       const last = occurrences.at(-1);
-      return { occurrences, nextPageToken: rows.length > size && last ? Buffer.from(JSON.stringify([last.lineNumber, filter])).toString("base64url") : "" };
+      return {
+        occurrences,
+        nextPageToken: rows.length > size && last ? Buffer.from(JSON.stringify([last.lineNumber, filter])).toString("base64url") : "",
+      };
     },
   };
 }

@@ -100,7 +100,14 @@ function occurrence(e: EventoRetorno, banco: string): OccurrenceInsert {
     pixLocation: e.pix?.url ?? "",
     pixTxid: e.pix?.txid ?? "",
   };
-  return { line: e.linha, state, nossoNumero: (e.nossoNumero ?? "").slice(0, 32), boletoId: e.id?.trim() ?? "", fingerprintSha256: fp, body };
+  return {
+    line: e.linha,
+    state,
+    nossoNumero: (e.nossoNumero ?? "").slice(0, 32),
+    boletoId: e.id?.trim() ?? "",
+    fingerprintSha256: fp,
+    body,
+  };
 }
 
 export class RetornoWorker {
@@ -126,7 +133,12 @@ export class RetornoWorker {
       if (!(e instanceof CobrancaError)) throw e;
       const findings = (e.details?.["errors"] as { line?: number; rule?: string; message?: string }[] | undefined) ?? [];
       const issues = findings.length
-        ? findings.slice(0, 100).map((f) => ({ lineNumber: f.line ?? 0, severity: IssueSeverity.ERROR, code: f.rule ?? e.code, message: f.message ?? e.message }))
+        ? findings.slice(0, 100).map((f) => ({
+            lineNumber: f.line ?? 0,
+            severity: IssueSeverity.ERROR,
+            code: f.rule ?? e.code,
+            message: f.message ?? e.message,
+          }))
         : [{ lineNumber: 0, severity: IssueSeverity.ERROR, code: e.code, message: e.message }];
       return this.finish(job, JobState.FAILED, { ...details, occurrencesTotal: 0, duplicates: 0, summary: [], issues });
     }
@@ -136,7 +148,14 @@ export class RetornoWorker {
         occurrencesTotal: 0,
         duplicates: 0,
         summary: [],
-        issues: [{ lineNumber: 1, severity: IssueSeverity.ERROR, code: "BANCO_DIVERGENTE", message: `the header says bank ${parsed.banco}, the request said ${details.bancoHint}` }],
+        issues: [
+          {
+            lineNumber: 1,
+            severity: IssueSeverity.ERROR,
+            code: "BANCO_DIVERGENTE",
+            message: `the header says bank ${parsed.banco}, the request said ${details.bancoHint}`,
+          },
+        ],
       });
     }
     await this.d.jobs.transition(job.id, [JobState.VALIDATING], JobState.PROCESSING);
@@ -162,7 +181,12 @@ export class RetornoWorker {
       occurrencesTotal: occ.length,
       duplicates,
       summary: [...summary.values()].sort((a, b) => a.state - b.state),
-      issues: parsed.warnings.map((w) => ({ lineNumber: lineOf(w.field), severity: IssueSeverity.WARNING, code: w.code, message: w.message })),
+      issues: parsed.warnings.map((w) => ({
+        lineNumber: lineOf(w.field),
+        severity: IssueSeverity.WARNING,
+        code: w.code,
+        message: w.message,
+      })),
     });
   };
 

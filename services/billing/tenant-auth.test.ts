@@ -54,8 +54,13 @@ describe("a billing process with tenant tokens", () => {
   let file: string;
   const acme = newTenantToken();
   const beta = newTenantToken();
-  const as = (token: string): Client<typeof BillingService> => clientWithHeaders(BillingService, mesh.billing[0]!.baseUrl, { authorization: `Bearer ${token}` });
-  const codeOf = async (call: Promise<unknown>): Promise<Code | "ok"> => await call.then(() => "ok" as const, (e: unknown) => ConnectError.from(e).code);
+  const as = (token: string): Client<typeof BillingService> =>
+    clientWithHeaders(BillingService, mesh.billing[0]!.baseUrl, { authorization: `Bearer ${token}` });
+  const codeOf = async (call: Promise<unknown>): Promise<Code | "ok"> =>
+    await call.then(
+      () => "ok" as const,
+      (e: unknown) => ConnectError.from(e).code,
+    );
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "billing-tokens-"));
@@ -69,20 +74,30 @@ describe("a billing process with tenant tokens", () => {
   });
 
   it("refuses every RPC without a known token, and every request naming another tenant, before any handler runs", async () => {
-    const clients = { none: mesh.billingClient(), malformed: clientWithHeaders(BillingService, mesh.billing[0]!.baseUrl, { authorization: "Basic YWNtZTp4" }), unknown: as(newTenantToken()), acme: as(acme) };
+    const clients = {
+      none: mesh.billingClient(),
+      malformed: clientWithHeaders(BillingService, mesh.billing[0]!.baseUrl, { authorization: "Basic YWNtZTp4" }),
+      unknown: as(newTenantToken()),
+      acme: as(acme),
+    };
     for (const m of BillingService.methods) {
-      const call = (c: Client<typeof BillingService>, tenant: string) => (c as unknown as Record<string, (r: object) => Promise<unknown>>)[m.localName]!({ tenant });
+      const call = (c: Client<typeof BillingService>, tenant: string) =>
+        (c as unknown as Record<string, (r: object) => Promise<unknown>>)[m.localName]!({ tenant });
       expect(await codeOf(call(clients.none, "acme")), `${m.name} without a token`).toBe(Code.Unauthenticated);
       expect(await codeOf(call(clients.malformed, "acme")), `${m.name} with Basic`).toBe(Code.Unauthenticated);
       expect(await codeOf(call(clients.unknown, "acme")), `${m.name} with an unknown token`).toBe(Code.Unauthenticated);
       expect(await codeOf(call(clients.acme, "beta")), `${m.name} for another tenant`).toBe(Code.PermissionDenied);
     }
     // Nothing was created by any of those calls.
-    expect(await mesh.db.pool.query("SELECT COUNT(*) AS n FROM billing_jobs").then(([r]) => Number((r as { n: number | string }[])[0]!.n))).toBe(0);
-    const err = await as(acme).getBoletoJob({ tenant: "beta", jobId: "x" }).then(
-      () => undefined,
-      (e: unknown) => ConnectError.from(e),
-    );
+    expect(
+      await mesh.db.pool.query("SELECT COUNT(*) AS n FROM billing_jobs").then(([r]) => Number((r as { n: number | string }[])[0]!.n)),
+    ).toBe(0);
+    const err = await as(acme)
+      .getBoletoJob({ tenant: "beta", jobId: "x" })
+      .then(
+        () => undefined,
+        (e: unknown) => ConnectError.from(e),
+      );
     expect(err?.rawMessage).toBe("this API token acts for tenant acme, not for the tenant the request names");
   });
 
@@ -110,7 +125,14 @@ describe("a billing process with tenant tokens", () => {
 describe("billing's start without a choice of caller authentication", () => {
   const start = (env: Record<string, string>) =>
     spawnSync(process.execPath, ["--import", "tsx", "services/billing/main.ts"], {
-      env: { PATH: process.env.PATH ?? "", MYSQL_URL: "mysql://u:p@127.0.0.1:1/malha", NATS_URL: "nats://127.0.0.1:1", GRPC_PORT: "0", METRICS_PORT: "0", ...env },
+      env: {
+        PATH: process.env.PATH ?? "",
+        MYSQL_URL: "mysql://u:p@127.0.0.1:1/malha",
+        NATS_URL: "nats://127.0.0.1:1",
+        GRPC_PORT: "0",
+        METRICS_PORT: "0",
+        ...env,
+      },
       encoding: "utf8",
       timeout: 30_000,
     });
@@ -123,10 +145,14 @@ describe("billing's start without a choice of caller authentication", () => {
     try {
       const bad = join(dir, "tokens");
       writeFileSync(bad, "acme 1234\n");
-      expect(start({ BILLING_TENANT_TOKENS_FILE: bad, BILLING_TRUST_NETWORK: "true" }).stderr.trim()).toMatch(/^billing: config error: BILLING_TRUST_NETWORK cannot be true together/);
+      expect(start({ BILLING_TENANT_TOKENS_FILE: bad, BILLING_TRUST_NETWORK: "true" }).stderr.trim()).toMatch(
+        /^billing: config error: BILLING_TRUST_NETWORK cannot be true together/,
+      );
       const malformed = start({ BILLING_TENANT_TOKENS_FILE: bad });
       expect(malformed.status).toBe(78);
-      expect(malformed.stderr.trim()).toBe("billing: config error: BILLING_TENANT_TOKENS_FILE is malformed: line 1: the token's SHA-256 must be 64 lowercase hex digits (malha billing tokens new prints the line)");
+      expect(malformed.stderr.trim()).toBe(
+        "billing: config error: BILLING_TENANT_TOKENS_FILE is malformed: line 1: the token's SHA-256 must be 64 lowercase hex digits (malha billing tokens new prints the line)",
+      );
       const missing = start({ BILLING_TENANT_TOKENS_FILE: join(dir, "nope") });
       expect(missing.stderr.trim()).toBe("billing: config error: BILLING_TENANT_TOKENS_FILE cannot be read (ENOENT)");
     } finally {

@@ -32,7 +32,8 @@ export function parseTokensFile(text: string): Map<string, string> {
     const [tenant, digest, extra] = line.split(/\s+/);
     if (extra !== undefined || !tenant || !digest) throw new Error(`line ${i + 1}: expected "<tenant> <sha256 of the token>"`);
     if (!isTenantName(tenant)) throw new Error(`line ${i + 1}: tenant must be ${TENANT_RULE}`);
-    if (!DIGEST.test(digest)) throw new Error(`line ${i + 1}: the token's SHA-256 must be 64 lowercase hex digits (malha billing tokens new prints the line)`);
+    if (!DIGEST.test(digest))
+      throw new Error(`line ${i + 1}: the token's SHA-256 must be 64 lowercase hex digits (malha billing tokens new prints the line)`);
     if (byDigest.has(digest)) throw new Error(`line ${i + 1}: the same token is listed twice`);
     byDigest.set(digest, tenant);
   });
@@ -121,7 +122,11 @@ type UnaryWithTenant = (req: { tenant?: string }, ctx: HandlerContext) => unknow
  * is filled in from it), else PERMISSION_DENIED. Every billing request names its tenant; the check reads
  * it from the request, so only unary methods can be guarded (refused at wiring otherwise).
  */
-export function requireTenantTokens<S extends DescService>(service: S, impl: Partial<ServiceImpl<S>>, tokens: TenantTokens): Partial<ServiceImpl<S>> {
+export function requireTenantTokens<S extends DescService>(
+  service: S,
+  impl: Partial<ServiceImpl<S>>,
+  tokens: TenantTokens,
+): Partial<ServiceImpl<S>> {
   const streaming = service.methods.filter((m) => m.methodKind !== "unary").map((m) => m.name);
   if (streaming.length > 0) throw new Error(`tenant tokens guard unary methods only; ${service.typeName} streams ${streaming.join(", ")}`);
   const guarded: Record<string, unknown> = {};
@@ -129,7 +134,8 @@ export function requireTenantTokens<S extends DescService>(service: S, impl: Par
     guarded[name] = (req: { tenant?: string }, ctx: HandlerContext) => {
       const tenant = callerTenant(tokens, ctx.requestHeader);
       if (req.tenant === undefined || req.tenant === "") req.tenant = tenant;
-      else if (req.tenant !== tenant) throw new ConnectError(`this API token acts for tenant ${tenant}, not for the tenant the request names`, Code.PermissionDenied);
+      else if (req.tenant !== tenant)
+        throw new ConnectError(`this API token acts for tenant ${tenant}, not for the tenant the request names`, Code.PermissionDenied);
       return method.call(impl, req, ctx);
     };
   }

@@ -51,20 +51,42 @@ describe("tenant isolation", () => {
     // What the owner has: a boleto job with a failed item (so a retry would have something to do)…
     const items = [boletoValido(1), boletoInvalido(2, 1)];
     const boleto = (await c.createBoletoJob({ tenant: OWNER, idempotencyKey: "kb", environment: Environment.SANDBOX, items })).job!;
-    const boletoDone = await until(() => c.getBoletoJob({ tenant: OWNER, jobId: boleto.jobId }), (r) => FINAL.includes(r.job!.state));
+    const boletoDone = await until(
+      () => c.getBoletoJob({ tenant: OWNER, jobId: boleto.jobId }),
+      (r) => FINAL.includes(r.job!.state),
+    );
     expect(boletoDone.job!.state).toBe(JobState.PARTIALLY_COMPLETED);
     const [done, failed] = (await c.listBoletoJobItems({ tenant: OWNER, jobId: boleto.jobId })).items;
     expect([done!.state, failed!.state]).toEqual([ItemState.COMPLETED, ItemState.FAILED]);
     // …a remessa job with its sub-batch…
     const titulos = [create(RemessaTituloSchema, { boleto: boletoValido(3, { externalId: "r-1" }) })];
-    const remessa = (await c.createRemessaJob({ tenant: OWNER, idempotencyKey: "kr", environment: Environment.SANDBOX, layout: CnabLayout.CNAB_LAYOUT_240, titulos })).job!;
-    await until(() => c.getRemessaJob({ tenant: OWNER, jobId: remessa.jobId }), (r) => FINAL.includes(r.job!.state));
+    const remessa = (
+      await c.createRemessaJob({
+        tenant: OWNER,
+        idempotencyKey: "kr",
+        environment: Environment.SANDBOX,
+        layout: CnabLayout.CNAB_LAYOUT_240,
+        titulos,
+      })
+    ).job!;
+    await until(
+      () => c.getRemessaJob({ tenant: OWNER, jobId: remessa.jobId }),
+      (r) => FINAL.includes(r.job!.state),
+    );
     const [sublote] = (await c.listRemessaFiles({ tenant: OWNER, jobId: remessa.jobId })).files;
     expect(sublote).toBeDefined();
     // …a retorno job, and the completion webhook of the boleto job.
     const retorno = (await c.createRetornoJob({ tenant: OWNER, idempotencyKey: "kt", source: { case: "file", value: ITAU } })).job!;
-    await until(() => c.getRetornoJob({ tenant: OWNER, jobId: retorno.jobId }), (r) => FINAL.includes(r.job!.state));
-    const delivery = (await until(() => c.listWebhookDeliveries({ tenant: OWNER, jobId: boleto.jobId }), (l) => l.deliveries[0]?.state === DeliveryState.SUCCEEDED)).deliveries[0]!;
+    await until(
+      () => c.getRetornoJob({ tenant: OWNER, jobId: retorno.jobId }),
+      (r) => FINAL.includes(r.job!.state),
+    );
+    const delivery = (
+      await until(
+        () => c.listWebhookDeliveries({ tenant: OWNER, jobId: boleto.jobId }),
+        (l) => l.deliveries[0]?.state === DeliveryState.SUCCEEDED,
+      )
+    ).deliveries[0]!;
     const ownerJobs = [boleto.jobId, remessa.jobId, retorno.jobId];
     const ownerState = async () => ({
       jobs: (await c.listJobs({ tenant: OWNER })).jobs.map((j) => [j.jobId, j.state, j.counters?.failed]),
@@ -88,14 +110,21 @@ describe("tenant isolation", () => {
       getBoletoJobArtifacts: () => notFound(() => c.getBoletoJobArtifacts({ tenant: i, jobId: boleto.jobId })),
       retryFailedItems: () => notFound(() => c.retryFailedItems({ tenant: i, jobId: boleto.jobId, itemIds: [failed!.itemId] })),
       createRemessaJob: async () => {
-        const mine = await c.createRemessaJob({ tenant: i, idempotencyKey: "kr", environment: Environment.SANDBOX, layout: CnabLayout.CNAB_LAYOUT_240, titulos });
+        const mine = await c.createRemessaJob({
+          tenant: i,
+          idempotencyKey: "kr",
+          environment: Environment.SANDBOX,
+          layout: CnabLayout.CNAB_LAYOUT_240,
+          titulos,
+        });
         expect(mine.idempotentReplay).toBe(false);
         expect(ownerJobs).not.toContain(mine.job!.jobId);
       },
       getRemessaJob: () => notFound(() => c.getRemessaJob({ tenant: i, jobId: remessa.jobId })),
       listRemessaTitulos: () => notFound(() => c.listRemessaTitulos({ tenant: i, jobId: remessa.jobId, subloteId: sublote!.subloteId })),
       listRemessaFiles: () => notFound(() => c.listRemessaFiles({ tenant: i, jobId: remessa.jobId })),
-      retryRemessaSublotes: () => notFound(() => c.retryRemessaSublotes({ tenant: i, jobId: remessa.jobId, subloteIds: [sublote!.subloteId] })),
+      retryRemessaSublotes: () =>
+        notFound(() => c.retryRemessaSublotes({ tenant: i, jobId: remessa.jobId, subloteIds: [sublote!.subloteId] })),
       createRetornoJob: async () => {
         const mine = await c.createRetornoJob({ tenant: i, idempotencyKey: "kt", source: { case: "file", value: ITAU } });
         expect(mine.idempotentReplay).toBe(false);

@@ -1,8 +1,21 @@
 // Stored rows → contract messages. Links are signed per response and never stored.
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { BoletoJobItemSchema, BoletoJobSchema, BoletoResultSchema, type BoletoJob, type BoletoJobItem, type BoletoResult } from "../../libs/gen/malha/billing/v1/boleto_pb.js";
-import { ArtifactRefSchema, ItemState, JobCountersSchema, type ArtifactRef, type JobCounters } from "../../libs/gen/malha/billing/v1/types_pb.js";
+import {
+  BoletoJobItemSchema,
+  BoletoJobSchema,
+  BoletoResultSchema,
+  type BoletoJob,
+  type BoletoJobItem,
+  type BoletoResult,
+} from "../../libs/gen/malha/billing/v1/boleto_pb.js";
+import {
+  ArtifactRefSchema,
+  ItemState,
+  JobCountersSchema,
+  type ArtifactRef,
+  type JobCounters,
+} from "../../libs/gen/malha/billing/v1/types_pb.js";
 import type { ItemRow, StoredError, StoredResult } from "./item-repo.js";
 import type { JobRow, StoredArtifact } from "./job-repo.js";
 
@@ -28,7 +41,9 @@ export function boletoJobOf(job: JobRow, counts: Map<ItemState, number>): Boleto
     state: job.state,
     counters: countersOf(job.totalItems, counts),
     metadata: job.metadata as never,
-    ...(done ? { metrics: { duracaoMs: BigInt(job.duracaoMs!), msPorItem: job.processedItems ? job.duracaoMs! / job.processedItems : 0 } } : {}),
+    ...(done
+      ? { metrics: { duracaoMs: BigInt(job.duracaoMs!), msPorItem: job.processedItems ? job.duracaoMs! / job.processedItems : 0 } }
+      : {}),
     idempotencyKey: job.idempotencyKey,
     createdAt: ts(job.createdAt),
     startedAt: ts(job.startedAt),
@@ -39,7 +54,11 @@ export function boletoJobOf(job: JobRow, counts: Map<ItemState, number>): Boleto
   });
 }
 
-export function artifactRefOf(a: StoredArtifact, link?: { url: string; expiresAt: Date | undefined }, expiresAt?: Date | null): ArtifactRef {
+export function artifactRefOf(
+  a: StoredArtifact,
+  link?: { url: string; expiresAt: Date | undefined },
+  expiresAt?: Date | null,
+): ArtifactRef {
   return create(ArtifactRefSchema, {
     artifactId: a.artifactId,
     name: a.name,

@@ -26,7 +26,12 @@ function casesOf(): Case[] {
     name: v.name,
     variant: v.variant,
     dados: v.dados,
-    boleto: boletoDaVariante(v, i + 1, { externalId: `v-${v.bank.code}-${v.variant.id}-${v.carteira ?? "x"}`, numeroDocumento: `DOC${i + 1}`, valorCents: BigInt(VALOR), vencimento: VENCIMENTO }),
+    boleto: boletoDaVariante(v, i + 1, {
+      externalId: `v-${v.bank.code}-${v.variant.id}-${v.carteira ?? "x"}`,
+      numeroDocumento: `DOC${i + 1}`,
+      valorCents: BigInt(VALOR),
+      vencimento: VENCIMENTO,
+    }),
   }));
 }
 
@@ -50,7 +55,13 @@ describe("every bank variant through CreateBoletoJob", () => {
 
   it("issues each one with the engine's barcode", async () => {
     const c = mesh.billingClient();
-    const created = await c.createBoletoJob({ tenant: "variants", idempotencyKey: "all", requestedBy: "t", environment: Environment.PRODUCTION, items: cases.map((x) => x.boleto) });
+    const created = await c.createBoletoJob({
+      tenant: "variants",
+      idempotencyKey: "all",
+      requestedBy: "t",
+      environment: Environment.PRODUCTION,
+      items: cases.map((x) => x.boleto),
+    });
     const jobId = created.job!.jobId;
     let job = created.job!;
     while (![JobState.COMPLETED, JobState.PARTIALLY_COMPLETED, JobState.FAILED].includes(job.state)) {
@@ -59,7 +70,10 @@ describe("every bank variant through CreateBoletoJob", () => {
     }
     const items = (await c.listBoletoJobItems({ tenant: "variants", jobId, pageSize: 1000 })).items;
     const outcome = Object.fromEntries(
-      items.map((it) => [it.itemId, it.state === ItemState.COMPLETED ? it.result!.codigoBarras : it.errors.map((e) => `${e.code} ${e.field}`).join("; ")]),
+      items.map((it) => [
+        it.itemId,
+        it.state === ItemState.COMPLETED ? it.result!.codigoBarras : it.errors.map((e) => `${e.code} ${e.field}`).join("; "),
+      ]),
     );
     const expected = Object.fromEntries(
       cases.map((x) => [x.boleto.externalId, gerarBoleto({ dados: x.dados, vencimento: VENCIMENTO, valorCentavos: VALOR }).codigoBarras]),

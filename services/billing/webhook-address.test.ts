@@ -11,10 +11,29 @@ import { isPublicAddress, literalAddressProblem, publicOnlyLookup } from "./webh
 import { startReceiver, type Receiver } from "./testing/webhook-receiver.js";
 
 describe("public addresses", () => {
-  it.each(["8.8.8.8", "200.160.2.3", "1.1.1.1", "2001:4860:4860::8888", "::ffff:8.8.8.8"])("%s is public", (a) => expect(isPublicAddress(a)).toBe(true));
+  it.each(["8.8.8.8", "200.160.2.3", "1.1.1.1", "2001:4860:4860::8888", "::ffff:8.8.8.8"])("%s is public", (a) =>
+    expect(isPublicAddress(a)).toBe(true),
+  );
   it.each([
-    "127.0.0.1", "10.1.2.3", "172.16.0.1", "172.31.255.255", "192.168.1.1", "169.254.169.254", "100.64.0.1", "0.0.0.0", "224.0.0.1", "255.255.255.255",
-    "::1", "::", "fd00::1", "fe80::1", "ff02::1", "::ffff:127.0.0.1", "::ffff:7f00:1", "64:ff9b::a9fe:a9fe", "not-an-ip",
+    "127.0.0.1",
+    "10.1.2.3",
+    "172.16.0.1",
+    "172.31.255.255",
+    "192.168.1.1",
+    "169.254.169.254",
+    "100.64.0.1",
+    "0.0.0.0",
+    "224.0.0.1",
+    "255.255.255.255",
+    "::1",
+    "::",
+    "fd00::1",
+    "fe80::1",
+    "ff02::1",
+    "::ffff:127.0.0.1",
+    "::ffff:7f00:1",
+    "64:ff9b::a9fe:a9fe",
+    "not-an-ip",
   ])("%s is not", (a) => expect(isPublicAddress(a)).toBe(false));
 
   it("refuses IP-literal URLs of private addresses, and leaves names to the connection", () => {
@@ -35,7 +54,13 @@ describe("a billing process delivering to public addresses only", () => {
   let receiver: Receiver;
   beforeAll(async () => {
     mesh = await startBillingMesh({
-      billingEnv: { BILLING_WEBHOOK_ALLOW_HTTP: "true", BILLING_WEBHOOK_ALLOW_PRIVATE: "false", BILLING_WEBHOOK_POLL_SECONDS: "0.1", BILLING_WEBHOOK_BACKOFF_SECONDS: "0.1", BILLING_WEBHOOK_MAX_ATTEMPTS: "2" },
+      billingEnv: {
+        BILLING_WEBHOOK_ALLOW_HTTP: "true",
+        BILLING_WEBHOOK_ALLOW_PRIVATE: "false",
+        BILLING_WEBHOOK_POLL_SECONDS: "0.1",
+        BILLING_WEBHOOK_BACKOFF_SECONDS: "0.1",
+        BILLING_WEBHOOK_MAX_ATTEMPTS: "2",
+      },
     });
     receiver = await startReceiver(() => 204);
   });
@@ -46,7 +71,9 @@ describe("a billing process delivering to public addresses only", () => {
 
   it("refuses a loopback address when the endpoint is set, and a name resolving to one at delivery, without calling it", async () => {
     const c = mesh.billingClient();
-    await expect(c.setWebhookEndpoint({ tenant: "ssrf", url: receiver.url, enabled: true })).rejects.toMatchObject({ code: Code.InvalidArgument });
+    await expect(c.setWebhookEndpoint({ tenant: "ssrf", url: receiver.url, enabled: true })).rejects.toMatchObject({
+      code: Code.InvalidArgument,
+    });
     await c.setWebhookEndpoint({ tenant: "ssrf", url: receiver.url.replace("127.0.0.1", "localhost"), enabled: true });
     const { job } = await c.createBoletoJob({ tenant: "ssrf", environment: Environment.SANDBOX, items: [boletoValido(1)] });
     let state = DeliveryState.UNSPECIFIED;

@@ -8,10 +8,15 @@ import type { JobRow } from "./job-repo.js";
 import { countersOf, ts } from "./to-proto.js";
 import { deliveryId, type WebhookRepo } from "./webhook-repo.js";
 
-const KIND_SEGMENT: Partial<Record<JobKind, string>> = { [JobKind.BOLETO]: "boletos", [JobKind.REMESSA]: "cnab_remessas", [JobKind.RETORNO]: "cnab_retornos" };
+const KIND_SEGMENT: Partial<Record<JobKind, string>> = {
+  [JobKind.BOLETO]: "boletos",
+  [JobKind.REMESSA]: "cnab_remessas",
+  [JobKind.RETORNO]: "cnab_retornos",
+};
 
 /** "job.boletos.partially_completed" and the like (seed 003). */
-export const eventType = (kind: JobKind, state: JobState) => `job.${KIND_SEGMENT[kind] ?? "unknown"}.${(JobState[state] ?? "unknown").toLowerCase()}`;
+export const eventType = (kind: JobKind, state: JobState) =>
+  `job.${KIND_SEGMENT[kind] ?? "unknown"}.${(JobState[state] ?? "unknown").toLowerCase()}`;
 
 export function completionEventWriter(repo: WebhookRepo, maxAttempts: number) {
   return async (c: PoolConnection, job: JobRow, f: FinishedJob): Promise<void> => {
@@ -31,6 +36,15 @@ export function completionEventWriter(repo: WebhookRepo, maxAttempts: number) {
       zipArtifactId: f.manifest?.zip?.artifactId ?? "",
       artifactsExpiresAt: ts(f.artifactsExpiresAt),
     });
-    await repo.enqueue(c, { id, tenant: job.tenant, jobId: job.id, round: job.retryRounds, eventType: type, body: toJsonString(WebhookEventSchema, event), attemptLimit: maxAttempts, now: f.finishedAt });
+    await repo.enqueue(c, {
+      id,
+      tenant: job.tenant,
+      jobId: job.id,
+      round: job.retryRounds,
+      eventType: type,
+      body: toJsonString(WebhookEventSchema, event),
+      attemptLimit: maxAttempts,
+      now: f.finishedAt,
+    });
   };
 }

@@ -21,10 +21,10 @@ export interface WebhookHandlerDeps {
 
 const EVENT_TYPE = /^job\.[a-z_]+\.[a-z_]+$/;
 
-
 const notConfigured = (tenant: string) => billingError(`tenant ${tenant} has no webhook endpoint`, Code.NotFound, "WEBHOOK_NOT_CONFIGURED");
 const invalidUrl = (why: string) => billingError(`invalid webhook url: ${why}`, Code.InvalidArgument, "INVALID_WEBHOOK_URL");
-const deliveryNotFound = (id: string) => billingError(`delivery ${JSON.stringify(id.slice(0, 64))} not found`, Code.NotFound, "DELIVERY_NOT_FOUND");
+const deliveryNotFound = (id: string) =>
+  billingError(`delivery ${JSON.stringify(id.slice(0, 64))} not found`, Code.NotFound, "DELIVERY_NOT_FOUND");
 
 function checkUrl(raw: string, allowHttp: boolean, allowPrivate: boolean): string {
   if (raw === "") throw invalidUrl("required");
@@ -35,7 +35,8 @@ function checkUrl(raw: string, allowHttp: boolean, allowPrivate: boolean): strin
   } catch {
     throw invalidUrl("not a URL");
   }
-  if (u.protocol !== "https:" && !(allowHttp && u.protocol === "http:")) throw invalidUrl(allowHttp ? "must be http or https" : "must be https");
+  if (u.protocol !== "https:" && !(allowHttp && u.protocol === "http:"))
+    throw invalidUrl(allowHttp ? "must be http or https" : "must be https");
   if (u.hash !== "") throw invalidUrl("must not have a fragment");
   // A name is checked again at every delivery, after DNS; an address can be refused right away.
   const literal = allowPrivate ? undefined : literalAddressProblem(raw);
@@ -51,13 +52,26 @@ function previousSecretGraceMs(grace: Duration | undefined, rotating: boolean): 
   if (grace === undefined) return DEFAULT_PREVIOUS_SECRET_GRACE_MS;
   if (!rotating) throw badRequest("previous_secret_grace applies only with rotate_secret");
   const ms = Number(grace.seconds) * 1000 + Math.trunc(grace.nanos / 1e6);
-  if (grace.seconds < 0n || grace.nanos < 0 || ms > MAX_PREVIOUS_SECRET_GRACE_MS) throw badRequest("previous_secret_grace must be between 0 and 7 days");
+  if (grace.seconds < 0n || grace.nanos < 0 || ms > MAX_PREVIOUS_SECRET_GRACE_MS)
+    throw badRequest("previous_secret_grace must be between 0 and 7 days");
   return ms;
 }
 
 const endpointOf = (e: EndpointRow, now = new Date()) => {
-  const previous = e.previousSecret && e.previousSecretUntil && e.previousSecretUntil > now ? { previousSecretHint: secretHint(e.previousSecret), previousSecretExpiresAt: ts(e.previousSecretUntil) } : {};
-  return create(WebhookEndpointSchema, { tenant: e.tenant, url: e.url, eventTypes: e.eventTypes, enabled: e.enabled, secretHint: secretHint(e.secret), ...previous, createdAt: ts(e.createdAt), updatedAt: ts(e.updatedAt) });
+  const previous =
+    e.previousSecret && e.previousSecretUntil && e.previousSecretUntil > now
+      ? { previousSecretHint: secretHint(e.previousSecret), previousSecretExpiresAt: ts(e.previousSecretUntil) }
+      : {};
+  return create(WebhookEndpointSchema, {
+    tenant: e.tenant,
+    url: e.url,
+    eventTypes: e.eventTypes,
+    enabled: e.enabled,
+    secretHint: secretHint(e.secret),
+    ...previous,
+    createdAt: ts(e.createdAt),
+    updatedAt: ts(e.updatedAt),
+  });
 };
 
 const deliveryOf = (d: DeliveryRow) =>
@@ -81,11 +95,18 @@ export function webhookHandlers(d: WebhookHandlerDeps): Partial<ServiceImpl<type
     async setWebhookEndpoint(req) {
       checkTenant(req.tenant);
       const url = checkUrl(req.url, d.allowHttp, d.allowPrivate);
-      for (const t of req.eventTypes) if (!EVENT_TYPE.test(t)) throw badRequest(`event type ${JSON.stringify(t.slice(0, 64))} is not of the form job.<kind>.<state>`);
+      for (const t of req.eventTypes)
+        if (!EVENT_TYPE.test(t)) throw badRequest(`event type ${JSON.stringify(t.slice(0, 64))} is not of the form job.<kind>.<state>`);
       const graceMs = previousSecretGraceMs(req.previousSecretGrace, req.rotateSecret);
       const existing = await d.repo.endpoint(req.tenant);
       const secret = !existing || req.rotateSecret ? newSecret() : undefined;
-      await d.repo.upsertEndpoint({ tenant: req.tenant, url, eventTypes: [...new Set(req.eventTypes)], enabled: req.enabled, ...(secret ? { secret, previousGraceMs: graceMs } : {}) });
+      await d.repo.upsertEndpoint({
+        tenant: req.tenant,
+        url,
+        eventTypes: [...new Set(req.eventTypes)],
+        enabled: req.enabled,
+        ...(secret ? { secret, previousGraceMs: graceMs } : {}),
+      });
       const saved = await d.repo.endpoint(req.tenant);
       return { endpoint: endpointOf(saved!), secret: secret ?? "" };
     },
@@ -112,18 +133,25 @@ export function webhookHandlers(d: WebhookHandlerDeps): Partial<ServiceImpl<type
       if (req.pageToken !== "") {
         try {
           const v = JSON.parse(Buffer.from(req.pageToken, "base64url").toString("utf8")) as unknown;
-          if (!Array.isArray(v) || v.length !== 3 || typeof v[0] !== "number" || typeof v[1] !== "string" || v[2] !== filter) throw new Error();
+          if (!Array.isArray(v) || v.length !== 3 || typeof v[0] !== "number" || typeof v[1] !== "string" || v[2] !== filter)
+            throw new Error();
           before = [v[0], v[1]];
         } catch {
           throw invalidPageToken();
         }
       }
-      const rows = await d.repo.list(req.tenant, { ...(req.jobId ? { jobId: req.jobId } : {}), ...(req.state ? { state: req.state } : {}), ...(before ? { before } : {}), limit: size + 1 });
+      const rows = await d.repo.list(req.tenant, {
+        ...(req.jobId ? { jobId: req.jobId } : {}),
+        ...(req.state ? { state: req.state } : {}),
+        ...(before ? { before } : {}),
+        limit: size + 1,
+      });
       const page = rows.slice(0, size);
       const last = page.at(-1);
       return {
         deliveries: page.map(deliveryOf),
-        nextPageToken: rows.length > size && last ? Buffer.from(JSON.stringify([last.createdAt.getTime(), last.id, filter])).toString("base64url") : "",
+        nextPageToken:
+          rows.length > size && last ? Buffer.from(JSON.stringify([last.createdAt.getTime(), last.id, filter])).toString("base64url") : "",
       };
     },
 

@@ -39,7 +39,9 @@ const toEndpoint = (r: RowDataPacket): EndpointRow => ({
   eventTypes: JSON.parse(r["event_types"]) as string[],
   enabled: r["enabled"] === 1,
   secret: r["secret"],
-  ...(r["previous_secret"] && r["previous_secret_until"] ? { previousSecret: r["previous_secret"], previousSecretUntil: r["previous_secret_until"] } : {}),
+  ...(r["previous_secret"] && r["previous_secret_until"]
+    ? { previousSecret: r["previous_secret"], previousSecretUntil: r["previous_secret_until"] }
+    : {}),
   createdAt: r["created_at"],
   updatedAt: r["updated_at"],
 });
@@ -62,7 +64,8 @@ const toDelivery = (r: RowDataPacket): DeliveryRow => ({
 });
 
 /** Deterministic per (job, round): the same completion always carries the same webhook-id. */
-export const deliveryId = (jobId: string, round: number) => `msg_${createHash("sha256").update(`${jobId}:${round}`).digest("hex").slice(0, 32)}`;
+export const deliveryId = (jobId: string, round: number) =>
+  `msg_${createHash("sha256").update(`${jobId}:${round}`).digest("hex").slice(0, 32)}`;
 
 export class WebhookRepo {
   constructor(
@@ -79,7 +82,14 @@ export class WebhookRepo {
    * Creates or replaces; `secret` undefined keeps the current one. A new secret for an existing endpoint
    * moves the current one to previous_secret for `previousGraceMs` (0 = dropped at once).
    */
-  async upsertEndpoint(e: { tenant: string; url: string; eventTypes: string[]; enabled: boolean; secret?: string; previousGraceMs?: number }): Promise<void> {
+  async upsertEndpoint(e: {
+    tenant: string;
+    url: string;
+    eventTypes: string[];
+    enabled: boolean;
+    secret?: string;
+    previousGraceMs?: number;
+  }): Promise<void> {
     const now = this.clock();
     const rotating = e.secret ?? "";
     const graceMs = e.previousGraceMs ?? 0;
@@ -91,7 +101,21 @@ export class WebhookRepo {
          previous_secret = IF(? = '', previous_secret, IF(? > 0, secret, NULL)),
          previous_secret_until = IF(? = '', previous_secret_until, IF(? > 0, ?, NULL)),
          secret = IF(? = '', secret, VALUES(secret)), updated_at = VALUES(updated_at)`,
-      [e.tenant, e.url, JSON.stringify(e.eventTypes), e.enabled ? 1 : 0, rotating, now, now, rotating, graceMs, rotating, graceMs, new Date(now.getTime() + graceMs), rotating],
+      [
+        e.tenant,
+        e.url,
+        JSON.stringify(e.eventTypes),
+        e.enabled ? 1 : 0,
+        rotating,
+        now,
+        now,
+        rotating,
+        graceMs,
+        rotating,
+        graceMs,
+        new Date(now.getTime() + graceMs),
+        rotating,
+      ],
     );
   }
 
@@ -99,17 +123,18 @@ export class WebhookRepo {
   async deleteEndpoint(tenant: string): Promise<boolean> {
     const [res] = await this.pool.execute<ResultSetHeader>("DELETE FROM billing_webhook_endpoints WHERE tenant = ?", [tenant]);
     if (res.affectedRows === 0) return false;
-    await this.pool.execute("UPDATE billing_webhook_deliveries SET state = ?, last_error = 'endpoint deleted', next_attempt_at = NULL WHERE tenant = ? AND state IN (?, ?)", [
-      DeliveryState.SKIPPED,
-      tenant,
-      DeliveryState.PENDING,
-      DeliveryState.RETRYING,
-    ]);
+    await this.pool.execute(
+      "UPDATE billing_webhook_deliveries SET state = ?, last_error = 'endpoint deleted', next_attempt_at = NULL WHERE tenant = ? AND state IN (?, ?)",
+      [DeliveryState.SKIPPED, tenant, DeliveryState.PENDING, DeliveryState.RETRYING],
+    );
     return true;
   }
 
   /** The outbox insert, inside the transaction that finishes the job. */
-  async enqueue(c: PoolConnection, d: { id: string; tenant: string; jobId: string; round: number; eventType: string; body: string; attemptLimit: number; now: Date }): Promise<void> {
+  async enqueue(
+    c: PoolConnection,
+    d: { id: string; tenant: string; jobId: string; round: number; eventType: string; body: string; attemptLimit: number; now: Date },
+  ): Promise<void> {
     await c.execute(
       `INSERT IGNORE INTO billing_webhook_deliveries (id, tenant, job_id, job_round, event_type, state, attempt_limit, next_attempt_at, created_at, body)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -139,7 +164,10 @@ export class WebhookRepo {
     return claimed;
   }
 
-  async record(id: string, outcome: { state: DeliveryState; httpStatus: number; error: string; nextAttemptAt: Date | null; countsAsAttempt: boolean }): Promise<void> {
+  async record(
+    id: string,
+    outcome: { state: DeliveryState; httpStatus: number; error: string; nextAttemptAt: Date | null; countsAsAttempt: boolean },
+  ): Promise<void> {
     const now = this.clock();
     await this.pool.execute(
       `UPDATE billing_webhook_deliveries SET state = ?, attempts = attempts + ?, last_http_status = ?, last_error = ?, next_attempt_at = ?,
@@ -161,21 +189,30 @@ export class WebhookRepo {
   }
 
   async get(tenant: string, id: string): Promise<DeliveryRow | undefined> {
-    const [rows] = await this.pool.execute<RowDataPacket[]>("SELECT * FROM billing_webhook_deliveries WHERE tenant = ? AND id = ?", [tenant, id]);
+    const [rows] = await this.pool.execute<RowDataPacket[]>("SELECT * FROM billing_webhook_deliveries WHERE tenant = ? AND id = ?", [
+      tenant,
+      id,
+    ]);
     return rows[0] ? toDelivery(rows[0]) : undefined;
   }
 
-  async list(tenant: string, opts: { jobId?: string; state?: DeliveryState; before?: [number, string]; limit: number }): Promise<DeliveryRow[]> {
+  async list(
+    tenant: string,
+    opts: { jobId?: string; state?: DeliveryState; before?: [number, string]; limit: number },
+  ): Promise<DeliveryRow[]> {
     const where = ["tenant = ?"];
     const args: (string | number | Date)[] = [tenant];
-    if (opts.jobId) (where.push("job_id = ?"), args.push(opts.jobId));
-    if (opts.state) (where.push("state = ?"), args.push(opts.state));
+    if (opts.jobId) where.push("job_id = ?"), args.push(opts.jobId);
+    if (opts.state) where.push("state = ?"), args.push(opts.state);
     if (opts.before) {
       const at = new Date(opts.before[0]);
       where.push("(created_at < ? OR (created_at = ? AND id < ?))");
       args.push(at, at, opts.before[1]);
     }
-    const [rows] = await this.pool.query<RowDataPacket[]>(`SELECT * FROM billing_webhook_deliveries WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?`, [...args, opts.limit]);
+    const [rows] = await this.pool.query<RowDataPacket[]>(
+      `SELECT * FROM billing_webhook_deliveries WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?`,
+      [...args, opts.limit],
+    );
     return rows.map(toDelivery);
   }
 

@@ -92,7 +92,13 @@ export class WebhookSender {
     const endpoint = await this.repo.endpoint(d.tenant);
     if (!endpoint?.enabled || (endpoint.eventTypes.length > 0 && !endpoint.eventTypes.includes(d.eventType))) {
       const why = !endpoint ? "no endpoint configured" : !endpoint.enabled ? "endpoint disabled" : "event type not subscribed";
-      await this.repo.record(d.id, { state: DeliveryState.SKIPPED, httpStatus: 0, error: why, nextAttemptAt: null, countsAsAttempt: false });
+      await this.repo.record(d.id, {
+        state: DeliveryState.SKIPPED,
+        httpStatus: 0,
+        error: why,
+        nextAttemptAt: null,
+        countsAsAttempt: false,
+      });
       this.metrics?.webhookAttempts.inc({ outcome: "skipped" });
       return;
     }
@@ -115,10 +121,19 @@ export class WebhookSender {
       await res.body?.cancel().catch(() => undefined);
       if (status < 200 || status >= 300) error = `HTTP ${status}`;
     } catch (err) {
-      error = (err as Error).name === "TimeoutError" ? `timeout after ${this.s.timeoutMs} ms` : `request failed: ${(err as Error).cause ? String(((err as Error).cause as Error).message ?? (err as Error).cause) : (err as Error).message}`;
+      error =
+        (err as Error).name === "TimeoutError"
+          ? `timeout after ${this.s.timeoutMs} ms`
+          : `request failed: ${(err as Error).cause ? String(((err as Error).cause as Error).message ?? (err as Error).cause) : (err as Error).message}`;
     }
     if (error === "") {
-      await this.repo.record(d.id, { state: DeliveryState.SUCCEEDED, httpStatus: status, error: "", nextAttemptAt: null, countsAsAttempt: true });
+      await this.repo.record(d.id, {
+        state: DeliveryState.SUCCEEDED,
+        httpStatus: status,
+        error: "",
+        nextAttemptAt: null,
+        countsAsAttempt: true,
+      });
       this.metrics?.webhookAttempts.inc({ outcome: "succeeded" });
       this.log.info({ deliveryId: d.id, jobId: d.jobId, attempt }, "webhook delivered");
       return;

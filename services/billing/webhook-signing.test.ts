@@ -20,7 +20,9 @@ describe("Standard Webhooks signing", () => {
     expect(verify(secret, hdr, body, now + 301)).toBe(false);
     expect(verify(newSecret(), hdr, body, now)).toBe(false);
     // During a rotation two signatures are listed; either verifies.
-    expect(verify(secret, { ...hdr, signature: `v1,${createHmac("sha256", "x").digest("base64")} ${hdr.signature}` }, body, now)).toBe(true);
+    expect(verify(secret, { ...hdr, signature: `v1,${createHmac("sha256", "x").digest("base64")} ${hdr.signature}` }, body, now)).toBe(
+      true,
+    );
   });
 
   it("issues whsec_ secrets of 24 random bytes", () => {

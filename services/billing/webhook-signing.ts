@@ -16,7 +16,12 @@ export function sign(secret: string, id: string, timestampSeconds: number, body:
 }
 
 /** Headers of one delivery, with one signature per secret (space-separated, as the specification lists them). */
-export function signatureHeaders(secrets: string | readonly string[], id: string, timestampSeconds: number, body: string): Record<string, string> {
+export function signatureHeaders(
+  secrets: string | readonly string[],
+  id: string,
+  timestampSeconds: number,
+  body: string,
+): Record<string, string> {
   return {
     "webhook-id": id,
     "webhook-timestamp": String(timestampSeconds),
@@ -25,15 +30,26 @@ export function signatureHeaders(secrets: string | readonly string[], id: string
 }
 
 /** The secrets that sign now: the current one, and a rotated-out one until its grace period ends. */
-export function signingSecrets(e: { secret: string; previousSecret?: string | undefined; previousSecretUntil?: Date | undefined }, now: Date): string[] {
-  return e.previousSecret && e.previousSecretUntil && e.previousSecretUntil.getTime() > now.getTime() ? [e.secret, e.previousSecret] : [e.secret];
+export function signingSecrets(
+  e: { secret: string; previousSecret?: string | undefined; previousSecretUntil?: Date | undefined },
+  now: Date,
+): string[] {
+  return e.previousSecret && e.previousSecretUntil && e.previousSecretUntil.getTime() > now.getTime()
+    ? [e.secret, e.previousSecret]
+    : [e.secret];
 }
 
 /**
  * The receiver's side (used by tests and documented for consumers): any listed v1 signature matches,
  * and the timestamp is within `toleranceSeconds` of now (replays of old deliveries are refused).
  */
-export function verify(secret: string, headers: { id: string; timestamp: string; signature: string }, body: string, nowSeconds: number, toleranceSeconds = 300): boolean {
+export function verify(
+  secret: string,
+  headers: { id: string; timestamp: string; signature: string },
+  body: string,
+  nowSeconds: number,
+  toleranceSeconds = 300,
+): boolean {
   const ts = Number(headers.timestamp);
   if (!Number.isInteger(ts) || Math.abs(nowSeconds - ts) > toleranceSeconds) return false;
   const expected = Buffer.from(sign(secret, headers.id, ts, body));

@@ -45,7 +45,10 @@ async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean): Promise<T>
 async function runJob(tenant: string) {
   const c = mesh.billingClient();
   const { job } = await c.createBoletoJob({ tenant, environment: Environment.SANDBOX, items: [boletoValido(1)] });
-  await until(() => c.getBoletoJob({ tenant, jobId: job!.jobId }), (r) => r.job!.state === JobState.COMPLETED);
+  await until(
+    () => c.getBoletoJob({ tenant, jobId: job!.jobId }),
+    (r) => r.job!.state === JobState.COMPLETED,
+  );
   return job!.jobId;
 }
 
@@ -64,7 +67,10 @@ describe("completion webhooks", () => {
     expect(set.secret).toMatch(/^whsec_/);
     expect(set.endpoint?.secretHint).toBe(set.secret.slice(-4));
     const jobId = await runJob("wh1");
-    const log = await until(() => deliveries("wh1", jobId), (l) => l.deliveries[0]?.state === DeliveryState.SUCCEEDED);
+    const log = await until(
+      () => deliveries("wh1", jobId),
+      (l) => l.deliveries[0]?.state === DeliveryState.SUCCEEDED,
+    );
     expect(log.deliveries).toHaveLength(1);
     expect(log.deliveries[0]).toMatchObject({ attempts: 3, lastHttpStatus: 204, eventType: "job.boletos.completed" });
     expect(r.received).toHaveLength(3);
@@ -76,7 +82,14 @@ describe("completion webhooks", () => {
       expect(verify(set.secret, headersOf(r, i), r.received[i]!.body, now)).toBe(true);
     }
     const event = JSON.parse(r.received[2]!.body);
-    expect(event).toMatchObject({ id, type: "job.boletos.completed", tenant: "wh1", jobId, state: "JOB_STATE_COMPLETED", counters: { total: 1, completed: 1 } });
+    expect(event).toMatchObject({
+      id,
+      type: "job.boletos.completed",
+      tenant: "wh1",
+      jobId,
+      state: "JOB_STATE_COMPLETED",
+      counters: { total: 1, completed: 1 },
+    });
     expect(event.zipArtifactId).toMatch(/.+/);
     // A body changed in transit does not verify.
     expect(verify(set.secret, headersOf(r, 2), r.received[2]!.body.replace("wh1", "wh2"), now)).toBe(false);
@@ -88,7 +101,10 @@ describe("completion webhooks", () => {
     const c = mesh.billingClient();
     const { secret } = await c.setWebhookEndpoint({ tenant: "wh2", url: r.url, enabled: true });
     const jobId = await runJob("wh2");
-    const dead = await until(() => deliveries("wh2", jobId), (l) => l.deliveries[0]?.state === DeliveryState.DEAD_LETTERED);
+    const dead = await until(
+      () => deliveries("wh2", jobId),
+      (l) => l.deliveries[0]?.state === DeliveryState.DEAD_LETTERED,
+    );
     expect(dead.deliveries[0]).toMatchObject({ attempts: 3, lastHttpStatus: 500, lastError: "HTTP 500" });
     expect(r.received).toHaveLength(3);
     // The job is untouched by its consumer's failures.
@@ -99,7 +115,10 @@ describe("completion webhooks", () => {
     await expect(c.redeliverWebhook({ tenant: "other", deliveryId: id })).rejects.toMatchObject({ code: Code.NotFound });
     const again = await c.redeliverWebhook({ tenant: "wh2", deliveryId: id });
     expect(again.delivery?.deliveryId).toBe(id);
-    const ok = await until(() => deliveries("wh2", jobId), (l) => l.deliveries[0]?.state === DeliveryState.SUCCEEDED);
+    const ok = await until(
+      () => deliveries("wh2", jobId),
+      (l) => l.deliveries[0]?.state === DeliveryState.SUCCEEDED,
+    );
     expect(ok.deliveries[0]?.attempts).toBe(4);
     expect(r.received).toHaveLength(4);
     expect(headersOf(r, 3).id).toBe(id);
@@ -110,13 +129,28 @@ describe("completion webhooks", () => {
   it("manages the endpoint: no secret on reads, rotation, validation, deletion → SKIPPED deliveries", async () => {
     const c = mesh.billingClient();
     await expect(c.getWebhookEndpoint({ tenant: "wh3" })).rejects.toMatchObject({ code: Code.NotFound });
-    await expect(c.setWebhookEndpoint({ tenant: "wh3", url: "ftp://x.example/", enabled: true })).rejects.toMatchObject({ code: Code.InvalidArgument });
-    await expect(c.setWebhookEndpoint({ tenant: "wh3", url: "not a url", enabled: true })).rejects.toMatchObject({ code: Code.InvalidArgument });
-    await expect(c.setWebhookEndpoint({ tenant: "wh3", url: "https://x.example/h", eventTypes: ["everything"], enabled: true })).rejects.toMatchObject({ code: Code.InvalidArgument });
+    await expect(c.setWebhookEndpoint({ tenant: "wh3", url: "ftp://x.example/", enabled: true })).rejects.toMatchObject({
+      code: Code.InvalidArgument,
+    });
+    await expect(c.setWebhookEndpoint({ tenant: "wh3", url: "not a url", enabled: true })).rejects.toMatchObject({
+      code: Code.InvalidArgument,
+    });
+    await expect(
+      c.setWebhookEndpoint({ tenant: "wh3", url: "https://x.example/h", eventTypes: ["everything"], enabled: true }),
+    ).rejects.toMatchObject({ code: Code.InvalidArgument });
     const first = await c.setWebhookEndpoint({ tenant: "wh3", url: "https://x.example/h", enabled: true });
-    const update = await c.setWebhookEndpoint({ tenant: "wh3", url: "https://x.example/h2", eventTypes: ["job.boletos.failed"], enabled: true });
+    const update = await c.setWebhookEndpoint({
+      tenant: "wh3",
+      url: "https://x.example/h2",
+      eventTypes: ["job.boletos.failed"],
+      enabled: true,
+    });
     expect(update.secret).toBe(""); // unchanged secret is not shown again
-    expect(update.endpoint).toMatchObject({ url: "https://x.example/h2", eventTypes: ["job.boletos.failed"], secretHint: first.secret.slice(-4) });
+    expect(update.endpoint).toMatchObject({
+      url: "https://x.example/h2",
+      eventTypes: ["job.boletos.failed"],
+      secretHint: first.secret.slice(-4),
+    });
     const rotated = await c.setWebhookEndpoint({ tenant: "wh3", url: "https://x.example/h2", enabled: false, rotateSecret: true });
     expect(rotated.secret).toMatch(/^whsec_/);
     expect(rotated.secret).not.toBe(first.secret);
@@ -126,7 +160,10 @@ describe("completion webhooks", () => {
     await c.deleteWebhookEndpoint({ tenant: "wh3" });
     await expect(c.deleteWebhookEndpoint({ tenant: "wh3" })).rejects.toMatchObject({ code: Code.NotFound });
     const jobId = await runJob("wh3");
-    const log = await until(() => deliveries("wh3", jobId), (l) => l.deliveries[0]?.state === DeliveryState.SKIPPED);
+    const log = await until(
+      () => deliveries("wh3", jobId),
+      (l) => l.deliveries[0]?.state === DeliveryState.SKIPPED,
+    );
     expect(log.deliveries[0]).toMatchObject({ attempts: 0, lastError: "no endpoint configured" });
   });
 
@@ -135,13 +172,20 @@ describe("completion webhooks", () => {
     const c = mesh.billingClient();
     const signed = async (tenant: string) => {
       const jobId = await runJob(tenant);
-      await until(() => deliveries(tenant, jobId), (l) => l.deliveries[0]?.state === DeliveryState.SUCCEEDED);
+      await until(
+        () => deliveries(tenant, jobId),
+        (l) => l.deliveries[0]?.state === DeliveryState.SUCCEEDED,
+      );
       const i = r.received.findIndex((x) => JSON.parse(x.body).jobId === jobId);
       return { h: headersOf(r, i), body: r.received[i]!.body, now: Math.floor(Date.now() / 1000) };
     };
     const s1 = (await c.setWebhookEndpoint({ tenant: "wh5", url: r.url, enabled: true })).secret;
-    await expect(c.setWebhookEndpoint({ tenant: "wh5", url: r.url, enabled: true, previousSecretGrace: { seconds: 60n } })).rejects.toMatchObject({ code: Code.InvalidArgument });
-    await expect(c.setWebhookEndpoint({ tenant: "wh5", url: r.url, enabled: true, rotateSecret: true, previousSecretGrace: { seconds: 8n * 86400n } })).rejects.toMatchObject({ code: Code.InvalidArgument });
+    await expect(
+      c.setWebhookEndpoint({ tenant: "wh5", url: r.url, enabled: true, previousSecretGrace: { seconds: 60n } }),
+    ).rejects.toMatchObject({ code: Code.InvalidArgument });
+    await expect(
+      c.setWebhookEndpoint({ tenant: "wh5", url: r.url, enabled: true, rotateSecret: true, previousSecretGrace: { seconds: 8n * 86400n } }),
+    ).rejects.toMatchObject({ code: Code.InvalidArgument });
 
     // Default grace (24 h): both secrets sign, so a receiver still holding s1 verifies, and one holding s2 too.
     const before = Date.now();
@@ -156,7 +200,9 @@ describe("completion webhooks", () => {
     expect([verify(s1, both.h, both.body, both.now), verify(s2, both.h, both.body, both.now)]).toEqual([true, true]);
 
     // Zero grace (a leaked secret): only the new one signs from now on, and reads show no previous secret.
-    const s3 = (await c.setWebhookEndpoint({ tenant: "wh5", url: r.url, enabled: true, rotateSecret: true, previousSecretGrace: { seconds: 0n } })).secret;
+    const s3 = (
+      await c.setWebhookEndpoint({ tenant: "wh5", url: r.url, enabled: true, rotateSecret: true, previousSecretGrace: { seconds: 0n } })
+    ).secret;
     const afterLeak = (await c.getWebhookEndpoint({ tenant: "wh5" })).endpoint!;
     expect([afterLeak.secretHint, afterLeak.previousSecretHint, afterLeak.previousSecretExpiresAt]).toEqual([s3.slice(-4), "", undefined]);
     const only = await signed("wh5");
@@ -176,11 +222,17 @@ describe("completion webhooks", () => {
     const { secret } = await c.setWebhookEndpoint({ tenant: "wh4", url: r.url, enabled: true });
     const victim = mesh.billing.at(-1)!;
     const { job } = await c.createBoletoJob({ tenant: "wh4", environment: Environment.SANDBOX, items: [boletoValido(1)] });
-    await until(async () => r.received.length, (n) => n >= 1);
+    await until(
+      async () => r.received.length,
+      (n) => n >= 1,
+    );
     victim.kill("SIGKILL");
     await victim.exited;
     await mesh.startBilling();
-    const log = await until(() => deliveries("wh4", job!.jobId), (l) => l.deliveries[0]?.state === DeliveryState.SUCCEEDED);
+    const log = await until(
+      () => deliveries("wh4", job!.jobId),
+      (l) => l.deliveries[0]?.state === DeliveryState.SUCCEEDED,
+    );
     expect(log.deliveries).toHaveLength(1);
     expect(r.received).toHaveLength(2);
     expect(headersOf(r, 0).id).toBe(headersOf(r, 1).id);

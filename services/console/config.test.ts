@@ -36,10 +36,18 @@ describe("console config", () => {
   it("names the variable of each mistake and never prints the secret", () => {
     const { CONSOLE_USERS_FILE: _u, ...noUsers } = base;
     expect(refusal(noUsers)).toMatch(/^config error: CONSOLE_USERS_FILE is required/);
-    expect(refusal({ ...base, CONSOLE_SESSION_SECRET: "short-key" })).toMatch(/^config error: CONSOLE_SESSION_SECRET must be at least 32 bytes/);
+    expect(refusal({ ...base, CONSOLE_SESSION_SECRET: "short-key" })).toMatch(
+      /^config error: CONSOLE_SESSION_SECRET must be at least 32 bytes/,
+    );
     expect(refusal({ ...base, CONSOLE_SESSION_SECRET: "short-key" })).not.toContain("short-key");
-    expect(refusal({ ...base, CONSOLE_SESSION_SECRET_FILE: join(dir, "secret") })).toMatch(/^config error: CONSOLE_SESSION_SECRET_FILE cannot be set together/);
-    expect(refusal({ ...base, CONSOLE_STATIC_DIR: join(dir, "nope") })).toMatch(/^config error: CONSOLE_STATIC_DIR has no index.html .*npm run build:console/);
-    expect(refusal({ ...base, CONSOLE_TRUST_PROXY_USER_HEADER: "X User" })).toMatch(/^config error: CONSOLE_TRUST_PROXY_USER_HEADER must be an HTTP header name/);
+    expect(refusal({ ...base, CONSOLE_SESSION_SECRET_FILE: join(dir, "secret") })).toMatch(
+      /^config error: CONSOLE_SESSION_SECRET_FILE cannot be set together/,
+    );
+    expect(refusal({ ...base, CONSOLE_STATIC_DIR: join(dir, "nope") })).toMatch(
+      /^config error: CONSOLE_STATIC_DIR has no index.html .*npm run build:console/,
+    );
+    expect(refusal({ ...base, CONSOLE_TRUST_PROXY_USER_HEADER: "X User" })).toMatch(
+      /^config error: CONSOLE_TRUST_PROXY_USER_HEADER must be an HTTP header name/,
+    );
   });
 });

@@ -133,7 +133,9 @@ describe("console: Sincronização in a browser", () => {
   it("a refused Sincronizar shows the ADN rule's reason", async () => {
     const ibge = mesh.municipalities[0]!.ibge;
     await page.getByRole("button", { name: `Sincronizar ${mesh.municipalities[0]!.name}` }).click();
-    await expect.poll(() => page.getByTestId(`message-${ibge}`).textContent()).toMatch(/^aguardando até \d\d:\d\d — regra de 1 hora do ADN$/);
+    await expect
+      .poll(() => page.getByTestId(`message-${ibge}`).textContent())
+      .toMatch(/^aguardando até \d\d:\d\d — regra de 1 hora do ADN$/);
     await screenshot(page, "sincronizacao-recusada");
   });
 
@@ -142,7 +144,9 @@ describe("console: Sincronização in a browser", () => {
     expect(noHeader).toBe(403);
     const anonymous = await fetch(`${url}/api/feeds`);
     expect(anonymous.status).toBe(401);
-    const forged = await fetch(`${url}/api/feeds`, { headers: { Cookie: "malha_console=eyJ1IjoiYW5hIiwiZXhwIjo5OTk5OTk5OTk5OTk5fQ.AAAA" } });
+    const forged = await fetch(`${url}/api/feeds`, {
+      headers: { Cookie: "malha_console=eyJ1IjoiYW5hIiwiZXhwIjo5OTk5OTk5OTk5OTk5fQ.AAAA" },
+    });
     expect(forged.status).toBe(401);
   });
 

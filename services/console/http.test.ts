@@ -35,7 +35,10 @@ beforeAll(async () => {
   writeFileSync(join(staticDir, "assets", "a.js"), "export {};");
   writeFileSync(join(dir, "secret.txt"), "outside");
   const users = join(dir, "users");
-  writeFileSync(users, `ana operator ${tokenDigest("tok-ana").toString("hex")}\nleo read-only ${tokenDigest("tok-leo").toString("hex")}\nsso@x operator -\n`);
+  writeFileSync(
+    users,
+    `ana operator ${tokenDigest("tok-ana").toString("hex")}\nleo read-only ${tokenDigest("tok-leo").toString("hex")}\nsso@x operator -\n`,
+  );
   const log = createLogger({ service: "console", destination: new Writable({ write: (c, _e, cb) => (logLines.push(String(c)), cb()) }) });
   server = await startConsoleServer(
     {
@@ -101,7 +104,10 @@ describe("console HTTP API", () => {
     const bad = await post("/api/municipios/35503/sync", { cookie: ana });
     expect([bad.status, await bad.json()]).toEqual([400, { error: { code: "INVALID_ARGUMENT", message: "ibge must be 7 digits" } }]);
     const unknown = await post("/api/municipios/9999999/sync", { cookie: ana });
-    expect([unknown.status, await unknown.json()]).toEqual([404, { error: { code: "NOT_FOUND", message: "municipality 9999999 is not registered" } }]);
+    expect([unknown.status, await unknown.json()]).toEqual([
+      404,
+      { error: { code: "NOT_FOUND", message: "municipality 9999999 is not registered" } },
+    ]);
   });
 
   it("trusts the proxy's user header for listed users only", async () => {

@@ -24,7 +24,9 @@ describe("console labels", () => {
   });
 
   it("explains a cool-down and a lease held elsewhere", () => {
-    expect(describeDecision(decision({ reason: "cooling_down", notBefore: "2026-12-01T16:30:00Z" }), now, TZ)).toMatch(/^em resfriamento até 13:30 — .*429/);
+    expect(describeDecision(decision({ reason: "cooling_down", notBefore: "2026-12-01T16:30:00Z" }), now, TZ)).toMatch(
+      /^em resfriamento até 13:30 — .*429/,
+    );
     expect(describeDecision(decision({ reason: "lease_held", leaseHolder: "coord-2" }), now, TZ)).toBe("já em execução por coord-2");
   });
 

@@ -25,7 +25,11 @@ export function formatInstant(iso: string, now: Date, timeZone?: string): string
 export function describeState(feed: FeedView, now: Date, timeZone?: string): string {
   const label = STATE_LABELS[feed.state];
   const until =
-    feed.state === "cooling_down" ? feed.cooldownUntil : feed.state === "waiting" || feed.state === "error" ? feed.nextEligibleAt : undefined;
+    feed.state === "cooling_down"
+      ? feed.cooldownUntil
+      : feed.state === "waiting" || feed.state === "error"
+        ? feed.nextEligibleAt
+        : undefined;
   return until ? `${label} até ${formatInstant(until, now, timeZone)}` : label;
 }
 

@@ -15,7 +15,9 @@ await runService("console", async ({ env, log }) => {
   const config = readConsoleConfig(env);
   let operators: OperatorDirectory;
   try {
-    operators = new OperatorDirectory(config.usersFile, (err) => log.error({ err: err.message }, "users file not reloaded; keeping the previous list"));
+    operators = new OperatorDirectory(config.usersFile, (err) =>
+      log.error({ err: err.message }, "users file not reloaded; keeping the previous list"),
+    );
   } catch (err) {
     throw new ConfigError("CONSOLE_USERS_FILE", (err as Error).message);
   }

@@ -9,7 +9,10 @@ const hex = (token: string) => tokenDigest(token).toString("hex");
 
 describe("operators file", () => {
   it("reads users, roles and digests, skipping comments and blank lines", () => {
-    const users = parseUsers(`# who may sign in\n\nana operator ${hex("a")}\nleo read-only ${hex("b")}\nsso@x.gov.br operator -\n`, "users");
+    const users = parseUsers(
+      `# who may sign in\n\nana operator ${hex("a")}\nleo read-only ${hex("b")}\nsso@x.gov.br operator -\n`,
+      "users",
+    );
     expect([...users.values()].map((u) => [u.user, u.role, u.tokenDigest !== undefined])).toEqual([
       ["ana", "operator", true],
       ["leo", "read-only", true],

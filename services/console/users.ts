@@ -26,11 +26,14 @@ export function parseUsers(text: string, source: string): Map<string, Operator> 
     if (line === "" || line.startsWith("#")) return;
     const where = `${source} line ${i + 1}`;
     const fields = line.split(/\s+/);
-    if (fields.length !== 3) throw new UsersFileError(`${where}: expected "<user> <role> <sha256 of token>", found ${fields.length} fields`);
+    if (fields.length !== 3)
+      throw new UsersFileError(`${where}: expected "<user> <role> <sha256 of token>", found ${fields.length} fields`);
     const [user, role, digest] = fields as [string, string, string];
     if (!USER.test(user)) throw new UsersFileError(`${where}: user must be 1-128 of A-Z a-z 0-9 . _ @ -`);
-    if (!(ROLES as readonly string[]).includes(role)) throw new UsersFileError(`${where}: role must be one of ${ROLES.join(", ")}, found "${role}"`);
-    if (digest !== "-" && !DIGEST.test(digest)) throw new UsersFileError(`${where}: token digest must be 64 lowercase hex digits (sha256sum) or "-"`);
+    if (!(ROLES as readonly string[]).includes(role))
+      throw new UsersFileError(`${where}: role must be one of ${ROLES.join(", ")}, found "${role}"`);
+    if (digest !== "-" && !DIGEST.test(digest))
+      throw new UsersFileError(`${where}: token digest must be 64 lowercase hex digits (sha256sum) or "-"`);
     if (users.has(user)) throw new UsersFileError(`${where}: user "${user}" is listed twice`);
     users.set(user, { user, role: role as Role, ...(digest !== "-" ? { tokenDigest: Buffer.from(digest, "hex") } : {}) });
   });

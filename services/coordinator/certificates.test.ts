@@ -26,11 +26,24 @@ let vault: ReturnType<typeof clientWithHeaders<typeof VaultService>>;
 beforeAll(async () => {
   db = await createThrowawayDatabase();
   const store = await startService("store", { MYSQL_URL: db.url });
-  const vaultProc = await startService("vault", { MYSQL_URL: db.url, NFSE_MASTER_KEY: randomBytes(32).toString("base64"), VAULT_ADMIN_SECRET: ADMIN });
+  const vaultProc = await startService("vault", {
+    MYSQL_URL: db.url,
+    NFSE_MASTER_KEY: randomBytes(32).toString("base64"),
+    VAULT_ADMIN_SECRET: ADMIN,
+  });
   procs.push(store, vaultProc);
   const storeClient = createClient(StoreService, createGrpcTransport({ baseUrl: store.baseUrl }));
-  for (const [ibge, uf] of [[WITH, "SP"], [WITHOUT, "RJ"]] as const) {
-    await storeClient.registerMunicipality({ ibge, name: `Município ${ibge}`, uf, active: true, feeds: [{ ambiente: Ambiente.PRODUCAO, tipoNsu: TipoNsu.DISTRIBUICAO }] });
+  for (const [ibge, uf] of [
+    [WITH, "SP"],
+    [WITHOUT, "RJ"],
+  ] as const) {
+    await storeClient.registerMunicipality({
+      ibge,
+      name: `Município ${ibge}`,
+      uf,
+      active: true,
+      feeds: [{ ambiente: Ambiente.PRODUCAO, tipoNsu: TipoNsu.DISTRIBUICAO }],
+    });
   }
   vault = clientWithHeaders(VaultService, vaultProc.baseUrl, { "x-malha-vault-admin-secret": ADMIN });
   const root = createTestRoot();

@@ -50,7 +50,10 @@ export class ActiveCertificates {
     if (confirmed !== undefined && now - confirmed < Math.min(ABSENT_CONFIRMED_FOR_MS, this.opts.refreshMs)) return false;
     try {
       const res = await this.opts.listActive("", ibge);
-      const until = Math.max(0, ...res.certificates.filter((c) => c.ibge === ibge).map((c) => (c.notAfter ? timestampDate(c.notAfter).getTime() : 0)));
+      const until = Math.max(
+        0,
+        ...res.certificates.filter((c) => c.ibge === ibge).map((c) => (c.notAfter ? timestampDate(c.notAfter).getTime() : 0)),
+      );
       if (until > now) {
         view.notAfter.set(ibge, until);
         this.absentConfirmedAt.delete(ibge);

@@ -43,7 +43,11 @@ export function readCoordinatorConfig(env: EnvReader): CoordinatorConfig {
     emptyResultBackoffMs: env.durationMs("NFSE_EMPTY_RESULT_BACKOFF_SECONDS", { default: 3_600_000 }),
     progressEvery: env.int("NFSE_SYNC_PROGRESS_EVERY", { default: 100, min: 1, max: 100_000 }),
     staleLockMs: env.int("NFSE_SYNC_STALE_LOCK_MINUTES", { default: 120, min: 1, max: 10_080 }) * 60_000,
-    leaseBucket: env.string("COORDINATOR_LEASE_BUCKET", { default: "malha_leases", pattern: /^[A-Za-z0-9_-]{1,64}$/, hint: "letters, digits, _ and -" }),
+    leaseBucket: env.string("COORDINATOR_LEASE_BUCKET", {
+      default: "malha_leases",
+      pattern: /^[A-Za-z0-9_-]{1,64}$/,
+      hint: "letters, digits, _ and -",
+    }),
     natsReplicas: env.int("NATS_REPLICAS", { default: 1, min: 1, max: 5 }),
     leaseTtlMs: env.durationMs("COORDINATOR_LEASE_TTL_SECONDS", { default: 30_000, minSeconds: 1, maxSeconds: 3600 }),
     bootstrapSliceMs: env.durationMs("NFSE_BOOTSTRAP_SLICE_SECONDS", { default: 600_000, minSeconds: 1 }),

@@ -23,7 +23,13 @@ export class FeedStream {
   private wakeTaker: (() => void) | undefined;
 
   /** Starts the StreamFeed; `signal` cancels it (and with it the page the gateway fetched ahead). */
-  constructor(gateway: Client<typeof AdnGatewayService>, feed: FeedKey, afterNsu: bigint, signal: AbortSignal, private readonly ahead = PAGES_AHEAD) {
+  constructor(
+    gateway: Client<typeof AdnGatewayService>,
+    feed: FeedKey,
+    afterNsu: bigint,
+    signal: AbortSignal,
+    private readonly ahead = PAGES_AHEAD,
+  ) {
     void this.read(gateway.streamFeed({ feed, afterNsu }, { signal })[Symbol.asyncIterator]());
   }
 
@@ -66,7 +72,8 @@ export class FeedStream {
 async function readPage(stream: AsyncIterator<StreamFeedResponse>): Promise<FeedPage | undefined> {
   const first = await stream.next();
   if (first.done) return undefined;
-  if (first.value.part.case !== "head") throw protocolError(`a page started with ${first.value.part.case ?? "an empty message"}, not a head`);
+  if (first.value.part.case !== "head")
+    throw protocolError(`a page started with ${first.value.part.case ?? "an empty message"}, not a head`);
   const head = first.value.part.value;
   const chunks: Uint8Array[] = [];
   let size = 0;

@@ -6,7 +6,8 @@ import { feedStateOf, FleetViewBuilder } from "./fleet-view.js";
 import { runOutcomeLabel } from "./metrics.js";
 
 const NOW = Date.UTC(2026, 10, 29, 12);
-const state = (over: MessageInitShape<typeof SyncStateSchema>): SyncState => create(SyncStateSchema, { enabled: true, municipalityActive: true, status: SyncStatus.IDLE, ...over });
+const state = (over: MessageInitShape<typeof SyncStateSchema>): SyncState =>
+  create(SyncStateSchema, { enabled: true, municipalityActive: true, status: SyncStatus.IDLE, ...over });
 
 describe("fleet view", () => {
   it("gives each feed one state: disabled, then cooling down, running, error, idle", () => {
@@ -24,7 +25,16 @@ describe("fleet view", () => {
     b.add(state({ lastNsu: 10n, maxNsu: 10n, lastSuccessAt: timestampFromMs(NOW - 7_200_000), status: SyncStatus.ERROR }));
     b.add(state({ lastNsu: 0n, maxNsu: 0n, status: SyncStatus.RUNNING }));
     // A disabled feed counts for its faults and holes, not for lag or age.
-    b.add(state({ enabled: false, lastNsu: 0n, maxNsu: 9_999n, lastSuccessAt: timestampFromMs(NOW - 86_400_000), faultsCount: 5n, holesCount: 3n }));
+    b.add(
+      state({
+        enabled: false,
+        lastNsu: 0n,
+        maxNsu: 9_999n,
+        lastSuccessAt: timestampFromMs(NOW - 86_400_000),
+        faultsCount: 5n,
+        holesCount: 3n,
+      }),
+    );
     expect(b.build()).toEqual({
       feeds: { disabled: 1, cooling_down: 0, running: 1, error: 1, idle: 1 },
       lagNsuMax: 50,

@@ -33,7 +33,15 @@ export function feedStateOf(s: SyncState, nowMs: number): FeedState {
 export class FleetViewBuilder {
   private readonly view: FleetView;
   constructor(private readonly nowMs: number) {
-    this.view = { feeds: { disabled: 0, cooling_down: 0, running: 0, error: 0, idle: 0 }, lagNsuMax: 0, lastSuccessAgeSecondsMax: 0, neverSynced: 0, faults: 0, holes: 0, at: nowMs };
+    this.view = {
+      feeds: { disabled: 0, cooling_down: 0, running: 0, error: 0, idle: 0 },
+      lagNsuMax: 0,
+      lastSuccessAgeSecondsMax: 0,
+      neverSynced: 0,
+      faults: 0,
+      holes: 0,
+      at: nowMs,
+    };
   }
 
   add(s: SyncState): void {
@@ -44,7 +52,8 @@ export class FleetViewBuilder {
     v.holes += Number(s.holesCount);
     if (state === "disabled") return;
     if (s.maxNsu > s.lastNsu) v.lagNsuMax = Math.max(v.lagNsuMax, Number(s.maxNsu - s.lastNsu));
-    if (s.lastSuccessAt) v.lastSuccessAgeSecondsMax = Math.max(v.lastSuccessAgeSecondsMax, Math.max(0, (this.nowMs - timestampMs(s.lastSuccessAt)) / 1000));
+    if (s.lastSuccessAt)
+      v.lastSuccessAgeSecondsMax = Math.max(v.lastSuccessAgeSecondsMax, Math.max(0, (this.nowMs - timestampMs(s.lastSuccessAt)) / 1000));
     else v.neverSynced++;
   }
 

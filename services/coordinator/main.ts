@@ -43,7 +43,8 @@ await runService("coordinator", async ({ env, log, metrics: serviceMetrics }) =>
       : undefined;
   const now = () => Date.now();
   const certificates = new ActiveCertificates({
-    listActive: (pageToken, ibge = "") => vault.client.listCertificates({ ibge, status: CertificateStatus.ACTIVE, pageSize: 500, pageToken }),
+    listActive: (pageToken, ibge = "") =>
+      vault.client.listCertificates({ ibge, status: CertificateStatus.ACTIVE, pageSize: 500, pageToken }),
     refreshMs: config.certificateRefreshMs,
     now,
     log,
@@ -62,7 +63,19 @@ await runService("coordinator", async ({ env, log, metrics: serviceMetrics }) =>
     hasActiveCertificate: (ibge) => certificates.has(ibge),
   });
   return {
-    services: [serve(CoordinatorService, coordinatorHandlers({ store: store.client, leases, scheduler, config, now, hasActiveCertificate: (ibge) => certificates.has(ibge) }))],
+    services: [
+      serve(
+        CoordinatorService,
+        coordinatorHandlers({
+          store: store.client,
+          leases,
+          scheduler,
+          config,
+          now,
+          hasActiveCertificate: (ibge) => certificates.has(ibge),
+        }),
+      ),
+    ],
     async ready() {
       scheduler.start();
     },

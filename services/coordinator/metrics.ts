@@ -25,7 +25,12 @@ export function createCoordinatorMetrics(registry: Registry): CoordinatorMetrics
     labelNames: ["pool", "outcome"],
     registers: [registry],
   });
-  const items = new Counter({ name: "malha_sync_items_total", help: "Items (documents, events, faults) applied by this replica's runs.", labelNames: ["pool"], registers: [registry] });
+  const items = new Counter({
+    name: "malha_sync_items_total",
+    help: "Items (documents, events, faults) applied by this replica's runs.",
+    labelNames: ["pool"],
+    registers: [registry],
+  });
   const duration = new Histogram({
     name: "malha_sync_run_duration_seconds",
     help: "Duration of this replica's feed runs (lease taken to lease given back).",
@@ -33,13 +38,42 @@ export function createCoordinatorMetrics(registry: Registry): CoordinatorMetrics
     buckets: [0.1, 0.5, 1, 5, 15, 60, 300, 900, 1800, 3600],
     registers: [registry],
   });
-  const feeds = new Gauge({ name: "malha_sync_feeds", help: "Feeds by state at the last full sweep (disabled, cooling_down, running, error, idle).", labelNames: ["state"], registers: [registry] });
-  const lag = new Gauge({ name: "malha_sync_lag_nsu_max", help: "Largest max_nsu − last_nsu of an enabled feed at the last full sweep.", registers: [registry] });
-  const age = new Gauge({ name: "malha_sync_last_success_age_seconds_max", help: "Age of the oldest last successful run among enabled feeds that have had one, at the last full sweep.", registers: [registry] });
-  const never = new Gauge({ name: "malha_sync_feeds_never_synced", help: "Enabled feeds without a successful run yet, at the last full sweep.", registers: [registry] });
-  const faults = new Gauge({ name: "malha_sync_faults", help: "Quarantined items over every feed, at the last full sweep.", registers: [registry] });
-  const holes = new Gauge({ name: "malha_sync_holes", help: "Confirmed NSU holes over every feed, at the last full sweep.", registers: [registry] });
-  const at = new Gauge({ name: "malha_sync_fleet_view_timestamp_seconds", help: "When the last full sweep read every feed (Unix seconds); stale = the sweep cannot read the store.", registers: [registry] });
+  const feeds = new Gauge({
+    name: "malha_sync_feeds",
+    help: "Feeds by state at the last full sweep (disabled, cooling_down, running, error, idle).",
+    labelNames: ["state"],
+    registers: [registry],
+  });
+  const lag = new Gauge({
+    name: "malha_sync_lag_nsu_max",
+    help: "Largest max_nsu − last_nsu of an enabled feed at the last full sweep.",
+    registers: [registry],
+  });
+  const age = new Gauge({
+    name: "malha_sync_last_success_age_seconds_max",
+    help: "Age of the oldest last successful run among enabled feeds that have had one, at the last full sweep.",
+    registers: [registry],
+  });
+  const never = new Gauge({
+    name: "malha_sync_feeds_never_synced",
+    help: "Enabled feeds without a successful run yet, at the last full sweep.",
+    registers: [registry],
+  });
+  const faults = new Gauge({
+    name: "malha_sync_faults",
+    help: "Quarantined items over every feed, at the last full sweep.",
+    registers: [registry],
+  });
+  const holes = new Gauge({
+    name: "malha_sync_holes",
+    help: "Confirmed NSU holes over every feed, at the last full sweep.",
+    registers: [registry],
+  });
+  const at = new Gauge({
+    name: "malha_sync_fleet_view_timestamp_seconds",
+    help: "When the last full sweep read every feed (Unix seconds); stale = the sweep cannot read the store.",
+    registers: [registry],
+  });
   return {
     runEnded(pool, result, seconds) {
       runs.inc({ pool: poolLabel(pool), outcome: runOutcomeLabel(result) });

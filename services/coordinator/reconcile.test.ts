@@ -46,19 +46,29 @@ beforeAll(async () => {
   adn = await startTestAdn([...M], { seed: 5, feedSize: 400 });
   db = await createThrowawayDatabase();
   store = await startService("store", { MYSQL_URL: db.url });
-  gateway = await startService("adn-gateway", { ...adn.gatewayEnv, NFSE_MAX_RETRIES: "0", ADN_RATE_LIMIT_COOLDOWN_SECONDS: String(COOLDOWN_S) });
+  gateway = await startService("adn-gateway", {
+    ...adn.gatewayEnv,
+    NFSE_MAX_RETRIES: "0",
+    ADN_RATE_LIMIT_COOLDOWN_SECONDS: String(COOLDOWN_S),
+  });
   nc = await connect({ servers: process.env.NATS_URL ?? "nats://127.0.0.1:14222" });
   leases = await KvLeaseManager.open(nc, { bucket, ttlMs: 30_000, holder: "reconcile-test" });
   const { client, close } = createServiceClient(StoreService, { baseUrl: store.baseUrl });
   const gw = createServiceClient(AdnGatewayService, { baseUrl: gateway.baseUrl });
   for (const m of M) {
     await client.registerMunicipality({
-      ibge: m.ibge, name: `Município ${m.ibge}`, uf: m.uf, active: true,
+      ibge: m.ibge,
+      name: `Município ${m.ibge}`,
+      uf: m.uf,
+      active: true,
       feeds: [{ ambiente: Ambiente.PRODUCAO_RESTRITA, tipoNsu: TipoNsu.DISTRIBUICAO }],
     });
     const lease = (await leases.tryAcquire(leaseKeyOf(feedOf(m.ibge))))!;
     const synced = await syncFeed({ store: client, gateway: gw.client, now: Date.now }, lease, feedOf(m.ibge), {
-      trigger: RunTrigger.SCHEDULED, pool: SyncPool.BOOTSTRAP, emptyResultBackoffMs: 3_600_000, failureBackoffMs: 60_000,
+      trigger: RunTrigger.SCHEDULED,
+      pool: SyncPool.BOOTSTRAP,
+      emptyResultBackoffMs: 3_600_000,
+      failureBackoffMs: 60_000,
     });
     expect(synced).toMatchObject({ kind: "finished", outcome: RunOutcome.CAUGHT_UP });
     await lease.release();
@@ -91,7 +101,9 @@ async function step(
   const s = createServiceClient(StoreService, { baseUrl: store.baseUrl, interceptors: hooks.store ? [hooks.store(lease)] : [] });
   const g = createServiceClient(AdnGatewayService, { baseUrl: gateway.baseUrl, interceptors: hooks.gateway ? [hooks.gateway(lease)] : [] });
   try {
-    return await reconcileFeed({ store: s.client, gateway: g.client, now: Date.now }, lease, feedOf(ibge), { failureBackoffMs: FAILURE_BACKOFF_MS });
+    return await reconcileFeed({ store: s.client, gateway: g.client, now: Date.now }, lease, feedOf(ibge), {
+      failureBackoffMs: FAILURE_BACKOFF_MS,
+    });
   } finally {
     s.close();
     g.close();
@@ -110,7 +122,9 @@ async function stateRow(ibge: string): Promise<RowDataPacket> {
 }
 
 async function runningRuns(ibge: string): Promise<number> {
-  const [rows] = await db.pool.query<RowDataPacket[]>("SELECT COUNT(*) AS n FROM nfse_sync_runs WHERE ibge = ? AND outcome = 'running'", [ibge]);
+  const [rows] = await db.pool.query<RowDataPacket[]>("SELECT COUNT(*) AS n FROM nfse_sync_runs WHERE ibge = ? AND outcome = 'running'", [
+    ibge,
+  ]);
   return Number(rows[0]!.n);
 }
 
@@ -203,11 +217,14 @@ describe("reconcileFeed", () => {
 
   it("finishes the run when the lease ends during the look-up (nobody else took the feed)", async () => {
     // The lease is given back while the gateway answers: the run's own calls are aborted with it.
-    const loseLease = (lease: Lease): Interceptor => (next) => async (req) => {
-      const res = await next(req);
-      if (req.method.name === "FetchSingle") await lease.release();
-      return res;
-    };
+    const loseLease =
+      (lease: Lease): Interceptor =>
+      (next) =>
+      async (req) => {
+        const res = await next(req);
+        if (req.method.name === "FetchSingle") await lease.release();
+        return res;
+      };
     const r = await step(ABORTED.ibge, { gateway: loseLease });
     expect(r).toMatchObject({ kind: "done", outcome: RunOutcome.FAILED, filled: 0, holes: 0 });
     if (r.kind !== "done") return;
@@ -220,20 +237,33 @@ describe("reconcileFeed", () => {
   });
 
   it("leaves the run to the newer holder when the lease was taken over: it is ABANDONED, never RUNNING", async () => {
-    const takeOver = (lease: Lease): Interceptor => (next) => async (req) => {
-      const res = await next(req);
-      if (req.method.name === "FetchSingle") {
-        await lease.release();
-        // Another coordinator takes the feed and begins its own run with a newer fence.
-        const newer = (await leases.tryAcquire(leaseKeyOf(feedOf(ABORTED.ibge))))!;
-        const s = createServiceClient(StoreService, { baseUrl: store.baseUrl });
-        const begun = await s.client.beginRun({ feed: feedOf(ABORTED.ibge), holder: "other", fenceToken: newer.fenceToken, trigger: RunTrigger.RECONCILIATION });
-        await s.client.finishRun({ feed: feedOf(ABORTED.ibge), runId: begun.runId, fenceToken: newer.fenceToken, outcome: RunOutcome.YIELDED });
-        s.close();
-        await newer.release();
-      }
-      return res;
-    };
+    const takeOver =
+      (lease: Lease): Interceptor =>
+      (next) =>
+      async (req) => {
+        const res = await next(req);
+        if (req.method.name === "FetchSingle") {
+          await lease.release();
+          // Another coordinator takes the feed and begins its own run with a newer fence.
+          const newer = (await leases.tryAcquire(leaseKeyOf(feedOf(ABORTED.ibge))))!;
+          const s = createServiceClient(StoreService, { baseUrl: store.baseUrl });
+          const begun = await s.client.beginRun({
+            feed: feedOf(ABORTED.ibge),
+            holder: "other",
+            fenceToken: newer.fenceToken,
+            trigger: RunTrigger.RECONCILIATION,
+          });
+          await s.client.finishRun({
+            feed: feedOf(ABORTED.ibge),
+            runId: begun.runId,
+            fenceToken: newer.fenceToken,
+            outcome: RunOutcome.YIELDED,
+          });
+          s.close();
+          await newer.release();
+        }
+        return res;
+      };
     // Past the failure backoff of the previous case: its error is made older.
     await db.pool.query("UPDATE nfse_sync_state SET last_error_at = last_error_at - INTERVAL 1 HOUR WHERE ibge = ?", [ABORTED.ibge]);
     const r = await step(ABORTED.ibge, { gateway: takeOver });

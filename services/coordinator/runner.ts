@@ -42,11 +42,15 @@ export class FeedRunner {
     const started = performance.now();
     // One trace per run: its store, gateway and vault calls (and, through them, the ADN calls and SQL
     // transactions) are this span's descendants.
-    const result = await inSpan(`sync run ${feedId(job.feed)}`, { kind: SpanKind.INTERNAL, attributes: { "malha.feed": feedId(job.feed), "malha.pool": SyncPool[job.pool] ?? String(job.pool) } }, async (span) => {
-      const r = await this.runUnderLease(job);
-      span.setAttribute("malha.run.result", r.kind);
-      return r;
-    });
+    const result = await inSpan(
+      `sync run ${feedId(job.feed)}`,
+      { kind: SpanKind.INTERNAL, attributes: { "malha.feed": feedId(job.feed), "malha.pool": SyncPool[job.pool] ?? String(job.pool) } },
+      async (span) => {
+        const r = await this.runUnderLease(job);
+        span.setAttribute("malha.run.result", r.kind);
+        return r;
+      },
+    );
     this.metrics?.runEnded(job.pool, result, (performance.now() - started) / 1000);
     return result;
   }

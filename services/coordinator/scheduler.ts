@@ -112,7 +112,12 @@ export class Scheduler {
    * Decides every feed matching the filter and enqueues the accepted ones: into `target` when given
    * (a SyncAll sweep with its own concurrency), otherwise into the pool the feed belongs to.
    */
-  async enqueueFeeds(filter: FeedFilter, trigger: RunTrigger, target?: WorkerPool<FeedJob>, observe?: (s: SyncState) => void): Promise<FeedDecision[]> {
+  async enqueueFeeds(
+    filter: FeedFilter,
+    trigger: RunTrigger,
+    target?: WorkerPool<FeedJob>,
+    observe?: (s: SyncState) => void,
+  ): Promise<FeedDecision[]> {
     const decisions: FeedDecision[] = [];
     const certificates = new Map<string, boolean>();
     for await (const state of this.states(filter)) {
@@ -161,8 +166,11 @@ export class Scheduler {
   /** SyncAll: every eligible feed, through a pool of its own with the requested concurrency. */
   async sweepAll(filter: FeedFilter, concurrency: number): Promise<{ sweepId: string; decisions: FeedDecision[] }> {
     const sweepId = randomUUID();
-    const pool = new WorkerPool<FeedJob>(`sweep-${sweepId}`, concurrency, (job) => this.runJob(job), (job, err) =>
-      this.deps.log.error({ err, feed: job.key, sweepId }, "feed job crashed"),
+    const pool = new WorkerPool<FeedJob>(
+      `sweep-${sweepId}`,
+      concurrency,
+      (job) => this.runJob(job),
+      (job, err) => this.deps.log.error({ err, feed: job.key, sweepId }, "feed job crashed"),
     );
     this.sweeps.set(sweepId, pool);
     const decisions = await this.enqueueFeeds(filter, RunTrigger.SYNC_ALL, pool);
@@ -235,7 +243,11 @@ export class Scheduler {
           total.filled += result.filled;
           total.holes += result.holes;
           if (result.outcome === RunOutcome.CAUGHT_UP && !result.remainingGaps) this.gapFeeds.delete(key);
-          if (result.error) this.deps.log.warn({ feed: key, runId: result.runId, outcome: RunOutcome[result.outcome], error: result.error }, "reconciliation look-up failed");
+          if (result.error)
+            this.deps.log.warn(
+              { feed: key, runId: result.runId, outcome: RunOutcome[result.outcome], error: result.error },
+              "reconciliation look-up failed",
+            );
         }
         return; // one look-up (or one wait, shared by the certificate's feeds) per slot
       }

@@ -52,7 +52,10 @@ beforeAll(async () => {
   const registrar = createServiceClient(StoreService, { baseUrl: store.baseUrl });
   for (const m of ALL) {
     await registrar.client.registerMunicipality({
-      ibge: m.ibge, name: `Município ${m.ibge}`, uf: m.uf, active: true,
+      ibge: m.ibge,
+      name: `Município ${m.ibge}`,
+      uf: m.uf,
+      active: true,
       feeds: [{ ambiente: Ambiente.PRODUCAO_RESTRITA, tipoNsu: TipoNsu.DISTRIBUICAO }],
     });
   }
@@ -113,7 +116,11 @@ function observedClients(ibge: string, onApply?: (k: number) => Promise<void>) {
           if (part.case === "head") observed.chunks[++page] = 0;
           if (part.case === "itemsChunk") {
             const index = page;
-            await eventually(() => adnCalls(ibge) >= index + 2, `ADN call ${index + 2} before the items of page ${index + 1} arrive`, req.signal);
+            await eventually(
+              () => adnCalls(ibge) >= index + 2,
+              `ADN call ${index + 2} before the items of page ${index + 1} arrive`,
+              req.signal,
+            );
             observed.chunks[index]!++;
           }
           yield m;
@@ -124,7 +131,11 @@ function observedClients(ibge: string, onApply?: (k: number) => Promise<void>) {
   const watchApplies: Interceptor = (next) => async (req) => {
     if (req.method.name === "ApplyBatch" && !req.stream) {
       const msg = req.message as ApplyBatchRequest;
-      observed.applies.push({ typedItems: msg.items.length, encodedBytes: msg.encodedItems?.length ?? -1, adnCallsWhenSent: adnCalls(ibge) });
+      observed.applies.push({
+        typedItems: msg.items.length,
+        encodedBytes: msg.encodedItems?.length ?? -1,
+        adnCallsWhenSent: adnCalls(ibge),
+      });
       await onApply?.(observed.applies.length);
     }
     return next(req);
@@ -179,11 +190,17 @@ async function storedNsus(ibge: string): Promise<bigint[]> {
 /** StreamFeed calls the gateway ended as CANCELED, from its Prometheus metrics. */
 async function cancelledFeedStreams(): Promise<number> {
   const text = await (await fetch(`http://127.0.0.1:${gateway.metricsPort}/metrics`)).text();
-  const line = text.split("\n").find((l) => l.startsWith("malha_rpc_handled_total{") && l.includes('method="StreamFeed"') && l.includes('code="Canceled"'));
+  const line = text
+    .split("\n")
+    .find((l) => l.startsWith("malha_rpc_handled_total{") && l.includes('method="StreamFeed"') && l.includes('code="Canceled"'));
   return line ? Number(line.split(" ").at(-1)) : 0;
 }
 
-const visible = (ibge: string) => adn.sim.feed(ibge).entries.filter((e) => !e.hidden).map((e) => e.nsu);
+const visible = (ibge: string) =>
+  adn.sim
+    .feed(ibge)
+    .entries.filter((e) => !e.hidden)
+    .map((e) => e.nsu);
 
 describe("syncFeed over StreamFeed", () => {
   it("has the ADN asked for page k+1 before page k's items arrive, passes the gateway's bytes to ApplyBatch, and stores every NSU once", async () => {

@@ -40,12 +40,7 @@ export type SyncFeedResult =
  * lease's fence token; the store refuses a stale one, which is what makes a paused or partitioned holder
  * harmless.
  */
-export async function syncFeed(
-  deps: SyncFeedDeps,
-  lease: Lease,
-  feed: FeedKey,
-  opts: SyncFeedOptions,
-): Promise<SyncFeedResult> {
+export async function syncFeed(deps: SyncFeedDeps, lease: Lease, feed: FeedKey, opts: SyncFeedOptions): Promise<SyncFeedResult> {
   const { store, gateway, now } = deps;
   const call = { signal: lease.signal };
   let begin;

@@ -41,8 +41,7 @@ export const invalidIbge = (value: string, why: string) =>
 export const municipalityNotFound = (ibge: string) =>
   storeError(`municipality ${ibge} is not registered`, Code.NotFound, "MUNICIPALITY_NOT_FOUND", { ibge });
 
-export const feedNotFound = (feed: string) =>
-  storeError(`feed ${feed} is not configured`, Code.NotFound, "FEED_NOT_FOUND", { feed });
+export const feedNotFound = (feed: string) => storeError(`feed ${feed} is not configured`, Code.NotFound, "FEED_NOT_FOUND", { feed });
 
 export const runNotFound = (runId: string) =>
   storeError(`run ${JSON.stringify(runId.slice(0, 40))} not found`, Code.NotFound, "RUN_NOT_FOUND");
@@ -62,11 +61,9 @@ export const runInProgress = (feed: string, runId: string) =>
     run_id: runId,
   });
 
-export const cursorOutOfRange = (message: string) =>
-  storeError(message, Code.InvalidArgument, "CURSOR_OUT_OF_RANGE");
+export const cursorOutOfRange = (message: string) => storeError(message, Code.InvalidArgument, "CURSOR_OUT_OF_RANGE");
 
-export const invalidPageToken = (why: string) =>
-  storeError(`invalid page token: ${why}`, Code.InvalidArgument, "INVALID_PAGE_TOKEN");
+export const invalidPageToken = (why: string) => storeError(`invalid page token: ${why}`, Code.InvalidArgument, "INVALID_PAGE_TOKEN");
 
 export function staleFence(feed: string, presented: bigint, current: bigint, holder: string): ConnectError {
   return storeError(
@@ -91,21 +88,15 @@ export function notEligible(feed: string, nextEligibleAt: Date | undefined, cool
   const parts: string[] = [];
   if (cooldownUntil) parts.push(`cooling down until ${cooldownUntil.toISOString()}`);
   if (nextEligibleAt) parts.push(`not eligible before ${nextEligibleAt.toISOString()}`);
-  return storeError(
-    `feed ${feed} may not be synced yet: ${parts.join("; ")}`,
-    Code.FailedPrecondition,
-    "NOT_ELIGIBLE",
-    { feed },
-    [
-      {
-        desc: NotEligibleSchema,
-        value: create(NotEligibleSchema, {
-          ...(nextEligibleAt ? { nextEligibleAt: timestampFromDate(nextEligibleAt) } : {}),
-          ...(cooldownUntil ? { cooldownUntil: timestampFromDate(cooldownUntil) } : {}),
-        }),
-      },
-    ] as never,
-  );
+  return storeError(`feed ${feed} may not be synced yet: ${parts.join("; ")}`, Code.FailedPrecondition, "NOT_ELIGIBLE", { feed }, [
+    {
+      desc: NotEligibleSchema,
+      value: create(NotEligibleSchema, {
+        ...(nextEligibleAt ? { nextEligibleAt: timestampFromDate(nextEligibleAt) } : {}),
+        ...(cooldownUntil ? { cooldownUntil: timestampFromDate(cooldownUntil) } : {}),
+      }),
+    },
+  ] as never);
 }
 
 /** The contract defines no reason for it: the municipality exists, the note is just not stored (yet). */

@@ -10,19 +10,29 @@ describe("parseIbge", () => {
     expect(ufOf(parseIbge("5300108"))).toBe("DF");
   });
 
-  it.each(["", "355030", "35503080", "1050308", "2050308", "3450308", "5450308", "3550308\n", " 3550308", "35503o8", "٣٥٥٠٣٠٨", "3550308`; DROP TABLE x; --"])(
-    "refuses %j with INVALID_ARGUMENT",
-    (value) => {
-      let err: unknown;
-      try {
-        parseIbge(value);
-      } catch (e) {
-        err = e;
-      }
-      expect(err).toBeInstanceOf(ConnectError);
-      expect((err as ConnectError).code).toBe(Code.InvalidArgument);
-    },
-  );
+  it.each([
+    "",
+    "355030",
+    "35503080",
+    "1050308",
+    "2050308",
+    "3450308",
+    "5450308",
+    "3550308\n",
+    " 3550308",
+    "35503o8",
+    "٣٥٥٠٣٠٨",
+    "3550308`; DROP TABLE x; --",
+  ])("refuses %j with INVALID_ARGUMENT", (value) => {
+    let err: unknown;
+    try {
+      parseIbge(value);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConnectError);
+    expect((err as ConnectError).code).toBe(Code.InvalidArgument);
+  });
 
   it("re-checks a value that was cast instead of parsed", () => {
     expect(() => municipalityTables("1; DROP" as never)).toThrow(ConnectError);

@@ -52,7 +52,9 @@ describe("RegisterMunicipality under concurrency", () => {
 
     const [m] = await db.pool.query<RowDataPacket[]>("SELECT COUNT(*) AS n FROM municipalities");
     expect(Number(m[0]!.n)).toBe(48);
-    const [s] = await db.pool.query<RowDataPacket[]>("SELECT COUNT(*) AS n, COUNT(DISTINCT ibge, ambiente, tipo_nsu) AS d FROM nfse_sync_state");
+    const [s] = await db.pool.query<RowDataPacket[]>(
+      "SELECT COUNT(*) AS n, COUNT(DISTINCT ibge, ambiente, tipo_nsu) AS d FROM nfse_sync_state",
+    );
     expect([Number(s[0]!.n), Number(s[0]!.d)]).toEqual([144, 144]);
   }, 120_000);
 });

@@ -20,7 +20,8 @@ afterAll(async () => {
   await db?.drop();
 });
 
-const batchItems = (k: number) => Array.from({ length: BATCH }, (_, i) => docItem(k * BATCH + i + 1, k * BATCH + i + 1, { xmlPadding: 20_000 }));
+const batchItems = (k: number) =>
+  Array.from({ length: BATCH }, (_, i) => docItem(k * BATCH + i + 1, k * BATCH + i + 1, { xmlPadding: 20_000 }));
 
 it("keeps batches atomic across a SIGKILL in the middle of one", async () => {
   // A small statement budget splits every batch into dozens of INSERTs, so the kill lands inside one.
@@ -28,7 +29,11 @@ it("keeps batches atomic across a SIGKILL in the middle of one", async () => {
   const first = await startService("store", env);
   const a = storeClient(first.baseUrl);
   await a.client.registerMunicipality({
-    ibge: IBGE, name: "Salvador", uf: "BA", active: true, feeds: [{ ambiente: Ambiente.PRODUCAO, tipoNsu: TipoNsu.DISTRIBUICAO }],
+    ibge: IBGE,
+    name: "Salvador",
+    uf: "BA",
+    active: true,
+    feeds: [{ ambiente: Ambiente.PRODUCAO, tipoNsu: TipoNsu.DISTRIBUICAO }],
   });
   const run = await a.client.beginRun({ feed: feedOf(IBGE), holder: "coord-a/w1", fenceToken: 1n, trigger: RunTrigger.SCHEDULED });
 
@@ -40,7 +45,10 @@ it("keeps batches atomic across a SIGKILL in the middle of one", async () => {
   for (let k = 0; k < BATCHES && !killedMidBatch; k++) {
     const call = a.client
       .applyBatch({ feed: feedOf(IBGE), runId: run.runId, fenceToken: 1n, items: batchItems(k), newCursor: BigInt((k + 1) * BATCH) })
-      .then(() => "done" as const, () => "failed" as const);
+      .then(
+        () => "done" as const,
+        () => "failed" as const,
+      );
     let settled = false;
     void call.then(() => (settled = true));
     while (!settled) {
@@ -76,7 +84,13 @@ it("keeps batches atomic across a SIGKILL in the middle of one", async () => {
 
     // The new holder finishes the job from the cursor: one row per NSU, no gap, no duplicate.
     for (let k = committed; k < BATCHES; k++) {
-      await b.client.applyBatch({ feed: feedOf(IBGE), runId: resumed.runId, fenceToken: 2n, items: batchItems(k), newCursor: BigInt((k + 1) * BATCH) });
+      await b.client.applyBatch({
+        feed: feedOf(IBGE),
+        runId: resumed.runId,
+        fenceToken: 2n,
+        items: batchItems(k),
+        newCursor: BigInt((k + 1) * BATCH),
+      });
     }
     const gaps = await b.client.findNsuGaps({ feed: feedOf(IBGE) });
     expect(gaps.gaps).toEqual([]);

@@ -34,7 +34,13 @@ afterAll(async () => {
 const encode = (items: DistributionItem[]) => toBinary(DistributionBatchSchema, create(DistributionBatchSchema, { items }));
 
 async function startRun(ibge: string, uf: string) {
-  await client.registerMunicipality({ ibge, name: `Município ${ibge}`, uf, active: true, feeds: [{ ambiente: Ambiente.PRODUCAO, tipoNsu: TipoNsu.DISTRIBUICAO }] });
+  await client.registerMunicipality({
+    ibge,
+    name: `Município ${ibge}`,
+    uf,
+    active: true,
+    feeds: [{ ambiente: Ambiente.PRODUCAO, tipoNsu: TipoNsu.DISTRIBUICAO }],
+  });
   const run = await client.beginRun({ feed: feedOf(ibge), holder: "coord-a/w1", fenceToken: 1n, trigger: RunTrigger.SCHEDULED });
   return { feed: feedOf(ibge), runId: run.runId, fenceToken: 1n };
 }
@@ -44,7 +50,13 @@ async function stored(ibge: string) {
   const [events] = await db.pool.query<RowDataPacket[]>(`SELECT nsu, evento_pb FROM \`nfse_eventos_${ibge}\` ORDER BY nsu`);
   const [quarantine] = await db.pool.query<RowDataPacket[]>("SELECT nsu FROM nfse_quarantine WHERE ibge = ? ORDER BY nsu", [ibge]);
   const [state] = await db.pool.query<RowDataPacket[]>("SELECT last_nsu FROM nfse_sync_state WHERE ibge = ?", [ibge]);
-  return { docs, events: events.map((r) => String(r.nsu)), eventosPb: events.map((r) => Buffer.from(r.evento_pb).toString("hex")), quarantine: quarantine.map((r) => String(r.nsu)), cursor: String(state[0]!.last_nsu) };
+  return {
+    docs,
+    events: events.map((r) => String(r.nsu)),
+    eventosPb: events.map((r) => Buffer.from(r.evento_pb).toString("hex")),
+    quarantine: quarantine.map((r) => String(r.nsu)),
+    cursor: String(state[0]!.last_nsu),
+  };
 }
 
 describe("ApplyBatch with encoded_items", () => {
@@ -63,14 +75,19 @@ describe("ApplyBatch with encoded_items", () => {
     expect(sb).toEqual(sa);
     expect(sb.docs.map((d) => String(d.nsu))).toEqual(["1", "2"]);
     const pbs = sb.docs.map((d) => fromBinary(DocumentSchema, d.documento_pb));
-    expect(pbs.map((d) => [d.chave, d.status])).toEqual([[chaveOf(1), DocumentStatus.UNSPECIFIED], [chaveOf(2), DocumentStatus.UNSPECIFIED]]);
+    expect(pbs.map((d) => [d.chave, d.status])).toEqual([
+      [chaveOf(1), DocumentStatus.UNSPECIFIED],
+      [chaveOf(2), DocumentStatus.UNSPECIFIED],
+    ]);
     expect(sb.events).toEqual(["3"]);
     expect(sb.quarantine).toEqual(["4"]);
   });
 
   it("refuses items together with encoded_items, oversized and malformed bytes with INVALID_ARGUMENT, writing nothing", async () => {
     const run = await startRun("3106200", "MG");
-    const both = await rejection(client.applyBatch({ ...run, items: [docItem(1, 11)], encodedItems: encode([docItem(2, 12)]), newCursor: 2n }));
+    const both = await rejection(
+      client.applyBatch({ ...run, items: [docItem(1, 11)], encodedItems: encode([docItem(2, 12)]), newCursor: 2n }),
+    );
     expect(both.code).toBe(Code.InvalidArgument);
     expect(both.rawMessage).toBe("set either items (1 given) or encoded_items, not both");
 

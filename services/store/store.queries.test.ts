@@ -29,7 +29,10 @@ beforeAll(async () => {
   store = await startService("store", { MYSQL_URL: db.url, STORE_PAGE_TOKEN_SECRET: "test-secret-0123456789" });
   ({ client, close } = storeClient(store.baseUrl));
   await client.registerMunicipality({
-    ibge: IBGE, name: "Rio de Janeiro", uf: "RJ", active: true,
+    ibge: IBGE,
+    name: "Rio de Janeiro",
+    uf: "RJ",
+    active: true,
     feeds: [{ ambiente: Ambiente.PRODUCAO, tipoNsu: TipoNsu.DISTRIBUICAO }],
   });
   const run = await client.beginRun({ feed, holder: "coord-a/w1", fenceToken: 3n, trigger: RunTrigger.SCHEDULED });
@@ -76,13 +79,17 @@ describe("queries", () => {
 
     const first = await client.listDocuments({ ibge: IBGE, pageSize: 5 });
     const [body, sig] = first.nextPageToken.split(".");
-    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(body!, "base64url").toString()), k: ["1", "DISTRIBUICAO", "0"] })).toString("base64url");
+    const forged = Buffer.from(
+      JSON.stringify({ ...JSON.parse(Buffer.from(body!, "base64url").toString()), k: ["1", "DISTRIBUICAO", "0"] }),
+    ).toString("base64url");
     for (const bad of [`${forged}.${sig}`, "garbage", `${body}.AAAA`]) {
       const err = await rejection(client.listDocuments({ ibge: IBGE, pageSize: 5, pageToken: bad }));
       expect(err.code).toBe(Code.InvalidArgument);
       expect(err.findDetails(ErrorInfoSchema)[0]?.reason).toBe("INVALID_PAGE_TOKEN");
     }
-    const changed = await rejection(client.listDocuments({ ibge: IBGE, pageSize: 5, pageToken: first.nextPageToken, prestadorDocument: "11222333000181" }));
+    const changed = await rejection(
+      client.listDocuments({ ibge: IBGE, pageSize: 5, pageToken: first.nextPageToken, prestadorDocument: "11222333000181" }),
+    );
     expect(changed.findDetails(ErrorInfoSchema)[0]?.reason).toBe("INVALID_PAGE_TOKEN");
   });
 
@@ -152,14 +159,36 @@ describe("queries", () => {
     ];
     for (const f of docFilters) {
       const { where, key } = documentQuery(f);
-      plans.push([JSON.stringify(f, (_k, v) => (typeof v === "bigint" ? String(v) : v)), { sql: `SELECT id FROM ${t.documentos} ${where.sql} ORDER BY ${key.map((k) => k.expr).join(", ")} LIMIT 10`, params: where.params }]);
+      plans.push([
+        JSON.stringify(f, (_k, v) => (typeof v === "bigint" ? String(v) : v)),
+        { sql: `SELECT id FROM ${t.documentos} ${where.sql} ORDER BY ${key.map((k) => k.expr).join(", ")} LIMIT 10`, params: where.params },
+      ]);
     }
-    for (const f of [{ ibge, chave: chaveOf(3) }, { ibge, codigo: "101101" }, { ibge, timeStart: new Date("2025-01-01"), timeEnd: new Date("2025-04-01") }]) {
+    for (const f of [
+      { ibge, chave: chaveOf(3) },
+      { ibge, codigo: "101101" },
+      { ibge, timeStart: new Date("2025-01-01"), timeEnd: new Date("2025-04-01") },
+    ]) {
       const { where, key } = eventQuery(f);
-      plans.push([JSON.stringify(f), { sql: `SELECT id FROM ${t.eventos} ${where.sql} ORDER BY ${key.map((k) => k.expr).join(", ")} LIMIT 10`, params: where.params }]);
+      plans.push([
+        JSON.stringify(f),
+        { sql: `SELECT id FROM ${t.eventos} ${where.sql} ORDER BY ${key.map((k) => k.expr).join(", ")} LIMIT 10`, params: where.params },
+      ]);
     }
-    plans.push(["quarantine", { sql: "SELECT id FROM nfse_quarantine WHERE ibge = ? AND ambiente = 1 ORDER BY ambiente, tipo_nsu, nsu, id LIMIT 10", params: [IBGE] }]);
-    plans.push(["runs", { sql: "SELECT id FROM nfse_sync_runs WHERE ibge = ? AND ambiente = 1 AND tipo_nsu = 'DISTRIBUICAO' ORDER BY started_at DESC, id DESC LIMIT 10", params: [IBGE] }]);
+    plans.push([
+      "quarantine",
+      {
+        sql: "SELECT id FROM nfse_quarantine WHERE ibge = ? AND ambiente = 1 ORDER BY ambiente, tipo_nsu, nsu, id LIMIT 10",
+        params: [IBGE],
+      },
+    ]);
+    plans.push([
+      "runs",
+      {
+        sql: "SELECT id FROM nfse_sync_runs WHERE ibge = ? AND ambiente = 1 AND tipo_nsu = 'DISTRIBUICAO' ORDER BY started_at DESC, id DESC LIMIT 10",
+        params: [IBGE],
+      },
+    ]);
     for (const [label, plan] of plans) {
       const [rows] = await db.pool.query<RowDataPacket[]>(`EXPLAIN ${plan.sql}`, plan.params);
       for (const row of rows) expect(row.key, `${label}: ${JSON.stringify(row)}`).not.toBeNull();
@@ -170,19 +199,27 @@ describe("queries", () => {
 describe("gaps, holes and the cursor", () => {
   it("finds exactly the holes, records confirmed ones, and reports the rest", async () => {
     const gaps = await client.findNsuGaps({ feed });
-    expect(gaps.gaps.map((g) => [g.start, g.end])).toEqual([[8n, 9n], [20n, 20n]]);
+    expect(gaps.gaps.map((g) => [g.start, g.end])).toEqual([
+      [8n, 9n],
+      [20n, 20n],
+    ]);
     expect(gaps.missingCount).toBe(3n);
     const limited = await client.findNsuGaps({ feed, limit: 1 });
     expect(limited).toMatchObject({ truncated: true, resumeFrom: 9n, missingCount: 1n });
 
     const holes = await client.recordConfirmedHoles({
-      feed, runId, fenceToken: 3n,
+      feed,
+      runId,
+      fenceToken: 3n,
       holes: [{ nsu: 8n, codigo: "E2040" }, { nsu: 8n }, { nsu: 10n }, { nsu: 99n }],
     });
     expect(holes).toMatchObject({ recorded: 1, alreadyKnown: 1, ignored: 2 });
     const again = await client.recordConfirmedHoles({ feed, runId, fenceToken: 3n, holes: [{ nsu: 8n }] });
     expect(again).toMatchObject({ recorded: 0, alreadyKnown: 1 });
-    expect((await client.findNsuGaps({ feed })).gaps.map((g) => [g.start, g.end])).toEqual([[9n, 9n], [20n, 20n]]);
+    expect((await client.findNsuGaps({ feed })).gaps.map((g) => [g.start, g.end])).toEqual([
+      [9n, 9n],
+      [20n, 20n],
+    ]);
     expect((await client.getSyncState({ feed })).state?.holesCount).toBe(1n);
   });
 
@@ -203,7 +240,10 @@ describe("gaps, holes and the cursor", () => {
 
   it("expires a stale run but keeps its fence, and purges old run logs", async () => {
     expect((await client.expireStaleRuns({ staleBefore: timestampFromDate(new Date(Date.now() - 3_600_000)) })).expired).toHaveLength(0);
-    const expired = await client.expireStaleRuns({ staleBefore: timestampFromDate(new Date(Date.now() + 60_000)), requestedBy: "watchdog" });
+    const expired = await client.expireStaleRuns({
+      staleBefore: timestampFromDate(new Date(Date.now() + 60_000)),
+      requestedBy: "watchdog",
+    });
     expect(expired.expired.map((r) => r.runId)).toEqual([runId]);
     expect(expired.expired[0]?.outcome).toBe(RunOutcome.ABANDONED);
     const st = (await client.getSyncState({ feed })).state!;

@@ -66,8 +66,12 @@ describe("RegisterMunicipality", () => {
     expect(again.created).toBe(false);
     const [tables] = await db.pool.query<RowDataPacket[]>("SHOW TABLES LIKE 'nfse\\_%\\_3%'");
     expect(tables.map((t) => String(Object.values(t)[0])).sort()).toEqual([
-      "nfse_documentos_3106200", "nfse_documentos_3304557", "nfse_documentos_3550308",
-      "nfse_eventos_3106200", "nfse_eventos_3304557", "nfse_eventos_3550308",
+      "nfse_documentos_3106200",
+      "nfse_documentos_3304557",
+      "nfse_documentos_3550308",
+      "nfse_eventos_3106200",
+      "nfse_eventos_3304557",
+      "nfse_eventos_3550308",
     ]);
     const [states] = await db.pool.query<RowDataPacket[]>("SELECT COUNT(*) AS n FROM nfse_sync_state WHERE last_nsu = 0");
     expect(Number(states[0]!.n)).toBe(3);
@@ -87,8 +91,12 @@ describe("RegisterMunicipality", () => {
   });
 
   it("refuses a UF that does not match the prefix, and a changed re-registration", async () => {
-    expect((await rejection(client.registerMunicipality({ ibge: "4106902", name: "Curitiba", uf: "SP", active: true }))).code).toBe(Code.InvalidArgument);
-    expect((await rejection(client.registerMunicipality({ ibge: "3550308", name: "Outro nome", uf: "SP", active: true }))).code).toBe(Code.AlreadyExists);
+    expect((await rejection(client.registerMunicipality({ ibge: "4106902", name: "Curitiba", uf: "SP", active: true }))).code).toBe(
+      Code.InvalidArgument,
+    );
+    expect((await rejection(client.registerMunicipality({ ibge: "3550308", name: "Outro nome", uf: "SP", active: true }))).code).toBe(
+      Code.AlreadyExists,
+    );
   });
 });
 
@@ -106,7 +114,13 @@ describe("BeginRun / ApplyBatch / FinishRun", () => {
     const stateBefore = await state(ibge);
 
     const second = await client.applyBatch({ feed: feedOf(ibge), runId: run.runId, fenceToken: 10n, items, newCursor: 4n });
-    expect(second.counts).toMatchObject({ documentsInserted: 0, documentsUpdated: 0, documentsUnchanged: 2, eventsUnchanged: 1, faults: 1 });
+    expect(second.counts).toMatchObject({
+      documentsInserted: 0,
+      documentsUpdated: 0,
+      documentsUnchanged: 2,
+      eventsUnchanged: 1,
+      faults: 1,
+    });
     expect(await docs(ibge)).toEqual(before);
     const stateAfter = await state(ibge);
     for (const k of ["last_nsu", "documents_total", "events_total", "faults_total"]) expect(stateAfter[k]).toEqual(stateBefore[k]);
@@ -115,7 +129,10 @@ describe("BeginRun / ApplyBatch / FinishRun", () => {
 
     // Overlapping batch: 2..6 after 1..4.
     const overlap = await client.applyBatch({
-      feed: feedOf(ibge), runId: run.runId, fenceToken: 10n, newCursor: 6n,
+      feed: feedOf(ibge),
+      runId: run.runId,
+      fenceToken: 10n,
+      newCursor: 6n,
       items: [docItem(2, 2), eventItem(3, chaveOf(1), "202201"), docItem(5, 5), docItem(6, 6)],
     });
     expect(overlap.counts).toMatchObject({ documentsInserted: 2, documentsUnchanged: 1, eventsUnchanged: 1 });
@@ -126,7 +143,10 @@ describe("BeginRun / ApplyBatch / FinishRun", () => {
     expect(xml.equals(Buffer.from(items[0]!.xml))).toBe(true);
 
     const done = await client.finishRun({
-      feed: feedOf(ibge), runId: run.runId, fenceToken: 10n, outcome: RunOutcome.CAUGHT_UP,
+      feed: feedOf(ibge),
+      runId: run.runId,
+      fenceToken: 10n,
+      outcome: RunOutcome.CAUGHT_UP,
       nextEligibleAt: timestampFromDate(new Date(Date.now() + 3_600_000)),
     });
     expect(done.state?.status).toBe(SyncStatus.IDLE);
@@ -134,7 +154,10 @@ describe("BeginRun / ApplyBatch / FinishRun", () => {
     expect(done.run?.documentsInserted).toBe(4n);
     // The same FinishRun again is a no-op; the one-hour rule now refuses a scheduled run.
     await client.finishRun({
-      feed: feedOf(ibge), runId: run.runId, fenceToken: 10n, outcome: RunOutcome.CAUGHT_UP,
+      feed: feedOf(ibge),
+      runId: run.runId,
+      fenceToken: 10n,
+      outcome: RunOutcome.CAUGHT_UP,
       nextEligibleAt: timestampFromDate(new Date(Date.now() + 3_600_000)),
     });
     const refused = await rejection(begin(ibge, 11n));
@@ -153,10 +176,20 @@ describe("BeginRun / ApplyBatch / FinishRun", () => {
     const before = await docs(ibge);
 
     const err = await rejection(
-      client.applyBatch({ feed: feedOf(ibge), runId: a.runId, fenceToken: 5n, items: [docItem(2, 102), eventItem(3, chaveOf(101), "101101")], newCursor: 3n }),
+      client.applyBatch({
+        feed: feedOf(ibge),
+        runId: a.runId,
+        fenceToken: 5n,
+        items: [docItem(2, 102), eventItem(3, chaveOf(101), "101101")],
+        newCursor: 3n,
+      }),
     );
     expect(err.code).toBe(Code.FailedPrecondition);
-    expect(err.findDetails(StaleFenceSchema)[0]).toMatchObject({ presentedFenceToken: 5n, currentFenceToken: 6n, currentHolder: "coord-b/w1" });
+    expect(err.findDetails(StaleFenceSchema)[0]).toMatchObject({
+      presentedFenceToken: 5n,
+      currentFenceToken: 6n,
+      currentHolder: "coord-b/w1",
+    });
     expect(await docs(ibge)).toEqual(before);
     const [evs] = await db.pool.query<RowDataPacket[]>(`SELECT COUNT(*) AS n FROM nfse_eventos_${ibge}`);
     expect(Number(evs[0]!.n)).toBe(0);
@@ -197,11 +230,25 @@ describe("BeginRun / ApplyBatch / FinishRun", () => {
     const replaced = chaveOf(502);
     const pending = chaveOf(503);
     const r1 = await client.applyBatch({
-      feed: feedOf("3106200"), runId: run.runId, fenceToken: 1n, newCursor: 4n,
-      items: [eventItem(1, cancelled, "101101"), eventItem(2, replaced, "105102", { chaveSubstituta: chaveOf(504) }), docItem(3, 503), eventItem(4, pending, "101103")],
+      feed: feedOf("3106200"),
+      runId: run.runId,
+      fenceToken: 1n,
+      newCursor: 4n,
+      items: [
+        eventItem(1, cancelled, "101101"),
+        eventItem(2, replaced, "105102", { chaveSubstituta: chaveOf(504) }),
+        docItem(3, 503),
+        eventItem(4, pending, "101103"),
+      ],
     });
     expect(r1.counts?.statusChanges).toBe(1);
-    const r2 = await client.applyBatch({ feed: feedOf(ibge), runId: run.runId, fenceToken: 1n, newCursor: 6n, items: [docItem(5, 501), docItem(6, 502)] });
+    const r2 = await client.applyBatch({
+      feed: feedOf(ibge),
+      runId: run.runId,
+      fenceToken: 1n,
+      newCursor: 6n,
+      items: [docItem(5, 501), docItem(6, 502)],
+    });
     expect(r2.counts?.statusChanges).toBe(2);
     const got = await client.getDocument({ ibge, chave: replaced, includeXml: true });
     expect(got.document?.document?.status).toBe(DocumentStatus.SUBSTITUIDA);
@@ -210,7 +257,13 @@ describe("BeginRun / ApplyBatch / FinishRun", () => {
     expect(Buffer.from(got.document!.xml).equals(Buffer.from(docItem(6, 502).xml))).toBe(true);
     expect((await client.getDocument({ ibge, chave: cancelled })).document?.document?.status).toBe(DocumentStatus.CANCELADA);
     expect((await client.getDocument({ ibge, chave: pending })).document?.document?.status).toBe(DocumentStatus.ANALISE_PENDENTE);
-    const denied = await client.applyBatch({ feed: feedOf(ibge), runId: run.runId, fenceToken: 1n, newCursor: 7n, items: [eventItem(7, pending, "105105")] });
+    const denied = await client.applyBatch({
+      feed: feedOf(ibge),
+      runId: run.runId,
+      fenceToken: 1n,
+      newCursor: 7n,
+      items: [eventItem(7, pending, "105105")],
+    });
     expect(denied.counts?.statusChanges).toBe(1);
     expect((await client.getDocument({ ibge, chave: pending })).document?.document?.status).toBe(DocumentStatus.ATIVA);
   });
@@ -234,14 +287,20 @@ describe("municipality changes, cancellation and cool-down", () => {
     expect(all).toEqual([...all].sort());
     expect(new Set(all).size).toBe(all.length);
     expect((await client.listMunicipalities({ uf: "RS" })).municipalities.map((x) => x.ibge)).toEqual(["4314902"]);
-    expect((await rejection(client.getMunicipality({ ibge: "5300108" }))).findDetails(ErrorInfoSchema)[0]?.reason).toBe("MUNICIPALITY_NOT_FOUND");
+    expect((await rejection(client.getMunicipality({ ibge: "5300108" }))).findDetails(ErrorInfoSchema)[0]?.reason).toBe(
+      "MUNICIPALITY_NOT_FOUND",
+    );
     expect((await rejection(begin("5300108", 1n))).code).toBe(Code.NotFound);
   });
 
   it("an operator's cancellation reaches the holder in its next ApplyBatch", async () => {
     const ibge = "3304557";
     const run = await begin(ibge, 2n);
-    const flagged = await client.requestRunCancellation({ target: { case: "feed", value: feedOf(ibge) }, requestedBy: "ana", reason: "maintenance" });
+    const flagged = await client.requestRunCancellation({
+      target: { case: "feed", value: feedOf(ibge) },
+      requestedBy: "ana",
+      reason: "maintenance",
+    });
     expect(flagged).toMatchObject({ alreadyFinished: false });
     expect(flagged.run?.cancelRequested).toBe(true);
     const applied = await client.applyBatch({ feed: feedOf(ibge), runId: run.runId, fenceToken: 2n, items: [], newCursor: 0n });
@@ -259,8 +318,12 @@ describe("municipality changes, cancellation and cool-down", () => {
     const run = await begin(ibge, 3n);
     const until = new Date(Date.now() + 600_000);
     const done = await client.finishRun({
-      feed: feedOf(ibge), runId: run.runId, fenceToken: 3n, outcome: RunOutcome.RATE_LIMITED,
-      errorMessage: "HTTP 429", cooldownUntil: timestampFromDate(until),
+      feed: feedOf(ibge),
+      runId: run.runId,
+      fenceToken: 3n,
+      outcome: RunOutcome.RATE_LIMITED,
+      errorMessage: "HTTP 429",
+      cooldownUntil: timestampFromDate(until),
     });
     expect(done.state).toMatchObject({ status: SyncStatus.ERROR, lastErrorMessage: "HTTP 429" });
     const refused = await rejection(begin(ibge, 4n, "coord-a/w1", RunTrigger.RECONCILIATION));
@@ -273,7 +336,10 @@ describe("municipality changes, cancellation and cool-down", () => {
   it("a 429 cools down every feed of the certificate (municipality × ambiente), and only those", async () => {
     const ibge = "4205407";
     await client.registerMunicipality({
-      ibge, name: "Florianópolis", uf: "SC", active: true,
+      ibge,
+      name: "Florianópolis",
+      uf: "SC",
+      active: true,
       feeds: [
         { ambiente: Ambiente.PRODUCAO, tipoNsu: TipoNsu.DISTRIBUICAO },
         { ambiente: Ambiente.PRODUCAO, tipoNsu: TipoNsu.RECEPCAO },
@@ -288,8 +354,12 @@ describe("municipality changes, cancellation and cool-down", () => {
     const run = await client.beginRun({ feed: feedOf(ibge), holder: "coord-a/w1", fenceToken: 1n, trigger: RunTrigger.RECONCILIATION });
     const until = new Date(Date.now() + 600_000);
     await client.finishRun({
-      feed: feedOf(ibge), runId: run.runId, fenceToken: 1n, outcome: RunOutcome.RATE_LIMITED,
-      errorMessage: "HTTP 429", cooldownUntil: timestampFromDate(until),
+      feed: feedOf(ibge),
+      runId: run.runId,
+      fenceToken: 1n,
+      outcome: RunOutcome.RATE_LIMITED,
+      errorMessage: "HTTP 429",
+      cooldownUntil: timestampFromDate(until),
     });
     const seconds = (d: Date) => BigInt(Math.floor(d.getTime() / 1000));
     expect((await client.getSyncState({ feed: sibling })).state?.cooldownUntil?.seconds).toBe(seconds(until));
@@ -300,8 +370,12 @@ describe("municipality changes, cancellation and cool-down", () => {
     expect(refused.findDetails(NotEligibleSchema)[0]?.cooldownUntil?.seconds).toBe(seconds(until));
     const again = await client.beginRun({ feed: other, holder: "coord-c/w1", fenceToken: 1n, trigger: RunTrigger.SCHEDULED });
     const longerRun = await client.finishRun({
-      feed: other, runId: again.runId, fenceToken: 1n, outcome: RunOutcome.RATE_LIMITED,
-      errorMessage: "HTTP 429", cooldownUntil: timestampFromDate(longer),
+      feed: other,
+      runId: again.runId,
+      fenceToken: 1n,
+      outcome: RunOutcome.RATE_LIMITED,
+      errorMessage: "HTTP 429",
+      cooldownUntil: timestampFromDate(longer),
     });
     expect(longerRun.state?.cooldownUntil?.seconds).toBe(seconds(longer));
     // Another ambiente is another certificate call path: PRODUCAO keeps its own end.
@@ -314,7 +388,13 @@ describe("municipality changes, cancellation and cool-down", () => {
     const recep = feedOf(ibge, TipoNsu.RECEPCAO);
     const run = await client.beginRun({ feed: recep, holder: "coord-a/w3", fenceToken: 1n, trigger: RunTrigger.SCHEDULED });
     // Note 907 is stored at DISTRIBUICAO NSU 7 (the back-fill above); RECEPCAO now carries it at NSU 1.
-    const res = await client.applyBatch({ feed: recep, runId: run.runId, fenceToken: 1n, items: [docItem(1, 907), docItem(2, 960)], newCursor: 2n });
+    const res = await client.applyBatch({
+      feed: recep,
+      runId: run.runId,
+      fenceToken: 1n,
+      items: [docItem(1, 907), docItem(2, 960)],
+      newCursor: 2n,
+    });
     expect(res.counts).toMatchObject({ documentsInserted: 1, documentsUnchanged: 1 });
     const got = await client.getDocument({ ibge, chave: chaveOf(907) });
     expect(got.document?.feed?.tipoNsu).toBe(TipoNsu.DISTRIBUICAO);
@@ -333,13 +413,22 @@ describe("reconciliation runs", () => {
     const ibge = "4314902";
     const current = (await client.getSyncState({ feed: feedOf(ibge) })).state!;
     await client.finishRun({
-      feed: feedOf(ibge), runId: current.currentRunId, fenceToken: 6n, outcome: RunOutcome.CAUGHT_UP,
+      feed: feedOf(ibge),
+      runId: current.currentRunId,
+      fenceToken: 6n,
+      outcome: RunOutcome.CAUGHT_UP,
       nextEligibleAt: timestampFromDate(new Date(Date.now() + 3_600_000)),
     });
     expect((await rejection(begin(ibge, 7n, "coord-r/w1", RunTrigger.SCHEDULED))).findDetails(NotEligibleSchema)).toHaveLength(1);
     const rec = await begin(ibge, 7n, "coord-r/w1", RunTrigger.RECONCILIATION);
     // A reconciliation batch that claims cursor 3 stores its item but leaves the cursor where it was.
-    const applied = await client.applyBatch({ feed: feedOf(ibge), runId: rec.runId, fenceToken: 7n, items: [docItem(3, 103)], newCursor: 3n });
+    const applied = await client.applyBatch({
+      feed: feedOf(ibge),
+      runId: rec.runId,
+      fenceToken: 7n,
+      items: [docItem(3, 103)],
+      newCursor: 3n,
+    });
     expect(applied.counts?.documentsInserted).toBe(1);
     expect(applied.cursor).toBe(rec.cursor);
     expect((await client.getSyncState({ feed: feedOf(ibge) })).state?.lastNsu).toBe(rec.cursor);

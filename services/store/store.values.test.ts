@@ -36,13 +36,20 @@ afterAll(async () => {
 });
 
 async function register(ibge: string, uf: string) {
-  await client.registerMunicipality({ ibge, name: `Município ${ibge}`, uf, active: true, feeds: [{ ambiente: Ambiente.PRODUCAO, tipoNsu: TipoNsu.DISTRIBUICAO }] });
+  await client.registerMunicipality({
+    ibge,
+    name: `Município ${ibge}`,
+    uf,
+    active: true,
+    feeds: [{ ambiente: Ambiente.PRODUCAO, tipoNsu: TipoNsu.DISTRIBUICAO }],
+  });
 }
 
 const CNPJ_EMIT = completeCnpj("12ABC34501DE");
 const CNPJ_TOMA = completeCnpj("ZZ9XY000A1B2");
 const CNPJ_DEST = completeCnpj("DEST0000AB12");
-const chaveAlfa = (n: number) => buildChave({ cMun: "3550308", ambGer: 2, tpInsc: 2, inscricao: CNPJ_EMIT, nNFSe: n, year: 2026, month: 11, codigo: 100 + n });
+const chaveAlfa = (n: number) =>
+  buildChave({ cMun: "3550308", ambGer: 2, tpInsc: 2, inscricao: CNPJ_EMIT, nNFSe: n, year: 2026, month: 11, codigo: 100 + n });
 
 /** docItem with a chave and a document reshaped by `edit`. */
 function noteItem(nsu: number, n: number, edit: (d: Document) => void, chave?: string): DistributionItem {
@@ -64,25 +71,68 @@ describe("alphanumeric CNPJ, IBS/CBS and the destinatário in the columns", () =
     await register(ibge, "SP");
     const run = await client.beginRun({ feed: feedOf(ibge), holder: "t", fenceToken: 1n, trigger: RunTrigger.SCHEDULED });
     const chave = chaveAlfa(1);
-    const note = noteItem(1, 1, (d) => {
-      d.emitente = { $typeName: "malha.nfse.v1.Party", document: { $typeName: "malha.common.v1.TaxId", kind: TaxIdKind.CNPJ, number: CNPJ_EMIT }, name: "EMITENTE", inscricaoMunicipal: "", codigoMunicipio: "3550308", uf: "SP" };
-      d.tomador!.document = { $typeName: "malha.common.v1.TaxId", kind: TaxIdKind.CNPJ, number: CNPJ_TOMA };
-      d.destinatario = { $typeName: "malha.nfse.v1.Party", name: "DESTINATARIA", inscricaoMunicipal: "", codigoMunicipio: "3304557", uf: "", document: { $typeName: "malha.common.v1.TaxId", kind: TaxIdKind.CNPJ, number: CNPJ_DEST } };
-      d.ibsCbs = {
-        $typeName: "malha.nfse.v1.IbsCbs", codigoLocalidadeIncidencia: "3550308", vBcCents: 100000n, aliquotaIbsUfPpm: 1000, aliquotaIbsMunPpm: 0,
-        aliquotaCbsPpm: 9000, vIbsUfCents: 100n, vIbsMunCents: 0n, vIbsTotalCents: 100n, vCbsCents: 900n, vTotNfCents: 101000n,
-        cst: "000", cClassTrib: "000001", cIndOp: "100301", finNfse: 0,
-      };
-    }, chave);
+    const note = noteItem(
+      1,
+      1,
+      (d) => {
+        d.emitente = {
+          $typeName: "malha.nfse.v1.Party",
+          document: { $typeName: "malha.common.v1.TaxId", kind: TaxIdKind.CNPJ, number: CNPJ_EMIT },
+          name: "EMITENTE",
+          inscricaoMunicipal: "",
+          codigoMunicipio: "3550308",
+          uf: "SP",
+        };
+        d.tomador!.document = { $typeName: "malha.common.v1.TaxId", kind: TaxIdKind.CNPJ, number: CNPJ_TOMA };
+        d.destinatario = {
+          $typeName: "malha.nfse.v1.Party",
+          name: "DESTINATARIA",
+          inscricaoMunicipal: "",
+          codigoMunicipio: "3304557",
+          uf: "",
+          document: { $typeName: "malha.common.v1.TaxId", kind: TaxIdKind.CNPJ, number: CNPJ_DEST },
+        };
+        d.ibsCbs = {
+          $typeName: "malha.nfse.v1.IbsCbs",
+          codigoLocalidadeIncidencia: "3550308",
+          vBcCents: 100000n,
+          aliquotaIbsUfPpm: 1000,
+          aliquotaIbsMunPpm: 0,
+          aliquotaCbsPpm: 9000,
+          vIbsUfCents: 100n,
+          vIbsMunCents: 0n,
+          vIbsTotalCents: 100n,
+          vCbsCents: 900n,
+          vTotNfCents: 101000n,
+          cst: "000",
+          cClassTrib: "000001",
+          cIndOp: "100301",
+          finNfse: 0,
+        };
+      },
+      chave,
+    );
     const event = eventItem(2, chave, "101101");
     const applied = await client.applyBatch({ feed: feedOf(ibge), runId: run.runId, fenceToken: 1n, items: [note, event], newCursor: 2n });
     expect(applied.counts).toMatchObject({ documentsInserted: 1, eventsInserted: 1, faults: 0 });
     const [rows] = await db.pool.query<RowDataPacket[]>(`SELECT * FROM nfse_documentos_${ibge} WHERE chave = ?`, [chave]);
     expect(rows[0]).toMatchObject({
-      emitente_documento: CNPJ_EMIT, tomador_documento: CNPJ_TOMA, destinatario_documento: CNPJ_DEST, destinatario_nome: "DESTINATARIA",
-      ibscbs_localidade_incidencia: "3550308", ibscbs_cst: "000", ibscbs_classificacao: "000001", ibscbs_base_calculo: "100000",
-      ibs_uf_aliquota: "0.1000", ibs_uf_valor: "100", ibs_mun_aliquota: "0.0000", ibs_valor_total: "100", cbs_aliquota: "0.9000",
-      cbs_valor: "900", valor_total_nf: "101000", situacao: "CANCELADA",
+      emitente_documento: CNPJ_EMIT,
+      tomador_documento: CNPJ_TOMA,
+      destinatario_documento: CNPJ_DEST,
+      destinatario_nome: "DESTINATARIA",
+      ibscbs_localidade_incidencia: "3550308",
+      ibscbs_cst: "000",
+      ibscbs_classificacao: "000001",
+      ibscbs_base_calculo: "100000",
+      ibs_uf_aliquota: "0.1000",
+      ibs_uf_valor: "100",
+      ibs_mun_aliquota: "0.0000",
+      ibs_valor_total: "100",
+      cbs_aliquota: "0.9000",
+      cbs_valor: "900",
+      valor_total_nf: "101000",
+      situacao: "CANCELADA",
     });
     const [events] = await db.pool.query<RowDataPacket[]>(`SELECT id_evento, chave FROM nfse_eventos_${ibge}`);
     expect(events).toEqual([{ id_evento: eventIdOf(chave, "101101"), chave }]);
@@ -120,27 +170,57 @@ const EXTREMES: Record<string, ((d: Document) => void)[]> = {
   codigoMunicipioIncidencia: [(d) => (d.codigoMunicipioIncidencia = "1")],
   dhEmi: [(d) => (d.dhEmi = timestampFromMs(Date.UTC(10000, 0, 1))), (d) => (d.dhEmi = timestampFromMs(-62_000_000_000_000))],
   dhProc: [(d) => (d.dhProc = timestampFromMs(Date.UTC(999, 0, 1)))],
-  competencia: [(d) => (d.competencia = { $typeName: "malha.common.v1.Date", year: 2026, month: 2, day: 30 }), (d) => (d.competencia = { $typeName: "malha.common.v1.Date", year: 0, month: 1, day: 1 })],
-  emitenteDocument: [(d) => (d.emitente = { $typeName: "malha.nfse.v1.Party", name: "", inscricaoMunicipal: "", codigoMunicipio: "", uf: "", document: { $typeName: "malha.common.v1.TaxId", kind: TaxIdKind.CNPJ, number: "12abc34501de35" } })],
-  emitenteUf: [(d) => (d.emitente = { $typeName: "malha.nfse.v1.Party", name: "", inscricaoMunicipal: "", codigoMunicipio: "9999999999", uf: "SPX" })],
+  competencia: [
+    (d) => (d.competencia = { $typeName: "malha.common.v1.Date", year: 2026, month: 2, day: 30 }),
+    (d) => (d.competencia = { $typeName: "malha.common.v1.Date", year: 0, month: 1, day: 1 }),
+  ],
+  emitenteDocument: [
+    (d) =>
+      (d.emitente = {
+        $typeName: "malha.nfse.v1.Party",
+        name: "",
+        inscricaoMunicipal: "",
+        codigoMunicipio: "",
+        uf: "",
+        document: { $typeName: "malha.common.v1.TaxId", kind: TaxIdKind.CNPJ, number: "12abc34501de35" },
+      }),
+  ],
+  emitenteUf: [
+    (d) => (d.emitente = { $typeName: "malha.nfse.v1.Party", name: "", inscricaoMunicipal: "", codigoMunicipio: "9999999999", uf: "SPX" }),
+  ],
   prestadorCpf: [(d) => (d.prestador!.document = { $typeName: "malha.common.v1.TaxId", kind: TaxIdKind.CPF, number: "123" })],
   prestadorName: [(d) => (d.prestador!.name = "N".repeat(301)), (d) => (d.prestador!.name = "😀".repeat(301))],
   prestadorIm: [(d) => (d.prestador!.inscricaoMunicipal = "1".repeat(16))],
   tomadorCnpj: [(d) => (d.tomador!.document = { $typeName: "malha.common.v1.TaxId", kind: TaxIdKind.CNPJ, number: "1".repeat(15) })],
-  intermediarioName: [(d) => (d.intermediario = { $typeName: "malha.nfse.v1.Party", name: "I".repeat(302), inscricaoMunicipal: "", codigoMunicipio: "", uf: "" })],
+  intermediarioName: [
+    (d) =>
+      (d.intermediario = { $typeName: "malha.nfse.v1.Party", name: "I".repeat(302), inscricaoMunicipal: "", codigoMunicipio: "", uf: "" }),
+  ],
   serie: [(d) => (d.serie = "123456")],
   nDps: [(d) => (d.nDps = "1".repeat(16))],
   cTribNac: [(d) => (d.servico!.cTribNac = "0107011")],
   cTribMun: [(d) => (d.servico!.cTribMun = "1234")],
   cNbs: [(d) => (d.servico!.cNbs = "1234567890")],
   descricao: [(d) => (d.servico!.descricao = "ã".repeat(40_000)), (d) => (d.servico!.descricao = "x".repeat(70_000))],
-  aliquota: [(d) => (d.valores!.aliquotaBps = 100_000), (d) => (d.valores!.aliquotaBps = -1), (d) => (d.valores!.aliquotaBps = 2 ** 31 - 1)],
+  aliquota: [
+    (d) => (d.valores!.aliquotaBps = 100_000),
+    (d) => (d.valores!.aliquotaBps = -1),
+    (d) => (d.valores!.aliquotaBps = 2 ** 31 - 1),
+  ],
   tribIssqn: [(d) => (d.valores!.tribIssqn = 256 as never)],
   chaveSubstituida: [(d) => (d.chaveSubstituida = "1".repeat(49)), (d) => (d.chaveSubstituida = "x")],
-  ibsLocalidade: [(d) => (d.ibsCbs = { ...(d.ibsCbs ?? { $typeName: "malha.nfse.v1.IbsCbs" }), codigoLocalidadeIncidencia: "00" } as never)],
-  ibsAliquota: [(d) => (d.ibsCbs = { $typeName: "malha.nfse.v1.IbsCbs", aliquotaIbsUfPpm: 10_000_000 } as never), (d) => (d.ibsCbs = { $typeName: "malha.nfse.v1.IbsCbs", aliquotaCbsPpm: -5 } as never)],
+  ibsLocalidade: [
+    (d) => (d.ibsCbs = { ...(d.ibsCbs ?? { $typeName: "malha.nfse.v1.IbsCbs" }), codigoLocalidadeIncidencia: "00" } as never),
+  ],
+  ibsAliquota: [
+    (d) => (d.ibsCbs = { $typeName: "malha.nfse.v1.IbsCbs", aliquotaIbsUfPpm: 10_000_000 } as never),
+    (d) => (d.ibsCbs = { $typeName: "malha.nfse.v1.IbsCbs", aliquotaCbsPpm: -5 } as never),
+  ],
   ibsCst: [(d) => (d.ibsCbs = { $typeName: "malha.nfse.v1.IbsCbs", cst: "0000", cClassTrib: "1234567" } as never)],
-  destinatario: [(d) => (d.destinatario = { $typeName: "malha.nfse.v1.Party", name: "D".repeat(400), inscricaoMunicipal: "", codigoMunicipio: "", uf: "" })],
+  destinatario: [
+    (d) =>
+      (d.destinatario = { $typeName: "malha.nfse.v1.Party", name: "D".repeat(400), inscricaoMunicipal: "", codigoMunicipio: "", uf: "" }),
+  ],
 };
 
 /** Extreme values of every event field eventRow puts in a column. */
@@ -181,7 +261,15 @@ describe("no value of any extracted field stops a feed", () => {
     const [q] = await db.pool.query<RowDataPacket[]>("SELECT reason, message FROM nfse_quarantine WHERE ibge = ? ORDER BY nsu", [ibge]);
     expect(q.map((r) => r.reason)).toEqual(EVENT_EXTREMES.map(() => "INVALID_VALUE"));
     expect(q.map((r) => /\(column ([a-z_]+)\)/.exec(r.message)?.[1])).toEqual([
-      "versao", "ambiente_gerador", "sequencia", "data_evento", "autor_documento", "autor_documento", "motivo_codigo", "motivo_descricao", "chave_substituta",
+      "versao",
+      "ambiente_gerador",
+      "sequencia",
+      "data_evento",
+      "autor_documento",
+      "autor_documento",
+      "motivo_codigo",
+      "motivo_descricao",
+      "chave_substituta",
     ]);
   });
 
@@ -240,7 +328,9 @@ describe("no value of any extracted field stops a feed", () => {
     });
     const res = await client.applyBatch({ feed: feedOf(ibge), runId: run.runId, fenceToken: 1n, items: [wide], newCursor: 1n });
     expect(res.counts).toMatchObject({ documentsInserted: 1, faults: 0 });
-    const [rows] = await db.pool.query<RowDataPacket[]>(`SELECT aliquota, ibs_uf_aliquota, CHAR_LENGTH(prestador_nome) AS nome FROM nfse_documentos_${ibge}`);
+    const [rows] = await db.pool.query<RowDataPacket[]>(
+      `SELECT aliquota, ibs_uf_aliquota, CHAR_LENGTH(prestador_nome) AS nome FROM nfse_documentos_${ibge}`,
+    );
     expect(rows[0]).toMatchObject({ aliquota: "999.9900", ibs_uf_aliquota: "999.9999", nome: 300 });
   });
 });

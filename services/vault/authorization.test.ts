@@ -5,7 +5,14 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, describe, expect, it } from "vitest";
 import { EnvReader } from "../../libs/config/env.js";
 import { readRuntimeConfig } from "../../libs/rpc/runtime-config.js";
-import { adminAuth, authorizeAdminCaller, authorizeCredentialsCaller, secretAuth, type AdminAuth, type CredentialsAuth } from "./authorization.js";
+import {
+  adminAuth,
+  authorizeAdminCaller,
+  authorizeCredentialsCaller,
+  secretAuth,
+  type AdminAuth,
+  type CredentialsAuth,
+} from "./authorization.js";
 import { readVaultConfig } from "./config.js";
 
 const SECRET = "0123456789abcdef-gateway";
@@ -122,7 +129,9 @@ describe("readVaultConfig credentials mode", () => {
     const tls = { TLS_CERT_FILE: file("c.pem", "x"), TLS_KEY_FILE: file("k.pem", "x"), TLS_CLIENT_CA_FILE: file("ca.pem", "x") };
     expect(read({}).adminAuth).toEqual({ identities: [] });
     const fromFile = read({ VAULT_ADMIN_SECRET_FILE: file("admin", `${ADMIN}\n`) }).adminAuth;
-    expect(() => authorizeAdminCaller(fromFile, "RotateMasterKey", undefined, new Headers({ "x-malha-vault-admin-secret": ADMIN }))).not.toThrow();
+    expect(() =>
+      authorizeAdminCaller(fromFile, "RotateMasterKey", undefined, new Headers({ "x-malha-vault-admin-secret": ADMIN })),
+    ).not.toThrow();
     expect(read({ ...tls, VAULT_ADMIN_IDENTITIES: " malha-admin , ops," }).adminAuth.identities).toEqual(["malha-admin", "ops"]);
     expect(() => read({ VAULT_ADMIN_IDENTITIES: "malha-admin" })).toThrow(
       /^config error: VAULT_ADMIN_IDENTITIES needs mTLS \(TLS_CLIENT_CA_FILE\)/,
@@ -137,7 +146,9 @@ describe("readVaultConfig credentials mode", () => {
   });
 
   it("refuses a short secret or two sources, without echoing it", () => {
-    expect(() => read({ VAULT_CREDENTIALS_SECRET: "short-one" })).toThrow(/^config error: VAULT_CREDENTIALS_SECRET must be at least 16 characters$/);
+    expect(() => read({ VAULT_CREDENTIALS_SECRET: "short-one" })).toThrow(
+      /^config error: VAULT_CREDENTIALS_SECRET must be at least 16 characters$/,
+    );
     expect(() => read({ VAULT_CREDENTIALS_SECRET: SECRET, VAULT_CREDENTIALS_SECRET_FILE: "/x" })).toThrow(/cannot be combined/);
     expect(() => read({ MYSQL_URL: "" })).toThrow(/^config error: MYSQL_URL is required/);
   });

@@ -9,10 +9,7 @@ export const ADMIN_SECRET_HEADER = "x-malha-vault-admin-secret";
  * Who may receive decrypted client credentials. With mTLS the verified client certificate decides;
  * without it a shared secret sent in a header; with neither, nobody (fail closed).
  */
-export type CredentialsAuth =
-  | { mode: "mtls"; identity: string }
-  | { mode: "secret"; secretDigest: Buffer }
-  | { mode: "closed" };
+export type CredentialsAuth = { mode: "mtls"; identity: string } | { mode: "secret"; secretDigest: Buffer } | { mode: "closed" };
 
 export function secretAuth(secret: string): CredentialsAuth {
   return { mode: "secret", secretDigest: digest(secret) };
@@ -28,7 +25,9 @@ export function authorizeCredentialsCaller(auth: CredentialsAuth, peer: PeerIden
     case "mtls": {
       if (peerNames(peer).includes(auth.identity)) return;
       const shown = peer?.subjectCommonName ?? "no client certificate";
-      throw permissionDenied(`only the ADN gateway (identity '${auth.identity}') may fetch client credentials; the caller is '${printable(shown)}'`);
+      throw permissionDenied(
+        `only the ADN gateway (identity '${auth.identity}') may fetch client credentials; the caller is '${printable(shown)}'`,
+      );
     }
     case "secret": {
       const given = headers.get(SECRET_HEADER);

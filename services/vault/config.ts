@@ -48,12 +48,21 @@ function readCallerAuth(env: EnvReader, runtime: RuntimeConfig): { credentialsAu
   if (adminSecret !== undefined && adminSecret === credentialsSecret) {
     throw new ConfigError("VAULT_ADMIN_SECRET", "must differ from VAULT_CREDENTIALS_SECRET (the ADN gateway knows that one)");
   }
-  const identities = (env.optionalString("VAULT_ADMIN_IDENTITIES") ?? "").split(",").map((i) => i.trim()).filter((i) => i !== "");
+  const identities = (env.optionalString("VAULT_ADMIN_IDENTITIES") ?? "")
+    .split(",")
+    .map((i) => i.trim())
+    .filter((i) => i !== "");
   if (identities.length > 0 && !runtime.tls?.clientCa) {
-    throw new ConfigError("VAULT_ADMIN_IDENTITIES", "needs mTLS (TLS_CLIENT_CA_FILE): without client certificates there is no identity to check");
+    throw new ConfigError(
+      "VAULT_ADMIN_IDENTITIES",
+      "needs mTLS (TLS_CLIENT_CA_FILE): without client certificates there is no identity to check",
+    );
   }
   if (identities.includes(gatewayIdentity)) {
-    throw new ConfigError("VAULT_ADMIN_IDENTITIES", `must not name the ADN gateway's identity '${gatewayIdentity}' (VAULT_ADN_GATEWAY_IDENTITY)`);
+    throw new ConfigError(
+      "VAULT_ADMIN_IDENTITIES",
+      `must not name the ADN gateway's identity '${gatewayIdentity}' (VAULT_ADN_GATEWAY_IDENTITY)`,
+    );
   }
   return { credentialsAuth, adminAuth: adminAuth(identities, adminSecret) };
 }

@@ -4,7 +4,13 @@ import { AuthenticationError, Keyring, KeyUnavailableError, type SealContext } f
 
 const k1 = randomBytes(32);
 const k2 = randomBytes(32);
-const ring = new Keyring({ activeKeyId: "k1", keys: new Map([["k1", k1], ["k2", k2]]) });
+const ring = new Keyring({
+  activeKeyId: "k1",
+  keys: new Map([
+    ["k1", k1],
+    ["k2", k2],
+  ]),
+});
 const ctx: SealContext = { fingerprint: "ab".repeat(32), ibge: "3550308", field: "password" };
 const plaintext = Buffer.from("senha do certificado");
 

@@ -1,11 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import {
-  CertificateSchema,
-  type Certificate,
-  type VaultService,
-} from "../../libs/gen/malha/vault/v1/vault_pb.js";
+import { CertificateSchema, type Certificate, type VaultService } from "../../libs/gen/malha/vault/v1/vault_pb.js";
 import { peerIdentityKey } from "../../libs/rpc/server.js";
 import { authorizeAdminCaller, authorizeCredentialsCaller, type AdminAuth, type CredentialsAuth } from "./authorization.js";
 import type { Keyring } from "./crypto.js";
@@ -24,10 +20,17 @@ export interface HandlerDeps {
 }
 
 /** The VaultService methods: request validation and proto mapping around Vault. */
-export function createVaultHandlers({ vault, repo, keyring, credentialsAuth, adminAuth }: HandlerDeps): Partial<ServiceImpl<typeof VaultService>> {
+export function createVaultHandlers({
+  vault,
+  repo,
+  keyring,
+  credentialsAuth,
+  adminAuth,
+}: HandlerDeps): Partial<ServiceImpl<typeof VaultService>> {
   const toProto = (row: CertificateRow) => toCertificate(row, vault.now());
   // Checked before the request is looked at: a caller without the right learns nothing from validation.
-  const admin = (call: string, ctx: HandlerContext) => authorizeAdminCaller(adminAuth, call, ctx.values.get(peerIdentityKey), ctx.requestHeader);
+  const admin = (call: string, ctx: HandlerContext) =>
+    authorizeAdminCaller(adminAuth, call, ctx.values.get(peerIdentityKey), ctx.requestHeader);
   return {
     async importCertificate(req, ctx) {
       admin("ImportCertificate", ctx);

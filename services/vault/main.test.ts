@@ -110,7 +110,9 @@ describe("vault over gRPC with a shared secret for the gateway", () => {
     });
     const listed = await vault.listCertificates({ ibge });
     expect(listed.certificates.map((c) => c.id)).toEqual([imported.certificate!.id]);
-    expect((await vault.getCertificate({ id: imported.certificate!.id })).certificate?.subject).toContain("CN=MUNICIPIO DE TESTE:11222333000181");
+    expect((await vault.getCertificate({ id: imported.certificate!.id })).certificate?.subject).toContain(
+      "CN=MUNICIPIO DE TESTE:11222333000181",
+    );
 
     const creds = await vault.getClientCredentials({ ibge }, secretHeader());
     expect(creds).toMatchObject({ unchanged: false, certificateId: imported.certificate!.id, cnpj: "11222333000181" });
@@ -143,33 +145,100 @@ describe("vault over gRPC with a shared secret for the gateway", () => {
     expect(on).toMatchObject({ replacedCertificateId: "", certificate: { status: CertificateStatus.ACTIVE, deactivationReason: "" } });
     expect(Code[(await failure(vault.getCertificate({ id: "424242" }))).code]).toBe("NotFound");
 
-    const soon = await vault.listCertificates({ expiringBefore: { seconds: BigInt(Math.floor(Date.now() / 1000) + 400 * 86400), nanos: 0 } });
+    const soon = await vault.listCertificates({
+      expiringBefore: { seconds: BigInt(Math.floor(Date.now() / 1000) + 400 * 86400), nanos: 0 },
+    });
     const notAfters = soon.certificates.map((c) => Number(c.notAfter!.seconds));
     expect(notAfters.length).toBeGreaterThanOrEqual(2);
     expect(notAfters).toEqual([...notAfters].sort((x, y) => x - y));
-    expect((await vault.listCertificates({ expiringBefore: { seconds: BigInt(Math.floor(Date.now() / 1000) + 86400), nanos: 0 } })).certificates).toEqual([]);
+    expect(
+      (await vault.listCertificates({ expiringBefore: { seconds: BigInt(Math.floor(Date.now() / 1000) + 86400), nanos: 0 } })).certificates,
+    ).toEqual([]);
   });
 
   it("refuses every unusable PFX with its code, ImportRejected reason and precise message", async () => {
     const ok = { cnpj: "11222333000181" };
     const other = issueEcnpj(root, ok);
     const cases: { name: string; pfx: Uint8Array; password?: string; ibge?: string; code: Code; reason?: Reason; message: RegExp }[] = [
-      { name: "wrong password", pfx, password: "errada", code: Code.InvalidArgument, reason: Reason.WRONG_PASSWORD, message: /^the password does not open the PFX/ },
-      { name: "not PKCS#12", pfx: Buffer.from(leaf.certPem), code: Code.InvalidArgument, reason: Reason.NOT_PKCS12, message: /not a PKCS#12/ },
-      { name: "too large", pfx: Buffer.alloc(64 * 1024 + 1, 1), code: Code.InvalidArgument, reason: Reason.TOO_LARGE, message: /limit is 65536/ },
-      { name: "no private key", pfx: toPfxWith(null, [leaf], PASSWORD), code: Code.InvalidArgument, reason: Reason.NO_PRIVATE_KEY, message: /^the PFX holds no private key$/ },
-      { name: "key mismatch", pfx: toPfxWith(other.key === leaf.key ? root.key : other.key, [leaf], PASSWORD), code: Code.InvalidArgument, reason: Reason.KEY_MISMATCH, message: /^the private key does not match the certificate/ },
-      { name: "expired", pfx: toPfx(issueEcnpj(root, { ...ok, notBefore: new Date(Date.now() - 40 * DAY), notAfter: new Date(Date.now() - DAY) }), [], "x"), password: "x", code: Code.FailedPrecondition, reason: Reason.EXPIRED, message: /^the certificate expired at \d{4}-/ },
-      { name: "not yet valid", pfx: toPfx(issueEcnpj(root, { ...ok, notBefore: new Date(Date.now() + DAY) }), [], "x"), password: "x", code: Code.FailedPrecondition, reason: Reason.NOT_YET_VALID, message: /^the certificate is not valid before \d{4}-/ },
-      { name: "no client auth", pfx: toPfx(issueEcnpj(root, { ...ok, clientAuth: false }), [], "x"), password: "x", code: Code.InvalidArgument, reason: Reason.NO_CLIENT_AUTH, message: /no TLS client-authentication extended key usage/ },
-      { name: "no CNPJ", pfx: toPfx(issueCustom(root, { commonName: "SERVIDOR SEM CNPJ" }), [], "x"), password: "x", code: Code.InvalidArgument, reason: Reason.CNPJ_NOT_FOUND, message: /^no CNPJ in the certificate/ },
+      {
+        name: "wrong password",
+        pfx,
+        password: "errada",
+        code: Code.InvalidArgument,
+        reason: Reason.WRONG_PASSWORD,
+        message: /^the password does not open the PFX/,
+      },
+      {
+        name: "not PKCS#12",
+        pfx: Buffer.from(leaf.certPem),
+        code: Code.InvalidArgument,
+        reason: Reason.NOT_PKCS12,
+        message: /not a PKCS#12/,
+      },
+      {
+        name: "too large",
+        pfx: Buffer.alloc(64 * 1024 + 1, 1),
+        code: Code.InvalidArgument,
+        reason: Reason.TOO_LARGE,
+        message: /limit is 65536/,
+      },
+      {
+        name: "no private key",
+        pfx: toPfxWith(null, [leaf], PASSWORD),
+        code: Code.InvalidArgument,
+        reason: Reason.NO_PRIVATE_KEY,
+        message: /^the PFX holds no private key$/,
+      },
+      {
+        name: "key mismatch",
+        pfx: toPfxWith(other.key === leaf.key ? root.key : other.key, [leaf], PASSWORD),
+        code: Code.InvalidArgument,
+        reason: Reason.KEY_MISMATCH,
+        message: /^the private key does not match the certificate/,
+      },
+      {
+        name: "expired",
+        pfx: toPfx(issueEcnpj(root, { ...ok, notBefore: new Date(Date.now() - 40 * DAY), notAfter: new Date(Date.now() - DAY) }), [], "x"),
+        password: "x",
+        code: Code.FailedPrecondition,
+        reason: Reason.EXPIRED,
+        message: /^the certificate expired at \d{4}-/,
+      },
+      {
+        name: "not yet valid",
+        pfx: toPfx(issueEcnpj(root, { ...ok, notBefore: new Date(Date.now() + DAY) }), [], "x"),
+        password: "x",
+        code: Code.FailedPrecondition,
+        reason: Reason.NOT_YET_VALID,
+        message: /^the certificate is not valid before \d{4}-/,
+      },
+      {
+        name: "no client auth",
+        pfx: toPfx(issueEcnpj(root, { ...ok, clientAuth: false }), [], "x"),
+        password: "x",
+        code: Code.InvalidArgument,
+        reason: Reason.NO_CLIENT_AUTH,
+        message: /no TLS client-authentication extended key usage/,
+      },
+      {
+        name: "no CNPJ",
+        pfx: toPfx(issueCustom(root, { commonName: "SERVIDOR SEM CNPJ" }), [], "x"),
+        password: "x",
+        code: Code.InvalidArgument,
+        reason: Reason.CNPJ_NOT_FOUND,
+        message: /^no CNPJ in the certificate/,
+      },
       { name: "bad ibge", pfx, ibge: "35503", code: Code.InvalidArgument, message: /^ibge must be 7 digits$/ },
     ];
     for (const c of cases) {
       const err = await failure(vault.importCertificate({ ibge: c.ibge ?? "3509502", pfx: c.pfx, password: c.password ?? PASSWORD }));
       expect({ name: c.name, code: Code[err.code] }).toEqual({ name: c.name, code: Code[c.code] });
       expect(err.rawMessage, c.name).toMatch(c.message);
-      if (c.reason !== undefined) expect(err.findDetails(ImportRejectedSchema).map((d) => d.reason), c.name).toEqual([c.reason]);
+      if (c.reason !== undefined)
+        expect(
+          err.findDetails(ImportRejectedSchema).map((d) => d.reason),
+          c.name,
+        ).toEqual([c.reason]);
     }
     // CN fallback: no otherName, CNPJ in the CN.
     const cnOnly = issueCustom(root, { commonName: "PREFEITURA:12345678000195" });
@@ -202,7 +271,10 @@ describe("vault over gRPC with a shared secret for the gateway", () => {
       const asGateway = await failure(attempt(gateway));
       expect([Code[asGateway.code], asGateway.rawMessage]).toEqual(["PermissionDenied", missing.rawMessage]);
       const bad = await failure(attempt(wrong));
-      expect([Code[bad.code], bad.rawMessage]).toEqual(["PermissionDenied", `${call} is an administrative call: the x-malha-vault-admin-secret header is wrong`]);
+      expect([Code[bad.code], bad.rawMessage]).toEqual([
+        "PermissionDenied",
+        `${call} is an administrative call: the x-malha-vault-admin-secret header is wrong`,
+      ]);
     }
     // Reading stays open to the mesh (the coordinator lists which municipalities have a certificate).
     expect((await anyone.listCertificates({})).certificates).toEqual(before);
@@ -213,9 +285,15 @@ describe("vault over gRPC with a shared secret for the gateway", () => {
 
   it("hands credentials only to a caller with the gateway's secret", async () => {
     const missing = await failure(vault.getClientCredentials({ ibge }));
-    expect([Code[missing.code], missing.rawMessage]).toEqual(["PermissionDenied", expect.stringMatching(/x-malha-vault-secret header is missing/)]);
+    expect([Code[missing.code], missing.rawMessage]).toEqual([
+      "PermissionDenied",
+      expect.stringMatching(/x-malha-vault-secret header is missing/),
+    ]);
     const wrong = await failure(vault.getClientCredentials({ ibge }, secretHeader(`${SECRET}x`)));
-    expect([Code[wrong.code], wrong.rawMessage]).toEqual(["PermissionDenied", expect.stringMatching(/x-malha-vault-secret header is wrong/)]);
+    expect([Code[wrong.code], wrong.rawMessage]).toEqual([
+      "PermissionDenied",
+      expect.stringMatching(/x-malha-vault-secret header is wrong/),
+    ]);
   });
 
   it("keeps only ciphertext in MySQL: no PFX bytes, password, PEM or master key in any column", async () => {
@@ -223,7 +301,16 @@ describe("vault over gRPC with a shared secret for the gateway", () => {
     const [keys] = await db.pool.query<RowDataPacket[]>("SELECT * FROM vault_master_keys");
     expect(rows.length).toBeGreaterThanOrEqual(3);
     const keyBody = pemBody(leaf.keyPem);
-    const forbidden = [pfx, Buffer.from(PASSWORD), Buffer.from("PRIVATE KEY"), Buffer.from("BEGIN CERTIFICATE"), Buffer.from(keyBody.slice(0, 48)), Buffer.from(pemBody(leaf.certPem).slice(0, 48)), Buffer.from(masterKey), Buffer.from(masterKey, "base64")];
+    const forbidden = [
+      pfx,
+      Buffer.from(PASSWORD),
+      Buffer.from("PRIVATE KEY"),
+      Buffer.from("BEGIN CERTIFICATE"),
+      Buffer.from(keyBody.slice(0, 48)),
+      Buffer.from(pemBody(leaf.certPem).slice(0, 48)),
+      Buffer.from(masterKey),
+      Buffer.from(masterKey, "base64"),
+    ];
     for (const row of [...rows, ...keys]) {
       for (const [column, value] of Object.entries(row)) {
         if (value === null || value instanceof Date || typeof value === "number") continue;
@@ -271,7 +358,17 @@ describe("vault over gRPC with a shared secret for the gateway", () => {
     expect(out).toContain('"msg":"certificate imported"');
     expect(out).toContain('"msg":"client credentials handed out"');
     const pfxB64 = pfx.toString("base64");
-    for (const needle of [PASSWORD, "PRIVATE KEY", "BEGIN CERTIFICATE", pemBody(leaf.keyPem).slice(0, 40), pfxB64.slice(0, 40), pfxB64.slice(-60, -20), masterKey, SECRET, ADMIN_SECRET]) {
+    for (const needle of [
+      PASSWORD,
+      "PRIVATE KEY",
+      "BEGIN CERTIFICATE",
+      pemBody(leaf.keyPem).slice(0, 40),
+      pfxB64.slice(0, 40),
+      pfxB64.slice(-60, -20),
+      masterKey,
+      SECRET,
+      ADMIN_SECRET,
+    ]) {
       expect(out.includes(needle), `logs contain ${needle.slice(0, 12)}…`).toBe(false);
     }
   });
@@ -300,7 +397,8 @@ describe("vault with mesh mTLS", () => {
 
   it("lets only an admin identity import, never the gateway's", async () => {
     const read = (p: string) => readFileSync(p);
-    const as = (cert: Buffer, key: Buffer) => createServiceClient(VaultService, { baseUrl: svc.baseUrl, tls: { ca: read(pki.caCert), cert, key } });
+    const as = (cert: Buffer, key: Buffer) =>
+      createServiceClient(VaultService, { baseUrl: svc.baseUrl, tls: { ca: read(pki.caCert), cert, key } });
     const operator = issueCustom(root, { commonName: "malha-admin" });
     const admin = as(Buffer.from(operator.certPem), Buffer.from(operator.keyPem));
     const gateway = as(read(pki.clientCert), read(pki.clientKey));
@@ -311,7 +409,12 @@ describe("vault with mesh mTLS", () => {
         "PermissionDenied",
         "ImportCertificate is an administrative call and needs a client certificate named 'malha-admin'; the caller is 'adn-gateway'",
       ]);
-      const imported = await admin.client.importCertificate({ ibge: "3550308", pfx: toPfx(leaf, [root], "x"), password: "x", requestedBy: "operador" });
+      const imported = await admin.client.importCertificate({
+        ibge: "3550308",
+        pfx: toPfx(leaf, [root], "x"),
+        password: "x",
+        requestedBy: "operador",
+      });
       expect(imported.activated).toBe(true);
     } finally {
       admin.close();
@@ -396,7 +499,12 @@ describe("master keys across restarts", () => {
       "PermissionDenied",
       "RotateMasterKey is disabled: the vault has neither VAULT_ADMIN_SECRET nor VAULT_ADMIN_IDENTITIES configured, so nobody may change its certificates or keys",
     ]);
-    expect(JSON.parse(report!)).toMatchObject({ count: ids.length, certificates: ids.map((id) => expect.objectContaining({ id, keyId: "k1", problem: expect.stringMatching(/'k1', which is not configured/) })) });
+    expect(JSON.parse(report!)).toMatchObject({
+      count: ids.length,
+      certificates: ids.map((id) =>
+        expect.objectContaining({ id, keyId: "k1", problem: expect.stringMatching(/'k1', which is not configured/) }),
+      ),
+    });
     await stop(b);
 
     // k1's id with other bytes: refused before serving.
@@ -445,11 +553,14 @@ async function mtlsHandshake(keyPem: string, chainPem: string): Promise<string> 
   const port = (https.address() as { port: number }).port;
   try {
     return await new Promise<string>((resolve, reject) => {
-      const req = httpsRequest({ host: "127.0.0.1", port, path: "/", ca: root.certPem, key: keyPem, cert: chainPem, servername: "localhost" }, (res) => {
-        let body = "";
-        res.on("data", (chunk: Buffer) => (body += chunk.toString()));
-        res.on("end", () => resolve(body));
-      });
+      const req = httpsRequest(
+        { host: "127.0.0.1", port, path: "/", ca: root.certPem, key: keyPem, cert: chainPem, servername: "localhost" },
+        (res) => {
+          let body = "";
+          res.on("data", (chunk: Buffer) => (body += chunk.toString()));
+          res.on("end", () => resolve(body));
+        },
+      );
       req.on("error", reject);
       req.end();
     });

@@ -21,10 +21,22 @@ await runService("vault", ({ env, config: runtime, log, metrics }) => {
   const vault = new Vault(repo, keyring, log);
   registerCertificateMetrics(metrics.registry, repo, config.expiringSoonDays);
   return {
-    services: [serve(VaultService, createVaultHandlers({ vault, repo, keyring, credentialsAuth: config.credentialsAuth, adminAuth: config.adminAuth }))],
+    services: [
+      serve(
+        VaultService,
+        createVaultHandlers({ vault, repo, keyring, credentialsAuth: config.credentialsAuth, adminAuth: config.adminAuth }),
+      ),
+    ],
     async ready() {
       await ensureSchema(pool, config, log);
-      await reportAtStart({ repo, keyring, log, credentialsAuth: config.credentialsAuth, adminAuth: config.adminAuth, expiringSoonDays: config.expiringSoonDays });
+      await reportAtStart({
+        repo,
+        keyring,
+        log,
+        credentialsAuth: config.credentialsAuth,
+        adminAuth: config.adminAuth,
+        expiringSoonDays: config.expiringSoonDays,
+      });
     },
     close: () => pool.end(),
   };

@@ -45,7 +45,11 @@ describe("readMasterKeys", () => {
     const keys = read({ NFSE_MASTER_KEYS_FILE: file, NFSE_MASTER_KEYS: `new:${b.toString("base64")}`, NFSE_MASTER_KEY_ID: "new" });
     expect(keys.activeKeyId).toBe("new");
     expect([...keys.keys.keys()].sort()).toEqual(["new", "old"]);
-    const mixed = read({ NFSE_MASTER_KEY: b.toString("base64"), NFSE_MASTER_KEY_ID: "new", NFSE_MASTER_KEYS: `old:${a.toString("base64")}` });
+    const mixed = read({
+      NFSE_MASTER_KEY: b.toString("base64"),
+      NFSE_MASTER_KEY_ID: "new",
+      NFSE_MASTER_KEYS: `old:${a.toString("base64")}`,
+    });
     expect(mixed.activeKeyId).toBe("new");
     expect(mixed.keys.get("old")?.equals(a)).toBe(true);
     expect(read({ NFSE_MASTER_KEYS: `only:${a.toString("base64")}` }).activeKeyId).toBe("only");
@@ -59,12 +63,18 @@ describe("readMasterKeys", () => {
       [{ NFSE_MASTER_KEY: randomBytes(16).toString("base64") }, /^config error: NFSE_MASTER_KEY is invalid/],
       [{ NFSE_MASTER_KEY: a.toString("base64"), NFSE_MASTER_KEY_FILE: "/x" }, /^config error: NFSE_MASTER_KEY_FILE cannot be combined/],
       [{ NFSE_MASTER_KEY_FILE: join(dir, "missing") }, /^config error: NFSE_MASTER_KEY_FILE names a file that cannot be read \(ENOENT/],
-      [{ NFSE_MASTER_KEYS: `x:${a.toString("base64")},y:${b.toString("base64")}` }, /^config error: NFSE_MASTER_KEY_ID is required when NFSE_MASTER_KEYS holds several keys/],
+      [
+        { NFSE_MASTER_KEYS: `x:${a.toString("base64")},y:${b.toString("base64")}` },
+        /^config error: NFSE_MASTER_KEY_ID is required when NFSE_MASTER_KEYS holds several keys/,
+      ],
       [{ NFSE_MASTER_KEYS: `x:${a.toString("base64")}`, NFSE_MASTER_KEY_ID: "z" }, /^config error: NFSE_MASTER_KEY_ID names key 'z'/],
       [{ NFSE_MASTER_KEYS: `x:${secretish}`, NFSE_MASTER_KEY_ID: "x" }, /^config error: NFSE_MASTER_KEYS key 'x' is invalid/],
       [{ NFSE_MASTER_KEYS: secretish }, /^config error: NFSE_MASTER_KEYS entry 1 is malformed \(expected keyId:base64\)/],
       [{ NFSE_MASTER_KEYS: `bad id:${a.toString("base64")}` }, /^config error: NFSE_MASTER_KEYS entry 1 has a malformed key id/],
-      [{ NFSE_MASTER_KEY: a.toString("base64"), NFSE_MASTER_KEY_ID: "k", NFSE_MASTER_KEYS: `k:${b.toString("base64")}` }, /^config error: NFSE_MASTER_KEYS key 'k' has a different value than NFSE_MASTER_KEY$/],
+      [
+        { NFSE_MASTER_KEY: a.toString("base64"), NFSE_MASTER_KEY_ID: "k", NFSE_MASTER_KEYS: `k:${b.toString("base64")}` },
+        /^config error: NFSE_MASTER_KEYS key 'k' has a different value than NFSE_MASTER_KEY$/,
+      ],
       [{ NFSE_MASTER_KEY: a.toString("base64"), NFSE_MASTER_KEY_ID: "no spaces" }, /^config error: NFSE_MASTER_KEY_ID is malformed/],
     ];
     for (const [env, expected] of cases) {

@@ -93,7 +93,11 @@ function readSingleKey(value: string | undefined, file: string | undefined): { k
 }
 
 function readKeyLists(value: string | undefined, file: string | undefined): { variable: string; entries: string[] }[] {
-  const split = (text: string) => text.split(/[,\n]/).map((e) => e.trim()).filter((e) => e !== "");
+  const split = (text: string) =>
+    text
+      .split(/[,\n]/)
+      .map((e) => e.trim())
+      .filter((e) => e !== "");
   const lists: { variable: string; entries: string[] }[] = [];
   if (value !== undefined) lists.push({ variable: "NFSE_MASTER_KEYS", entries: split(value) });
   if (file !== undefined) {

@@ -30,8 +30,15 @@ async function insert(rows: { ibge: string; status: StoredStatus; days: number }
          status, active_ibge, key_id, algorithm, pfx_ciphertext, pfx_nonce, pfx_auth_tag, password_ciphertext,
          password_nonce, password_auth_tag, private_key_ciphertext, private_key_nonce, private_key_auth_tag)
        VALUES (?, ?, 'CN=x', 'CN=y', '01', '11222333000181', ?, ?, ?, ?, 'k', 'aes-256-gcm', ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [r.ibge, String(i).repeat(64), new Date(now.getTime() - 400 * DAY), new Date(now.getTime() + r.days * DAY),
-        r.status, r.status === "active" ? r.ibge : null, ...Array<Buffer>(9).fill(blob)],
+      [
+        r.ibge,
+        String(i).repeat(64),
+        new Date(now.getTime() - 400 * DAY),
+        new Date(now.getTime() + r.days * DAY),
+        r.status,
+        r.status === "active" ? r.ibge : null,
+        ...Array<Buffer>(9).fill(blob),
+      ],
     );
   }
 }

@@ -33,7 +33,10 @@ export function registerCertificateMetrics(
   });
   // A database outage must not fail the whole scrape (the RPC metrics matter most then): the gauges keep
   // their last values and a counter says so.
-  const rows = oncePerScrape(() => repo.expirySummary(), () => failures.inc());
+  const rows = oncePerScrape(
+    () => repo.expirySummary(),
+    () => failures.inc(),
+  );
 
   new Gauge({
     name: "malha_vault_certificates",

@@ -79,7 +79,9 @@ describe("openPfx", () => {
 
   it("writes subject and issuer as RFC 4514, escaping special characters once", () => {
     const leaf = issueCustom(root, { commonName: "PREFEITURA, DE SÃO PAULO:11222333000181" });
-    expect(openPfx(toPfx(leaf, [], "x"), "x", now).subject).toBe("CN=PREFEITURA\\, DE SÃO PAULO:11222333000181,OU=Certificado PJ A1,O=ICP-Brasil,C=BR");
+    expect(openPfx(toPfx(leaf, [], "x"), "x", now).subject).toBe(
+      "CN=PREFEITURA\\, DE SÃO PAULO:11222333000181,OU=Certificado PJ A1,O=ICP-Brasil,C=BR",
+    );
   });
 
   it("falls back to the CNPJ in the subject CN when there is no otherName", () => {
@@ -91,17 +93,72 @@ describe("openPfx", () => {
     const good = issueEcnpj(root, { cnpj: "11222333000181" });
     const other = issueEcnpj(root, { cnpj: "11222333000181" });
     const cases: [string, () => unknown, Reason, string, RegExp][] = [
-      ["wrong password", () => openPfx(toPfx(good, [], "certa"), "errada", now), Reason.WRONG_PASSWORD, "invalid_argument", /password does not open/],
+      [
+        "wrong password",
+        () => openPfx(toPfx(good, [], "certa"), "errada", now),
+        Reason.WRONG_PASSWORD,
+        "invalid_argument",
+        /password does not open/,
+      ],
       ["not PKCS#12", () => openPfx(Buffer.from("not a pfx at all"), "x", now), Reason.NOT_PKCS12, "invalid_argument", /not a PKCS#12/],
-      ["a certificate DER", () => openPfx(Buffer.from(forge.asn1.toDer(forge.pki.certificateToAsn1(good.cert)).getBytes(), "binary"), "x", now), Reason.NOT_PKCS12, "invalid_argument", /not a PKCS#12/],
+      [
+        "a certificate DER",
+        () => openPfx(Buffer.from(forge.asn1.toDer(forge.pki.certificateToAsn1(good.cert)).getBytes(), "binary"), "x", now),
+        Reason.NOT_PKCS12,
+        "invalid_argument",
+        /not a PKCS#12/,
+      ],
       ["empty", () => openPfx(Buffer.alloc(0), "x", now), Reason.NOT_PKCS12, "invalid_argument", /pfx is empty/],
       ["too large", () => openPfx(Buffer.alloc(MAX_PFX_BYTES + 1), "x", now), Reason.TOO_LARGE, "invalid_argument", /limit is 65536/],
       ["no key", () => openPfx(toPfxWith(null, [good], "x"), "x", now), Reason.NO_PRIVATE_KEY, "invalid_argument", /no private key/],
-      ["mismatch", () => openPfx(toPfxWith(other.key === good.key ? root.key : other.key, [good], "x"), "x", now), Reason.KEY_MISMATCH, "invalid_argument", /does not match/],
-      ["expired", () => openPfx(toPfx(issueEcnpj(root, { cnpj: "11222333000181", notBefore: new Date(now.getTime() - 30 * day), notAfter: new Date(now.getTime() - day) }), [], "x"), "x", now), Reason.EXPIRED, "failed_precondition", /expired at/],
-      ["not yet valid", () => openPfx(toPfx(issueEcnpj(root, { cnpj: "11222333000181", notBefore: new Date(now.getTime() + day) }), [], "x"), "x", now), Reason.NOT_YET_VALID, "failed_precondition", /not valid before/],
-      ["no client auth", () => openPfx(toPfx(issueEcnpj(root, { cnpj: "11222333000181", clientAuth: false }), [], "x"), "x", now), Reason.NO_CLIENT_AUTH, "invalid_argument", /client-authentication/],
-      ["no CNPJ", () => openPfx(toPfx(issueCustom(root, { commonName: "SEM DOCUMENTO" }), [], "x"), "x", now), Reason.CNPJ_NOT_FOUND, "invalid_argument", /no CNPJ/],
+      [
+        "mismatch",
+        () => openPfx(toPfxWith(other.key === good.key ? root.key : other.key, [good], "x"), "x", now),
+        Reason.KEY_MISMATCH,
+        "invalid_argument",
+        /does not match/,
+      ],
+      [
+        "expired",
+        () =>
+          openPfx(
+            toPfx(
+              issueEcnpj(root, {
+                cnpj: "11222333000181",
+                notBefore: new Date(now.getTime() - 30 * day),
+                notAfter: new Date(now.getTime() - day),
+              }),
+              [],
+              "x",
+            ),
+            "x",
+            now,
+          ),
+        Reason.EXPIRED,
+        "failed_precondition",
+        /expired at/,
+      ],
+      [
+        "not yet valid",
+        () => openPfx(toPfx(issueEcnpj(root, { cnpj: "11222333000181", notBefore: new Date(now.getTime() + day) }), [], "x"), "x", now),
+        Reason.NOT_YET_VALID,
+        "failed_precondition",
+        /not valid before/,
+      ],
+      [
+        "no client auth",
+        () => openPfx(toPfx(issueEcnpj(root, { cnpj: "11222333000181", clientAuth: false }), [], "x"), "x", now),
+        Reason.NO_CLIENT_AUTH,
+        "invalid_argument",
+        /client-authentication/,
+      ],
+      [
+        "no CNPJ",
+        () => openPfx(toPfx(issueCustom(root, { commonName: "SEM DOCUMENTO" }), [], "x"), "x", now),
+        Reason.CNPJ_NOT_FOUND,
+        "invalid_argument",
+        /no CNPJ/,
+      ],
     ];
     for (const [name, fn, reason, code, message] of cases) {
       const err = refusal(fn).toConnectError();
@@ -146,7 +203,11 @@ describe("openPfx", () => {
   });
 
   it.each([
-    ["a wrong check digit in the otherName", { cnpj: "12ABC34501DE36" }, /otherName 2\.16\.76\.1\.3\.3 holds "12ABC34501DE36", which has a wrong check digit/],
+    [
+      "a wrong check digit in the otherName",
+      { cnpj: "12ABC34501DE36" },
+      /otherName 2\.16\.76\.1\.3\.3 holds "12ABC34501DE36", which has a wrong check digit/,
+    ],
     ["lower-case letters in the otherName", { cnpj: "12abc34501de35" }, /holds "12abc34501de35", which has lower-case letters/],
     ["letters in the check digits", { cnpj: "12ABC34501DE3X" }, /which has letters in its check digits/],
     ["a short otherName", { cnpj: "12ABC34501DE3" }, /which must be 14 characters/],
@@ -167,5 +228,18 @@ describe("openPfx", () => {
 });
 
 function codeName(code: number): string {
-  return ["ok", "canceled", "unknown", "invalid_argument", "deadline_exceeded", "not_found", "already_exists", "permission_denied", "resource_exhausted", "failed_precondition"][code] ?? String(code);
+  return (
+    [
+      "ok",
+      "canceled",
+      "unknown",
+      "invalid_argument",
+      "deadline_exceeded",
+      "not_found",
+      "already_exists",
+      "permission_denied",
+      "resource_exhausted",
+      "failed_precondition",
+    ][code] ?? String(code)
+  );
 }

@@ -147,7 +147,7 @@ interface CapturedBag {
 }
 
 function bags(p12: forge.pkcs12.Pkcs12Pfx, bagType: string): CapturedBag[] {
-  return ((p12.getBags({ bagType }) as Record<string, CapturedBag[] | undefined>)[bagType] ?? []);
+  return (p12.getBags({ bagType }) as Record<string, CapturedBag[] | undefined>)[bagType] ?? [];
 }
 
 function privateKeys(p12: forge.pkcs12.Pkcs12Pfx): KeyObject[] {
@@ -155,9 +155,7 @@ function privateKeys(p12: forge.pkcs12.Pkcs12Pfx): KeyObject[] {
   const keys: KeyObject[] = [];
   for (const bag of found) {
     // forge decodes RSA keys; other key types come back as their PrivateKeyInfo ASN.1.
-    const info = bag.key
-      ? forge.pki.wrapRsaPrivateKey(forge.pki.privateKeyToAsn1(bag.key as forge.pki.rsa.PrivateKey))
-      : bag.asn1;
+    const info = bag.key ? forge.pki.wrapRsaPrivateKey(forge.pki.privateKeyToAsn1(bag.key as forge.pki.rsa.PrivateKey)) : bag.asn1;
     if (!info) continue;
     try {
       keys.push(createPrivateKey({ key: derBuffer(info), format: "der", type: "pkcs8" }));
@@ -250,7 +248,11 @@ function guard(owner: Record<string, unknown>, name: string, iterationsArg: numb
   wrapped.malhaGuarded = true;
   owner[name] = wrapped;
 }
-const forgeAny = forge as unknown as { pki: { pbe: Record<string, unknown> }; pkcs12: Record<string, unknown>; pkcs5: Record<string, unknown> };
+const forgeAny = forge as unknown as {
+  pki: { pbe: Record<string, unknown> };
+  pkcs12: Record<string, unknown>;
+  pkcs5: Record<string, unknown>;
+};
 
 /**
  * Passwords are UTF-8 (what `openssl pkcs12` and Windows write). The two PKCS#12 schemes take them

@@ -96,10 +96,9 @@ export class CertificateRepository {
         [cert.fingerprint],
       );
       if (same[0]) return { row: toRow(same[0]), created: false, activated: false };
-      const [active] = await conn.query<RowDataPacket[]>(
-        "SELECT id, not_after FROM certificates WHERE active_ibge = ? FOR UPDATE",
-        [cert.ibge],
-      );
+      const [active] = await conn.query<RowDataPacket[]>("SELECT id, not_after FROM certificates WHERE active_ibge = ? FOR UPDATE", [
+        cert.ibge,
+      ]);
       const current = active[0];
       const activate = !current || cert.notAfter.getTime() > (current["not_after"] as Date).getTime();
       if (activate && current) {
@@ -112,10 +111,23 @@ export class CertificateRepository {
            imported_by, activated_at, activated_by)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         [
-          cert.ibge, cert.fingerprint, cert.subject, cert.issuer, cert.serialNumber, cert.cnpj, cert.chainLength,
-          cert.notBefore, cert.notAfter, activate ? "active" : "inactive", activate ? cert.ibge : null,
-          cert.keyId, cert.algorithm, ...sealedParams(s),
-          cert.requestedBy || null, activate ? new Date() : null, activate ? cert.requestedBy || null : null,
+          cert.ibge,
+          cert.fingerprint,
+          cert.subject,
+          cert.issuer,
+          cert.serialNumber,
+          cert.cnpj,
+          cert.chainLength,
+          cert.notBefore,
+          cert.notAfter,
+          activate ? "active" : "inactive",
+          activate ? cert.ibge : null,
+          cert.keyId,
+          cert.algorithm,
+          ...sealedParams(s),
+          cert.requestedBy || null,
+          activate ? new Date() : null,
+          activate ? cert.requestedBy || null : null,
         ],
       );
       const row = await this.findIn(conn, String(result.insertId));
@@ -182,11 +194,7 @@ export class CertificateRepository {
   }
 
   /** Rows with their secrets in id order after `afterId`; `notUnderKey` limits them to rows needing rotation. */
-  async pageWithSecrets(
-    afterId: string,
-    limit: number,
-    notUnderKey?: string,
-  ): Promise<{ row: CertificateRow; secrets: SealedSecrets }[]> {
+  async pageWithSecrets(afterId: string, limit: number, notUnderKey?: string): Promise<{ row: CertificateRow; secrets: SealedSecrets }[]> {
     const [rows] = await this.pool.query<RowDataPacket[]>(
       `SELECT ${METADATA_COLUMNS}, ${SECRET_COLUMNS} FROM certificates
        WHERE id > CAST(? AS UNSIGNED) ${notUnderKey === undefined ? "" : "AND key_id <> ?"} ORDER BY id LIMIT ?`,
@@ -219,7 +227,12 @@ export class CertificateRepository {
   /** Per stored status, not_after of every row; small enough to aggregate in the process. */
   async expirySummary(): Promise<{ id: string; ibge: string; status: StoredStatus; notAfter: Date }[]> {
     const [rows] = await this.pool.query<RowDataPacket[]>("SELECT id, ibge, status, not_after FROM certificates");
-    return rows.map((r) => ({ id: String(r["id"]), ibge: r["ibge"] as string, status: r["status"] as StoredStatus, notAfter: r["not_after"] as Date }));
+    return rows.map((r) => ({
+      id: String(r["id"]),
+      ibge: r["ibge"] as string,
+      status: r["status"] as StoredStatus,
+      notAfter: r["not_after"] as Date,
+    }));
   }
 
   async keyCheckValue(keyId: string): Promise<string | undefined> {
@@ -250,7 +263,8 @@ export class CertificateRepository {
       } catch (err) {
         await conn.rollback().catch(() => undefined);
         const code = (err as { code?: string }).code;
-        const retryable = code === ER_LOCK_DEADLOCK || (code === ER_DUP_ENTRY && /active_ibge|fingerprint/.test(String((err as Error).message)));
+        const retryable =
+          code === ER_LOCK_DEADLOCK || (code === ER_DUP_ENTRY && /active_ibge|fingerprint/.test(String((err as Error).message)));
         if (!retryable || attempt >= MAX_ATTEMPTS) throw err;
       } finally {
         conn.release();
@@ -263,10 +277,18 @@ export class CertificateRepository {
 
 function sealedParams(s: SealedSecrets): unknown[] {
   return [
-    s.pfx.ciphertext, s.pfx.nonce, s.pfx.tag,
-    s.password.ciphertext, s.password.nonce, s.password.tag,
-    s.privateKey.ciphertext, s.privateKey.nonce, s.privateKey.tag,
-    s.chain?.ciphertext ?? null, s.chain?.nonce ?? null, s.chain?.tag ?? null,
+    s.pfx.ciphertext,
+    s.pfx.nonce,
+    s.pfx.tag,
+    s.password.ciphertext,
+    s.password.nonce,
+    s.password.tag,
+    s.privateKey.ciphertext,
+    s.privateKey.nonce,
+    s.privateKey.tag,
+    s.chain?.ciphertext ?? null,
+    s.chain?.nonce ?? null,
+    s.chain?.tag ?? null,
   ];
 }
 

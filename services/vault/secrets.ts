@@ -41,7 +41,12 @@ export function openSome<K extends keyof PlainSecrets>(
     if (!(names as readonly string[]).includes(name)) continue;
     const value = sealed[name];
     if (value === null) throw new AuthenticationError(field);
-    out[name as K] = keyring.open(value, { fingerprint: row.fingerprint, ibge: row.ibge, field }, row.keyId, row.algorithm) as PlainSecrets[K];
+    out[name as K] = keyring.open(
+      value,
+      { fingerprint: row.fingerprint, ibge: row.ibge, field },
+      row.keyId,
+      row.algorithm,
+    ) as PlainSecrets[K];
   }
   return out;
 }
@@ -53,7 +58,8 @@ export function openAll(keyring: Keyring, row: CertificateRow, sealed: SealedSec
 /** Why a row cannot be decrypted, in words an operator can act on. */
 export function describeDecryptFailure(err: unknown): string | undefined {
   if (err instanceof KeyUnavailableError) return `encrypted under master key '${err.keyId}', which is not configured`;
-  if (err instanceof AuthenticationError) return `${err.field} ciphertext failed authentication (tampered, moved from another row, or wrong key bytes)`;
+  if (err instanceof AuthenticationError)
+    return `${err.field} ciphertext failed authentication (tampered, moved from another row, or wrong key bytes)`;
   return undefined;
 }
 

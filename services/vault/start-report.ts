@@ -35,12 +35,20 @@ export async function reportAtStart({ repo, keyring, log, credentialsAuth, admin
   );
   if (soon.length > 0) {
     log.warn(
-      { count: soon.length, certificates: soon.slice(0, LISTED).map((r) => ({ id: r.id, ibge: r.ibge, notAfter: r.notAfter.toISOString() })) },
+      {
+        count: soon.length,
+        certificates: soon.slice(0, LISTED).map((r) => ({ id: r.id, ibge: r.ibge, notAfter: r.notAfter.toISOString() })),
+      },
       `ACTIVE certificates expiring within ${expiringSoonDays} days`,
     );
   }
   log.info(
-    { activeKeyId: keyring.activeKeyId, keyIds: keyring.keyIds(), credentialsAuth: credentialsAuth.mode, adminAuth: adminAuthMode(adminAuth) },
+    {
+      activeKeyId: keyring.activeKeyId,
+      keyIds: keyring.keyIds(),
+      credentialsAuth: credentialsAuth.mode,
+      adminAuth: adminAuthMode(adminAuth),
+    },
     "vault keys verified",
   );
   if (credentialsAuth.mode === "closed") {
@@ -49,7 +57,9 @@ export async function reportAtStart({ repo, keyring, log, credentialsAuth, admin
     );
   }
   if (adminAuthMode(adminAuth) === "closed") {
-    log.warn("ImportCertificate, ActivateCertificate, DeactivateCertificate and RotateMasterKey will refuse every caller: set VAULT_ADMIN_SECRET or VAULT_ADMIN_IDENTITIES");
+    log.warn(
+      "ImportCertificate, ActivateCertificate, DeactivateCertificate and RotateMasterKey will refuse every caller: set VAULT_ADMIN_SECRET or VAULT_ADMIN_IDENTITIES",
+    );
   }
 }
 

@@ -40,7 +40,12 @@ const vaultWith = (ring: Keyring) => new Vault(repo, ring, silent);
 const ibgeSeq = { n: 3_500_000 };
 const newIbge = () => String(ibgeSeq.n++);
 const cert = (days: number, cnpj = "11222333000181"): Issued => issueEcnpj(root, { cnpj, notAfter: new Date(Date.now() + days * DAY) });
-const importOf = (ibge: string, c: Issued, password = "senha") => ({ ibge, pfx: toPfx(c, [root], password), password, requestedBy: "op@test" });
+const importOf = (ibge: string, c: Issued, password = "senha") => ({
+  ibge,
+  pfx: toPfx(c, [root], password),
+  password,
+  requestedBy: "op@test",
+});
 
 async function expectCode(p: Promise<unknown>, code: Code, message?: RegExp): Promise<ConnectError> {
   const err = await p.then(
@@ -71,7 +76,9 @@ describe("import and lifecycle", () => {
     const shorter = await vault().importCertificate(importOf(ibge, cert(50)));
     expect(shorter).toMatchObject({ created: true, activated: false });
 
-    const [rows] = await db.pool.query<RowDataPacket[]>("SELECT id, status, active_ibge FROM certificates WHERE ibge = ? ORDER BY id", [ibge]);
+    const [rows] = await db.pool.query<RowDataPacket[]>("SELECT id, status, active_ibge FROM certificates WHERE ibge = ? ORDER BY id", [
+      ibge,
+    ]);
     expect(rows.map((r) => [String(r["id"]), r["status"], r["active_ibge"]])).toEqual([
       [first.row.id, "inactive", null],
       [newer.row.id, "active", ibge],
@@ -89,10 +96,12 @@ describe("import and lifecycle", () => {
     expect(page.rows.map((r) => r.cnpj)).toEqual(["12ABC34501DE35"]);
     expect((await vault().clientCredentials(ibge, "")).row.cnpj).toBe("12ABC34501DE35");
     // A malformed one is refused before anything is stored.
-    const refused = await vault().importCertificate(importOf(ibge, cert(300, "12ABC34501DE36"))).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
+    const refused = await vault()
+      .importCertificate(importOf(ibge, cert(300, "12ABC34501DE36")))
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     expect(refused).toBeInstanceOf(ImportRefusal);
     expect((refused as ImportRefusal).reason).toBe(ImportRejectionReason.INVALID_CNPJ);
     const wire = (refused as ImportRefusal).toConnectError();
@@ -109,8 +118,14 @@ describe("import and lifecycle", () => {
     expect(outcomes.every((o) => o.created)).toBe(true);
     const [rows] = await db.pool.query<RowDataPacket[]>("SELECT fingerprint_sha256 FROM certificates WHERE active_ibge = ?", [ibge]);
     expect(rows.map((r) => r["fingerprint_sha256"])).toEqual([certs[1]!.fingerprint256]);
-    const [statuses] = await db.pool.query<RowDataPacket[]>("SELECT status, COUNT(*) AS n FROM certificates WHERE ibge = ? GROUP BY status ORDER BY status", [ibge]);
-    expect(statuses.map((r) => [r["status"], Number(r["n"])])).toEqual([["active", 1], ["inactive", 3]]);
+    const [statuses] = await db.pool.query<RowDataPacket[]>(
+      "SELECT status, COUNT(*) AS n FROM certificates WHERE ibge = ? GROUP BY status ORDER BY status",
+      [ibge],
+    );
+    expect(statuses.map((r) => [r["status"], Number(r["n"])])).toEqual([
+      ["active", 1],
+      ["inactive", 3],
+    ]);
   });
 
   it("deactivates (reason required, idempotent, no promotion) and activates back, demoting the current one", async () => {
@@ -176,7 +191,11 @@ describe("import and lifecycle", () => {
     expect([...all.rows, ...rest.rows].map((r) => r.id)).toEqual([ids[0], ids[2], ids[1]]);
     const active = await vault().list({ ibge, status: CertificateStatus.ACTIVE, pageSize: 0, pageToken: "" });
     expect(active.rows.map((r) => r.id)).toEqual([ids[0]]);
-    await expectCode(vault().list({ ibge: newIbge(), status: 0, pageSize: 2, pageToken: all.nextToken }), Code.InvalidArgument, /other filters/);
+    await expectCode(
+      vault().list({ ibge: newIbge(), status: 0, pageSize: 2, pageToken: all.nextToken }),
+      Code.InvalidArgument,
+      /other filters/,
+    );
     await expectCode(vault().list({ ibge, status: 0, pageSize: 2, pageToken: "bm9wZQ" }), Code.InvalidArgument, /page_token is malformed/);
     await expectCode(vault().list({ ibge: "12", status: 0, pageSize: 2, pageToken: "" }), Code.InvalidArgument, /ibge must be 7 digits/);
   });
@@ -235,7 +254,9 @@ describe("encryption at rest", () => {
     const id = `kc${randomBytes(3).toString("hex")}`;
     await verifyMasterKeys(repo, keyring({ [id]: k1 }, id));
     await verifyMasterKeys(repo, keyring({ [id]: k1 }, id));
-    await expect(verifyMasterKeys(repo, keyring({ [id]: k2 }, id))).rejects.toThrow(new RegExp(`master key '${id}' is not the key this database recorded`));
+    await expect(verifyMasterKeys(repo, keyring({ [id]: k2 }, id))).rejects.toThrow(
+      new RegExp(`master key '${id}' is not the key this database recorded`),
+    );
   });
 });
 

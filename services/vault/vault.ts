@@ -174,5 +174,8 @@ function requireIbge(ibge: string): void {
 }
 
 function auditName(name: string): string {
-  return name.replace(/[^\x20-\x7e\u00a0-\u024f]/g, "").trim().slice(0, MAX_REQUESTED_BY);
+  return name
+    .replace(/[^\x20-\x7e\u00a0-\u024f]/g, "")
+    .trim()
+    .slice(0, MAX_REQUESTED_BY);
 }

@@ -27,7 +27,12 @@ const caughtUp = (m: NfseMesh) => async () => (await state(m)).lastOutcome === R
 describe("NFS-e sync on request", () => {
   it("SyncNow returns at once and the sync it started finishes in the background", async () => {
     // No periodic sweep within the test: only SyncNow can start the feed.
-    mesh = await startNfseMesh({ municipalities: 1, feedSize: 600, coordinators: 1, coordinatorEnv: { NFSE_SYNC_INTERVAL_SECONDS: "3600" } });
+    mesh = await startNfseMesh({
+      municipalities: 1,
+      feedSize: 600,
+      coordinators: 1,
+      coordinatorEnv: { NFSE_SYNC_INTERVAL_SECONDS: "3600" },
+    });
     await mesh.registerAll();
     const { createClient } = await import("@connectrpc/connect");
     const { createGrpcTransport } = await import("@connectrpc/connect-node");

@@ -58,10 +58,14 @@ describe("NFS-e reconciliation with two gateway replicas", () => {
 
     // Reconciliation resumes after the cool-down and back-fills every gap.
     await until(async () => (await storedNsus(mesh, m.ibge)).length === feed.entries.length, "every hidden NSU to be back-filled", 180_000);
-    await until(async () => {
-      const [rows] = await mesh.db.pool.query<RowDataPacket[]>("SELECT COUNT(*) AS n FROM nfse_confirmed_holes WHERE ibge = ?", [m.ibge]);
-      return Number(rows[0]!.n) === feed.holes.size;
-    }, "every hole to be recorded", 180_000);
+    await until(
+      async () => {
+        const [rows] = await mesh.db.pool.query<RowDataPacket[]>("SELECT COUNT(*) AS n FROM nfse_confirmed_holes WHERE ibge = ?", [m.ibge]);
+        return Number(rows[0]!.n) === feed.holes.size;
+      },
+      "every hole to be recorded",
+      180_000,
+    );
 
     const calls = mesh.sim.counters().log.filter((c) => c.cnpj === m.cnpj);
     const rejected = calls.filter((c) => c.status === 429);

@@ -42,7 +42,9 @@ describe("NFS-e sync end to end", () => {
         const [rows] = await mesh.db.pool.query<RowDataPacket[]>("SELECT nsu FROM nfse_confirmed_holes WHERE ibge = ?", [m.ibge]);
         return rows.length === feed.holes.size;
       }, `holes of ${m.ibge} to be recorded`);
-      const [holes] = await mesh.db.pool.query<RowDataPacket[]>("SELECT nsu FROM nfse_confirmed_holes WHERE ibge = ? ORDER BY nsu", [m.ibge]);
+      const [holes] = await mesh.db.pool.query<RowDataPacket[]>("SELECT nsu FROM nfse_confirmed_holes WHERE ibge = ? ORDER BY nsu", [
+        m.ibge,
+      ]);
       expect(holes.map((r) => BigInt(r.nsu as string))).toEqual([...feed.holes].sort((a, b) => (a < b ? -1 : 1)));
     }
 
@@ -60,7 +62,9 @@ describe("NFS-e sync end to end", () => {
         return sampleValue(m, "malha_sync_feeds", { state: "idle" }) === 3 && sampleValue(m, "malha_sync_holes") === holesTotal;
       }, "the fleet view of every replica to show 3 idle feeds and every hole");
       const m = await scrape(c.metricsPort);
-      expect(["disabled", "cooling_down", "running", "error"].map((state) => sampleValue(m, "malha_sync_feeds", { state }))).toEqual([0, 0, 0, 0]);
+      expect(["disabled", "cooling_down", "running", "error"].map((state) => sampleValue(m, "malha_sync_feeds", { state }))).toEqual([
+        0, 0, 0, 0,
+      ]);
       expect(sampleValue(m, "malha_sync_feeds_never_synced")).toBe(0);
       expect(sampleValue(m, "malha_sync_lag_nsu_max")).toBe(0);
       expect(sampleValue(m, "malha_sync_last_success_age_seconds_max")).toBeLessThan(600);
@@ -71,7 +75,10 @@ describe("NFS-e sync end to end", () => {
     expect(sum("malha_sync_runs_total", { outcome: "caught_up" })).toBeGreaterThanOrEqual(3);
     expect(sum("malha_sync_runs_total", { outcome: "failed" })).toBe(0);
     // Every distributed item went through some replica's runs (hidden ones came by reconciliation).
-    const visible = mesh.municipalities.reduce((n, m) => n + mesh.sim.feed(m.ibge, "DISTRIBUICAO").entries.filter((e) => !e.hidden).length, 0);
+    const visible = mesh.municipalities.reduce(
+      (n, m) => n + mesh.sim.feed(m.ibge, "DISTRIBUICAO").entries.filter((e) => !e.hidden).length,
+      0,
+    );
     expect(sum("malha_sync_items_total")).toBeGreaterThanOrEqual(visible);
 
     // Several sweeps later (interval 1 s), nobody asked the ADN for another batch of a caught-up feed.

@@ -26,7 +26,7 @@ function descendants(root: number): number[] {
   }
   const out: number[] = [];
   const walk = (pid: number) => {
-    for (const [child, parent] of parentOf) if (parent === pid) (out.push(child), walk(child));
+    for (const [child, parent] of parentOf) if (parent === pid) out.push(child), walk(child);
   };
   walk(root);
   return out;
@@ -103,7 +103,9 @@ describe("quickstart", () => {
       // The last words point at logs that are still there.
       const logs = /stopped; logs kept in (\S+)/.exec(out)?.[1];
       expect(logs, out.slice(-2000)).toBe(`${stackDir}-logs`);
-      expect(readdirSync(logs!).sort()).toEqual(["adn-gateway", "adn-sim", "artifacts", "billing", "coordinator", "store", "vault"].map((n) => `${n}.log`));
+      expect(readdirSync(logs!).sort()).toEqual(
+        ["adn-gateway", "adn-sim", "artifacts", "billing", "coordinator", "store", "vault"].map((n) => `${n}.log`),
+      );
       expect(readFileSync(join(logs!, "coordinator.log"), "utf8")).toContain('"msg":"serving"');
     } finally {
       for (const pid of [npm.pid!, ...pids]) if (alive(pid)) process.kill(pid, "SIGKILL");

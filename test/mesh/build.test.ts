@@ -40,7 +40,11 @@ describe("compiled build", () => {
     const offending = files.filter((f) => /\.test\.|(^|\/)(testing|fixtures|testdata|test|tools)\/|adn-sim|sql56|kill-at/.test(f));
     expect(offending).toEqual([]);
     // A process that kills itself is a test's switch (test/support/kill-at.ts), never the product's.
-    const selfKill = files.filter((f) => f.endsWith(".js") && /process\.kill\(process\.pid|MALHA_TEST_KILL_AT|BILLING_FAULT_KILL_AT/.test(readFileSync(join(dist, f), "utf8")));
+    const selfKill = files.filter(
+      (f) =>
+        f.endsWith(".js") &&
+        /process\.kill\(process\.pid|MALHA_TEST_KILL_AT|BILLING_FAULT_KILL_AT/.test(readFileSync(join(dist, f), "utf8")),
+    );
     expect(selfKill).toEqual([]);
   });
 

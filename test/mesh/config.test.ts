@@ -16,9 +16,17 @@ describe("configuration errors", () => {
   it.each([
     ["vault", { GRPC_PORT: "fifty" }, "vault: config error: GRPC_PORT must be an integer between 0 and 65535, got a non-integer"],
     ["billing", { LOG_LEVEL: "loud" }, "billing: config error: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent"],
-    ["artifacts", { TLS_CERT_FILE: "/nonexistent/cert.pem" }, "artifacts: config error: TLS_CERT_FILE names a file that cannot be read (ENOENT: /nonexistent/cert.pem)"],
+    [
+      "artifacts",
+      { TLS_CERT_FILE: "/nonexistent/cert.pem" },
+      "artifacts: config error: TLS_CERT_FILE names a file that cannot be read (ENOENT: /nonexistent/cert.pem)",
+    ],
     ["store", { MYSQL_URL: undefined }, "store: config error: MYSQL_URL is required (mysql://user:pass@host:port/db)"],
-    ["store", { MYSQL_URL: "mysql://malha:s3cret@127.0.0.1:1" }, "store: config error: MYSQL_URL is invalid: database name is missing (expected mysql://user:pass@host:port/db)"],
+    [
+      "store",
+      { MYSQL_URL: "mysql://malha:s3cret@127.0.0.1:1" },
+      "store: config error: MYSQL_URL is invalid: database name is missing (expected mysql://user:pass@host:port/db)",
+    ],
   ] as const)("%s with %j exits 78 with one line", async (name, env, line) => {
     const result = await startFailing(name, env);
     expect(result.code).toBe(78);
@@ -34,7 +42,11 @@ describe("JetStream replicas", () => {
   };
 
   it("a standalone NATS cannot hold NATS_REPLICAS=3: the coordinator stops with one line naming the bucket", async () => {
-    const result = await startFailing("coordinator", { NATS_URL: natsUrl(), NATS_REPLICAS: "3", COORDINATOR_LEASE_BUCKET: `r3_${process.pid}` });
+    const result = await startFailing("coordinator", {
+      NATS_URL: natsUrl(),
+      NATS_REPLICAS: "3",
+      COORDINATOR_LEASE_BUCKET: `r3_${process.pid}`,
+    });
     expect(result.code).toBe(1);
     expect(result.lines.at(-1)).toBe(
       `coordinator: failed to start: cannot open lease bucket r3_${process.pid} with 3 replica(s): replicas > 1 not supported in non-clustered mode`,
@@ -54,9 +66,13 @@ describe("JetStream replicas", () => {
         NATS_REPLICAS: "3",
       });
       expect(result.code).toBe(1);
-      const failure = result.lines.map((l) => JSON.parse(l) as { msg: string; err?: { message: string } }).find((l) => l.msg === "failed to become ready");
+      const failure = result.lines
+        .map((l) => JSON.parse(l) as { msg: string; err?: { message: string } })
+        .find((l) => l.msg === "failed to become ready");
       expect(failure?.err?.message).toMatch(
-        new RegExp(`^cannot create stream ${prefix}\\S* with 3 replica\\(s\\) \\(NATS_REPLICAS\\): replicas > 1 not supported in non-clustered mode$`),
+        new RegExp(
+          `^cannot create stream ${prefix}\\S* with 3 replica\\(s\\) \\(NATS_REPLICAS\\): replicas > 1 not supported in non-clustered mode$`,
+        ),
       );
     } finally {
       await db.drop();

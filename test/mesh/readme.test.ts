@@ -14,9 +14,7 @@ const commands = [...readme.matchAll(/```sh\n([\s\S]*?)```/g)]
   .flatMap((block) => block[1]!.split("\n"))
   .filter((line) => line.startsWith("npx buf curl ") || line.startsWith("curl "));
 
-const byPort = new Map<number, MeshServiceName>(
-  (Object.keys(MESH) as MeshServiceName[]).map((name) => [MESH[name].port, name]),
-);
+const byPort = new Map<number, MeshServiceName>((Object.keys(MESH) as MeshServiceName[]).map((name) => [MESH[name].port, name]));
 const servicesUsed = [...new Set(commands.flatMap((c) => [...c.matchAll(/127\.0\.0\.1:(\d+)/g)].map((m) => Number(m[1]))))];
 
 let db: ThrowawayDatabase;

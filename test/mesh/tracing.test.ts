@@ -42,7 +42,10 @@ function startCollector(): Promise<Server> {
     req.on("end", () => {
       if (req.url === "/v1/traces" && (req.headers["content-type"] ?? "").startsWith("application/json")) {
         const body = JSON.parse(Buffer.concat(chunks).toString()) as {
-          resourceSpans: { resource: { attributes: { key: string; value: { stringValue?: string } }[] }; scopeSpans: { spans: Omit<OtlpSpan, "service">[] }[] }[];
+          resourceSpans: {
+            resource: { attributes: { key: string; value: { stringValue?: string } }[] };
+            scopeSpans: { spans: Omit<OtlpSpan, "service">[] }[];
+          }[];
         };
         for (const rs of body.resourceSpans) {
           const service = rs.resource.attributes.find((a) => a.key === "service.name")?.value.stringValue ?? "";
@@ -79,7 +82,15 @@ describe("OpenTelemetry tracing of RPCs", () => {
       startService("vault", { ...serviceEnv("vault", db.url), ...otel }),
     ]);
     procs.push(store, vault);
-    procs.push(await startService("coordinator", { ...serviceEnv("coordinator", db.url), ...otel, STORE_URL: store.baseUrl, VAULT_URL: vault.baseUrl, ADN_GATEWAY_URL: "http://127.0.0.1:1" }));
+    procs.push(
+      await startService("coordinator", {
+        ...serviceEnv("coordinator", db.url),
+        ...otel,
+        STORE_URL: store.baseUrl,
+        VAULT_URL: vault.baseUrl,
+        ADN_GATEWAY_URL: "http://127.0.0.1:1",
+      }),
+    );
   }, 90_000);
 
   afterAll(async () => {
@@ -120,10 +131,14 @@ describe("OpenTelemetry tracing of RPCs", () => {
     expect(inStore, JSON.stringify(found)).toMatchObject({ service: "malha-store", parentSpanId: call!.spanId });
 
     // The coordinator's access line for the call carries the trace id.
-    const line = procs[2]!.lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === "rpc" && l.requestId === "trace-1");
+    const line = procs[2]!.lines
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((l) => l.msg === "rpc" && l.requestId === "trace-1");
     expect(line).toMatchObject({ traceId, spanId: served!.spanId });
     // And the store's, under the store's own span.
-    const storeLine = procs[0]!.lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === "rpc" && l.rpc === "malha.store.v1.StoreService/ListSyncStates" && l.traceId === traceId);
+    const storeLine = procs[0]!.lines
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((l) => l.msg === "rpc" && l.rpc === "malha.store.v1.StoreService/ListSyncStates" && l.traceId === traceId);
     expect(storeLine).toMatchObject({ spanId: inStore!.spanId, requestId: "trace-1" });
   });
 
@@ -147,12 +162,19 @@ function subtree(all: OtlpSpan[], root: OtlpSpan): OtlpSpan[] {
   for (let i = 0; i < out.length; i++) for (const s of all) if (s.parentSpanId === out[i]!.spanId) out.push(s);
   return out;
 }
-const childOf = (all: OtlpSpan[], parent: OtlpSpan, pred: (s: OtlpSpan) => boolean) => all.find((s) => s.parentSpanId === parent.spanId && pred(s));
+const childOf = (all: OtlpSpan[], parent: OtlpSpan, pred: (s: OtlpSpan) => boolean) =>
+  all.find((s) => s.parentSpanId === parent.spanId && pred(s));
 
 describe("a trace of one sync run", () => {
   let mesh: NfseMesh;
   beforeAll(async () => {
-    mesh = await startNfseMesh({ municipalities: 1, feedSize: 30, coordinators: 1, coordinatorEnv: otel, serviceEnv: { store: otel, "adn-gateway": otel } });
+    mesh = await startNfseMesh({
+      municipalities: 1,
+      feedSize: 30,
+      coordinators: 1,
+      coordinatorEnv: otel,
+      serviceEnv: { store: otel, "adn-gateway": otel },
+    });
     await mesh.registerAll();
   }, 120_000);
   afterAll(async () => {
@@ -164,7 +186,12 @@ describe("a trace of one sync run", () => {
     let run: OtlpSpan | undefined;
     for (let i = 0; i < 600 && !run; i++) {
       // The first run that fetched something (a later one may find the feed caught up).
-      run = spans.find((s) => s.service === "malha-coordinator" && s.name.startsWith(`sync run ${ibge}`) && spans.some((c) => c.parentSpanId === s.spanId && c.name.endsWith("/StreamFeed")));
+      run = spans.find(
+        (s) =>
+          s.service === "malha-coordinator" &&
+          s.name.startsWith(`sync run ${ibge}`) &&
+          spans.some((c) => c.parentSpanId === s.spanId && c.name.endsWith("/StreamFeed")),
+      );
       if (!run) await new Promise((r) => setTimeout(r, 100));
     }
     expect(run, JSON.stringify(spans.slice(0, 20))).toBeDefined();
@@ -181,8 +208,14 @@ describe("a trace of one sync run", () => {
     expect(served).toBeDefined();
     const adnCalls = trace.filter((s) => s.service === "malha-adn-gateway" && s.kind === CLIENT && s.name.startsWith("GET /"));
     expect(adnCalls.length).toBeGreaterThan(0);
-    for (const c of adnCalls) expect(subtree(trace, served).some((s) => s.spanId === c.spanId), c.name).toBe(true);
-    const applied = trace.filter((s) => s.kind === SERVER && s.service === "malha-store" && s.name === "malha.store.v1.StoreService/ApplyBatch");
+    for (const c of adnCalls)
+      expect(
+        subtree(trace, served).some((s) => s.spanId === c.spanId),
+        c.name,
+      ).toBe(true);
+    const applied = trace.filter(
+      (s) => s.kind === SERVER && s.service === "malha-store" && s.name === "malha.store.v1.StoreService/ApplyBatch",
+    );
     expect(applied.length).toBeGreaterThan(0);
     for (const a of applied) expect(subtree(trace, run!).some((s) => s.spanId === a.spanId)).toBe(true);
   }, 90_000);
@@ -202,7 +235,13 @@ describe("a trace of one boleto job", () => {
     const callerSpan = randomBytes(8).toString("hex");
     const c = mesh.billingClient();
     const res = await c.createBoletoJob(
-      { tenant: "acme", idempotencyKey: `trace-${traceId}`, requestedBy: "ana", environment: Environment.SANDBOX, items: [boletoValido(1), boletoValido(2)] },
+      {
+        tenant: "acme",
+        idempotencyKey: `trace-${traceId}`,
+        requestedBy: "ana",
+        environment: Environment.SANDBOX,
+        items: [boletoValido(1), boletoValido(2)],
+      },
       { headers: { traceparent: `00-${traceId}-${callerSpan}-01` } },
     );
     for (let i = 0; i < 600; i++) {
@@ -228,6 +267,7 @@ describe("a trace of one boleto job", () => {
     expect(consumers.length).toBeGreaterThanOrEqual(3);
     const stored = below.filter((s) => s.kind === SERVER && s.service === "malha-artifacts");
     expect(stored.length).toBeGreaterThanOrEqual(3);
-    for (const s of stored) expect(trace.find((p) => p.spanId === s.parentSpanId)).toMatchObject({ kind: CLIENT, service: "malha-billing" });
+    for (const s of stored)
+      expect(trace.find((p) => p.spanId === s.parentSpanId)).toMatchObject({ kind: CLIENT, service: "malha-billing" });
   }, 90_000);
 });

@@ -118,7 +118,8 @@ describe("the repository stands on its own", () => {
       const text = textOf(file);
       if (text === undefined) continue;
       text.split("\n").forEach((line, i) => {
-        for (const { label, pattern } of OUTSIDE) if (pattern.test(line)) found.push(`${file}:${i + 1}: ${label}: ${line.trim().slice(0, 160)}`);
+        for (const { label, pattern } of OUTSIDE)
+          if (pattern.test(line)) found.push(`${file}:${i + 1}: ${label}: ${line.trim().slice(0, 160)}`);
       });
     }
     expect(files.length).toBeGreaterThan(100);
@@ -198,7 +199,8 @@ describe("the repository stands on its own", () => {
       }
       return docs.get(cited);
     };
-    const citation = /(?<![A-Za-z0-9_./-])((?:[A-Za-z0-9_.-]+\/)*[A-Za-z0-9_-]+\.md) ?(§\d+(?:\.\d+)*(?:\s*(?:[–/-]|,|and)\s*§?\d+(?:\.\d+)*)*)/g;
+    const citation =
+      /(?<![A-Za-z0-9_./-])((?:[A-Za-z0-9_.-]+\/)*[A-Za-z0-9_-]+\.md) ?(§\d+(?:\.\d+)*(?:\s*(?:[–/-]|,|and)\s*§?\d+(?:\.\d+)*)*)/g;
     let count = 0;
     for (const file of files) {
       const text = textOf(file);

@@ -28,21 +28,32 @@ export interface BillingMesh {
 }
 
 export async function startBillingMesh(
-  opts: { billingEnv?: Record<string, string>; artifactsEnv?: Record<string, string>; processes?: number; compiled?: boolean; natsUrl?: string; mysqlUrl?: string } = {},
+  opts: {
+    billingEnv?: Record<string, string>;
+    artifactsEnv?: Record<string, string>;
+    processes?: number;
+    compiled?: boolean;
+    natsUrl?: string;
+    mysqlUrl?: string;
+  } = {},
 ): Promise<BillingMesh> {
   // A private server (test/support/nats-server.ts) for tests that restart it; the stack's otherwise.
   const natsUrl = opts.natsUrl ?? process.env.NATS_URL;
   if (!natsUrl) throw new Error("NATS_URL is not set: run `bash scripts/stack.sh start` and export its env");
   const dir = mkdtempSync(join(tmpdir(), "malha-billing-"));
   const db = opts.mysqlUrl ? externalDatabase(opts.mysqlUrl) : await createThrowawayDatabase();
-  const artifacts = await startService("artifacts", {
-    MYSQL_URL: db.url,
-    ARTIFACT_DIR: join(dir, "artifacts"),
-    ARTIFACT_LINK_SECRET: "billing-test-only-link-secret-0123456789abcdef",
-    ARTIFACT_HTTP_PORT: "0",
-    ARTIFACT_HTTP_HOST: "127.0.0.1",
-    ...opts.artifactsEnv,
-  }, { compiled: opts.compiled ?? false });
+  const artifacts = await startService(
+    "artifacts",
+    {
+      MYSQL_URL: db.url,
+      ARTIFACT_DIR: join(dir, "artifacts"),
+      ARTIFACT_LINK_SECRET: "billing-test-only-link-secret-0123456789abcdef",
+      ARTIFACT_HTTP_PORT: "0",
+      ARTIFACT_HTTP_HOST: "127.0.0.1",
+      ...opts.artifactsEnv,
+    },
+    { compiled: opts.compiled ?? false },
+  );
   const prefix = `bt${randomBytes(5).toString("hex")}`;
   const billing: ServiceProcess[] = [];
   const prefixes = new Set([prefix]);
@@ -81,7 +92,10 @@ export async function startBillingMesh(
     artifactsClient,
     startBilling,
     logTail(n = 40) {
-      const procs: [string, ServiceProcess][] = [["artifacts", artifacts], ...billing.map((b, i): [string, ServiceProcess] => [`billing#${i + 1}`, b])];
+      const procs: [string, ServiceProcess][] = [
+        ["artifacts", artifacts],
+        ...billing.map((b, i): [string, ServiceProcess] => [`billing#${i + 1}`, b]),
+      ];
       return procs.map(([name, p]) => `--- ${name} (last ${n} lines)\n${p.lines.slice(-n).join("\n")}`).join("\n");
     },
     async stop() {
@@ -93,7 +107,8 @@ export async function startBillingMesh(
       const nc = await connect({ servers: natsUrl });
       try {
         const jsm = await jetstreamManager(nc);
-        for (const p of prefixes) for (const s of [`${p}_boleto`, `${p}_cnab`, `${p}_retorno`, `${p}_dlq`]) await jsm.streams.delete(s).catch(() => undefined);
+        for (const p of prefixes)
+          for (const s of [`${p}_boleto`, `${p}_cnab`, `${p}_retorno`, `${p}_dlq`]) await jsm.streams.delete(s).catch(() => undefined);
       } finally {
         await nc.close();
       }

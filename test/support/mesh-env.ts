@@ -27,7 +27,12 @@ export function serviceEnv(name: MeshServiceName, mysqlUrl: string): Record<stri
       return { NATS_URL: natsUrl, COORDINATOR_LEASE_BUCKET: `leases_t_${randomBytes(4).toString("hex")}` };
     case "billing":
       // Tests of the mesh call billing as a trusted caller; tenant tokens have tests of their own.
-      return { MYSQL_URL: mysqlUrl, NATS_URL: natsUrl, BILLING_NATS_PREFIX: `bt${randomBytes(4).toString("hex")}`, BILLING_TRUST_NETWORK: "true" };
+      return {
+        MYSQL_URL: mysqlUrl,
+        NATS_URL: natsUrl,
+        BILLING_NATS_PREFIX: `bt${randomBytes(4).toString("hex")}`,
+        BILLING_TRUST_NETWORK: "true",
+      };
     case "adn-gateway":
       return {};
     case "console":

@@ -37,7 +37,13 @@ function issue(cn: string, issuer: Issued | undefined, opts: { ca?: boolean; ser
     extensions.push({ name: "extKeyUsage", serverAuth: Boolean(opts.server), clientAuth: !opts.server });
   }
   if (opts.server) {
-    extensions.push({ name: "subjectAltName", altNames: [{ type: 2, value: "localhost" }, { type: 7, ip: "127.0.0.1" }] });
+    extensions.push({
+      name: "subjectAltName",
+      altNames: [
+        { type: 2, value: "localhost" },
+        { type: 7, ip: "127.0.0.1" },
+      ],
+    });
   }
   cert.setExtensions(extensions);
   cert.sign((issuer ?? { key }).key.privateKey, forge.md.sha256.create());

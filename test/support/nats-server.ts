@@ -17,7 +17,6 @@ export interface PrivateNats {
   destroy(): Promise<void>;
 }
 
-
 async function waitHealthy(monitorPort: number): Promise<void> {
   for (let i = 0; i < 200; i++) {
     try {

@@ -114,16 +114,20 @@ export async function startNfseMesh(opts: NfseMeshOptions): Promise<NfseMesh> {
   const store = await startService("store", { MYSQL_URL: db.url, ...opts.serviceEnv?.store }, spawnOpts);
   const gateways: ServiceProcess[] = [];
   const startGateway = async () => {
-    const g = await startService("adn-gateway", {
-      ADN_CREDENTIALS_DIR: credentials,
-      ADN_CA_FILE: caFile,
-      ADN_BASE_URL_PRODUCAO: sim.url,
-      ADN_BASE_URL_PRODUCAO_RESTRITA: sim.url,
-      NFSE_REQUEST_TIMEOUT_SECONDS: "5",
-      NFSE_RETRY_BACKOFF_BASE_SECONDS: "0.05",
-      NFSE_RETRY_BACKOFF_MAX_SECONDS: "0.5",
-      ...opts.serviceEnv?.["adn-gateway"],
-    }, spawnOpts);
+    const g = await startService(
+      "adn-gateway",
+      {
+        ADN_CREDENTIALS_DIR: credentials,
+        ADN_CA_FILE: caFile,
+        ADN_BASE_URL_PRODUCAO: sim.url,
+        ADN_BASE_URL_PRODUCAO_RESTRITA: sim.url,
+        NFSE_REQUEST_TIMEOUT_SECONDS: "5",
+        NFSE_RETRY_BACKOFF_BASE_SECONDS: "0.05",
+        NFSE_RETRY_BACKOFF_MAX_SECONDS: "0.5",
+        ...opts.serviceEnv?.["adn-gateway"],
+      },
+      spawnOpts,
+    );
     gateways.push(g);
     return g;
   };
@@ -131,18 +135,22 @@ export async function startNfseMesh(opts: NfseMeshOptions): Promise<NfseMesh> {
   const bucket = `leases_e2e_${randomBytes(4).toString("hex")}`;
   const coordinators: ServiceProcess[] = [];
   const startCoordinator = async (extraEnv: Record<string, string> = {}) => {
-    const c = await startService("coordinator", {
-      NATS_URL: natsUrl,
-      STORE_URL: store.baseUrl,
-      ADN_GATEWAY_URL: gateway.baseUrl,
-      // No vault in this mesh: the certificate check is skipped when the vault cannot be reached.
-      VAULT_URL: "http://127.0.0.1:1",
-      COORDINATOR_LEASE_BUCKET: bucket,
-      COORDINATOR_LEASE_TTL_SECONDS: "3",
-      NFSE_SYNC_INTERVAL_SECONDS: "1",
-      ...opts.coordinatorEnv,
-      ...extraEnv,
-    }, spawnOpts);
+    const c = await startService(
+      "coordinator",
+      {
+        NATS_URL: natsUrl,
+        STORE_URL: store.baseUrl,
+        ADN_GATEWAY_URL: gateway.baseUrl,
+        // No vault in this mesh: the certificate check is skipped when the vault cannot be reached.
+        VAULT_URL: "http://127.0.0.1:1",
+        COORDINATOR_LEASE_BUCKET: bucket,
+        COORDINATOR_LEASE_TTL_SECONDS: "3",
+        NFSE_SYNC_INTERVAL_SECONDS: "1",
+        ...opts.coordinatorEnv,
+        ...extraEnv,
+      },
+      spawnOpts,
+    );
     coordinators.push(c);
     return c;
   };

@@ -13,7 +13,6 @@ export interface PrivateMariaDb {
   destroy(): Promise<void>;
 }
 
-
 const run = (cmd: string, args: string[]) =>
   new Promise<void>((resolve, reject) =>
     execFile(cmd, args, (err, _out, stderr) => (err ? reject(new Error(`${cmd} failed: ${stderr}`)) : resolve())),
@@ -24,17 +23,34 @@ export async function startPrivateMariaDb(): Promise<PrivateMariaDb> {
   const port = await freePort();
   const sock = join(dir, "mysqld.sock");
   const user = process.getuid?.() === 0 ? ["--user=root"] : [];
-  await run("mariadb-install-db", ["--no-defaults", ...user, `--datadir=${dir}/data`, "--skip-test-db", "--auth-root-authentication-method=socket"]);
+  await run("mariadb-install-db", [
+    "--no-defaults",
+    ...user,
+    `--datadir=${dir}/data`,
+    "--skip-test-db",
+    "--auth-root-authentication-method=socket",
+  ]);
   let proc: ChildProcess | undefined;
   const start = async () => {
     proc = spawn(
       "mariadbd",
       [
-        "--no-defaults", ...user, `--datadir=${dir}/data`, `--socket=${sock}`, `--port=${port}`, "--bind-address=127.0.0.1",
-        "--skip-name-resolve", `--log-error=${dir}/error.log`, "--innodb-buffer-pool-size=64M", "--innodb-log-file-size=16M",
-        "--character-set-server=utf8mb4", "--collation-server=utf8mb4_unicode_ci",
-        "--sql-mode=STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION", "--innodb-default-row-format=compact",
-        "--explicit-defaults-for-timestamp=OFF", "--max-allowed-packet=64M",
+        "--no-defaults",
+        ...user,
+        `--datadir=${dir}/data`,
+        `--socket=${sock}`,
+        `--port=${port}`,
+        "--bind-address=127.0.0.1",
+        "--skip-name-resolve",
+        `--log-error=${dir}/error.log`,
+        "--innodb-buffer-pool-size=64M",
+        "--innodb-log-file-size=16M",
+        "--character-set-server=utf8mb4",
+        "--collation-server=utf8mb4_unicode_ci",
+        "--sql-mode=STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION",
+        "--innodb-default-row-format=compact",
+        "--explicit-defaults-for-timestamp=OFF",
+        "--max-allowed-packet=64M",
       ],
       { stdio: "ignore" },
     );
@@ -57,7 +73,11 @@ export async function startPrivateMariaDb(): Promise<PrivateMariaDb> {
   };
   await start();
   await run("mariadb", [
-    "--no-defaults", "-S", sock, "-uroot", "-e",
+    "--no-defaults",
+    "-S",
+    sock,
+    "-uroot",
+    "-e",
     "CREATE DATABASE malha CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci; " +
       "CREATE USER 'malha'@'127.0.0.1' IDENTIFIED BY 'malha'; GRANT ALL ON malha.* TO 'malha'@'127.0.0.1';",
   ]);

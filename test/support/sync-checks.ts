@@ -37,7 +37,8 @@ export async function expectDistributedOnce(mesh: NfseMesh, ibge: string): Promi
 }
 
 const money = (v: bigint | undefined) => (v === undefined ? null : v.toString());
-const rate4 = (ppm: number | undefined) => (ppm === undefined ? null : `${Math.trunc(ppm / 10_000)}.${String(ppm % 10_000).padStart(4, "0")}`);
+const rate4 = (ppm: number | undefined) =>
+  ppm === undefined ? null : `${Math.trunc(ppm / 10_000)}.${String(ppm % 10_000).padStart(4, "0")}`;
 
 /**
  * What the ADN distributes since 2026 reached the columns: notes and events whose chave, parties and authors

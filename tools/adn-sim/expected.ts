@@ -10,7 +10,14 @@ export function compact(value: unknown): unknown {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) {
       const c = compact(v);
-      if (c === "" || c === 0 || c === false || c === undefined || (c && typeof c === "object" && !Array.isArray(c) && Object.keys(c).length === 0)) continue;
+      if (
+        c === "" ||
+        c === 0 ||
+        c === false ||
+        c === undefined ||
+        (c && typeof c === "object" && !Array.isArray(c) && Object.keys(c).length === 0)
+      )
+        continue;
       out[k] = c;
     }
     return out;

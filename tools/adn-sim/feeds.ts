@@ -26,7 +26,12 @@ export class Feeds {
     const key = `${ibge}/${tipoNsu}`;
     let log = this.logs.get(key);
     if (!log) {
-      log = createLog(new FeedGenerator({ seed: this.opts.seed, ibge, tipoNsu, tpAmb: this.opts.tpAmb() }), ibge, tipoNsu, this.opts.initialSize);
+      log = createLog(
+        new FeedGenerator({ seed: this.opts.seed, ibge, tipoNsu, tpAmb: this.opts.tpAmb() }),
+        ibge,
+        tipoNsu,
+        this.opts.initialSize,
+      );
       this.logs.set(key, log);
     }
     return log;

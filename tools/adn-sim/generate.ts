@@ -27,7 +27,14 @@ const SERVICES: readonly [string, string][] = [
   ["040301", "Servicos medicos e hospitalares"],
   ["140101", "Manutencao e conservacao de maquinas"],
 ];
-const NAMES = ["ALFA SERVICOS LTDA", "BETA & FILHOS ME", "GAMA <TECNOLOGIA> SA", "DELTA CONSULTORIA EIRELI", "ÉPSILON SAÚDE LTDA", "ZETA OBRAS SA"];
+const NAMES = [
+  "ALFA SERVICOS LTDA",
+  "BETA & FILHOS ME",
+  "GAMA <TECNOLOGIA> SA",
+  "DELTA CONSULTORIA EIRELI",
+  "ÉPSILON SAÚDE LTDA",
+  "ZETA OBRAS SA",
+];
 const PEOPLE = ["JOSE DA SILVA", "MARIA OLIVEIRA", "JOÃO PEREIRA", "ANA CONCEIÇÃO"];
 
 export interface FeedSpec {
@@ -253,13 +260,20 @@ export class FeedGenerator {
     if (!r.chance(0.7)) return base;
     const vBC = note.vServ;
     // The rates of the 2026 test year (0.1 % state IBS, 0.9 % CBS), and later years' for variety.
-    const [pIBSUF, pIBSMun, pCBS] = r.pick([[1000, 0, 9000], [1000, 0, 9000], [90_000, 10_000, 88_000], [177_000, 0, 88_000]] as const);
+    const [pIBSUF, pIBSMun, pCBS] = r.pick([
+      [1000, 0, 9000],
+      [1000, 0, 9000],
+      [90_000, 10_000, 88_000],
+      [177_000, 0, 88_000],
+    ] as const);
     const share = (ppm: number) => (vBC * BigInt(ppm)) / 1_000_000n;
     const [vIBSUF, vIBSMun, vCBS] = [share(pIBSUF), share(pIBSMun), share(pCBS)];
     // The destinatário is drawn from this sequence too (party() would move the main one).
     const destinatario: PartyFacts | undefined = r.chance(0.3)
       ? {
-          doc: r.chance(0.2) ? { kind: "CPF", number: completeCpf(r.digits(9)) } : { kind: "CNPJ", number: completeCnpj(`${r.pick(["DEST", "9Z8Y", r.digits(4)])}${r.digits(4)}0001`) },
+          doc: r.chance(0.2)
+            ? { kind: "CPF", number: completeCpf(r.digits(9)) }
+            : { kind: "CNPJ", number: completeCnpj(`${r.pick(["DEST", "9Z8Y", r.digits(4)])}${r.digits(4)}0001`) },
           name: r.pick(NAMES),
           im: "",
           cMun: r.pick(CITIES)[0],
@@ -269,7 +283,18 @@ export class FeedGenerator {
     return {
       ...base,
       vTotNF: note.vLiq + vIBSUF + vIBSMun + vCBS,
-      full: { vBC, pIBSUF, pIBSMun, pCBS, vIBSUF, vIBSMun, vCBS, cIndOp: r.pick(["100301", "020101", "030102"]), cst: r.pick(["000", "200", "410"]), cClassTrib: r.pick(["000001", "200032", "410004"]) },
+      full: {
+        vBC,
+        pIBSUF,
+        pIBSMun,
+        pCBS,
+        vIBSUF,
+        vIBSMun,
+        vCBS,
+        cIndOp: r.pick(["100301", "020101", "030102"]),
+        cst: r.pick(["000", "200", "410"]),
+        cClassTrib: r.pick(["000001", "200032", "410004"]),
+      },
       ...(destinatario ? { destinatario } : {}),
     };
   }

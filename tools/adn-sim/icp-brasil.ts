@@ -50,8 +50,7 @@ function fingerprint(cert: forge.pki.Certificate): string {
 
 function otherNameValue(value: string, encoding: NonNullable<IssueOptions["otherNameEncoding"]>): forge.asn1.Asn1 {
   const { asn1 } = forge;
-  const type =
-    encoding === "utf8" ? asn1.Type.UTF8 : encoding === "printable" ? asn1.Type.PRINTABLESTRING : asn1.Type.OCTETSTRING;
+  const type = encoding === "utf8" ? asn1.Type.UTF8 : encoding === "printable" ? asn1.Type.PRINTABLESTRING : asn1.Type.OCTETSTRING;
   return asn1.create(asn1.Class.UNIVERSAL, type, false, value);
 }
 
@@ -95,7 +94,11 @@ function issue(opts: IssueOptions & { isCa?: boolean; isServer?: boolean }): Iss
   if (opts.isCa) extensions.push({ name: "keyUsage", keyCertSign: true, cRLSign: true, critical: true });
   else {
     extensions.push({ name: "keyUsage", digitalSignature: true, keyEncipherment: true, nonRepudiation: true });
-    const eku = opts.isServer ? { serverAuth: true } : opts.clientAuth === false ? { emailProtection: true } : { clientAuth: true, emailProtection: true };
+    const eku = opts.isServer
+      ? { serverAuth: true }
+      : opts.clientAuth === false
+        ? { emailProtection: true }
+        : { clientAuth: true, emailProtection: true };
     extensions.push({ name: "extKeyUsage", ...eku });
   }
   const san = subjectAltName(opts);
@@ -155,11 +158,27 @@ export function toLegacyPfx(entity: Issued, chain: Issued[], password: string): 
     writeFileSync(join(dir, "key.pem"), entity.keyPem, { mode: 0o600 });
     writeFileSync(join(dir, "cert.pem"), entity.certPem + chain.map((c) => c.certPem).join(""));
     writeFileSync(join(dir, "pass"), password, { mode: 0o600 });
-    execFileSync("openssl", [
-      "pkcs12", "-export", "-legacy", "-certpbe", "PBE-SHA1-RC2-40", "-keypbe", "PBE-SHA1-3DES",
-      "-inkey", join(dir, "key.pem"), "-in", join(dir, "cert.pem"), "-out", join(dir, "out.pfx"),
-      "-passout", `file:${join(dir, "pass")}`,
-    ], { stdio: "pipe" });
+    execFileSync(
+      "openssl",
+      [
+        "pkcs12",
+        "-export",
+        "-legacy",
+        "-certpbe",
+        "PBE-SHA1-RC2-40",
+        "-keypbe",
+        "PBE-SHA1-3DES",
+        "-inkey",
+        join(dir, "key.pem"),
+        "-in",
+        join(dir, "cert.pem"),
+        "-out",
+        join(dir, "out.pfx"),
+        "-passout",
+        `file:${join(dir, "pass")}`,
+      ],
+      { stdio: "pipe" },
+    );
     return readFileSync(join(dir, "out.pfx"));
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -178,11 +197,23 @@ export function toOpensslPfx(entity: Issued, chain: Issued[], password: string, 
     writeFileSync(join(dir, "cert.pem"), entity.certPem + chain.map((c) => c.certPem).join(""));
     writeFileSync(join(dir, "pass"), password, { mode: 0o600 });
     const algorithms = cipher === "3des" ? ["-certpbe", "PBE-SHA1-3DES", "-keypbe", "PBE-SHA1-3DES", "-macalg", "sha1"] : [];
-    execFileSync("openssl", [
-      "pkcs12", "-export", ...algorithms,
-      "-inkey", join(dir, "key.pem"), "-in", join(dir, "cert.pem"), "-out", join(dir, "out.pfx"),
-      "-passout", `file:${join(dir, "pass")}`,
-    ], { stdio: "pipe" });
+    execFileSync(
+      "openssl",
+      [
+        "pkcs12",
+        "-export",
+        ...algorithms,
+        "-inkey",
+        join(dir, "key.pem"),
+        "-in",
+        join(dir, "cert.pem"),
+        "-out",
+        join(dir, "out.pfx"),
+        "-passout",
+        `file:${join(dir, "pass")}`,
+      ],
+      { stdio: "pipe" },
+    );
     return readFileSync(join(dir, "out.pfx"));
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -194,6 +225,11 @@ export function toOpensslPfx(entity: Issued, chain: Issued[], password: string, 
  * without a private key; a key from another Issued gives a key/certificate mismatch.
  */
 export function toPfxWith(key: forge.pki.rsa.PrivateKey | null, certs: Issued[], password: string): Buffer {
-  const p12 = forge.pkcs12.toPkcs12Asn1(key, certs.map((c) => c.cert), password, { algorithm: "3des" });
+  const p12 = forge.pkcs12.toPkcs12Asn1(
+    key,
+    certs.map((c) => c.cert),
+    password,
+    { algorithm: "3des" },
+  );
   return Buffer.from(forge.asn1.toDer(p12).getBytes(), "binary");
 }

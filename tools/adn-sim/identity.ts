@@ -18,7 +18,8 @@ export function identify(socket: TLSSocket): Identity {
   const peer = socket.getPeerCertificate(false);
   if (!peer?.raw) return { ok: false, codigo: "E2000", descricao: "Certificado digital do transmissor não informado." };
   const err = socket.authorizationError as unknown as string | undefined;
-  if (err === "CERT_HAS_EXPIRED") return { ok: false, codigo: "E1203", descricao: "Certificado de transmissão com data de validade expirada." };
+  if (err === "CERT_HAS_EXPIRED")
+    return { ok: false, codigo: "E1203", descricao: "Certificado de transmissão com data de validade expirada." };
   if (err) return { ok: false, codigo: "E1205", descricao: "Cadeia de certificação do certificado de transmissão inválida." };
   const fp = peer.fingerprint256;
   if (!cache.has(fp)) cache.set(fp, cnpjOf(peer.raw));

@@ -25,9 +25,7 @@ export function createSimPki(clients: ClientSpec[], serverNames = ["localhost", 
   const server = issueServer(root, serverNames);
   const issued = new Map<string, Issued>();
   for (const c of clients) {
-    const validity = c.expired
-      ? { notBefore: new Date(Date.now() - 400 * 86_400_000), notAfter: new Date(Date.now() - 86_400_000) }
-      : {};
+    const validity = c.expired ? { notBefore: new Date(Date.now() - 400 * 86_400_000), notAfter: new Date(Date.now() - 86_400_000) } : {};
     issued.set(c.ibge, issueEcnpj(root, { cnpj: c.cnpj, razaoSocial: `MUNICIPIO ${c.ibge}`, ...validity }));
   }
   return { root, server, clients: issued };

@@ -124,7 +124,14 @@ export async function startAdnSimulator(opts: AdnSimulatorOptions): Promise<AdnS
   const nenhum = (res: ServerResponse, codigo: string, descricao: string) =>
     reply(res, 404, envelope("NENHUM_DOCUMENTO_LOCALIZADO", switches.tipoAmbiente, [], [erro(codigo, descricao)]));
 
-  const serveDfe = (res: ServerResponse, feed: FeedLog, nsu: bigint, lote: boolean, codes: { fromNsu: string; atNsu: string }, counterKey: string) => {
+  const serveDfe = (
+    res: ServerResponse,
+    feed: FeedLog,
+    nsu: bigint,
+    lote: boolean,
+    codes: { fromNsu: string; atNsu: string },
+    counterKey: string,
+  ) => {
     const counter = (counters.byFeed[counterKey] ??= { batch: 0, single: 0 });
     if (!lote) {
       counter.single++;
@@ -196,7 +203,14 @@ export async function startAdnSimulator(opts: AdnSimulatorOptions): Promise<AdnS
       const known = opts.municipalities.some((m) => m.ibge === convenio[1]);
       return reply(res, 200, {
         mensagem: known ? null : "Município sem convênio",
-        parametrosConvenio: { tipoConvenio: known ? 1 : 0, aderenteAmbienteNacional: known ? 1 : -1, aderenteEmissorNacional: known ? 1 : -1, situacaoEmissaoPadraoContribuintesRFB: 0, aderenteMAN: 0, permiteAproveitametoDeCreditos: false },
+        parametrosConvenio: {
+          tipoConvenio: known ? 1 : 0,
+          aderenteAmbienteNacional: known ? 1 : -1,
+          aderenteEmissorNacional: known ? 1 : -1,
+          situacaoEmissaoPadraoContribuintesRFB: 0,
+          aderenteMAN: 0,
+          permiteAproveitametoDeCreditos: false,
+        },
       });
     }
     // DANFSe is reported unavailable in production; nothing may depend on it.
@@ -222,8 +236,16 @@ export async function startAdnSimulator(opts: AdnSimulatorOptions): Promise<AdnS
         return serveDfe(res, feed, nsu, lote, { fromNsu: "E2020", atNsu: "E2040" }, `${municipality!.ibge}/${tipo}`);
       }
       const consulta = url.searchParams.get("cnpjConsulta") ?? who.cnpj;
-      if (consulta.slice(0, 8) !== who.cnpj.slice(0, 8)) return rejeicao(res, "E2243", "CNPJ consultado não pertence à raiz do certificado.");
-      return serveDfe(res, feeds.get(consulta, "CONTRIBUINTE"), nsu, lote, { fromNsu: "E2220", atNsu: "E2230" }, `${consulta}/CONTRIBUINTE`);
+      if (consulta.slice(0, 8) !== who.cnpj.slice(0, 8))
+        return rejeicao(res, "E2243", "CNPJ consultado não pertence à raiz do certificado.");
+      return serveDfe(
+        res,
+        feeds.get(consulta, "CONTRIBUINTE"),
+        nsu,
+        lote,
+        { fromNsu: "E2220", atNsu: "E2230" },
+        `${consulta}/CONTRIBUINTE`,
+      );
     }
 
     const chave = eventos![2]!;

@@ -35,8 +35,13 @@ async function get(dispatcher: Agent, path: string) {
   const res = await request(`${sim.url}${path}`, { dispatcher, headers: { accept: "application/json" } });
   const text = await res.body.text();
   const type = String(res.headers["content-type"] ?? "");
-  // biome-ignore lint/suspicious/noExplicitAny: the test reads whatever JSON the simulator answered.
-  return { status: res.statusCode, type, text, json: type.startsWith("application/json") ? (JSON.parse(text) as Record<string, any>) : undefined };
+  return {
+    status: res.statusCode,
+    type,
+    text,
+    // biome-ignore lint/suspicious/noExplicitAny: the test reads whatever JSON the simulator answered.
+    json: type.startsWith("application/json") ? (JSON.parse(text) as Record<string, any>) : undefined,
+  };
 }
 
 let sp: Agent;
@@ -106,9 +111,17 @@ describe("ADN wire behaviour", () => {
     expect(none).toMatchObject({ status: 400, json: { StatusProcessamento: "REJEICAO", Erros: [{ Codigo: "E2000" }] } });
     const otherRoot = createTestRoot("AC Estranha");
     const foreign = issueEcnpj(otherRoot, { cnpj: SP.cnpj });
-    expect((await get(agent({ certPem: foreign.certPem, keyPem: foreign.keyPem }), "/municipios/DFe/0")).json!.Erros[0].Codigo).toBe("E1205");
-    const expired = issueEcnpj(pki.root, { cnpj: SP.cnpj, notBefore: new Date(Date.now() - 400 * 86_400_000), notAfter: new Date(Date.now() - 86_400_000) });
-    expect((await get(agent({ certPem: expired.certPem, keyPem: expired.keyPem }), "/municipios/DFe/0")).json!.Erros[0].Codigo).toBe("E1203");
+    expect((await get(agent({ certPem: foreign.certPem, keyPem: foreign.keyPem }), "/municipios/DFe/0")).json!.Erros[0].Codigo).toBe(
+      "E1205",
+    );
+    const expired = issueEcnpj(pki.root, {
+      cnpj: SP.cnpj,
+      notBefore: new Date(Date.now() - 400 * 86_400_000),
+      notAfter: new Date(Date.now() - 86_400_000),
+    });
+    expect((await get(agent({ certPem: expired.certPem, keyPem: expired.keyPem }), "/municipios/DFe/0")).json!.Erros[0].Codigo).toBe(
+      "E1203",
+    );
     const stranger = pki.clients.get(STRANGER.ibge)!;
     const unknown = await get(agent({ certPem: stranger.certPem, keyPem: stranger.keyPem }), "/municipios/DFe/0");
     expect(unknown).toMatchObject({ status: 400, json: { StatusProcessamento: "REJEICAO", Erros: [{ Codigo: "E2001" }] } });
@@ -147,7 +160,9 @@ describe("ADN wire behaviour", () => {
 
   it("serves a note and its events by chave, the taxpayer feed, the convênio; refuses another CNPJ root; DANFSe is down", async () => {
     const log = sim.feed(SP.ibge);
-    const note = log.entries.find((e) => e.facts.kind === "NFSE" && log.entries.some((x) => x.chave === e.chave && x.facts.kind === "EVENTO"))!;
+    const note = log.entries.find(
+      (e) => e.facts.kind === "NFSE" && log.entries.some((x) => x.chave === e.chave && x.facts.kind === "EVENTO"),
+    )!;
     const res = await get(sp, `/municipios/NFSe/${note.chave}/Eventos`);
     expect(res.json!.LoteDFe[0].TipoDocumento).toBe("NFSE");
     expect(res.json!.LoteDFe.slice(1).every((i: { TipoDocumento: string }) => i.TipoDocumento === "EVENTO")).toBe(true);
@@ -166,7 +181,10 @@ describe("ADN wire behaviour", () => {
     expect((await get(sp, "/municipios/DFe/0")).json!.LoteDFe).toHaveLength(100);
     const counters = (await (await fetch(`${sim.adminUrl}/counters`)).json()) as { byFeed: Record<string, { batch: number }> };
     expect(counters.byFeed[`${SP.ibge}/DISTRIBUICAO`]!.batch).toBe(1);
-    const appended = await fetch(`${sim.adminUrl}/append`, { method: "POST", body: JSON.stringify({ ibge: SP.ibge, tipoNSU: "DISTRIBUICAO", count: 5 }) });
+    const appended = await fetch(`${sim.adminUrl}/append`, {
+      method: "POST",
+      body: JSON.stringify({ ibge: SP.ibge, tipoNSU: "DISTRIBUICAO", count: 5 }),
+    });
     expect(((await appended.json()) as { added: number }).added).toBe(5);
     const info = (await (await fetch(`${sim.adminUrl}/feeds/${SP.ibge}/DISTRIBUICAO`)).json()) as { size: number };
     expect(info.size).toBe(305);
@@ -226,11 +244,29 @@ describe("the CLI", () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it("starts, prints its URLs and writes gateway credentials that the ADN accepts; stops on SIGTERM", async () => {
-    const proc = spawn(process.execPath, ["--import", "tsx", "tools/adn-sim/main.ts", "--port", "0", "--admin-port", "0", "--feed-size", "60", "--page-size", "100", "--municipios", "3550308"], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH, ADN_SIM_CERTS_DIR: dir },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const proc = spawn(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        "tools/adn-sim/main.ts",
+        "--port",
+        "0",
+        "--admin-port",
+        "0",
+        "--feed-size",
+        "60",
+        "--page-size",
+        "100",
+        "--municipios",
+        "3550308",
+      ],
+      {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH, ADN_SIM_CERTS_DIR: dir },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
     let out = "";
     proc.stdout.on("data", (c: Buffer) => (out += c.toString()));
     proc.stderr.on("data", (c: Buffer) => (out += c.toString()));
@@ -248,7 +284,11 @@ describe("the CLI", () => {
     expect(out).toContain("ADN_CREDENTIALS_DIR=");
     expect(info.certsDir).toBe(dir);
     const a = new Agent({
-      connect: { ca: readFileSync(join(dir, "ca.pem")), cert: readFileSync(join(dir, "3550308.pem")), key: readFileSync(join(dir, "3550308.key")) },
+      connect: {
+        ca: readFileSync(join(dir, "ca.pem")),
+        cert: readFileSync(join(dir, "3550308.pem")),
+        key: readFileSync(join(dir, "3550308.key")),
+      },
     });
     agents.push(a);
     const res = await request(`${info.url}/municipios/DFe/0?tipoNSU=DISTRIBUICAO`, { dispatcher: a });

@@ -22,7 +22,9 @@ function opt(name: string, value: string | undefined): Node | undefined {
 
 function render(node: Node, pretty: boolean, depth = 0): string {
   const pad = pretty ? "\n" + " ".repeat(depth) : "";
-  const attrs = Object.entries(node.attrs ?? {}).map(([k, v]) => ` ${k}="${escAttr(v)}"`).join("");
+  const attrs = Object.entries(node.attrs ?? {})
+    .map(([k, v]) => ` ${k}="${escAttr(v)}"`)
+    .join("");
   if (node.raw !== undefined) return `${pad}${node.raw}`;
   if (node.text !== undefined) return `${pad}<${node.name}${attrs}>${esc(node.text)}</${node.name}>`;
   const inner = (node.children ?? []).map((c) => render(c, pretty, depth + 1)).join("");
@@ -105,7 +107,14 @@ function dpsParty(name: string, p: PartyFacts | undefined, extra: Node[] = []): 
     taxIdNode(p),
     opt("IM", p.im),
     opt("xNome", p.name),
-    p.cMun ? el("end", [el("endNac", [el("cMun", p.cMun), el("CEP", "01001000")]), el("xLgr", "RUA DOIS"), el("nro", "0"), el("xBairro", "CENTRO")]) : undefined,
+    p.cMun
+      ? el("end", [
+          el("endNac", [el("cMun", p.cMun), el("CEP", "01001000")]),
+          el("xLgr", "RUA DOIS"),
+          el("nro", "0"),
+          el("xBairro", "CENTRO"),
+        ])
+      : undefined,
     ...extra,
   ]);
 }
@@ -136,7 +145,9 @@ export function renderNote(n: NoteFacts): string {
       el("dCompet", n.dCompet),
       el("tpEmit", String(n.tpEmit)),
       el("cLocEmi", n.cLocEmi),
-      n.chSubstda ? el("subst", [el("chSubstda", n.chSubstda), el("cMotivo", n.cMotivoSubst), el("xMotivo", "Substituicao por erro de valores")]) : undefined,
+      n.chSubstda
+        ? el("subst", [el("chSubstda", n.chSubstda), el("cMotivo", n.cMotivoSubst), el("xMotivo", "Substituicao por erro de valores")])
+        : undefined,
       dpsParty("prest", n.prestador, [el("regTrib", [el("opSimpNac", String(n.opSimpNac)), el("regEspTrib", "0")])]),
       dpsParty("toma", n.tomador),
       dpsParty("interm", n.intermediario),
@@ -154,7 +165,9 @@ export function renderNote(n: NoteFacts): string {
       ]),
       ibsCbsDps(n),
     ],
-    { Id: `DPS${n.cLocEmi}${n.emitente.doc.kind === "CNPJ" ? "2" : "1"}${emit.doc.number.padStart(14, "0")}${n.serie.padStart(5, "0")}${n.nDPS.padStart(15, "0")}` },
+    {
+      Id: `DPS${n.cLocEmi}${n.emitente.doc.kind === "CNPJ" ? "2" : "1"}${emit.doc.number.padStart(14, "0")}${n.serie.padStart(5, "0")}${n.nDPS.padStart(15, "0")}`,
+    },
   );
   const inf = el(
     "infNFSe",
@@ -176,7 +189,14 @@ export function renderNote(n: NoteFacts): string {
         taxIdNode(emit),
         el("IM", n.imPadded ? emit.im.padStart(15, " ") : emit.im),
         el("xNome", emit.name),
-        el("enderNac", [el("xLgr", "RUA UM"), el("nro", "100"), el("xBairro", "CENTRO"), el("cMun", emit.cMun), el("UF", emit.uf), el("CEP", "01001000")]),
+        el("enderNac", [
+          el("xLgr", "RUA UM"),
+          el("nro", "100"),
+          el("xBairro", "CENTRO"),
+          el("cMun", emit.cMun),
+          el("UF", emit.uf),
+          el("CEP", "01001000"),
+        ]),
       ]),
       valoresNfse,
       v101 ? outInf : undefined,

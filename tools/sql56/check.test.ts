@@ -32,7 +32,9 @@ describe("checkSql56 fixtures", () => {
 
   it("passes every file in migrations/, checked in order", () => {
     const dir = `${root}/migrations`;
-    const files = readdirSync(dir).filter((n) => n.endsWith(".sql")).sort();
+    const files = readdirSync(dir)
+      .filter((n) => n.endsWith(".sql"))
+      .sort();
     expect(files.length).toBeGreaterThan(0);
     const findings = checkSql56(files.map((n) => ({ path: `migrations/${n}`, text: readFileSync(`${dir}/${n}`, "utf8") })));
     expect(findings.map(formatFinding)).toEqual([]);
@@ -81,7 +83,11 @@ describe("checkSql56 rules", () => {
     expect(rules(table("  token CHAR(36) NOT NULL DEFAULT (UUID())"))).toEqual(["expression-default"]);
     expect(rules(table("  token CHAR(36) NOT NULL DEFAULT UUID()"))).toEqual(["expression-default"]);
     expect(
-      rules(table("  a DATETIME(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3),\n  b DATETIME NULL DEFAULT NOW(),\n  c VARCHAR(9) NOT NULL DEFAULT 'f(x)'")),
+      rules(
+        table(
+          "  a DATETIME(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3),\n  b DATETIME NULL DEFAULT NOW(),\n  c VARCHAR(9) NOT NULL DEFAULT 'f(x)'",
+        ),
+      ),
     ).toEqual([]);
   });
 
@@ -136,7 +142,9 @@ describe("checkSql56 rules", () => {
     expect(rules(table("  ts TIMESTAMP"))).toEqual(["timestamp-default"]);
     expect(rules(table("  ts TIMESTAMP NOT NULL"))).toEqual(["timestamp-default"]);
     expect(rules(table("  ts TIMESTAMP DEFAULT CURRENT_TIMESTAMP"))).toEqual(["timestamp-default"]);
-    expect(rules(table("  ts TIMESTAMP NULL DEFAULT NULL,\n  tu TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3),\n  dt DATETIME"))).toEqual([]);
+    expect(
+      rules(table("  ts TIMESTAMP NULL DEFAULT NULL,\n  tu TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3),\n  dt DATETIME")),
+    ).toEqual([]);
   });
 
   it("odku-row-alias: VALUES … AS new ON DUPLICATE KEY, not VALUES(col) or INSERT … SELECT … AS alias", () => {

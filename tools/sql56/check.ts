@@ -23,7 +23,23 @@ export function formatFinding(f: Sql56Finding): string {
 const ALLOWED_CHARSETS = new Set(["utf8mb4", "ascii", "latin1", "binary"]);
 const TIME_FUNCTIONS = new Set(["CURRENT_TIMESTAMP", "NOW", "LOCALTIME", "LOCALTIMESTAMP"]);
 // Words that may follow OVER when it is not a window clause (an alias or column named `over`).
-const NOT_A_WINDOW_NAME = new Set(["FROM", "WHERE", "GROUP", "ORDER", "LIMIT", "HAVING", "UNION", "AS", "ON", "JOIN", "AND", "OR", "INTO", "SET", "VALUES"]);
+const NOT_A_WINDOW_NAME = new Set([
+  "FROM",
+  "WHERE",
+  "GROUP",
+  "ORDER",
+  "LIMIT",
+  "HAVING",
+  "UNION",
+  "AS",
+  "ON",
+  "JOIN",
+  "AND",
+  "OR",
+  "INTO",
+  "SET",
+  "VALUES",
+]);
 
 function collationProblem(name: string): string | undefined {
   const lower = name.toLowerCase();
@@ -96,7 +112,8 @@ function tokenRules(tokens: Token[]): RuleFinding[] {
   const dml = isWord(first, "INSERT", "REPLACE", "UPDATE", "DELETE");
   const alterTable = isWord(first, "ALTER") && tokens.slice(1, 4).some((t) => isWord(t, "TABLE"));
   const ddlTable = alterTable || (isWord(first, "CREATE") && tokens.slice(1, 5).some((t) => isWord(t, "TABLE")));
-  const indexStatement = (isWord(first, "CREATE") || isWord(first, "DROP")) && tokens.slice(1, 6).some((t) => isWord(t, "INDEX")) && !ddlTable;
+  const indexStatement =
+    (isWord(first, "CREATE") || isWord(first, "DROP")) && tokens.slice(1, 6).some((t) => isWord(t, "INDEX")) && !ddlTable;
 
   for (let i = 0; i < tokens.length; i++) {
     const t = tokens[i] as Token;
@@ -109,25 +126,49 @@ function tokenRules(tokens: Token[]): RuleFinding[] {
     if (t.kind !== "word") continue;
     const w = t.value.toUpperCase();
 
-    if (/^JSON_[A-Z_]+$/.test(w) && isPunct(next, "(")) add(t, "json", `${t.value}() needs MySQL 5.7; keep JSON in MEDIUMTEXT and handle it in the app`);
+    if (/^JSON_[A-Z_]+$/.test(w) && isPunct(next, "("))
+      add(t, "json", `${t.value}() needs MySQL 5.7; keep JSON in MEDIUMTEXT and handle it in the app`);
     else if (w === "JSON" && isWord(prev, "AS")) add(t, "json", "CAST/CONVERT … AS JSON needs MySQL 5.7");
     else if (w === "WITH" && isCteAt(tokens, i)) add(t, "cte", "common table expressions (WITH … AS) need MySQL 8.0");
-    else if (w === "OVER" && (isPunct(next, "(") || (!ddlTable && isIdent(next) && !NOT_A_WINDOW_NAME.has(next?.value.toUpperCase() ?? "")))) {
+    else if (
+      w === "OVER" &&
+      (isPunct(next, "(") || (!ddlTable && isIdent(next) && !NOT_A_WINDOW_NAME.has(next?.value.toUpperCase() ?? "")))
+    ) {
       add(t, "window-function", "window functions (OVER …) need MySQL 8.0");
     } else if (w === "WINDOW" && isIdent(next) && isWord(tokens[i + 2], "AS") && isPunct(tokens[i + 3], "(")) {
       add(t, "window-function", "WINDOW clauses need MySQL 8.0");
     } else if (w === "RETURNING" && dml) add(t, "returning", "RETURNING is MariaDB-only; read the row back with SELECT");
-    else if (w === "DEFAULT" && (isPunct(next, "(") || (next?.kind === "word" && isPunct(tokens[i + 2], "(") && !TIME_FUNCTIONS.has(next.value.toUpperCase())))) {
+    else if (
+      w === "DEFAULT" &&
+      (isPunct(next, "(") || (next?.kind === "word" && isPunct(tokens[i + 2], "(") && !TIME_FUNCTIONS.has(next.value.toUpperCase())))
+    ) {
       add(t, "expression-default", "expression defaults need MySQL 8.0.13; only literals and CURRENT_TIMESTAMP are allowed");
-    } else if (w === "SEQUENCE" && isWord(tokens[0], "CREATE", "ALTER", "DROP") && tokens.slice(1, i).every((x) => isWord(x, "OR", "REPLACE", "TEMPORARY"))) {
+    } else if (
+      w === "SEQUENCE" &&
+      isWord(tokens[0], "CREATE", "ALTER", "DROP") &&
+      tokens.slice(1, i).every((x) => isWord(x, "OR", "REPLACE", "TEMPORARY"))
+    ) {
       add(t, "sequence", "sequences do not exist in MySQL; use AUTO_INCREMENT");
     } else if ((w === "NEXTVAL" || w === "LASTVAL" || w === "SETVAL") && isPunct(next, "(")) {
       add(t, "sequence", `${t.value}() is MariaDB-only; use AUTO_INCREMENT`);
     } else if ((w === "NEXT" || w === "PREVIOUS") && isWord(next, "VALUE") && isWord(tokens[i + 2], "FOR")) {
       add(t, "sequence", `${w} VALUE FOR is MariaDB-only; use AUTO_INCREMENT`);
-    } else if (w === "IF" && (alterTable || indexStatement) && (isWord(next, "EXISTS") || (isWord(next, "NOT") && isWord(tokens[i + 2], "EXISTS")))) {
-      add(t, "if-exists", `IF ${isWord(next, "NOT") ? "NOT " : ""}EXISTS on columns/indexes is MariaDB-only; 5.6 has it only for CREATE/DROP TABLE`);
-    } else if (w === "OR" && isWord(prev, "CREATE") && isWord(next, "REPLACE") && !isWord(tokens[i + 2], "VIEW", "ALGORITHM", "DEFINER", "SQL")) {
+    } else if (
+      w === "IF" &&
+      (alterTable || indexStatement) &&
+      (isWord(next, "EXISTS") || (isWord(next, "NOT") && isWord(tokens[i + 2], "EXISTS")))
+    ) {
+      add(
+        t,
+        "if-exists",
+        `IF ${isWord(next, "NOT") ? "NOT " : ""}EXISTS on columns/indexes is MariaDB-only; 5.6 has it only for CREATE/DROP TABLE`,
+      );
+    } else if (
+      w === "OR" &&
+      isWord(prev, "CREATE") &&
+      isWord(next, "REPLACE") &&
+      !isWord(tokens[i + 2], "VIEW", "ALGORITHM", "DEFINER", "SQL")
+    ) {
       add(t, "create-or-replace", "CREATE OR REPLACE is MariaDB-only except for views");
     } else if (w === "RENAME" && alterTable && isWord(next, "COLUMN")) {
       add(t, "rename-column", "RENAME COLUMN needs MySQL 8.0; use CHANGE old new <full definition>");
@@ -158,10 +199,18 @@ function columnRules(columns: ColumnDefinition[]): RuleFinding[] {
   for (const def of columns) {
     const { column } = def;
     if (column.type === "JSON") {
-      findings.push({ line: def.typeToken.line, rule: "json", message: `column ${column.name}: JSON type needs MySQL 5.7; use MEDIUMTEXT` });
+      findings.push({
+        line: def.typeToken.line,
+        rule: "json",
+        message: `column ${column.name}: JSON type needs MySQL 5.7; use MEDIUMTEXT`,
+      });
     }
     if (def.generated) {
-      findings.push({ line: def.generated.line, rule: "generated-column", message: `column ${column.name}: generated columns need MySQL 5.7` });
+      findings.push({
+        line: def.generated.line,
+        rule: "generated-column",
+        message: `column ${column.name}: generated columns need MySQL 5.7`,
+      });
     }
     if (column.type === "TIMESTAMP" && !(def.nullSpecified && def.hasDefault)) {
       findings.push({
@@ -195,7 +244,11 @@ export function checkSqlText(source: SqlSource, schema: Schema): Sql56Finding[] 
   if (error) findings.push({ line: error.line, rule: "syntax", message: error.message });
   for (const statement of statementsOf(tokens)) {
     if (isWord(statement[0], "DELIMITER")) {
-      findings.push({ line: statement[0]?.line ?? 1, rule: "syntax", message: "DELIMITER is a mysql client command; migrations cannot use it" });
+      findings.push({
+        line: statement[0]?.line ?? 1,
+        rule: "syntax",
+        message: "DELIMITER is a mysql client command; migrations cannot use it",
+      });
       continue;
     }
     const ddl = applyDdl(statement, schema);

@@ -97,7 +97,10 @@ export function bytesPerChar(charset: string): number {
   const lower = charset.toLowerCase();
   if (lower === "latin1" || lower === "ascii" || lower === "binary") return 1;
   // Unknown multi-byte charsets count as 4, the worst case, rather than slipping through.
-  return CHARSET_BYTES[lower] ?? (/^(latin|cp12|cp8|koi8|dec8|hp8|swe7|greek|hebrew|tis620|armscii8|geostd8|keybcs2|macce|macroman|cp85)/.test(lower) ? 1 : 4);
+  return (
+    CHARSET_BYTES[lower] ??
+    (/^(latin|cp12|cp8|koi8|dec8|hp8|swe7|greek|hebrew|tis620|armscii8|geostd8|keybcs2|macce|macroman|cp85)/.test(lower) ? 1 : 4)
+  );
 }
 
 export function isStringType(type: string): boolean {

@@ -39,7 +39,10 @@ describe("checker rejects broken files", () => {
   const rules = (s: string) => checkCnab(s).errors.map((e) => e.rule);
 
   it("wrong line length", () => expect(rules(join([...lines.slice(0, 3), lines[3]! + " ", ...lines.slice(4)]))).toContain("LINE_LENGTH"));
-  it("non-ASCII", () => expect(rules(join([...lines.slice(0, 3), lines[3]!.slice(0, 50) + "É" + lines[3]!.slice(51), ...lines.slice(4)]))).toContain("NOT_ASCII"));
+  it("non-ASCII", () =>
+    expect(rules(join([...lines.slice(0, 3), lines[3]!.slice(0, 50) + "É" + lines[3]!.slice(51), ...lines.slice(4)]))).toContain(
+      "NOT_ASCII",
+    ));
   it("sequence gap", () => {
     const bad = lines.map((l, i) => (i === 3 ? l.slice(0, 8) + "00003" + l.slice(13) : l));
     expect(rules(join(bad))).toContain("SEQUENCE");

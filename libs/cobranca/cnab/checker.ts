@@ -115,7 +115,8 @@ function check240(lines: string[], err: Report, warn: Report, done: Done): Check
   else if (first.slice(3, 7) !== "0000") warn("LOTE_NUMBER", 1, `header de arquivo with lote ${first.slice(3, 7)}, expected 0000`);
   if (last[7] !== "9") err("TRAILER", lines.length, "last record must be type 9");
   // errata 3: Santander's retorno repeats its lote number on every line, the file trailer included
-  else if (last.slice(3, 7) !== "9999") warn("LOTE_NUMBER", lines.length, `trailer de arquivo with lote ${last.slice(3, 7)}, expected 9999`);
+  else if (last.slice(3, 7) !== "9999")
+    warn("LOTE_NUMBER", lines.length, `trailer de arquivo with lote ${last.slice(3, 7)}, expected 9999`);
   // 3. bank code on every record (every line has the header's length by now: prefixes compare as slices)
   lines.forEach((l, i) => {
     if (!l.startsWith(banco)) err("BANK_CODE", i + 1, `bank ${l.slice(0, 3)} differs from the header's ${banco}`);
@@ -141,7 +142,8 @@ function check240(lines: string[], err: Report, warn: Report, done: Done): Check
     if (num(lote) !== expectedLote) warn("LOTE_NUMBER", i + 1, `lote ${lote}, expected ${String(expectedLote).padStart(4, "0")}`);
     expectedLote++;
     const op = h[8];
-    if (direction && op !== (direction === "remessa" ? "R" : "T")) err("DIRECTION", i + 1, `lote header operation ${JSON.stringify(op)} does not match the file header`);
+    if (direction && op !== (direction === "remessa" ? "R" : "T"))
+      err("DIRECTION", i + 1, `lote header operation ${JSON.stringify(op)} does not match the file header`);
     const start = i;
     let seq = 0;
     let pCount = 0;
@@ -181,7 +183,8 @@ function check240(lines: string[], err: Report, warn: Report, done: Done): Check
     }
     if (t.slice(3, 7) !== lote) err("LOTE_STRUCTURE", i + 1, `trailer de lote ${t.slice(3, 7)} closes lote ${lote}`);
     const records = i - start + 1;
-    if (num(t.slice(17, 23)) !== records) reconcile("TRAILER_LOTE_COUNT", i + 1, `trailer de lote says ${t.slice(17, 23)} records, lote has ${records}`);
+    if (num(t.slice(17, 23)) !== records)
+      reconcile("TRAILER_LOTE_COUNT", i + 1, `trailer de lote says ${t.slice(17, 23)} records, lote has ${records}`);
     if (direction === "remessa" && pCount > 0) {
       const qt = num(t.slice(23, 29));
       const vt = num(t.slice(29, 46));
@@ -190,8 +193,10 @@ function check240(lines: string[], err: Report, warn: Report, done: Done): Check
     }
     i++;
   }
-  if (num(last.slice(17, 23)) !== loteCount) reconcile("TRAILER_ARQUIVO_LOTES", lines.length, `trailer says ${last.slice(17, 23)} lotes, file has ${loteCount}`);
-  if (num(last.slice(23, 29)) !== lines.length) reconcile("TRAILER_ARQUIVO_COUNT", lines.length, `trailer says ${last.slice(23, 29)} records, file has ${lines.length}`);
+  if (num(last.slice(17, 23)) !== loteCount)
+    reconcile("TRAILER_ARQUIVO_LOTES", lines.length, `trailer says ${last.slice(17, 23)} lotes, file has ${loteCount}`);
+  if (num(last.slice(23, 29)) !== lines.length)
+    reconcile("TRAILER_ARQUIVO_COUNT", lines.length, `trailer says ${last.slice(23, 29)} records, file has ${lines.length}`);
   return done(240, direction, banco);
 }
 
@@ -206,7 +211,8 @@ function check400(lines: string[], err: Report, warn: Report, done: Done): Check
   const literal = first.slice(2, 9);
   const direction = flag === "1" ? "remessa" : flag === "2" ? "retorno" : undefined;
   if (!direction) err("DIRECTION", 1, `header position 2 must be 1 or 2, got ${JSON.stringify(flag)}`);
-  else if (literal !== (direction === "remessa" ? "REMESSA" : "RETORNO")) err("DIRECTION", 1, `literal ${JSON.stringify(literal)} does not match flag ${flag}`);
+  else if (literal !== (direction === "remessa" ? "REMESSA" : "RETORNO"))
+    err("DIRECTION", 1, `literal ${JSON.stringify(literal)} does not match flag ${flag}`);
   // 8. sequence = line number
   lines.forEach((l, i) => {
     const s = l.slice(394, 400);
@@ -221,7 +227,11 @@ function check400(lines: string[], err: Report, warn: Report, done: Done): Check
     };
     if (banco === "341") {
       check("TRAILER_DETALHES", num(last.slice(212, 220)), det.length);
-      check("TRAILER_VALOR", num(last.slice(220, 234)), det.reduce((s, l) => s + (num(l.slice(152, 165)) || 0), 0));
+      check(
+        "TRAILER_VALOR",
+        num(last.slice(220, 234)),
+        det.reduce((s, l) => s + (num(l.slice(152, 165)) || 0), 0),
+      );
     } else if (banco === "237") {
       check("TRAILER_ENTRADAS", num(last.slice(57, 62)), count(["02"]));
       check("TRAILER_LIQUIDACOES", num(last.slice(86, 91)), count(["06"]));
@@ -233,7 +243,8 @@ function check400(lines: string[], err: Report, warn: Report, done: Done): Check
     if (banco === "033") {
       // Santander's remessa trailer: records in the file (2–7) and the títulos' total (8–20)
       const registros = num(last.slice(1, 7));
-      if (registros !== lines.length) err("TRAILER_COUNT", lines.length, `trailer counts ${registros} records, the file has ${lines.length}`);
+      if (registros !== lines.length)
+        err("TRAILER_COUNT", lines.length, `trailer counts ${registros} records, the file has ${lines.length}`);
       const total = lines.filter((l) => l[0] === "1").reduce((s, l) => s + (num(l.slice(126, 139)) || 0), 0);
       const declared = num(last.slice(7, 20));
       if (declared !== total) err("TRAILER_VALOR", lines.length, `trailer total ${declared}, details give ${total}`);
@@ -246,6 +257,11 @@ function check400(lines: string[], err: Report, warn: Report, done: Done): Check
 export function assertCnab(content: string | Uint8Array): CheckResult {
   const r = checkCnab(content);
   if (!r.ok)
-    throw new CobrancaError("CNAB_ESTRUTURA_INVALIDA", r.errors.map((e) => `line ${e.line} ${e.rule}: ${e.message}`).join("; "), undefined, { errors: r.errors });
+    throw new CobrancaError(
+      "CNAB_ESTRUTURA_INVALIDA",
+      r.errors.map((e) => `line ${e.line} ${e.rule}: ${e.message}`).join("; "),
+      undefined,
+      { errors: r.errors },
+    );
   return r;
 }

@@ -231,7 +231,13 @@ const CAIXA: Cnab240Profile = {
       A("versaoAplicativo", 212, 215, { src: "beneficiario.versaoAplicativo", fmt: "raw" }),
       B(216, 240),
     ],
-    headerLote: [Z(12, 13), N("convenio", 34, 39, { src: "beneficiario.convenio" }), Z(40, 53), N("convenio2", 60, 65, { src: "beneficiario.convenio" }), Z(66, 73)],
+    headerLote: [
+      Z(12, 13),
+      N("convenio", 34, 39, { src: "beneficiario.convenio" }),
+      Z(40, 53),
+      N("convenio2", 60, 65, { src: "beneficiario.convenio" }),
+      Z(66, 73),
+    ],
     P: [
       N("convenio", 24, 29, { src: "beneficiario.convenio" }),
       Z(30, 40),
@@ -278,7 +284,11 @@ const SANTANDER: Cnab240Profile = {
       N("contaCobranca", 33, 41, { src: "beneficiario.conta" }),
       A("contaCobrancaDv", 42, 42, { src: "beneficiario.contaDv", fmt: "raw" }),
       B(43, 44),
-      A("nossoNumero", 45, 57, { src: "titulo.nossoNumeroCampo", fmt: "template", tpl: "{titulo.nossoNumeroSequencial:12}{titulo.nossoNumeroDv}" }),
+      A("nossoNumero", 45, 57, {
+        src: "titulo.nossoNumeroCampo",
+        fmt: "template",
+        tpl: "{titulo.nossoNumeroSequencial:12}{titulo.nossoNumeroDv}",
+      }),
       A("tipoDocumento", 60, 60, { src: "titulo.tipoDocumento", fmt: "raw", default: "2" }),
       B(61, 62),
       Z(228, 229),
@@ -302,11 +312,19 @@ export const CNAB240_PROFILES: Readonly<Record<string, Cnab240Profile>> = {
     overrides: {
       // 33–52: convênio(9) + "0014" + carteira(2) + variação(3) (LB Bb.php; brcobranca golden)
       headerArquivo: [
-        A("convenio", 33, 52, { fmt: "template", tpl: "{beneficiario.convenioNumero:9}0014{beneficiario.carteira:2}{beneficiario.variacao:3}" }),
+        A("convenio", 33, 52, {
+          fmt: "template",
+          tpl: "{beneficiario.convenioNumero:9}0014{beneficiario.carteira:2}{beneficiario.variacao:3}",
+        }),
         Z(172, 191),
         Z(192, 211),
       ],
-      headerLote: [A("convenio", 34, 53, { fmt: "template", tpl: "{beneficiario.convenioNumero:9}0014{beneficiario.carteira:2}{beneficiario.variacao:3}" })],
+      headerLote: [
+        A("convenio", 34, 53, {
+          fmt: "template",
+          tpl: "{beneficiario.convenioNumero:9}0014{beneficiario.carteira:2}{beneficiario.variacao:3}",
+        }),
+      ],
       P: [
         N("carteira", 58, 58, { src: "beneficiario.codigoCarteira", default: "7" }),
         A("tipoDocumento", 60, 60, { src: "titulo.tipoDocumento", fmt: "raw" }),
@@ -357,10 +375,17 @@ export const CNAB240_PROFILES: Readonly<Record<string, Cnab240Profile>> = {
   "033": SANTANDER,
 };
 
-
 /** FEBRABAN generic profile for banks without a specific one (Bradesco, Itaú, Banrisul…; UNVERIFIED per bank). */
 export function genericProfile(banco: string): Cnab240Profile {
-  return { banco, versaoArquivo: "040", versaoLote: "030", densidade: "00000", nossoNumeroTpl: "{titulo.nossoNumero}", segmentos: ["P", "Q", "R"], overrides: {} };
+  return {
+    banco,
+    versaoArquivo: "040",
+    versaoLote: "030",
+    densidade: "00000",
+    nossoNumeroTpl: "{titulo.nossoNumero}",
+    segmentos: ["P", "Q", "R"],
+    overrides: {},
+  };
 }
 
 const cache = new Map<string, RecordLayout>();

@@ -83,7 +83,11 @@ export const BRADESCO_400_DETALHE = defineRecord("bradesco400Detalhe", 400, [
   ...ESPECIE_ATE_PAGADOR,
   A("pagadorNome", 235, 274, { src: "pagador.nome", truncate: true }),
   // brcobranca/BRAD-400: endereço(20) + " " + cidade(15) + UF in the 40 positions
-  A("pagadorEndereco", 275, 314, { src: "pagador.enderecoCompleto", fmt: "template", tpl: "{pagador.endereco<20} {pagador.cidade<15}{pagador.uf<2}" }),
+  A("pagadorEndereco", 275, 314, {
+    src: "pagador.enderecoCompleto",
+    fmt: "template",
+    tpl: "{pagador.endereco<20} {pagador.cidade<15}{pagador.uf<2}",
+  }),
   A("mensagem1", 315, 326, { src: "titulo.mensagem1", truncate: true }),
   N("cep", 327, 334, { src: "pagador.cep" }),
   A("avalista", 335, 394, { src: "avalista.nome", truncate: true }),
@@ -463,4 +467,8 @@ export const BB_CBR643_RETORNO = defineRecord("bbCbr643Retorno", 400, [
   seq,
 ]);
 
-export const TRAILER_400_RETORNO = defineRecord("trailer400Retorno", 400, [K("tipoRegistro", 1, 1, "9", "N"), A("resto", 2, 394, { fmt: "raw" }), seq]);
+export const TRAILER_400_RETORNO = defineRecord("trailer400Retorno", 400, [
+  K("tipoRegistro", 1, 1, "9", "N"),
+  A("resto", 2, 394, { fmt: "raw" }),
+  seq,
+]);

@@ -2,7 +2,17 @@
  * Retorno movement codes → canonical states, per (bank, layout), as explicit tables (cobranca.md §5).
  * A code missing from a table is UNKNOWN — never PAID.
  */
-export const ESTADOS = ["REGISTERED", "REJECTED", "PAID", "PARTIALLY_PAID", "WRITTEN_OFF", "PROTESTED", "CHANGED", "FEE", "UNKNOWN"] as const;
+export const ESTADOS = [
+  "REGISTERED",
+  "REJECTED",
+  "PAID",
+  "PARTIALLY_PAID",
+  "WRITTEN_OFF",
+  "PROTESTED",
+  "CHANGED",
+  "FEE",
+  "UNKNOWN",
+] as const;
 export type EstadoCanonico = (typeof ESTADOS)[number];
 
 export interface Ocorrencia {

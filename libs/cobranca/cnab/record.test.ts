@@ -18,11 +18,17 @@ const LAYOUTS: RecordLayout[] = [
   ...[...Object.values(L240), ...Object.values(L400)].filter(isLayout),
   ...Object.values(L240.SEGMENTO_T_POR_BANCO),
   ...["001", "104", "033", "756", "748", "237"].flatMap((b) =>
-    (["headerArquivo", "headerLote", "P", "Q", "R", "trailerLote", "trailerArquivo"] as const).map((r) => L240.layout240(L240.profile240(b), r)),
+    (["headerArquivo", "headerLote", "P", "Q", "R", "trailerLote", "trailerArquivo"] as const).map((r) =>
+      L240.layout240(L240.profile240(b), r),
+    ),
   ),
 ];
 
-const LINES = allFixtures().flatMap((f) => fixtureText(f).split(/\r?\n/).filter((l) => l.length > 0));
+const LINES = allFixtures().flatMap((f) =>
+  fixtureText(f)
+    .split(/\r?\n/)
+    .filter((l) => l.length > 0),
+);
 
 /** What one field reads as, by the table alone: undefined for blank, a warning's code for a bad value. */
 function expected(f: FieldDef, s: string): unknown {
@@ -48,7 +54,8 @@ function expected(f: FieldDef, s: string): unknown {
   }
 }
 
-const at = (data: Record<string, unknown>, path: string) => path.split(".").reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], data);
+const at = (data: Record<string, unknown>, path: string) =>
+  path.split(".").reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], data);
 
 function checkLine(layout: RecordLayout, line: string) {
   const warnings: Warning[] = [];
@@ -109,7 +116,9 @@ describe("compiled readers read what the table says", () => {
 
   it("a line of the wrong length is a structural error, before any field", () => {
     const w: Warning[] = [];
-    expect(() => decodeData(L240.SEGMENTO_U, "3".repeat(239), w, 4)).toThrow(expect.objectContaining({ code: "CNAB_ESTRUTURA_INVALIDA", field: "linha 4" }));
+    expect(() => decodeData(L240.SEGMENTO_U, "3".repeat(239), w, 4)).toThrow(
+      expect.objectContaining({ code: "CNAB_ESTRUTURA_INVALIDA", field: "linha 4" }),
+    );
     expect(w).toEqual([]);
   });
 });
@@ -125,7 +134,11 @@ describe("compiled writers name the field at fault with the record's path", () =
   });
 
   it("a cut text warns under the path given, the layout name by default, or the field alone", () => {
-    for (const [path, field] of [["titulos[3]", "titulos[3].pagador.nome"], ["", "pagador.nome"], [undefined, `${bb.name}.pagador.nome`]] as const) {
+    for (const [path, field] of [
+      ["titulos[3]", "titulos[3].pagador.nome"],
+      ["", "pagador.nome"],
+      [undefined, `${bb.name}.pagador.nome`],
+    ] as const) {
       const w: Warning[] = [];
       const out = encodeRecord(bb, ctx("X".repeat(41), "01001000"), w, path);
       expect(out).toHaveLength(240);
@@ -135,15 +148,27 @@ describe("compiled writers name the field at fault with the record's path", () =
   });
 
   it("a bad value fails under the same path, and the same record written again is identical", () => {
-    expect(() => encodeRecord(bb, ctx("ANA", "0100100A"), [], "titulos[9]")).toThrow(expect.objectContaining({ code: "CAMPO_INVALIDO", field: "titulos[9].pagador.cep" }));
-    expect(() => encodeRecord(bb, ctx("ANA", 1.5), [], "")).toThrow(expect.objectContaining({ code: "CAMPO_INVALIDO", field: "pagador.cep" }));
-    expect(() => encodeRecord(bb, ctx("李", "01001000"))).toThrow(expect.objectContaining({ code: "TEXTO_NAO_CONVERSIVEL", field: `${bb.name}.pagador.nome` }));
+    expect(() => encodeRecord(bb, ctx("ANA", "0100100A"), [], "titulos[9]")).toThrow(
+      expect.objectContaining({ code: "CAMPO_INVALIDO", field: "titulos[9].pagador.cep" }),
+    );
+    expect(() => encodeRecord(bb, ctx("ANA", 1.5), [], "")).toThrow(
+      expect.objectContaining({ code: "CAMPO_INVALIDO", field: "pagador.cep" }),
+    );
+    expect(() => encodeRecord(bb, ctx("李", "01001000"))).toThrow(
+      expect.objectContaining({ code: "TEXTO_NAO_CONVERSIVEL", field: `${bb.name}.pagador.nome` }),
+    );
     expect(encodeRecord(bb, ctx("Ana Conceição", "01001000"))).toBe(encodeRecord(bb, ctx("ANA CONCEICAO", 1001000)));
   });
 
   it("dates are written from valid calendar dates only, the field named when not", () => {
     const p = L240.SEGMENTO_P;
-    const titulo = (vencimento: unknown) => ({ titulo: { movimento: "01", vencimento, emissao: date(2026, 1, 2), valorCentavos: 1, id: "x", numeroDocumento: "1" }, beneficiario: { agencia: "1", conta: "1" }, seq: 1, lote: { numero: 1 }, banco: "001" });
+    const titulo = (vencimento: unknown) => ({
+      titulo: { movimento: "01", vencimento, emissao: date(2026, 1, 2), valorCentavos: 1, id: "x", numeroDocumento: "1" },
+      beneficiario: { agencia: "1", conta: "1" },
+      seq: 1,
+      lote: { numero: 1 },
+      banco: "001",
+    });
     expect(encodeRecord(p, titulo(date(2026, 2, 28)), [], "").slice(77, 85)).toBe("28022026");
     expect(() => encodeRecord(p, titulo({ year: 2026, month: 2, day: 29 } satisfies CalendarDate), [], "titulos[1]")).toThrow(
       expect.objectContaining({ code: "DATA_INVALIDA", field: "titulos[1].titulo.vencimento" }),

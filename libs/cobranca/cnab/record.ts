@@ -101,7 +101,11 @@ export function overrideRecord(base: RecordLayout, name: string, overrides: read
     }
     if (pos <= f.end) out.push({ name: `${f.name}_${pos}`, start: pos, end: f.end, kind: f.kind, value: "" });
   }
-  return defineRecord(name, base.length, out.sort((a, b) => a.start - b.start));
+  return defineRecord(
+    name,
+    base.length,
+    out.sort((a, b) => a.start - b.start),
+  );
 }
 
 // ------------------------------------------------------------------ compiled layouts
@@ -190,10 +194,21 @@ function fitOf(f: FieldDef, rel: string): Fit {
   if (f.kind === "N") {
     const allowed = f.fmt === "taxid" ? TAX_ID : DIGITS;
     return (s, _warnings, path) => {
-      if (!allowed.test(s)) fail("CAMPO_INVALIDO", `${f.name} must be ${f.fmt === "taxid" ? "a CPF/CNPJ (0-9, A-Z)" : "numeric"}, got ${JSON.stringify(s)}`, whereOf(path, rel));
+      if (!allowed.test(s))
+        fail(
+          "CAMPO_INVALIDO",
+          `${f.name} must be ${f.fmt === "taxid" ? "a CPF/CNPJ (0-9, A-Z)" : "numeric"}, got ${JSON.stringify(s)}`,
+          whereOf(path, rel),
+        );
       if (s.length > width) {
         const t = s.replace(LEADING_ZEROS, "");
-        if (t.length > width) fail("CAMPO_EXCEDE_TAMANHO", `${f.name} (${t.length} digits) does not fit ${width} positions ${f.start}–${f.end}`, whereOf(path, rel), { max: width });
+        if (t.length > width)
+          fail(
+            "CAMPO_EXCEDE_TAMANHO",
+            `${f.name} (${t.length} digits) does not fit ${width} positions ${f.start}–${f.end}`,
+            whereOf(path, rel),
+            { max: width },
+          );
         s = t;
       }
       return s.padStart(width, "0");
@@ -204,7 +219,13 @@ function fitOf(f: FieldDef, rel: string): Fit {
     if (asNumber && SOME_DIGITS.test(s)) return asNumber(s, warnings, path);
     if (!PRINTABLE.test(s)) fail("TEXTO_NAO_CONVERSIVEL", `${f.name} has non-ASCII characters`, whereOf(path, rel));
     if (s.length > width) {
-      if (!f.truncate) fail("CAMPO_EXCEDE_TAMANHO", `${f.name} (${s.length} chars) does not fit ${width} positions ${f.start}–${f.end}`, whereOf(path, rel), { max: width });
+      if (!f.truncate)
+        fail(
+          "CAMPO_EXCEDE_TAMANHO",
+          `${f.name} (${s.length} chars) does not fit ${width} positions ${f.start}–${f.end}`,
+          whereOf(path, rel),
+          { max: width },
+        );
       warnings.push({ code: "TEXTO_TRUNCADO", field: whereOf(path, rel), message: `${JSON.stringify(s)} cut to ${width} chars` });
       s = s.slice(0, width);
     }
@@ -257,21 +278,25 @@ function formatterOf(f: FieldDef, rel: string): Formatter {
           if (!Number.isSafeInteger(v) || v < 0) fail("CAMPO_INVALIDO", `${f.name} must be a non-negative integer`, whereOf(path, rel));
           return String(v);
         }
-        if (typeof v !== "string" || !SOME_DIGITS.test(v)) fail("CAMPO_INVALIDO", `${f.name} must be digits, got ${JSON.stringify(v)}`, whereOf(path, rel));
+        if (typeof v !== "string" || !SOME_DIGITS.test(v))
+          fail("CAMPO_INVALIDO", `${f.name} must be digits, got ${JSON.stringify(v)}`, whereOf(path, rel));
         return v;
       };
     case "taxid":
       return (v, path) => {
-        if (typeof v !== "string" || !/^[0-9A-Z]+$/.test(v)) fail("CAMPO_INVALIDO", `${f.name} must be a CPF/CNPJ (0-9, A-Z), got ${JSON.stringify(v)}`, whereOf(path, rel));
+        if (typeof v !== "string" || !/^[0-9A-Z]+$/.test(v))
+          fail("CAMPO_INVALIDO", `${f.name} must be a CPF/CNPJ (0-9, A-Z), got ${JSON.stringify(v)}`, whereOf(path, rel));
         return v;
       };
     case "cents":
       return (v, path) => {
-        if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 0) fail("VALOR_INVALIDO", `${f.name} must be integer cents ≥ 0`, whereOf(path, rel));
+        if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 0)
+          fail("VALOR_INVALIDO", `${f.name} must be integer cents ≥ 0`, whereOf(path, rel));
         return String(v);
       };
     case "date8":
-      return (v, path) => formatDDMMAAAA(isValidDate(v as CalendarDate) ? (v as CalendarDate) : assertDate(v as CalendarDate, whereOf(path, rel)));
+      return (v, path) =>
+        formatDDMMAAAA(isValidDate(v as CalendarDate) ? (v as CalendarDate) : assertDate(v as CalendarDate, whereOf(path, rel)));
     case "date6":
       return (v, path) => {
         const d = isValidDate(v as CalendarDate) ? (v as CalendarDate) : assertDate(v as CalendarDate, whereOf(path, rel));
@@ -319,7 +344,8 @@ function placeholder(src: string, op: string | undefined, digits: string | undef
     // text cut to n characters: declared in the layout, reported as a warning
     return (ctx, warnings, path) => {
       const t = cnabText(text(ctx), whereOf(path, rel));
-      if (t.length > n) warnings.push({ code: "TEXTO_TRUNCADO", field: whereOf(path, rel), message: `${JSON.stringify(t)} cut to ${n} chars` });
+      if (t.length > n)
+        warnings.push({ code: "TEXTO_TRUNCADO", field: whereOf(path, rel), message: `${JSON.stringify(t)} cut to ${n} chars` });
       return t.slice(0, n);
     };
   return (ctx, _warnings, path) => {
@@ -360,7 +386,8 @@ export function decodeRecord(layout: RecordLayout, line: string, warnings: Warni
 
 /** The `data` of decodeRecord alone: readers that never look at the raw slices skip building them. */
 export function decodeData(layout: RecordLayout, line: string, warnings: Warning[] = [], lineNo = 0): Record<string, unknown> {
-  if (line.length !== layout.length) fail("CNAB_ESTRUTURA_INVALIDA", `line ${lineNo}: ${line.length} chars, layout ${layout.name} has ${layout.length}`, `linha ${lineNo}`);
+  if (line.length !== layout.length)
+    fail("CNAB_ESTRUTURA_INVALIDA", `line ${lineNo}: ${line.length} chars, layout ${layout.name} has ${layout.length}`, `linha ${lineNo}`);
   const data: Record<string, unknown> = {};
   for (const decode of compile(layout).decoders) decode(line, data, warnings, lineNo);
   return data;
@@ -378,7 +405,12 @@ function compileDecoder(f: FieldDef): Decoder[] {
     return [
       (line, _data, warnings, lineNo) => {
         const s = line.slice(from, to);
-        if (s !== want) warnings.push({ code: "CONSTANTE_DIFERENTE", field: lineWhere(lineNo, f), message: `expected ${JSON.stringify(want)}, found ${JSON.stringify(s)}` });
+        if (s !== want)
+          warnings.push({
+            code: "CONSTANTE_DIFERENTE",
+            field: lineWhere(lineNo, f),
+            message: `expected ${JSON.stringify(want)}, found ${JSON.stringify(s)}`,
+          });
       },
     ];
   }
@@ -465,11 +497,29 @@ function parserOf(f: FieldDef): Parser {
 }
 
 /** Shorthands for layout tables. */
-export const N = (name: string, start: number, end: number, extra: Partial<FieldDef> = {}): FieldDef => ({ name, start, end, kind: "N", ...extra });
-export const A = (name: string, start: number, end: number, extra: Partial<FieldDef> = {}): FieldDef => ({ name, start, end, kind: "A", ...extra });
+export const N = (name: string, start: number, end: number, extra: Partial<FieldDef> = {}): FieldDef => ({
+  name,
+  start,
+  end,
+  kind: "N",
+  ...extra,
+});
+export const A = (name: string, start: number, end: number, extra: Partial<FieldDef> = {}): FieldDef => ({
+  name,
+  start,
+  end,
+  kind: "A",
+  ...extra,
+});
 /** Blank filler. */
 export const B = (start: number, end: number): FieldDef => ({ name: `brancos_${start}`, start, end, kind: "A", value: "" });
 /** Zero filler. */
 export const Z = (start: number, end: number): FieldDef => ({ name: `zeros_${start}`, start, end, kind: "N", value: "" });
 /** Constant. */
-export const K = (name: string, start: number, end: number, value: string, kind: "N" | "A" = "A"): FieldDef => ({ name, start, end, kind, value });
+export const K = (name: string, start: number, end: number, value: string, kind: "N" | "A" = "A"): FieldDef => ({
+  name,
+  start,
+  end,
+  kind,
+  value,
+});

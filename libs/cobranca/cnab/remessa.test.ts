@@ -39,7 +39,15 @@ const GOLDEN: Array<[string, RemessaInput]> = [
       nsa: 1,
       geradoEm: GERADO,
       validarDocumentos: false,
-      beneficiario: { nome: NOME, documento: "12345678910", carteira: "01", agencia: "12345", conta: "1234567", contaDv: "1", convenio: "123" },
+      beneficiario: {
+        nome: NOME,
+        documento: "12345678910",
+        carteira: "01",
+        agencia: "12345",
+        conta: "1234567",
+        contaDv: "1",
+        convenio: "123",
+      },
       titulos: [titulo({ numeroDocumento: "1", especie: "01", multa: { codigo: "2", valor: 200 } })],
     },
   ],
@@ -63,7 +71,17 @@ const GOLDEN: Array<[string, RemessaInput]> = [
       nsa: 0,
       geradoEm: GERADO,
       validarDocumentos: false,
-      beneficiario: { nome: NOME, documento: "12345678901", convenio: "1234567", carteira: "12", variacao: "123", agencia: "1234", agenciaDv: "3", conta: "12345", contaDv: "5" },
+      beneficiario: {
+        nome: NOME,
+        documento: "12345678901",
+        convenio: "1234567",
+        carteira: "12",
+        variacao: "123",
+        agencia: "1234",
+        agenciaDv: "3",
+        conta: "12345",
+        contaDv: "5",
+      },
       titulos: [titulo({ numeroDocumento: "6969", especie: "02" })],
     },
   ],
@@ -75,7 +93,16 @@ const GOLDEN: Array<[string, RemessaInput]> = [
       nsa: 0,
       geradoEm: GERADO,
       validarDocumentos: false,
-      beneficiario: { nome: NOME, documento: "74576177000177", convenio: "512231", modalidade: "01", agencia: "4327", agenciaDv: "3", conta: "03666", contaDv: "8" },
+      beneficiario: {
+        nome: NOME,
+        documento: "74576177000177",
+        convenio: "512231",
+        modalidade: "01",
+        agencia: "4327",
+        agenciaDv: "3",
+        conta: "03666",
+        contaDv: "8",
+      },
       titulos: [
         titulo({
           nossoNumero: "429715",
@@ -123,8 +150,27 @@ const GOLDEN: Array<[string, RemessaInput]> = [
       nsa: 1,
       geradoEm: GERADO,
       validarDocumentos: false,
-      beneficiario: { nome: NOME, documento: "12345678901", convenio: "123456", versaoAplicativo: "1234", agencia: "12345", agenciaDv: "1", conta: "1234", contaDv: "0", agenciaContaDv: "0" },
-      titulos: [titulo({ id: "00000006969", numeroDocumento: "6969", especie: "99", juros: { codigo: "1" }, multa: { codigo: "2" }, baixa: { codigo: "1", dias: 120 } })],
+      beneficiario: {
+        nome: NOME,
+        documento: "12345678901",
+        convenio: "123456",
+        versaoAplicativo: "1234",
+        agencia: "12345",
+        agenciaDv: "1",
+        conta: "1234",
+        contaDv: "0",
+        agenciaContaDv: "0",
+      },
+      titulos: [
+        titulo({
+          id: "00000006969",
+          numeroDocumento: "6969",
+          especie: "99",
+          juros: { codigo: "1" },
+          multa: { codigo: "2" },
+          baixa: { codigo: "1", dias: 120 },
+        }),
+      ],
     },
   ],
   [
@@ -135,7 +181,15 @@ const GOLDEN: Array<[string, RemessaInput]> = [
       nsa: 1,
       geradoEm: GERADO,
       validarDocumentos: false,
-      beneficiario: { nome: NOME, documento: "28254225000193", codigoTransmissao: "000100001234567", agencia: "0001", agenciaDv: "9", conta: "013001234", contaDv: "3" },
+      beneficiario: {
+        nome: NOME,
+        documento: "28254225000193",
+        codigoTransmissao: "000100001234567",
+        agencia: "0001",
+        agenciaDv: "9",
+        conta: "013001234",
+        contaDv: "3",
+      },
       titulos: [titulo({ id: "9999", nossoNumero: "1234567", numeroDocumento: "9999", especie: "02", baixa: { codigo: "3", dias: 0 } })],
     },
   ],
@@ -161,7 +215,6 @@ describe("remessa writers reproduce the golden files byte for byte", () => {
     expect(t.valorCentavos).toBe(input.titulos[0]!.valorCentavos);
     expect(t.vencimento).toEqual(input.titulos[0]!.vencimento);
   });
-
 });
 
 /**
@@ -202,9 +255,21 @@ const GOLDEN_WITH_DIFFERENCES: Array<[string, RemessaInput, Array<[number, numbe
       nsa: 1,
       geradoEm: GERADO,
       validarDocumentos: false,
-      beneficiario: { nome: NOME, documento: "12345678910", codigoTransmissao: "17777751042700080112", agencia: "8888", conta: "000002997", contaDv: "8" },
+      beneficiario: {
+        nome: NOME,
+        documento: "12345678910",
+        codigoTransmissao: "17777751042700080112",
+        agencia: "8888",
+        conta: "000002997",
+        contaDv: "8",
+      },
       titulos: [
-        titulo({ multa: { codigo: "4", valor: 200 }, juros: { codigo: "1", valor: 800 }, instrucao1: "06", protesto: { codigo: "1", dias: 6 } }),
+        titulo({
+          multa: { codigo: "4", valor: 200 },
+          juros: { codigo: "1", valor: 800 },
+          instrucao1: "06",
+          protesto: { codigo: "1", dias: 6 },
+        }),
       ],
     },
     // brcobranca writes the caller's number as given; the field is 7 digits + the modulo 11 DV (as our
@@ -231,14 +296,24 @@ describe("BB (CBR641) and Santander CNAB 400 remessa match their golden files ou
     const out = gerarRemessa(input);
     const lida = lerRemessa(out.text);
     expect(reescreverRemessa(lida)).toBe(out.text);
-    expect(lida.titulos.map((t) => [t.id, t.nossoNumero?.replace(/^0+/, ""), t.valorCentavos, t.vencimento])).toEqual([["6969", "123", 19990, HOJE]]);
+    expect(lida.titulos.map((t) => [t.id, t.nossoNumero?.replace(/^0+/, ""), t.valorCentavos, t.vencimento])).toEqual([
+      ["6969", "123", 19990, HOJE],
+    ]);
   });
 
   it("Santander's trailer counts every record and totals the títulos; BB's is blank", () => {
     const [, santander] = GOLDEN_WITH_DIFFERENCES[1]!;
-    const three = gerarRemessa({ ...santander, titulos: [0, 1, 2].map((i) => titulo({ id: `T${i}`, nossoNumero: String(100 + i), valorCentavos: 1000 * (i + 1) })) });
+    const three = gerarRemessa({
+      ...santander,
+      titulos: [0, 1, 2].map((i) => titulo({ id: `T${i}`, nossoNumero: String(100 + i), valorCentavos: 1000 * (i + 1) })),
+    });
     const trailer = three.text.split("\r\n")[4]!;
-    expect([trailer.slice(0, 1), trailer.slice(1, 7), trailer.slice(7, 20), trailer.slice(394)]).toEqual(["9", "000005", "0000000006000", "000005"]);
+    expect([trailer.slice(0, 1), trailer.slice(1, 7), trailer.slice(7, 20), trailer.slice(394)]).toEqual([
+      "9",
+      "000005",
+      "0000000006000",
+      "000005",
+    ]);
     // The checker holds the writer to it.
     const forged = three.text.replace(trailer, trailer.slice(0, 7) + "0000000006001" + trailer.slice(20));
     expect(checkCnab(forged).errors.map((e) => e.rule)).toContain("TRAILER_VALOR");
@@ -246,19 +321,30 @@ describe("BB (CBR641) and Santander CNAB 400 remessa match their golden files ou
 
   it("BB computes agência and conta DVs (modulo 11, 10 → X) unless given, and refuses what CBR641 cannot carry", () => {
     const [, bb] = GOLDEN_WITH_DIFFERENCES[0]!;
-    const header = (b: Partial<RemessaInput["beneficiario"]>) => gerarRemessa({ ...bb, beneficiario: { ...bb.beneficiario, ...b } }).text.slice(26, 40);
+    const header = (b: Partial<RemessaInput["beneficiario"]>) =>
+      gerarRemessa({ ...bb, beneficiario: { ...bb.beneficiario, ...b } }).text.slice(26, 40);
     expect(header({})).toBe("12343000012343");
     expect(header({ agenciaDv: "7", contaDv: "X" })).toBe("1234700001234X");
     // BB's own example agência 0001-9; conta 23 has remainder 10, written X.
     expect(header({ agencia: "0001", conta: "23" })).toBe("0001900000023X");
-    const refused = (b: Partial<RemessaInput["beneficiario"]>) => code(() => gerarRemessa({ ...bb, beneficiario: { ...bb.beneficiario, ...b } }));
+    const refused = (b: Partial<RemessaInput["beneficiario"]>) =>
+      code(() => gerarRemessa({ ...bb, beneficiario: { ...bb.beneficiario, ...b } }));
     expect(refused({ convenio: "123456" })).toEqual(["CONVENIO_INVALIDO", "beneficiario.convenio"]);
     expect(refused({ variacao: undefined })).toEqual(["CAMPO_OBRIGATORIO", "beneficiario.variacao"]);
     expect(refused({ tipoCobranca: "05XYZ" })).toEqual(["CAMPO_INVALIDO", "beneficiario.tipoCobranca"]);
-    expect(code(() => gerarRemessa({ ...bb, titulos: [titulo({ nossoNumero: "12345678901" })] }))).toEqual(["CAMPO_EXCEDE_TAMANHO", "titulos[0].nossoNumero"]);
+    expect(code(() => gerarRemessa({ ...bb, titulos: [titulo({ nossoNumero: "12345678901" })] }))).toEqual([
+      "CAMPO_EXCEDE_TAMANHO",
+      "titulos[0].nossoNumero",
+    ]);
     // No place for them in the type-7 detail: refused, never dropped.
-    expect(code(() => gerarRemessa({ ...bb, titulos: [titulo({ multa: { codigo: "2", valor: 200 } })] }))).toEqual(["CAMPO_INVALIDO", "titulos[0].multa"]);
-    expect(code(() => gerarRemessa({ ...bb, titulos: [titulo({ avalista: PAGADOR("SP") })] }))).toEqual(["CAMPO_INVALIDO", "titulos[0].avalista"]);
+    expect(code(() => gerarRemessa({ ...bb, titulos: [titulo({ multa: { codigo: "2", valor: 200 } })] }))).toEqual([
+      "CAMPO_INVALIDO",
+      "titulos[0].multa",
+    ]);
+    expect(code(() => gerarRemessa({ ...bb, titulos: [titulo({ avalista: PAGADOR("SP") })] }))).toEqual([
+      "CAMPO_INVALIDO",
+      "titulos[0].avalista",
+    ]);
   });
 
   it("Santander CNAB 240 refuses to write a blank código de transmissão", () => {
@@ -273,10 +359,14 @@ describe("BB (CBR641) and Santander CNAB 400 remessa match their golden files ou
 
   it("Santander needs its código de transmissão and the conta DV; the multa date is written only when given", () => {
     const [, san] = GOLDEN_WITH_DIFFERENCES[1]!;
-    const refused = (b: Partial<RemessaInput["beneficiario"]>) => code(() => gerarRemessa({ ...san, beneficiario: { ...san.beneficiario, ...b } }));
+    const refused = (b: Partial<RemessaInput["beneficiario"]>) =>
+      code(() => gerarRemessa({ ...san, beneficiario: { ...san.beneficiario, ...b } }));
     expect(refused({ codigoTransmissao: undefined })).toEqual(["CAMPO_OBRIGATORIO", "beneficiario.codigoTransmissao"]);
     expect(refused({ contaDv: undefined })).toEqual(["CAMPO_OBRIGATORIO", "beneficiario.contaDv"]);
-    expect(code(() => gerarRemessa({ ...san, titulos: [titulo({ nossoNumero: "12345678" })] }))).toEqual(["CAMPO_EXCEDE_TAMANHO", "titulos[0].nossoNumero"]);
+    expect(code(() => gerarRemessa({ ...san, titulos: [titulo({ nossoNumero: "12345678" })] }))).toEqual([
+      "CAMPO_EXCEDE_TAMANHO",
+      "titulos[0].nossoNumero",
+    ]);
     const dated = gerarRemessa({ ...san, titulos: [titulo({ multa: { codigo: "4", valor: 200, data: date(2015, 7, 20) } })] });
     expect(dated.text.split("\r\n")[1]!.slice(101, 107)).toBe("200715");
   });
@@ -298,12 +388,37 @@ describe("determinism and errors", () => {
   it.each<[string, RemessaInput, string, string]>([
     ["NN too long", { ...bra, titulos: [{ ...t0, nossoNumero: "123456789012" }] }, "CAMPO_EXCEDE_TAMANHO", "titulos[0].nossoNumero"],
     ["id too long", { ...bra, titulos: [{ ...t0, id: "x".repeat(26) }] }, "CAMPO_EXCEDE_TAMANHO", "titulos[0].id"],
-    ["value too large", { ...bra, titulos: [{ ...t0, valorCentavos: 10_000_000_000 }] }, "VALOR_ACIMA_DO_LIMITE", "titulos[0].valorCentavos"],
-    ["document number too long", { ...bra, titulos: [{ ...t0, numeroDocumento: "12345678901" }] }, "CAMPO_EXCEDE_TAMANHO", "titulos[0].numeroDocumento"],
-    ["CNAB 400 date out of range", { ...bra, titulos: [{ ...t0, vencimento: date(2081, 1, 1) }] }, "DATA_FORA_DO_INTERVALO", "titulos[0].vencimento"],
+    [
+      "value too large",
+      { ...bra, titulos: [{ ...t0, valorCentavos: 10_000_000_000 }] },
+      "VALOR_ACIMA_DO_LIMITE",
+      "titulos[0].valorCentavos",
+    ],
+    [
+      "document number too long",
+      { ...bra, titulos: [{ ...t0, numeroDocumento: "12345678901" }] },
+      "CAMPO_EXCEDE_TAMANHO",
+      "titulos[0].numeroDocumento",
+    ],
+    [
+      "CNAB 400 date out of range",
+      { ...bra, titulos: [{ ...t0, vencimento: date(2081, 1, 1) }] },
+      "DATA_FORA_DO_INTERVALO",
+      "titulos[0].vencimento",
+    ],
     ["bad CPF", { ...bra, validarDocumentos: true }, "CPF_CNPJ_INVALIDO", "beneficiario.documento"],
-    ["unfoldable name", { ...bra, titulos: [{ ...t0, pagador: { ...t0.pagador, nome: "李小龍" } }] }, "TEXTO_NAO_CONVERSIVEL", "titulos[0].pagador.nome"],
-    ["missing pagador name", { ...bra, titulos: [{ ...t0, pagador: { ...t0.pagador, nome: "" } }] }, "CAMPO_OBRIGATORIO", "titulos[0].pagador.nome"],
+    [
+      "unfoldable name",
+      { ...bra, titulos: [{ ...t0, pagador: { ...t0.pagador, nome: "李小龍" } }] },
+      "TEXTO_NAO_CONVERSIVEL",
+      "titulos[0].pagador.nome",
+    ],
+    [
+      "missing pagador name",
+      { ...bra, titulos: [{ ...t0, pagador: { ...t0.pagador, nome: "" } }] },
+      "CAMPO_OBRIGATORIO",
+      "titulos[0].pagador.nome",
+    ],
     ["unknown bank", { ...bra, banco: "999" }, "BANCO_DESCONHECIDO", "banco"],
     ["no 400 layout", { ...bra, banco: "104" }, "CNAB_LAYOUT_DESCONHECIDO", "banco"],
     ["no títulos", { ...bra, titulos: [] }, "LOTE_VAZIO", "titulos"],
@@ -345,10 +460,27 @@ describe("CNAB 400: what a detail has no slot for is refused, never written wron
 
 describe("PIX in the remessa (Bolepix): Santander CNAB 400's type-8 record, refused where no PIX record is written", () => {
   const [, santander] = GOLDEN_WITH_DIFFERENCES[1]!;
-  const comPix = (input: RemessaInput, pix: Titulo["pix"], over: Partial<Titulo> = {}): RemessaInput => ({ ...input, titulos: [titulo({ ...input.titulos[0], ...over, pix })] });
+  const comPix = (input: RemessaInput, pix: Titulo["pix"], over: Partial<Titulo> = {}): RemessaInput => ({
+    ...input,
+    titulos: [titulo({ ...input.titulos[0], ...over, pix })],
+  });
   /** Record 8 field by field, positions as in brcobranca's santander_pix spec. */
   const registro8 = (tipoChave: string, chave: string, txid: string, valor: string, seq: number) =>
-    ["8", "00", "01", "2", valor.padStart(13, "0"), "10000", valor.padStart(13, "0"), "10000", tipoChave, chave.padEnd(77), txid.padEnd(35), " ".repeat(239), String(seq).padStart(6, "0")].join("");
+    [
+      "8",
+      "00",
+      "01",
+      "2",
+      valor.padStart(13, "0"),
+      "10000",
+      valor.padStart(13, "0"),
+      "10000",
+      tipoChave,
+      chave.padEnd(77),
+      txid.padEnd(35),
+      " ".repeat(239),
+      String(seq).padStart(6, "0"),
+    ].join("");
 
   it("writes the golden file's header and detail, then record 8, then a trailer counting it (brcobranca's PIX fixture)", () => {
     const plain = gerarRemessa(santander).text.split("\r\n");
@@ -376,7 +508,9 @@ describe("PIX in the remessa (Bolepix): Santander CNAB 400's type-8 record, refu
   });
 
   it("one record 8 per título that has PIX; the others have none", () => {
-    const titulos = [0, 1, 2].map((i) => titulo({ id: `T${i}`, nossoNumero: String(100 + i), ...(i === 1 ? { pix: { chave: "12345678910" } } : {}) }));
+    const titulos = [0, 1, 2].map((i) =>
+      titulo({ id: `T${i}`, nossoNumero: String(100 + i), ...(i === 1 ? { pix: { chave: "12345678910" } } : {}) }),
+    );
     const lines = gerarRemessa({ ...santander, titulos }).text.split("\r\n");
     expect(lines.slice(0, -1).map((l) => l[0])).toEqual(["0", "1", "1", "8", "1", "9"]);
     expect(lines[3]!.slice(394)).toBe("000004");
@@ -391,7 +525,16 @@ describe("PIX in the remessa (Bolepix): Santander CNAB 400's type-8 record, refu
     ["a txid with punctuation", { chave: "11222333000181", txid: "fatura-6969" }, "PIX_INVALIDO", "titulos[0].pix.txid"],
     ["a txid over 35 characters", { chave: "11222333000181", txid: "x".repeat(36) }, "PIX_INVALIDO", "titulos[0].pix.txid"],
   ])("refuses %s", (_name, pix, errorCode, field) => {
-    expect(code(() => gerarRemessa({ ...comPix(santander, pix), validarDocumentos: true, beneficiario: { ...santander.beneficiario, documento: "11222333000181" }, titulos: [titulo({ pagador: PAGADOR("SP", "52998224725"), pix })] }))).toEqual([errorCode, field]);
+    expect(
+      code(() =>
+        gerarRemessa({
+          ...comPix(santander, pix),
+          validarDocumentos: true,
+          beneficiario: { ...santander.beneficiario, documento: "11222333000181" },
+          titulos: [titulo({ pagador: PAGADOR("SP", "52998224725"), pix })],
+        }),
+      ),
+    ).toEqual([errorCode, field]);
   });
 
   it.each([...GOLDEN, ...GOLDEN_WITH_DIFFERENCES.slice(0, 1)].map(([file, input]) => [file.replace(/^.*brcobranca-/, ""), input] as const))(
@@ -408,7 +551,9 @@ describe("limits", () => {
     const [, bb] = GOLDEN[2]!;
     const t = bb.titulos[0]!;
     const many = Array.from({ length: 33_334 }, (_, i) => ({ ...t, id: `id${i}`, nossoNumero: String(i + 1) }));
-    expect(() => gerarRemessa({ ...bb, titulos: many })).toThrow(expect.objectContaining({ code: "LIMITE_DE_REGISTROS", field: "titulos" }));
+    expect(() => gerarRemessa({ ...bb, titulos: many })).toThrow(
+      expect.objectContaining({ code: "LIMITE_DE_REGISTROS", field: "titulos" }),
+    );
   });
 });
 
@@ -451,7 +596,15 @@ describe("property: lerRemessa(gerarRemessa(x)) == x", () => {
         layout,
         nsa: r.int(1, 999_999),
         geradoEm: { year: 2026, month: r.int(1, 12), day: r.int(1, 28), hour: r.int(0, 23), minute: r.int(0, 59), second: r.int(0, 59) },
-        beneficiario: { nome: "Empresa Exemplo Ltda", documento: "11222333000181", agencia: r.digits(4), agenciaDv: "1", conta: r.digits(5), contaDv: "2", ...extra },
+        beneficiario: {
+          nome: "Empresa Exemplo Ltda",
+          documento: "11222333000181",
+          agencia: r.digits(4),
+          agenciaDv: "1",
+          conta: r.digits(5),
+          contaDv: "2",
+          ...extra,
+        },
         titulos,
       };
       const out = gerarRemessa(input);
@@ -470,7 +623,11 @@ describe("property: lerRemessa(gerarRemessa(x)) == x", () => {
         expect(t.vencimento).toEqual(x.vencimento);
         expect(t.emissao).toEqual(x.emissao);
         expect(Number(t.numeroDocumento)).toBe(Number(x.numeroDocumento));
-        expect(t.pagador).toMatchObject({ nome: x.pagador.nome.toUpperCase(), documento: expect.stringContaining(x.pagador.documento), cep: x.pagador.cep });
+        expect(t.pagador).toMatchObject({
+          nome: x.pagador.nome.toUpperCase(),
+          documento: expect.stringContaining(x.pagador.documento),
+          cep: x.pagador.cep,
+        });
         // Bradesco 400 packs endereço + cidade + UF into one field (BRAD-400); the others keep UF apart
         if (!(banco === "237" && layout === 400)) expect((t.pagador as { uf?: string }).uf).toBe("SP");
       });
@@ -491,11 +648,17 @@ describe("documents of 2026 in every remessa layout", () => {
     validarDocumentos: true,
     beneficiario: { ...input.beneficiario, documento: mask(ben) },
     // CNAB 240 carries a sacador/avalista; the 400 details do not
-    titulos: input.titulos.map((t) => ({ ...t, pagador: { ...t.pagador, documento: mask(pag) }, ...(input.layout === 240 ? { avalista: { ...t.pagador, nome: "AVALISTA", documento: mask(pag) } } : {}) })),
+    titulos: input.titulos.map((t) => ({
+      ...t,
+      pagador: { ...t.pagador, documento: mask(pag) },
+      ...(input.layout === 240 ? { avalista: { ...t.pagador, nome: "AVALISTA", documento: mask(pag) } } : {}),
+    })),
   });
 
   it.each(cases)("%s keeps the letters of alphanumeric CNPJs where the digits of numeric ones go", (_file, input) => {
-    const alnum = gerarRemessa(withDocs(input, BEN_ALNUM, PAG_ALNUM, (s) => `${s.slice(0, 2)}.${s.slice(2, 5)}.${s.slice(5, 8)}/${s.slice(8, 12)}-${s.slice(12)}`)).text;
+    const alnum = gerarRemessa(
+      withDocs(input, BEN_ALNUM, PAG_ALNUM, (s) => `${s.slice(0, 2)}.${s.slice(2, 5)}.${s.slice(5, 8)}/${s.slice(8, 12)}-${s.slice(12)}`),
+    ).text;
     const num = gerarRemessa(withDocs(input, BEN_NUM, PAG_NUM)).text;
     // (some CNAB 400 headers carry no beneficiário document at all)
     expect(alnum.includes(BEN_ALNUM)).toBe(num.includes(BEN_NUM));

@@ -173,7 +173,13 @@ export const CNAB400_PROFILES: Readonly<Record<string, Cnab400Profile>> = {
     detalhe: BRADESCO_400_DETALHE,
     extras: [],
     trailer: TRAILER_400,
-    nossoNumeroDv: { algo: "mod11Bradesco", tpl: [["beneficiario.carteira", 2], ["titulo.nossoNumero", 11]] },
+    nossoNumeroDv: {
+      algo: "mod11Bradesco",
+      tpl: [
+        ["beneficiario.carteira", 2],
+        ["titulo.nossoNumero", 11],
+      ],
+    },
     nossoNumeroLen: 11,
     detalheTipo: "1",
     aceita: { jurosData: false, multaCodigos: ["0", "2"], multaData: false, protesto: false, avalista: true, pix: false },
@@ -250,7 +256,8 @@ function beneficiarioSantander400(b: Readonly<Record<string, unknown>>): Record<
   if (codigo === undefined || !/^\d{1,20}$/.test(codigo))
     fail("CAMPO_OBRIGATORIO", "Santander CNAB 400 needs the código de transmissão (up to 20 digits)", "beneficiario.codigoTransmissao");
   const dv = b.contaDv as string | undefined;
-  if (dv === undefined || !/^\d$/.test(dv)) fail("CAMPO_OBRIGATORIO", "Santander CNAB 400 needs the conta DV (one digit)", "beneficiario.contaDv");
+  if (dv === undefined || !/^\d$/.test(dv))
+    fail("CAMPO_OBRIGATORIO", "Santander CNAB 400 needs the conta DV (one digit)", "beneficiario.contaDv");
   if (b.codigoCarteira !== undefined && !/^[1-7]$/.test(String(b.codigoCarteira)))
     fail("CAMPO_INVALIDO", "código da carteira must be one digit 1–7", "beneficiario.codigoCarteira");
   return { complementoConta: `${String(b.conta).slice(-1)}${dv}` };
@@ -260,7 +267,11 @@ const pad2 = (n: number) => String(n).padStart(2, "0");
 
 function assertLocalDateTime(d: LocalDateTime, field: string): LocalDateTime {
   assertDate(d, field);
-  for (const [k, max] of [["hour", 23], ["minute", 59], ["second", 59]] as const) {
+  for (const [k, max] of [
+    ["hour", 23],
+    ["minute", 59],
+    ["second", 59],
+  ] as const) {
     const v = d[k];
     if (!Number.isInteger(v) || v < 0 || v > max) fail("DATA_INVALIDA", `${k} out of range`, `${field}.${k}`);
   }
@@ -314,7 +325,8 @@ function tituloCtx(t: Titulo, i: number, strict: boolean) {
   const f = `titulos[${i}]`;
   if (!t) fail("CAMPO_OBRIGATORIO", "título is required", f);
   if (typeof t.id !== "string" || t.id === "") fail("CAMPO_OBRIGATORIO", "id is required", `${f}.id`);
-  if (!/^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/.test(t.id)) fail("CAMPO_INVALIDO", "id must be printable ASCII without surrounding blanks", `${f}.id`);
+  if (!/^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/.test(t.id))
+    fail("CAMPO_INVALIDO", "id must be printable ASCII without surrounding blanks", `${f}.id`);
   if (t.id.length > 25) fail("CAMPO_EXCEDE_TAMANHO", "id longer than 25 characters", `${f}.id`, { max: 25 });
   digits(t.nossoNumero, `${f}.nossoNumero`, 20);
   const venc = assertDate(t.vencimento, `${f}.vencimento`);
@@ -351,9 +363,15 @@ function pixCtx(p: TituloPix | undefined, f: string, valorCentavos: number, stri
   if (typeof chave !== "string" || chave === "") fail("CAMPO_OBRIGATORIO", "PIX needs the beneficiário's DICT key", `${f}.chave`);
   if (chave.length > 77) fail("CAMPO_EXCEDE_TAMANHO", `DICT key has ${chave.length} characters (max 77)`, `${f}.chave`, { max: 77 });
   const tipo = tipoChavePix(chave);
-  if (!tipo) fail("PIX_INVALIDO", `not a DICT key (CPF, CNPJ, +55 phone, e-mail or random key): ${JSON.stringify(chave.slice(0, 80))}`, `${f}.chave`);
+  if (!tipo)
+    fail(
+      "PIX_INVALIDO",
+      `not a DICT key (CPF, CNPJ, +55 phone, e-mail or random key): ${JSON.stringify(chave.slice(0, 80))}`,
+      `${f}.chave`,
+    );
   if (tipo === "CPF" || tipo === "CNPJ") documento(chave, `${f}.chave`, strict);
-  if (p.txid !== undefined && p.txid !== "" && !/^[A-Za-z0-9]{1,35}$/.test(p.txid)) fail("PIX_INVALIDO", "txid must be 1–35 letters or digits", `${f}.txid`);
+  if (p.txid !== undefined && p.txid !== "" && !/^[A-Za-z0-9]{1,35}$/.test(p.txid))
+    fail("PIX_INVALIDO", "txid must be 1–35 letters or digits", `${f}.txid`);
   return {
     chave,
     txid: p.txid || undefined,
@@ -420,7 +438,12 @@ function sobTitulo(e: unknown, i: number): unknown {
   const prefix = `titulos[${i}]`;
   if (e instanceof CobrancaError && e.field && !e.field.startsWith(prefix)) {
     const rel = e.field.replace(/^titulo\./, "");
-    return new CobrancaError(e.code, e.message.replace(/^[A-Z_]+(?: \([^)]*\))?: /, ""), `${prefix}.${rel}`, e.details ? { ...e.details } : undefined);
+    return new CobrancaError(
+      e.code,
+      e.message.replace(/^[A-Z_]+(?: \([^)]*\))?: /, ""),
+      `${prefix}.${rel}`,
+      e.details ? { ...e.details } : undefined,
+    );
   }
   return e;
 }
@@ -445,7 +468,12 @@ export function gerarRemessa(input: RemessaInput): RemessaOutput {
   if (input.layout === 240) return remessa240(bank.code, profile240(bank.code), arquivo, beneficiario, titulos, warnings);
   if (input.layout === 400) {
     const p = CNAB400_PROFILES[bank.code];
-    if (!p) fail("CNAB_LAYOUT_DESCONHECIDO", `no CNAB 400 remessa layout for bank ${bank.code} (have: ${Object.keys(CNAB400_PROFILES).join(", ")})`, "banco");
+    if (!p)
+      fail(
+        "CNAB_LAYOUT_DESCONHECIDO",
+        `no CNAB 400 remessa layout for bank ${bank.code} (have: ${Object.keys(CNAB400_PROFILES).join(", ")})`,
+        "banco",
+      );
     return remessa400(p, arquivo, beneficiario, titulos, warnings);
   }
   fail("CNAB_LAYOUT_DESCONHECIDO", `layout must be 240 or 400, got ${String(input.layout)}`, "layout");
@@ -463,11 +491,13 @@ function remessa240(
 ): RemessaOutput {
   for (const e of profile.beneficiarioExige ?? []) {
     const v = beneficiario[e.campo];
-    if (typeof v !== "string" || !e.formato.test(v)) fail("CAMPO_OBRIGATORIO", `${getBank(banco).cnabName.trim()} CNAB 240 needs ${e.descricao}`, `beneficiario.${e.campo}`);
+    if (typeof v !== "string" || !e.formato.test(v))
+      fail("CAMPO_OBRIGATORIO", `${getBank(banco).cnabName.trim()} CNAB 240 needs ${e.descricao}`, `beneficiario.${e.campo}`);
   }
   const perTitulo = profile.segmentos.length;
   const registrosLote = titulos.length * perTitulo + 2;
-  if (titulos.length * perTitulo > 99_999) fail("LIMITE_DE_REGISTROS", "more than 99,999 details in one lote", "titulos", { max: Math.floor(99_999 / perTitulo) });
+  if (titulos.length * perTitulo > 99_999)
+    fail("LIMITE_DE_REGISTROS", "more than 99,999 details in one lote", "titulos", { max: Math.floor(99_999 / perTitulo) });
   const base: Ctx = {
     banco,
     bancoNome: getBank(banco).cnabName,
@@ -523,16 +553,19 @@ function conferirEncargos400(p: Cnab400Profile, t: ReturnType<typeof tituloCtx>)
   const a = p.aceita;
   if (t.juros) {
     const isento = t.juros.codigo === "3" || t.juros.codigo === "0";
-    if (!isento && t.juros.codigo !== "1") recusa("juros.codigo", `holds juros only as a value per day (code 1) or none (0, 3), got code ${t.juros.codigo}`);
+    if (!isento && t.juros.codigo !== "1")
+      recusa("juros.codigo", `holds juros only as a value per day (code 1) or none (0, 3), got code ${t.juros.codigo}`);
     if (isento && t.juros.valor) recusa("juros.valor", `writes no juros for code ${t.juros.codigo}: leave the value out`);
     if (t.juros.dataInformada && !a.jurosData) recusa("juros.data", "has no juros start date: the bank starts the day after the due date");
   }
   if (t.multa) {
     if (!a.multaCodigos) recusa("multa", "has no multa in this writer's records");
-    else if (!a.multaCodigos.includes(t.multa.codigo)) recusa("multa.codigo", `takes multa codes ${a.multaCodigos.join(", ")}, got ${t.multa.codigo}`);
+    else if (!a.multaCodigos.includes(t.multa.codigo))
+      recusa("multa.codigo", `takes multa codes ${a.multaCodigos.join(", ")}, got ${t.multa.codigo}`);
     if (t.multa.dataInformada && !a.multaData) recusa("multa.data", "has no multa date");
   }
-  if (t.desconto && t.desconto.codigo !== "1") recusa("desconto.codigo", `holds a desconto only as a value up to a date (code 1), got code ${t.desconto.codigo}`);
+  if (t.desconto && t.desconto.codigo !== "1")
+    recusa("desconto.codigo", `holds a desconto only as a value up to a date (code 1), got code ${t.desconto.codigo}`);
   if (t.protesto && !a.protesto) recusa("protesto", "has no protest instruction in this writer's records");
   if (t.baixa) recusa("baixa", "has no baixa instruction in this writer's records");
   if (t.avalista && !a.avalista) recusa("avalista", "is written without a sacador/avalista");
@@ -541,10 +574,20 @@ function conferirEncargos400(p: Cnab400Profile, t: ReturnType<typeof tituloCtx>)
 
 /** A PIX the file cannot carry would leave the bank registering a boleto without it: refused, never dropped. */
 function semPix(arquivo: string): never {
-  fail("CAMPO_INVALIDO", `${arquivo} remessa has no PIX record in this writer (only Santander CNAB 400's type 8 is written; the others are not verified against the banks' manuals): send the título without PIX or in a layout that carries it`, "titulo.pix");
+  fail(
+    "CAMPO_INVALIDO",
+    `${arquivo} remessa has no PIX record in this writer (only Santander CNAB 400's type 8 is written; the others are not verified against the banks' manuals): send the título without PIX or in a layout that carries it`,
+    "titulo.pix",
+  );
 }
 
-function remessa400(p: Cnab400Profile, arquivo: Ctx, beneficiarioIn: Ctx, titulos: ReturnType<typeof tituloCtx>[], warnings: Warning[]): RemessaOutput {
+function remessa400(
+  p: Cnab400Profile,
+  arquivo: Ctx,
+  beneficiarioIn: Ctx,
+  titulos: ReturnType<typeof tituloCtx>[],
+  warnings: Warning[],
+): RemessaOutput {
   const beneficiario = p.beneficiario ? { ...beneficiarioIn, ...p.beneficiario(beneficiarioIn) } : beneficiarioIn;
   const base: Ctx = { banco: p.banco, bancoNome: p.bancoNome, arquivo, beneficiario };
   const lines: string[] = [];
@@ -561,7 +604,8 @@ function remessa400(p: Cnab400Profile, arquivo: Ctx, beneficiarioIn: Ctx, titulo
         tt.nossoNumeroDv = CHECK_DIGITS[p.nossoNumeroDv.algo](src);
       }
       lines.push(encodeRecord(p.detalhe, { ...ctx, seq: lines.length + 1 }, warnings, ""));
-      for (const x of p.extras) if (getPath(ctx, x.when) !== undefined) lines.push(encodeRecord(x.layout, { ...ctx, seq: lines.length + 1 }, warnings, ""));
+      for (const x of p.extras)
+        if (getPath(ctx, x.when) !== undefined) lines.push(encodeRecord(x.layout, { ...ctx, seq: lines.length + 1 }, warnings, ""));
     } catch (e) {
       throw sobTitulo(e, i);
     }
@@ -616,7 +660,16 @@ export function lerRemessa(content: string | Uint8Array): RemessaLida {
   if (check.layout === 240) {
     const profile = profile240(banco);
     lines.forEach((l, i) => {
-      const kind = l[7] === "0" ? "headerArquivo" : l[7] === "1" ? "headerLote" : l[7] === "5" ? "trailerLote" : l[7] === "9" ? "trailerArquivo" : (l[13] as "P" | "Q" | "R");
+      const kind =
+        l[7] === "0"
+          ? "headerArquivo"
+          : l[7] === "1"
+            ? "headerLote"
+            : l[7] === "5"
+              ? "trailerLote"
+              : l[7] === "9"
+                ? "trailerArquivo"
+                : (l[13] as "P" | "Q" | "R");
       if (!["headerArquivo", "headerLote", "trailerLote", "trailerArquivo", "P", "Q", "R"].includes(kind)) {
         warnings.push({ code: "SEGMENTO_IGNORADO", field: `linha ${i + 1}`, message: `segment ${kind} not read` });
         return;
@@ -645,7 +698,13 @@ export function lerRemessa(content: string | Uint8Array): RemessaLida {
     if (!p) fail("CNAB_LAYOUT_DESCONHECIDO", `no CNAB 400 remessa layout for bank ${banco}`, "banco");
     lines.forEach((l, i) => {
       const layout =
-        i === 0 ? p.header : l[0] === "9" ? p.trailer : l[0] === p.detalheTipo ? p.detalhe : p.extras.find((x) => x.layout.fields[0]!.value === l[0])?.layout;
+        i === 0
+          ? p.header
+          : l[0] === "9"
+            ? p.trailer
+            : l[0] === p.detalheTipo
+              ? p.detalhe
+              : p.extras.find((x) => x.layout.fields[0]!.value === l[0])?.layout;
       if (!layout) {
         warnings.push({ code: "REGISTRO_IGNORADO", field: `linha ${i + 1}`, message: `record type ${l[0]} not read` });
         return;

@@ -42,7 +42,14 @@ describe("retorno CNAB 240: expected values of the fixtures README", () => {
       outrosCreditosCentavos: 0,
     });
     expect(a!.dataCredito).toBeUndefined();
-    expect(b).toMatchObject({ nossoNumero: "172000595", ocorrencia: "28", estado: "FEE", tarifaCentavos: 380, motivos: ["05"], dataCredito: date(2017, 4, 6) });
+    expect(b).toMatchObject({
+      nossoNumero: "172000595",
+      ocorrencia: "28",
+      estado: "FEE",
+      tarifaCentavos: 380,
+      motivos: ["05"],
+      dataCredito: date(2017, 4, 6),
+    });
     expect(a!.chaveIdempotencia).not.toBe(b!.chaveIdempotencia);
   });
 
@@ -51,7 +58,13 @@ describe("retorno CNAB 240: expected values of the fixtures README", () => {
     expect(r.eventos).toHaveLength(9);
     expect(r.eventos.every((e) => e.ocorrencia === "06" && e.estado === "PAID")).toBe(true);
     expect(r.eventos.every((e) => e.dataOcorrencia?.day === 6 && e.dataCredito?.day === 7)).toBe(true);
-    expect(r.eventos[0]).toMatchObject({ nossoNumero: "240000000111369979", vencimento: date(2014, 1, 2), valorCentavos: 8000, tarifaCentavos: 125, valorPagoCentavos: 8000 });
+    expect(r.eventos[0]).toMatchObject({
+      nossoNumero: "240000000111369979",
+      vencimento: date(2014, 1, 2),
+      valorCentavos: 8000,
+      tarifaCentavos: 125,
+      valorPagoCentavos: 8000,
+    });
     expect(r.eventos[0]!.nossoNumero!.slice(0, 17)).toBe("24000000011136997");
     const ev = r.eventos as unknown as Record<string, unknown>[];
     expect(sum(ev, "valorCentavos")).toBe(112000);
@@ -160,7 +173,15 @@ describe("retorno CNAB 400: expected values of the fixtures README", () => {
     const r = lerRetorno(fixture("retorno/400/brcobranca-033-CNAB400SANTANDER.RET"));
     expect(r.banco).toBe("033");
     expect(r.eventos).toHaveLength(52);
-    expect(r.eventos[0]).toMatchObject({ linha: 2, agencia: "0730", conta: "035110", valorCentavos: 4000, bancoRecebedor: "033", valorPagoCentavos: 3790, motivos: [] });
+    expect(r.eventos[0]).toMatchObject({
+      linha: 2,
+      agencia: "0730",
+      conta: "035110",
+      valorCentavos: 4000,
+      bancoRecebedor: "033",
+      valorPagoCentavos: 3790,
+      motivos: [],
+    });
     expect(r.eventos[51]!.pix).toEqual({ tipoChave: "1", chave: "12345678901", txid: "d48c95197d6ec3985b89bc3ccb3351" });
   });
 
@@ -177,9 +198,20 @@ describe("retorno CNAB 400: expected values of the fixtures README", () => {
     expect(r.eventos.filter((e) => e.estado === "PAID")).toHaveLength(3);
     expect(r.eventos[1]!.estado).toBe("UNKNOWN");
     const e = r.eventos[0]!;
-    expect(e).toMatchObject({ nossoNumero: "002313270", carteira: "109", valorCentavos: 38975, tarifaCentavos: 333, valorPagoCentavos: 20997, dataOcorrencia: date(2013, 6, 20), dataCredito: date(2013, 6, 21) });
+    expect(e).toMatchObject({
+      nossoNumero: "002313270",
+      carteira: "109",
+      valorCentavos: 38975,
+      tarifaCentavos: 333,
+      valorPagoCentavos: 20997,
+      dataOcorrencia: date(2013, 6, 20),
+      dataCredito: date(2013, 6, 21),
+    });
     // errata 5, on the brcobranca file (the laravel one is synthetic): 63–70 = 86–93, DAC at 94 per §3.3
-    const lines = Buffer.from(fixture("retorno/400/brcobranca-341-CNAB400ITAU.RET")).toString("latin1").split("\n").filter((l) => l[0] === "1");
+    const lines = Buffer.from(fixture("retorno/400/brcobranca-341-CNAB400ITAU.RET"))
+      .toString("latin1")
+      .split("\n")
+      .filter((l) => l[0] === "1");
     expect(lines).toHaveLength(52);
     for (const line of lines) {
       expect(line.slice(62, 70)).toBe(line.slice(85, 93));
@@ -190,20 +222,44 @@ describe("retorno CNAB 400: expected values of the fixtures README", () => {
   it("Banco do Brasil (laravel-boleto) and Santander (laravel-boleto, unterminated last record)", () => {
     const bb = lerRetorno(fixture("retorno/400/laravel-boleto-001-banco_brasil.ret"));
     expect(bb.eventos).toHaveLength(1);
-    expect(bb.eventos[0]).toMatchObject({ convenio: "1112245", nossoNumero: "11122450000000290", carteira: "18", ocorrencia: "06", estado: "PAID", dataOcorrencia: date(2015, 9, 8), valorCentavos: 2500, dataCredito: date(2015, 9, 10), valorPagoCentavos: 2500 });
+    expect(bb.eventos[0]).toMatchObject({
+      convenio: "1112245",
+      nossoNumero: "11122450000000290",
+      carteira: "18",
+      ocorrencia: "06",
+      estado: "PAID",
+      dataOcorrencia: date(2015, 9, 8),
+      valorCentavos: 2500,
+      dataCredito: date(2015, 9, 10),
+      valorPagoCentavos: 2500,
+    });
     const s = lerRetorno(fixture("retorno/400/laravel-boleto-033-santander.ret"));
     expect(s.check.finalNewline).toBe(false);
     expect(s.eventos).toHaveLength(1);
-    expect(s.eventos[0]).toMatchObject({ nossoNumero: "00000019", ocorrencia: "02", estado: "REGISTERED", vencimento: date(2016, 10, 20), valorCentavos: 10000 });
+    expect(s.eventos[0]).toMatchObject({
+      nossoNumero: "00000019",
+      ocorrencia: "02",
+      estado: "REGISTERED",
+      vencimento: date(2016, 10, 20),
+      valorCentavos: 10000,
+    });
     expect(s.eventos[0]!.pix).toBeUndefined();
   });
 });
 
 describe("Bolepix: the bank's PIX data in the retorno", () => {
-  const lines = (f: string) => Buffer.from(fixture(f)).toString("latin1").split("\r\n").filter((l) => l.length === 400);
+  const lines = (f: string) =>
+    Buffer.from(fixture(f))
+      .toString("latin1")
+      .split("\r\n")
+      .filter((l) => l.length === 400);
   it("Itaú type 3 carries the full EMV, which parses as a BR Code", () => {
     const [h, d] = lines("retorno/400/laravel-boleto-341-itau.ret");
-    const emv = buildPixDinamico({ url: "pix.itau.example/qr/v2/cobv/9d36b84fc70b478fb95c12729b90ca25", nome: "EMPRESA", cidade: "SAO PAULO" });
+    const emv = buildPixDinamico({
+      url: "pix.itau.example/qr/v2/cobv/9d36b84fc70b478fb95c12729b90ca25",
+      nome: "EMPRESA",
+      cidade: "SAO PAULO",
+    });
     const pix = "3" + emv.padEnd(390, " ") + "   " + "000003";
     const text = [h!, d!.slice(0, 394) + "000002", pix, "9" + " ".repeat(393) + "000004"].join("\r\n") + "\r\n";
     const e = lerRetorno(text).eventos[0]!;
@@ -212,7 +268,13 @@ describe("Bolepix: the bank's PIX data in the retorno", () => {
   });
   it("Bradesco type 4 carries location and txid", () => {
     const [h, d] = lines("retorno/400/laravel-boleto-237-bradesco.ret");
-    const rec = "4" + " ".repeat(27) + "pix.bradesco.example/cobv/abc".padEnd(77, " ") + "TXID0123456789ABCDEFGHIJKLMNOP".padEnd(35, " ") + " ".repeat(254) + "000003";
+    const rec =
+      "4" +
+      " ".repeat(27) +
+      "pix.bradesco.example/cobv/abc".padEnd(77, " ") +
+      "TXID0123456789ABCDEFGHIJKLMNOP".padEnd(35, " ") +
+      " ".repeat(254) +
+      "000003";
     const text = [h!, d!.slice(0, 394) + "000002", rec, "9" + " ".repeat(393) + "000004"].join("\r\n") + "\r\n";
     expect(lerRetorno(text).eventos[0]!.pix).toEqual({ url: "pix.bradesco.example/cobv/abc", txid: "TXID0123456789ABCDEFGHIJKLMNOP" });
   });
@@ -220,7 +282,14 @@ describe("Bolepix: the bank's PIX data in the retorno", () => {
 
 describe("occurrence mapping", () => {
   it("unknown codes are UNKNOWN, never PAID", () => {
-    for (const [b, l] of [["237", 400], ["341", 400], ["001", 400], ["033", 400], ["104", 240], ["999", 240]] as const) {
+    for (const [b, l] of [
+      ["237", 400],
+      ["341", 400],
+      ["001", 400],
+      ["033", 400],
+      ["104", 240],
+      ["999", 240],
+    ] as const) {
       expect(mapearOcorrencia(b, l, "ZZ").estado).toBe("UNKNOWN");
       expect(mapearOcorrencia(b, l, "99").estado).not.toBe("PAID");
     }
@@ -244,17 +313,47 @@ describe("our boleto id round-trips remessa → retorno", () => {
       layout: 240,
       nsa: 7,
       geradoEm: { year: 2026, month: 11, day: 29, hour: 10, minute: 0, second: 0 },
-      beneficiario: { nome: "Empresa", documento: "11222333000181", agencia: "4327", agenciaDv: "3", conta: "3666", contaDv: "8", convenio: "512231", modalidade: "01" },
+      beneficiario: {
+        nome: "Empresa",
+        documento: "11222333000181",
+        agencia: "4327",
+        agenciaDv: "3",
+        conta: "3666",
+        contaDv: "8",
+        convenio: "512231",
+        modalidade: "01",
+      },
       titulos: [
-        { id: "bol_01HZX9K2", nossoNumero: "42", vencimento: date(2026, 12, 15), emissao: date(2026, 11, 29), valorCentavos: 15000, pagador: { nome: "Fulano", documento: "52998224725", cep: "01001000", uf: "SP" } },
+        {
+          id: "bol_01HZX9K2",
+          nossoNumero: "42",
+          vencimento: date(2026, 12, 15),
+          emissao: date(2026, 11, 29),
+          valorCentavos: 15000,
+          pagador: { nome: "Fulano", documento: "52998224725", cep: "01001000", uf: "SP" },
+        },
       ],
     });
     const p = remessa.text.split("\r\n")[2]!;
     const id = p.slice(195, 220).trim();
     expect(id).toBe("bol_01HZX9K2");
     // the bank's answer, written with the same T/U tables
-    const t = encodeRecord(SEGMENTO_T, { banco: "756", seq: 1, ocorrencia: "06", id, nossoNumero: "42", valorCentavos: 15000, vencimento: date(2026, 12, 15) });
-    const u = encodeRecord(SEGMENTO_U, { banco: "756", seq: 2, ocorrencia: "06", valorPagoCentavos: 15000, dataOcorrencia: date(2026, 12, 14) });
+    const t = encodeRecord(SEGMENTO_T, {
+      banco: "756",
+      seq: 1,
+      ocorrencia: "06",
+      id,
+      nossoNumero: "42",
+      valorCentavos: 15000,
+      vencimento: date(2026, 12, 15),
+    });
+    const u = encodeRecord(SEGMENTO_U, {
+      banco: "756",
+      seq: 2,
+      ocorrencia: "06",
+      valorPagoCentavos: 15000,
+      dataOcorrencia: date(2026, 12, 14),
+    });
     const lote = (l: string) => l.slice(0, 3) + "0001" + l.slice(7);
     const header = "756" + "0000" + "0" + " ".repeat(134) + "2" + " ".repeat(97);
     const hl = "756" + "0001" + "1" + "T" + " ".repeat(231);
@@ -271,13 +370,31 @@ describe("our boleto id round-trips remessa → retorno", () => {
       layout: 400,
       nsa: 3,
       geradoEm: { year: 2026, month: 11, day: 29, hour: 10, minute: 0, second: 0 },
-      beneficiario: { nome: "Empresa", documento: "11222333000181", agencia: "1234", conta: "12345", contaDv: "0", carteira: "09", convenio: "999" },
-      titulos: [{ id: "bol-400-xyz", nossoNumero: "77", vencimento: date(2026, 12, 15), emissao: date(2026, 11, 29), valorCentavos: 100, pagador: { nome: "Fulano", documento: "52998224725" } }],
+      beneficiario: {
+        nome: "Empresa",
+        documento: "11222333000181",
+        agencia: "1234",
+        conta: "12345",
+        contaDv: "0",
+        carteira: "09",
+        convenio: "999",
+      },
+      titulos: [
+        {
+          id: "bol-400-xyz",
+          nossoNumero: "77",
+          vencimento: date(2026, 12, 15),
+          emissao: date(2026, 11, 29),
+          valorCentavos: 100,
+          pagador: { nome: "Fulano", documento: "52998224725" },
+        },
+      ],
     });
     const det = remessa.text.split("\r\n")[1]!;
     const bankLine = fixtureLine("retorno/400/brcobranca-237-CNAB400BRADESCO.RET", 1);
     const echoed = bankLine.slice(0, 37) + det.slice(37, 62) + bankLine.slice(62);
-    const text = [fixtureLine("retorno/400/brcobranca-237-CNAB400BRADESCO.RET", 0), echoed, "9" + " ".repeat(393) + "000003"].join("\r\n") + "\r\n";
+    const text =
+      [fixtureLine("retorno/400/brcobranca-237-CNAB400BRADESCO.RET", 0), echoed, "9" + " ".repeat(393) + "000003"].join("\r\n") + "\r\n";
     expect(lerRetorno(text).eventos[0]!.id).toBe("bol-400-xyz");
   });
 });

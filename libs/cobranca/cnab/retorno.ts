@@ -57,7 +57,14 @@ export interface EventoRetorno {
   /** Itaú 393–394: liquidation channel. */
   readonly codigoLiquidacao?: string;
   /** PIX data the bank returned for the título (Santander type 2, Itaú type 3 with the EMV, Bradesco type 4). */
-  readonly pix?: { readonly tipoChave?: string; readonly chave?: string; readonly txid?: string; readonly emv?: string; readonly url?: string; readonly erro?: string };
+  readonly pix?: {
+    readonly tipoChave?: string;
+    readonly chave?: string;
+    readonly txid?: string;
+    readonly emv?: string;
+    readonly url?: string;
+    readonly erro?: string;
+  };
   /** Stable key for idempotent ingestion: bank, convênio/conta, NN, code, occurrence date, amount paid. */
   readonly chaveIdempotencia: string;
 }
@@ -148,7 +155,9 @@ function poe(ev: Record<string, unknown>, k: string, v: unknown, store = CAMPOS.
  */
 const DECODIFICADOS: ReadonlyMap<string, Campo | null> = new Map([
   ...CAMPOS,
-  ...["motivosRaw", "motivosSantanderRaw", "nossoNumeroSequencial", "seq", "beneficiario", "pagador", "banco", "nossoNumeroDv"].map((k) => [k, null] as const),
+  ...["motivosRaw", "motivosSantanderRaw", "nossoNumeroSequencial", "seq", "beneficiario", "pagador", "banco", "nossoNumeroDv"].map(
+    (k) => [k, null] as const,
+  ),
   ...["layout", "linha", "estado", "ocorrencia", "descricao", "motivos"].map((k) => [k, null] as const),
 ]);
 
@@ -248,7 +257,12 @@ export function lerRetorno(content: string | Uint8Array): RetornoLido {
   // CNAB 400: the bank comes from the header (the Santander fixture keeps an Itaú trailer)
   const banco = check.banco!;
   const detail = DETALHES_400[banco];
-  if (!detail) fail("CNAB_LAYOUT_DESCONHECIDO", `no CNAB 400 retorno layout for bank ${banco} (have: ${Object.keys(DETALHES_400).join(", ")})`, "banco");
+  if (!detail)
+    fail(
+      "CNAB_LAYOUT_DESCONHECIDO",
+      `no CNAB 400 retorno layout for bank ${banco} (have: ${Object.keys(DETALHES_400).join(", ")})`,
+      "banco",
+    );
   const h = decodeData(HEADER_400_RETORNO, lines[0]!, warnings, 1);
   lines.forEach((l, i) => {
     if (i === 0 || l[0] === "9") return;
@@ -261,7 +275,12 @@ export function lerRetorno(content: string | Uint8Array): RetornoLido {
       const d = decodeData(extra, l, warnings, i + 1);
       const last = eventos[eventos.length - 1]! as unknown as Record<string, unknown>;
       const pix = d.pix as Record<string, string> | undefined;
-      if (pix) last.pix = Object.fromEntries(Object.entries(pix).map(([k, v]) => [k, v.trim()]).filter(([, v]) => v !== "" && v !== "000"));
+      if (pix)
+        last.pix = Object.fromEntries(
+          Object.entries(pix)
+            .map(([k, v]) => [k, v.trim()])
+            .filter(([, v]) => v !== "" && v !== "000"),
+        );
       return;
     }
     warnings.push({ code: "REGISTRO_IGNORADO", field: `linha ${i + 1}`, message: `record type ${l[0]} not read` });

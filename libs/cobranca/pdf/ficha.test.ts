@@ -18,7 +18,10 @@ let dir = "";
 beforeAll(async () => {
   // the wasm comes from node_modules, never from the network (cobranca.md §9)
   const wasm = readFileSync(join(require.resolve("zxing-wasm/reader").replace(/dist[/\\].*$/, ""), "dist/reader/zxing_reader.wasm"));
-  await prepareZXingModule({ overrides: { wasmBinary: wasm.buffer.slice(wasm.byteOffset, wasm.byteOffset + wasm.byteLength) as ArrayBuffer }, fireImmediately: true });
+  await prepareZXingModule({
+    overrides: { wasmBinary: wasm.buffer.slice(wasm.byteOffset, wasm.byteOffset + wasm.byteLength) as ArrayBuffer },
+    fireImmediately: true,
+  });
   dir = mkdtempSync(join(tmpdir(), "cobranca-pdf-"));
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -28,12 +31,28 @@ const boleto = gerarBoleto({
   vencimento: date(2026, 12, 15),
   valorCentavos: 15000,
 });
-const PIX = buildPixDinamico({ url: "pix.example.com/qr/v2/cobv/9d36b84fc70b478fb95c12729b90ca25", nome: "EMPRESA EXEMPLO LTDA", cidade: "SAO PAULO" });
+const PIX = buildPixDinamico({
+  url: "pix.example.com/qr/v2/cobv/9d36b84fc70b478fb95c12729b90ca25",
+  nome: "EMPRESA EXEMPLO LTDA",
+  cidade: "SAO PAULO",
+});
 
 const input = (over: Partial<FichaInput> = {}): FichaInput => ({
   boleto,
-  beneficiario: { nome: "Empresa Exemplo Ltda", documento: "11.222.333/0001-81", endereco: "Av. Paulista, 1000 - Bela Vista - São Paulo/SP - CEP 01310-100" },
-  pagador: { nome: "José da Conceição", documento: "529.982.247-25", endereco: "Rua das Flores, 12", bairro: "Centro", cep: "01001000", cidade: "São Paulo", uf: "SP" },
+  beneficiario: {
+    nome: "Empresa Exemplo Ltda",
+    documento: "11.222.333/0001-81",
+    endereco: "Av. Paulista, 1000 - Bela Vista - São Paulo/SP - CEP 01310-100",
+  },
+  pagador: {
+    nome: "José da Conceição",
+    documento: "529.982.247-25",
+    endereco: "Rua das Flores, 12",
+    bairro: "Centro",
+    cep: "01001000",
+    cidade: "São Paulo",
+    uf: "SP",
+  },
   numeroDocumento: "NF-2026/0042",
   especieDocumento: "DM",
   aceite: "N",
@@ -85,7 +104,10 @@ describe("PDF of the ficha de compensação", () => {
 
   it("prints the mandatory fields of cobranca.md §7.2 (text layer read back with pdftotext)", async () => {
     const file = join(dir, "texto.pdf");
-    writeFileSync(file, await renderizarBoletoPdf(input({ pix: PIX, avalista: { nome: "Avalista Garantidor SA", documento: "11222333000181" } })));
+    writeFileSync(
+      file,
+      await renderizarBoletoPdf(input({ pix: PIX, avalista: { nome: "Avalista Garantidor SA", documento: "11222333000181" } })),
+    );
     const text = execFileSync("pdftotext", ["-layout", file, "-"]).toString("utf8");
     for (const s of [
       "Banco Bradesco S.A.",
@@ -126,12 +148,23 @@ describe("PDF of the ficha de compensação", () => {
 
   it("carnê layout and multi-page batch: every barcode decodes", async () => {
     const others = [1, 2, 3, 4].map((k) =>
-      gerarBoleto({ dados: { banco: "341", carteira: "109", nossoNumero: String(1000 + k), agencia: "0810", conta: "53678" }, vencimento: date(2027, k, 10), valorCentavos: 9990 * k }),
+      gerarBoleto({
+        dados: { banco: "341", carteira: "109", nossoNumero: String(1000 + k), agencia: "0810", conta: "53678" },
+        vencimento: date(2027, k, 10),
+        valorCentavos: 9990 * k,
+      }),
     );
-    const [pdf] = await renderizarLotePdf(others.map((b) => input({ boleto: b })), { modo: "unico", layout: "carne" });
+    const [pdf] = await renderizarLotePdf(
+      others.map((b) => input({ boleto: b })),
+      { modo: "unico", layout: "carne" },
+    );
     const pages = await decode(pdf!, "carne");
     expect(pages).toHaveLength(2);
-    const itf = pages.flat().filter((r) => r.format === "ITF").map((r) => r.text).sort();
+    const itf = pages
+      .flat()
+      .filter((r) => r.format === "ITF")
+      .map((r) => r.text)
+      .sort();
     expect(itf).toEqual(others.map((b) => b.codigoBarras).sort());
     const each = await renderizarLotePdf(others.map((b) => input({ boleto: b })));
     expect(each).toHaveLength(4);
@@ -147,16 +180,20 @@ describe("PDF of the ficha de compensação", () => {
       }
       return null;
     };
-    expect(await err(renderizarBoletoPdf(input({ beneficiario: { nome: "X", documento: "11222333000181", endereco: "" } })))).toEqual(["CAMPO_OBRIGATORIO", "beneficiario.endereco"]);
-    expect(await err(renderizarBoletoPdf(input({ pagador: { nome: "X", documento: "123" } })))).toEqual(["CPF_CNPJ_INVALIDO", "pagador.documento"]);
-    expect(await err(renderizarBoletoPdf(input({ boleto: { ...boleto, codigoBarras: boleto.codigoBarras.replace(/^(.{4})./, "$10") } })))).toEqual([
-      "DV_INVALIDO",
-      "boleto.codigoBarras",
+    expect(await err(renderizarBoletoPdf(input({ beneficiario: { nome: "X", documento: "11222333000181", endereco: "" } })))).toEqual([
+      "CAMPO_OBRIGATORIO",
+      "beneficiario.endereco",
     ]);
+    expect(await err(renderizarBoletoPdf(input({ pagador: { nome: "X", documento: "123" } })))).toEqual([
+      "CPF_CNPJ_INVALIDO",
+      "pagador.documento",
+    ]);
+    expect(
+      await err(renderizarBoletoPdf(input({ boleto: { ...boleto, codigoBarras: boleto.codigoBarras.replace(/^(.{4})./, "$10") } }))),
+    ).toEqual(["DV_INVALIDO", "boleto.codigoBarras"]);
     expect(await err(renderizarBoletoPdf(input({ pix: PIX.slice(0, -1) + "0" })))).toEqual(["PIX_CRC_INVALIDO", "pix"]);
-    expect(await err(renderizarLotePdf([input(), input({ pagador: { nome: "漢字", documento: "52998224725" } })], { modo: "unico" }))).toEqual([
-      "TEXTO_NAO_CONVERSIVEL",
-      "boletos[1].pagador.nome",
-    ]);
+    expect(
+      await err(renderizarLotePdf([input(), input({ pagador: { nome: "漢字", documento: "52998224725" } })], { modo: "unico" })),
+    ).toEqual(["TEXTO_NAO_CONVERSIVEL", "boletos[1].pagador.nome"]);
   });
 });

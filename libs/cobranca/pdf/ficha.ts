@@ -33,7 +33,10 @@ export interface PessoaFicha {
 }
 
 export interface FichaInput {
-  readonly boleto: Pick<Boleto, "banco" | "codigoBarras" | "nossoNumeroImpresso" | "agenciaCodigoBeneficiario" | "carteira" | "vencimento" | "valorCentavos"> &
+  readonly boleto: Pick<
+    Boleto,
+    "banco" | "codigoBarras" | "nossoNumeroImpresso" | "agenciaCodigoBeneficiario" | "carteira" | "vencimento" | "valorCentavos"
+  > &
     Partial<Pick<Boleto, "bancoComDv" | "linhaDigitavel">>;
   /** Lei 12.039/2009: name, CPF/CNPJ and address of the beneficiário are mandatory. */
   readonly beneficiario: PessoaFicha & { readonly endereco: string };
@@ -112,7 +115,8 @@ function prepare(input: FichaInput, strict: boolean, path: string): Prepared {
   const linha = barcodeToLinha(bc.barcode);
   if (input.boleto.linhaDigitavel && input.boleto.linhaDigitavel.replace(/\D/g, "") !== linha)
     fail("CAMPO_INVALIDO", "linha digitável does not match the barcode", at("boleto.linhaDigitavel"));
-  if (bc.valorCentavos !== input.boleto.valorCentavos) fail("CAMPO_INVALIDO", "value does not match the barcode", at("boleto.valorCentavos"));
+  if (bc.valorCentavos !== input.boleto.valorCentavos)
+    fail("CAMPO_INVALIDO", "value does not match the barcode", at("boleto.valorCentavos"));
   const req = (v: string | undefined, f: string) => {
     if (v === undefined || v === null || String(v).trim() === "") fail("CAMPO_OBRIGATORIO", `${f} is required on the ficha`, at(f));
   };
@@ -178,9 +182,13 @@ function drawQr(doc: Doc, qr: QRCode.QRCode, x: number, y: number, sizeMm: numbe
   const n = qr.modules.size;
   const margin = 4;
   const m = (sizeMm * MM) / (n + 2 * margin);
-  doc.save().rect(x, y, sizeMm * MM, sizeMm * MM).fill("white");
+  doc
+    .save()
+    .rect(x, y, sizeMm * MM, sizeMm * MM)
+    .fill("white");
   doc.fillColor("black");
-  for (let r = 0; r < n; r++) for (let c = 0; c < n; c++) if (qr.modules.get(r, c)) doc.rect(x + (c + margin) * m, y + (r + margin) * m, m, m);
+  for (let r = 0; r < n; r++)
+    for (let c = 0; c < n; c++) if (qr.modules.get(r, c)) doc.rect(x + (c + margin) * m, y + (r + margin) * m, m, m);
   doc.fill().restore();
 }
 
@@ -215,7 +223,16 @@ function fitText(doc: Doc, text: string, x: number, y: number, w: number, o: Fit
 }
 
 /** One labelled cell: small label on top, value below, both kept inside the cell. */
-function cell(doc: Doc, x: number, y: number, w: number, h: number, label: string, value: string, opts: { align?: "left" | "right"; bold?: boolean; size?: number } = {}): void {
+function cell(
+  doc: Doc,
+  x: number,
+  y: number,
+  w: number,
+  h: number,
+  label: string,
+  value: string,
+  opts: { align?: "left" | "right"; bold?: boolean; size?: number } = {},
+): void {
   doc.lineWidth(0.5).rect(x, y, w, h).stroke();
   fitText(doc, label, x + 1.5, y + 1.2, w - 3, { size: 5.5, min: 4 });
   const size = opts.size ?? 8;
@@ -229,7 +246,12 @@ function localPagamento(p: Prepared): string {
 }
 
 function enderecoPessoa(p: PessoaFicha): string {
-  const parts = [p.endereco, p.bairro, p.cep ? `CEP ${p.cep.replace(/\D/g, "").replace(/^(\d{5})(\d{3})$/, "$1-$2")}` : undefined, [p.cidade, p.uf].filter(Boolean).join("/")];
+  const parts = [
+    p.endereco,
+    p.bairro,
+    p.cep ? `CEP ${p.cep.replace(/\D/g, "").replace(/^(\d{5})(\d{3})$/, "$1-$2")}` : undefined,
+    [p.cidade, p.uf].filter(Boolean).join("/"),
+  ];
   return parts.filter((s) => s && s.trim() !== "").join(" - ");
 }
 
@@ -238,7 +260,13 @@ function bankHeader(doc: Doc, p: Prepared, x: number, y: number, w: number, with
   fitText(doc, p.t(p.bancoNome, "bancoNome"), x, y + h - 12, 45 * MM, { size: 10, bold: true, min: 6 });
   // bank code with DV: bold, ~5 mm characters, between vertical rules
   const cx = x + 46 * MM;
-  doc.lineWidth(1.2).moveTo(cx, y + 1.5 * MM).lineTo(cx, y + h).moveTo(cx + 20 * MM, y + 1.5 * MM).lineTo(cx + 20 * MM, y + h).stroke();
+  doc
+    .lineWidth(1.2)
+    .moveTo(cx, y + 1.5 * MM)
+    .lineTo(cx, y + h)
+    .moveTo(cx + 20 * MM, y + 1.5 * MM)
+    .lineTo(cx + 20 * MM, y + h)
+    .stroke();
   fitText(doc, p.bancoComDv, cx, y + h - 19, 20 * MM, { size: 19, bold: true, align: "center" });
   if (withLinha) {
     // 3.5–4.5 mm characters where the width allows; shrink to fit narrower fichas (carnê)
@@ -249,7 +277,11 @@ function bankHeader(doc: Doc, p: Prepared, x: number, y: number, w: number, with
     while (size > 6 && doc.fontSize(size).widthOfString(text) > avail) size -= 0.25;
     fitText(doc, text, cx + 21 * MM, y + h - size - 1.5, avail, { size, bold: true, align: "right" });
   } else fitText(doc, "Recibo do Pagador", cx + 21 * MM, y + h - 11, w - 67 * MM, { size: 9, bold: true, align: "right" });
-  doc.lineWidth(1).moveTo(x, y + h).lineTo(x + w, y + h).stroke();
+  doc
+    .lineWidth(1)
+    .moveTo(x, y + h)
+    .lineTo(x + w, y + h)
+    .stroke();
   return y + h;
 }
 
@@ -265,7 +297,10 @@ function drawFicha(doc: Doc, p: Prepared, x: number, y0: number, w: number): voi
   cell(doc, x + lw, y, rw, rh, "Vencimento", dataBr(b.vencimento), { align: "right", bold: true });
   y += rh;
   const ben = `${p.t(i.beneficiario.nome, "beneficiario.nome")} - CNPJ/CPF ${formatDoc(i.beneficiario.documento)}`;
-  doc.lineWidth(0.5).rect(x, y, lw, rh * 1.3).stroke();
+  doc
+    .lineWidth(0.5)
+    .rect(x, y, lw, rh * 1.3)
+    .stroke();
   fitText(doc, "Beneficiário", x + 1.5, y + 1.2, lw - 3, { size: 5.5 });
   fitText(doc, ben, x + 1.5, y + 8, lw - 3, { size: 7.5 });
   fitText(doc, p.t(i.beneficiario.endereco, "beneficiario.endereco"), x + 1.5, y + 17, lw - 3, { size: 6.5 });
@@ -289,7 +324,9 @@ function drawFicha(doc: Doc, p: Prepared, x: number, y0: number, w: number): voi
   const ih = rh * 3;
   doc.lineWidth(0.5).rect(x, y, lw, ih).stroke();
   fitText(doc, "Instruções (texto de responsabilidade do beneficiário)", x + 1.5, y + 1.2, lw - 3, { size: 5.5 });
-  (i.instrucoes ?? []).slice(0, 6).forEach((s, k) => fitText(doc, p.t(s, `instrucoes[${k}]`), x + 1.5, y + 9 + k * 8.5, lw - 3, { size: 7 }));
+  (i.instrucoes ?? [])
+    .slice(0, 6)
+    .forEach((s, k) => fitText(doc, p.t(s, `instrucoes[${k}]`), x + 1.5, y + 9 + k * 8.5, lw - 3, { size: 7 }));
   cell(doc, x + lw, y, rw, rh, "(-) Desconto / Abatimento", formatarValor(i.descontoCentavos), { align: "right" });
   cell(doc, x + lw, y + rh, rw, rh, "(+) Juros / Multa", formatarValor(i.jurosMultaCentavos), { align: "right" });
   cell(doc, x + lw, y + 2 * rh, rw, rh, "(=) Valor cobrado", formatarValor(i.valorCobradoCentavos), { align: "right" });
@@ -300,7 +337,14 @@ function drawFicha(doc: Doc, p: Prepared, x: number, y0: number, w: number): voi
   fitText(doc, `${p.t(i.pagador.nome, "pagador.nome")} - CPF/CNPJ ${formatDoc(i.pagador.documento)}`, x + 1.5, y + 8, w - 3, { size: 7.5 });
   fitText(doc, p.t(enderecoPessoa(i.pagador), "pagador.endereco"), x + 1.5, y + 17, w - 3, { size: 7 });
   if (i.avalista)
-    fitText(doc, `Sacador/Avalista: ${p.t(i.avalista.nome, "avalista.nome")} - CPF/CNPJ ${formatDoc(i.avalista.documento)}`, x + 1.5, y + 26, w - 3, { size: 6.5 });
+    fitText(
+      doc,
+      `Sacador/Avalista: ${p.t(i.avalista.nome, "avalista.nome")} - CPF/CNPJ ${formatDoc(i.avalista.documento)}`,
+      x + 1.5,
+      y + 26,
+      w - 3,
+      { size: 6.5 },
+    );
   y += ph;
   fitText(doc, "Autenticação Mecânica - Ficha de Compensação", x + w - 70 * MM, y + 1.5, 70 * MM, { size: 6, align: "right" });
   // barcode: 5 mm quiet zone from the left edge of the ficha, 103 × 13 mm
@@ -314,9 +358,19 @@ function drawRecibo(doc: Doc, p: Prepared, x: number, y0: number, w: number): vo
   let y = bankHeader(doc, p, x, y0, w, false);
   const qrW = p.qr ? 42 * MM : 0;
   const cw = w - qrW;
-  doc.lineWidth(0.5).rect(x, y, cw, rh * 1.3).stroke();
+  doc
+    .lineWidth(0.5)
+    .rect(x, y, cw, rh * 1.3)
+    .stroke();
   fitText(doc, "Beneficiário", x + 1.5, y + 1.2, cw - 3, { size: 5.5 });
-  fitText(doc, `${p.t(i.beneficiario.nome, "beneficiario.nome")} - CNPJ/CPF ${formatDoc(i.beneficiario.documento)}`, x + 1.5, y + 8, cw - 3, { size: 7.5 });
+  fitText(
+    doc,
+    `${p.t(i.beneficiario.nome, "beneficiario.nome")} - CNPJ/CPF ${formatDoc(i.beneficiario.documento)}`,
+    x + 1.5,
+    y + 8,
+    cw - 3,
+    { size: 7.5 },
+  );
   fitText(doc, p.t(i.beneficiario.endereco, "beneficiario.endereco"), x + 1.5, y + 17, cw - 3, { size: 6.5 });
   y += rh * 1.3;
   const c4 = cw / 4;
@@ -338,7 +392,15 @@ function drawRecibo(doc: Doc, p: Prepared, x: number, y0: number, w: number): vo
 }
 
 function dashedCut(doc: Doc, x: number, y: number, w: number): void {
-  doc.save().lineWidth(0.5).dash(3, { space: 3 }).moveTo(x, y).lineTo(x + w, y).stroke().undash().restore();
+  doc
+    .save()
+    .lineWidth(0.5)
+    .dash(3, { space: 3 })
+    .moveTo(x, y)
+    .lineTo(x + w, y)
+    .stroke()
+    .undash()
+    .restore();
   fitText(doc, "Corte na linha pontilhada", x, y + 2, w, { size: 5.5, align: "right" });
 }
 
@@ -375,7 +437,15 @@ function drawCarne(doc: Doc, p: Prepared, slot: number): void {
     cell(doc, sx, y, sw, rh, label, value, { size: 7 });
     y += rh;
   }
-  doc.save().lineWidth(0.5).dash(2, { space: 2 }).moveTo(sx + sw + 2 * MM, y0).lineTo(sx + sw + 2 * MM, y0 + 92 * MM).stroke().undash().restore();
+  doc
+    .save()
+    .lineWidth(0.5)
+    .dash(2, { space: 2 })
+    .moveTo(sx + sw + 2 * MM, y0)
+    .lineTo(sx + sw + 2 * MM, y0 + 92 * MM)
+    .stroke()
+    .undash()
+    .restore();
   const fx = sx + sw + 4 * MM;
   const fw = 150 * MM;
   const sub = { ...p };
@@ -400,7 +470,14 @@ function drawFichaCompacta(doc: Doc, p: Prepared, x: number, y0: number, w: numb
   const bh = rh * 1.35;
   doc.lineWidth(0.5).rect(x, y, lw, bh).stroke();
   fitText(doc, "Beneficiário", x + 1.5, y + 1.2, lw - 3, { size: 5.5 });
-  fitText(doc, `${p.t(i.beneficiario.nome, "beneficiario.nome")} - CNPJ/CPF ${formatDoc(i.beneficiario.documento)}`, x + 1.5, y + 8, lw - 3, { size: 6.5 });
+  fitText(
+    doc,
+    `${p.t(i.beneficiario.nome, "beneficiario.nome")} - CNPJ/CPF ${formatDoc(i.beneficiario.documento)}`,
+    x + 1.5,
+    y + 8,
+    lw - 3,
+    { size: 6.5 },
+  );
   fitText(doc, p.t(i.beneficiario.endereco, "beneficiario.endereco"), x + 1.5, y + 16.5, lw - 3, { size: 6 });
   cell(doc, x + lw, y, rw, bh, "Agência / Código do Beneficiário", b.agenciaCodigoBeneficiario, { align: "right", size: 7 });
   y += bh;
@@ -414,14 +491,28 @@ function drawFichaCompacta(doc: Doc, p: Prepared, x: number, y0: number, w: numb
   y += rh;
   cell(doc, x, y, c5, rh, "Carteira", b.carteira, { size: 7 });
   cell(doc, x + c5, y, c5, rh, "Espécie moeda", "R$", { size: 7 });
-  doc.lineWidth(0.5).rect(x + 2 * c5, y, 3 * c5, rh * 2).stroke();
+  doc
+    .lineWidth(0.5)
+    .rect(x + 2 * c5, y, 3 * c5, rh * 2)
+    .stroke();
   fitText(doc, "Instruções", x + 2 * c5 + 1.5, y + 1.2, 3 * c5 - 3, { size: 5.5 });
-  (i.instrucoes ?? []).slice(0, 3).forEach((s, k) => fitText(doc, p.t(s, `instrucoes[${k}]`), x + 2 * c5 + 1.5, y + 8 + k * 7, 3 * c5 - 3, { size: 6 }));
+  (i.instrucoes ?? [])
+    .slice(0, 3)
+    .forEach((s, k) => fitText(doc, p.t(s, `instrucoes[${k}]`), x + 2 * c5 + 1.5, y + 8 + k * 7, 3 * c5 - 3, { size: 6 }));
   cell(doc, x + lw, y, rw, rh, "(=) Valor do documento", formatarValor(b.valorCentavos), { align: "right", bold: true, size: 7.5 });
   cell(doc, x, y + rh, 2 * c5, rh, "Uso do banco", i.usoBanco ?? "", { size: 7 });
   cell(doc, x + lw, y + rh, rw, rh, "(=) Valor cobrado", formatarValor(i.valorCobradoCentavos), { align: "right", size: 7 });
   y += 2 * rh;
-  cell(doc, x, y, w, rh, "Pagador", `${p.t(i.pagador.nome, "pagador.nome")} - ${formatDoc(i.pagador.documento)} - ${p.t(enderecoPessoa(i.pagador), "pagador.endereco")}`, { size: 6.5 });
+  cell(
+    doc,
+    x,
+    y,
+    w,
+    rh,
+    "Pagador",
+    `${p.t(i.pagador.nome, "pagador.nome")} - ${formatDoc(i.pagador.documento)} - ${p.t(enderecoPessoa(i.pagador), "pagador.endereco")}`,
+    { size: 6.5 },
+  );
   y += rh;
   fitText(doc, "Autenticação Mecânica - Ficha de Compensação", x + w - 60 * MM, y + 1, 60 * MM, { size: 5.5, align: "right" });
   drawItf(doc, p.barcode, x + ITF_QUIET_ZONE_MM * MM, y + 2.5 * MM);
@@ -480,7 +571,14 @@ export async function renderizarLotePdf(
   opts: OpcoesPdf & { modo?: "por-boleto" | "unico" } = {},
 ): Promise<Uint8Array[]> {
   if (!Array.isArray(inputs) || inputs.length === 0) fail("CAMPO_OBRIGATORIO", "at least one boleto", "boletos");
-  if (opts.modo === "unico") return [await render(inputs, opts, inputs.map((_, k) => `boletos[${k}]`))];
+  if (opts.modo === "unico")
+    return [
+      await render(
+        inputs,
+        opts,
+        inputs.map((_, k) => `boletos[${k}]`),
+      ),
+    ];
   const out: Uint8Array[] = [];
   for (let k = 0; k < inputs.length; k++) out.push(await render([inputs[k]!], opts, [`boletos[${k}]`]));
   return out;

@@ -12,8 +12,13 @@ import { variantCases } from "../testing/variants.js";
 import { type FichaInput, type LayoutPdf, renderizarBoletoPdf, renderizarLotePdf } from "./ficha.js";
 
 /** `n` characters of upper-case words: wider than mixed case, and what CNAB-minded systems send. */
-const longText = (n: number, seed = "EMPRESA BRASILEIRA DE COMERCIO E SERVICOS MWM ") => seed.repeat(Math.ceil(n / seed.length)).slice(0, n);
-const PIX = buildPixDinamico({ url: "pix.example.com/qr/v2/cobv/9d36b84fc70b478fb95c12729b90ca25", nome: "EMPRESA EXEMPLO LTDA", cidade: "SAO PAULO" });
+const longText = (n: number, seed = "EMPRESA BRASILEIRA DE COMERCIO E SERVICOS MWM ") =>
+  seed.repeat(Math.ceil(n / seed.length)).slice(0, n);
+const PIX = buildPixDinamico({
+  url: "pix.example.com/qr/v2/cobv/9d36b84fc70b478fb95c12729b90ca25",
+  nome: "EMPRESA EXEMPLO LTDA",
+  cidade: "SAO PAULO",
+});
 
 function longest(dados: Parameters<typeof gerarBoleto>[0]["dados"]): FichaInput {
   const pessoa = (documento: string) => ({
@@ -52,18 +57,23 @@ describe("no text over text", () => {
       expect(overlaps(pdf)).toEqual([]);
     });
 
-  it.each(banks.map((c) => [c.bank.code, c] as const))("ficha and carnê, bank %s, longest values with the bank's own local de pagamento", async (_code, c) => {
-    const input: FichaInput = { ...longest(c.dados) };
-    delete (input as { localPagamento?: string }).localPagamento;
-    for (const layout of LAYOUTS) expect(overlaps(await renderizarBoletoPdf(input, { layout }))).toEqual([]);
-  });
+  it.each(banks.map((c) => [c.bank.code, c] as const))(
+    "ficha and carnê, bank %s, longest values with the bank's own local de pagamento",
+    async (_code, c) => {
+      const input: FichaInput = { ...longest(c.dados) };
+      delete (input as { localPagamento?: string }).localPagamento;
+      for (const layout of LAYOUTS) expect(overlaps(await renderizarBoletoPdf(input, { layout }))).toEqual([]);
+    },
+  );
 
   it("a carnê of three prints Caixa's own local de pagamento, as the ficha does", async () => {
     const caixa = banks.find((c) => c.bank.code === "104")!;
     const input: FichaInput = { ...longest(caixa.dados) };
     delete (input as { localPagamento?: string }).localPagamento;
     const [carne] = await renderizarLotePdf([input, input, input], { layout: "carne", modo: "unico" });
-    const text = wordBoxes(carne!).words.map((w) => w.text).join(" ");
+    const text = wordBoxes(carne!)
+      .words.map((w) => w.text)
+      .join(" ");
     expect(text).toContain("PREFERENCIALMENTE NAS CASAS LOTÉRICAS");
     expect(text).not.toContain("QUALQUER BANCO");
     expect(overlaps(carne!)).toEqual([]);

@@ -22,10 +22,19 @@ export function wordBoxes(pdf: Uint8Array): { pages: { width: number; height: nu
     const html = execFileSync("pdftotext", ["-bbox", file, "-"], { maxBuffer: 64 * 1024 * 1024 }).toString("utf8");
     const pages: { width: number; height: number }[] = [];
     const words: WordBox[] = [];
-    const tag = /<page width="([\d.]+)" height="([\d.]+)">|<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">([^<]*)<\/word>/g;
+    const tag =
+      /<page width="([\d.]+)" height="([\d.]+)">|<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">([^<]*)<\/word>/g;
     for (const m of html.matchAll(tag)) {
       if (m[1] !== undefined) pages.push({ width: Number(m[1]), height: Number(m[2]) });
-      else words.push({ page: pages.length - 1, text: unescapeXml(m[7]!), xMin: Number(m[3]), yMin: Number(m[4]), xMax: Number(m[5]), yMax: Number(m[6]) });
+      else
+        words.push({
+          page: pages.length - 1,
+          text: unescapeXml(m[7]!),
+          xMin: Number(m[3]),
+          yMin: Number(m[4]),
+          xMax: Number(m[5]),
+          yMax: Number(m[6]),
+        });
     }
     return { pages, words };
   } finally {
@@ -33,7 +42,13 @@ export function wordBoxes(pdf: Uint8Array): { pages: { width: number; height: nu
   }
 }
 
-const unescapeXml = (s: string) => s.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, "&");
+const unescapeXml = (s: string) =>
+  s
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">")
+    .replace(/&quot;/g, '"')
+    .replace(/&apos;/g, "'")
+    .replace(/&amp;/g, "&");
 
 /** Pairs of words whose boxes share more than `tolerance` points in both directions, and words off the page. */
 export function overlaps(pdf: Uint8Array, tolerance = 0.2): string[] {

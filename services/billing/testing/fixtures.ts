@@ -16,7 +16,11 @@ export function boletoValido(n: number, overrides: Omit<MessageInitShape<typeof 
     numeroDocumento: `DOC${n}`,
     valorCents: BigInt(10_000 + n),
     vencimento: { year: 2026, month: 12, day: 15 },
-    pagador: { name: `Pagador ${n}`, document: { kind: TaxIdKind.CPF, number: CPF_VALIDO }, address: { street: "Rua A", number: "1", city: "Sao Paulo", uf: "SP", cep: "01001000" } },
+    pagador: {
+      name: `Pagador ${n}`,
+      document: { kind: TaxIdKind.CPF, number: CPF_VALIDO },
+      address: { street: "Rua A", number: "1", city: "Sao Paulo", uf: "SP", cep: "01001000" },
+    },
     beneficiario: {
       name: "Empresa Exemplo Ltda",
       document: { kind: TaxIdKind.CNPJ, number: CNPJ_VALIDO },
@@ -41,7 +45,21 @@ export function boletoInvalido(n: number, k: number): Boleto {
 }
 
 /** Where the contract holds each engine input (libs/cobranca DadosBancarios): a ContaCobranca or a Boleto field. */
-const CONTA_FIELDS = ["convenio", "carteira", "agencia", "conta", "posto", "modalidade", "ano", "byteGeracao", "codigoCliente", "tipoCobranca", "emissao", "ios", "produto"] as const;
+const CONTA_FIELDS = [
+  "convenio",
+  "carteira",
+  "agencia",
+  "conta",
+  "posto",
+  "modalidade",
+  "ano",
+  "byteGeracao",
+  "codigoCliente",
+  "tipoCobranca",
+  "emissao",
+  "ios",
+  "produto",
+] as const;
 const BOLETO_FIELDS = ["nossoNumero", "seuNumero", "parcela"] as const;
 type ContaField = (typeof CONTA_FIELDS)[number] & keyof ContaCobranca;
 type BoletoField = (typeof BOLETO_FIELDS)[number] & keyof Boleto;
@@ -50,7 +68,11 @@ type BoletoField = (typeof BOLETO_FIELDS)[number] & keyof Boleto;
  * A valid boleto of one bank variant (libs/cobranca/testing/variants.ts), every bank input in its contract
  * field; throws when the engine needs an input the contract has no field for.
  */
-export function boletoDaVariante(v: VariantCase, n: number, overrides: Omit<MessageInitShape<typeof BoletoSchema>, "$typeName"> = {}): Boleto {
+export function boletoDaVariante(
+  v: VariantCase,
+  n: number,
+  overrides: Omit<MessageInitShape<typeof BoletoSchema>, "$typeName"> = {},
+): Boleto {
   const b = boletoValido(n, { nossoNumero: "", ...overrides });
   b.conta = create(ContaCobrancaSchema, { banco: v.bank.code });
   for (const [name, value] of Object.entries(v.dados)) {

@@ -18,7 +18,9 @@ function App() {
       <header class="top">
         <h1>Malha · Painel</h1>
         <nav aria-label="Páginas">
-          <a href="/" aria-current="page">Sincronização</a>
+          <a href="/" aria-current="page">
+            Sincronização
+          </a>
         </nav>
         <span class="who" data-testid="who">
           {me.user} ({me.role === "operator" ? "operador" : "somente leitura"})

@@ -14,7 +14,11 @@ export function SignIn({ onSignedIn }: { onSignedIn: (me: Me) => void }) {
     try {
       onSignedIn(await api.signIn(user.trim(), token));
     } catch (err) {
-      setError(err instanceof ApiFailure && err.status === 401 ? "Usuário ou token incorretos." : `Não foi possível entrar: ${(err as Error).message}`);
+      setError(
+        err instanceof ApiFailure && err.status === 401
+          ? "Usuário ou token incorretos."
+          : `Não foi possível entrar: ${(err as Error).message}`,
+      );
     } finally {
       setBusy(false);
     }
@@ -29,7 +33,14 @@ export function SignIn({ onSignedIn }: { onSignedIn: (me: Me) => void }) {
         </label>
         <label>
           Token
-          <input name="token" type="password" autoComplete="current-password" required value={token} onInput={(e) => setToken(e.currentTarget.value)} />
+          <input
+            name="token"
+            type="password"
+            autoComplete="current-password"
+            required
+            value={token}
+            onInput={(e) => setToken(e.currentTarget.value)}
+          />
         </label>
         <button type="submit" disabled={busy}>
           Entrar

@@ -32,7 +32,9 @@ export function batchItems(req: ApplyBatchRequest): BatchItems {
   }
   // Bytes that happen to parse but carry fields a DistributionBatch does not have are garbage, not a batch.
   if (batch.$unknown?.length) {
-    throw badRequest(`encoded_items is not a serialized malha.nfse.v1.DistributionBatch: it has field number ${batch.$unknown[0]!.no}, which the message does not define`);
+    throw badRequest(
+      `encoded_items is not a serialized malha.nfse.v1.DistributionBatch: it has field number ${batch.$unknown[0]!.no}, which the message does not define`,
+    );
   }
   const received = receivedContent(encoded);
   return received.length === batch.items.length ? { items: batch.items, received } : { items: batch.items };

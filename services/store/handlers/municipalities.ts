@@ -32,7 +32,8 @@ export function municipalityHandlers(db: StoreDb, log: Logger): Impl {
       const ibge = parseIbge(req.ibge);
       const name = requiredText(req.name, "name", 150);
       const uf = req.uf.trim().toUpperCase();
-      if (uf !== ufOf(ibge)) throw badRequest(`uf ${JSON.stringify(req.uf.slice(0, 8))} does not match IBGE prefix ${ibge.slice(0, 2)} (${ufOf(ibge)})`);
+      if (uf !== ufOf(ibge))
+        throw badRequest(`uf ${JSON.stringify(req.uf.slice(0, 8))} does not match IBGE prefix ${ibge.slice(0, 2)} (${ufOf(ibge)})`);
       const feeds = feedSpecs(ibge, req.feeds, "feeds");
       const result = await registerMunicipality(db, { ibge, name, uf, active: req.active, feeds });
       return result;
@@ -66,7 +67,12 @@ export function municipalityHandlers(db: StoreDb, log: Logger): Impl {
       });
       // Operator changes leave a trace: who asked, and the municipality as it is now.
       log.info(
-        { ibge, requestedBy: req.requestedBy, active: municipality.active, feeds: municipality.feeds.map((f) => `${f.ambiente}/${f.tipoNsu}:${f.enabled}`) },
+        {
+          ibge,
+          requestedBy: req.requestedBy,
+          active: municipality.active,
+          feeds: municipality.feeds.map((f) => `${f.ambiente}/${f.tipoNsu}:${f.enabled}`),
+        },
         "municipality updated",
       );
       return { municipality };

@@ -4,14 +4,7 @@ import { DocumentStatus } from "../../../libs/gen/malha/nfse/v1/document_pb.js";
 import { FaultReason } from "../../../libs/gen/malha/nfse/v1/distribution_pb.js";
 import { TipoEvento } from "../../../libs/gen/malha/nfse/v1/event_pb.js";
 import { RunOutcome } from "../../../libs/gen/malha/store/v1/types_pb.js";
-import {
-  CODIGO_BY_TIPO_EVENTO,
-  documentStatusCodes,
-  faultReasonCodes,
-  optionalAmbiente,
-  optionalTipoNsu,
-  outcomeCodes,
-} from "../codes.js";
+import { CODIGO_BY_TIPO_EVENTO, documentStatusCodes, faultReasonCodes, optionalAmbiente, optionalTipoNsu, outcomeCodes } from "../codes.js";
 import { badRequest, documentNotFound } from "../errors.js";
 import { parseIbge } from "../ibge.js";
 import type { StoreDb } from "../repo/context.js";

@@ -25,7 +25,13 @@ export function runHandlers(db: StoreDb): Impl {
       const holder = requiredText(req.holder, "holder", 191);
       const trigger = triggerCodes.toDb(req.trigger);
       if (trigger === undefined) throw badRequest("trigger must be set");
-      const result = await beginRun(db, { feed, holder, fence: fenceToken(req.fenceToken), trigger, pool: poolCodes.toDb(req.pool) ?? null });
+      const result = await beginRun(db, {
+        feed,
+        holder,
+        fence: fenceToken(req.fenceToken),
+        trigger,
+        pool: poolCodes.toDb(req.pool) ?? null,
+      });
       return {
         runId: result.run.runId,
         cursor: result.cursor,

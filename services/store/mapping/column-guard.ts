@@ -11,7 +11,11 @@ import { toSqlDate } from "./columns.js";
 
 export class ColumnValueError extends Error {
   override name = "ColumnValueError";
-  constructor(readonly field: string, readonly column: string, problem: string) {
+  constructor(
+    readonly field: string,
+    readonly column: string,
+    problem: string,
+  ) {
     super(`${field} (column ${column}) ${problem}`);
   }
 }
@@ -103,7 +107,9 @@ export function rate(t: Target, units: number | undefined, decimals: 2 | 4): str
   const scale = 10 ** decimals;
   if (!Number.isInteger(units) || units < 0 || units >= 1000 * scale) fail(t, `is ${units / scale} %, outside the column's 0..999.9999 %`);
   const whole = Math.trunc(units / scale);
-  const fraction = String(units % scale).padStart(decimals, "0").padEnd(4, "0");
+  const fraction = String(units % scale)
+    .padStart(decimals, "0")
+    .padEnd(4, "0");
   return `${whole}.${fraction}`;
 }
 

@@ -42,7 +42,11 @@ describe("itemRow", () => {
     const sent = toBinary(DocumentSchema, item.content.value);
     const cleaned = col(DOCUMENT_COLUMNS, itemRow(feed, item, "1", sent).values, "documento_pb") as Buffer;
     expect(cleaned.buffer).not.toBe(sent.buffer);
-    expect(fromBinary(DocumentSchema, cleaned)).toMatchObject({ chave: chaveOf(1), status: DocumentStatus.UNSPECIFIED, chaveSubstituta: "" });
+    expect(fromBinary(DocumentSchema, cleaned)).toMatchObject({
+      chave: chaveOf(1),
+      status: DocumentStatus.UNSPECIFIED,
+      chaveSubstituta: "",
+    });
 
     const ev = eventItem(9, chaveOf(1), "101101");
     if (ev.content.case !== "event") throw new Error("fixture");

@@ -126,10 +126,17 @@ export function documentFromRow(ibge: string, r: Row, includeXml: boolean): Docu
         numero: str(r.numero),
         versao: str(r.versao),
         prestador: r.prestador_documento
-          ? { document: { kind: str(r.prestador_documento).length === 14 ? TaxIdKind.CNPJ : TaxIdKind.CPF, number: str(r.prestador_documento) } }
+          ? {
+              document: {
+                kind: str(r.prestador_documento).length === 14 ? TaxIdKind.CNPJ : TaxIdKind.CPF,
+                number: str(r.prestador_documento),
+              },
+            }
           : undefined,
         tomador: r.tomador_documento
-          ? { document: { kind: str(r.tomador_documento).length === 14 ? TaxIdKind.CNPJ : TaxIdKind.CPF, number: str(r.tomador_documento) } }
+          ? {
+              document: { kind: str(r.tomador_documento).length === 14 ? TaxIdKind.CNPJ : TaxIdKind.CPF, number: str(r.tomador_documento) },
+            }
           : undefined,
         dhEmi: ts(r.data_emissao),
         dhProc: ts(r.data_processamento),

@@ -27,8 +27,18 @@ beforeAll(async () => {
   tdb = await createThrowawayDatabase();
   await migrate(tdb.pool, join(projectRoot(), "migrations"));
   // One connection, so its session counters see every statement of every batch.
-  db = { pool: tdb.newPool({ connectionLimit: 1 }), statementBudgetBytes: 64 * 1024, tokens: createPageTokenCodec(Buffer.from("k".repeat(32))) };
-  await registerMunicipality(db, { ibge: feed.ibge, name: "Porto Alegre", uf: "RS", active: true, feeds: [{ ambiente: 1, tipoNsu: "DISTRIBUICAO" }] });
+  db = {
+    pool: tdb.newPool({ connectionLimit: 1 }),
+    statementBudgetBytes: 64 * 1024,
+    tokens: createPageTokenCodec(Buffer.from("k".repeat(32))),
+  };
+  await registerMunicipality(db, {
+    ibge: feed.ibge,
+    name: "Porto Alegre",
+    uf: "RS",
+    active: true,
+    feeds: [{ ambiente: 1, tipoNsu: "DISTRIBUICAO" }],
+  });
   runId = (await beginRun(db, { feed, holder: "h", fence: 1n, trigger: "scheduled", pool: "incremental" })).run.runId;
 });
 afterAll(async () => {

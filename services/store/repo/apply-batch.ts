@@ -104,8 +104,14 @@ export async function applyBatch(db: StoreDb, input: ApplyBatchInput, hook?: App
          events_updated = events_updated + ?, faults = faults + ?, last_progress_at = NOW(3)
        WHERE id = ?`,
       [
-        cursor.toString(), maxSeen.toString(), counts.documentsInserted, counts.documentsUpdated, counts.eventsInserted,
-        counts.eventsUpdated, counts.faults, input.runId,
+        cursor.toString(),
+        maxSeen.toString(),
+        counts.documentsInserted,
+        counts.documentsUpdated,
+        counts.eventsInserted,
+        counts.eventsUpdated,
+        counts.faults,
+        input.runId,
       ],
     );
     return { counts, cursor, cancelRequested: run.cancel_requested_at instanceof Date };
@@ -149,7 +155,13 @@ async function upsertDocuments(
     `SELECT chave, ambiente, tipo_nsu, nsu, xml_sha256 FROM ${t.documentos} WHERE chave IN (?) FOR UPDATE`,
     [docs.map((d) => d.chave)],
   );
-  for (const r of byChave) existing.set(String(r.chave), { ambiente: Number(r.ambiente), tipoNsu: String(r.tipo_nsu), nsu: big(r.nsu), sha: String(r.xml_sha256) });
+  for (const r of byChave)
+    existing.set(String(r.chave), {
+      ambiente: Number(r.ambiente),
+      tipoNsu: String(r.tipo_nsu),
+      nsu: big(r.nsu),
+      sha: String(r.xml_sha256),
+    });
   const [byNsu] = await conn.query<RowDataPacket[]>(
     `SELECT chave, nsu FROM ${t.documentos} WHERE ambiente = ? AND tipo_nsu = ? AND nsu IN (?)`,
     [feed.ambiente, feed.tipoNsu, docs.map((d) => d.nsu.toString())],
@@ -187,7 +199,14 @@ async function upsertDocuments(
     prev.sha = d.xmlSha256;
     counts.documentsUpdated++;
   }
-  await runInserts(db, conn, `INSERT INTO ${t.documentos} (${DOCUMENT_COLUMNS.join(", ")})`, DOCUMENT_COLUMNS.length, upsertTail(DOCUMENT_COLUMNS, DOC_FEED_COLUMNS), writes);
+  await runInserts(
+    db,
+    conn,
+    `INSERT INTO ${t.documentos} (${DOCUMENT_COLUMNS.join(", ")})`,
+    DOCUMENT_COLUMNS.length,
+    upsertTail(DOCUMENT_COLUMNS, DOC_FEED_COLUMNS),
+    writes,
+  );
   await insertAliases(db, conn, aliases);
   return inserted;
 }
@@ -207,7 +226,13 @@ async function upsertEvents(
     `SELECT id_evento, ambiente, tipo_nsu, nsu, xml_sha256 FROM ${t.eventos} WHERE id_evento IN (?) FOR UPDATE`,
     [events.map((e) => e.idEvento)],
   );
-  for (const r of rows) existing.set(String(r.id_evento), { ambiente: Number(r.ambiente), tipoNsu: String(r.tipo_nsu), nsu: big(r.nsu), sha: String(r.xml_sha256) });
+  for (const r of rows)
+    existing.set(String(r.id_evento), {
+      ambiente: Number(r.ambiente),
+      tipoNsu: String(r.tipo_nsu),
+      nsu: big(r.nsu),
+      sha: String(r.xml_sha256),
+    });
   const writes: unknown[][] = [];
   const aliases: unknown[][] = [];
   let inserted = 0;
@@ -234,7 +259,14 @@ async function upsertEvents(
     prev.sha = e.xmlSha256;
     counts.eventsUpdated++;
   }
-  await runInserts(db, conn, `INSERT INTO ${t.eventos} (${EVENT_COLUMNS.join(", ")})`, EVENT_COLUMNS.length, upsertTail(EVENT_COLUMNS, EVENT_FEED_COLUMNS), writes);
+  await runInserts(
+    db,
+    conn,
+    `INSERT INTO ${t.eventos} (${EVENT_COLUMNS.join(", ")})`,
+    EVENT_COLUMNS.length,
+    upsertTail(EVENT_COLUMNS, EVENT_FEED_COLUMNS),
+    writes,
+  );
   await insertAliases(db, conn, aliases);
   return inserted;
 }

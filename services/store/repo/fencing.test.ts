@@ -22,8 +22,18 @@ const feed = parseFeed(feedOf("4106902"));
 beforeAll(async () => {
   tdb = await createThrowawayDatabase();
   await migrate(tdb.pool, join(projectRoot(), "migrations"));
-  db = { pool: tdb.newPool({ connectionLimit: 8 }), statementBudgetBytes: 1 << 20, tokens: createPageTokenCodec(Buffer.from("k".repeat(32))) };
-  await registerMunicipality(db, { ibge: feed.ibge, name: "Curitiba", uf: "PR", active: true, feeds: [{ ambiente: 1, tipoNsu: "DISTRIBUICAO" }] });
+  db = {
+    pool: tdb.newPool({ connectionLimit: 8 }),
+    statementBudgetBytes: 1 << 20,
+    tokens: createPageTokenCodec(Buffer.from("k".repeat(32))),
+  };
+  await registerMunicipality(db, {
+    ibge: feed.ibge,
+    name: "Curitiba",
+    uf: "PR",
+    active: true,
+    feeds: [{ ambiente: 1, tipoNsu: "DISTRIBUICAO" }],
+  });
 });
 afterAll(async () => {
   await tdb?.drop();
@@ -32,7 +42,11 @@ afterAll(async () => {
 const begin = (fence: bigint, holder: string) => beginRun(db, { feed, holder, fence, trigger: "scheduled", pool: "incremental" });
 const apply = (runId: string, fence: bigint, from: number, to: number) =>
   applyBatch(db, {
-    feed, runId, fence, newCursor: BigInt(to), maxNsuSeen: 0n,
+    feed,
+    runId,
+    fence,
+    newCursor: BigInt(to),
+    maxNsuSeen: 0n,
     // Note numbers encode the fence, so the rows tell which holder wrote them.
     items: Array.from({ length: to - from + 1 }, (_, i) => docItem(from + i, Number(fence) * 1000 + from + i)),
   });

@@ -22,12 +22,16 @@ function presentSql(feed: Feed, lo: bigint, hi: bigint, withHoles: boolean): { s
   const t = municipalityTables(feed.ibge);
   const range = [lo.toString(), hi.toString()];
   const parts = [
-    [`SELECT nsu FROM ${t.documentos} WHERE ambiente = ? AND tipo_nsu = ? AND nsu BETWEEN ? AND ?`, [feed.ambiente, feed.tipoNsu, ...range]],
+    [
+      `SELECT nsu FROM ${t.documentos} WHERE ambiente = ? AND tipo_nsu = ? AND nsu BETWEEN ? AND ?`,
+      [feed.ambiente, feed.tipoNsu, ...range],
+    ],
     [`SELECT nsu FROM ${t.eventos} WHERE ambiente = ? AND tipo_nsu = ? AND nsu BETWEEN ? AND ?`, [feed.ambiente, feed.tipoNsu, ...range]],
     [`SELECT nsu FROM nfse_nsu_aliases WHERE ${FEED_WHERE} AND nsu BETWEEN ? AND ?`, [...feedParams(feed), ...range]],
     [`SELECT nsu FROM nfse_quarantine WHERE ${FEED_WHERE} AND nsu BETWEEN ? AND ?`, [...feedParams(feed), ...range]],
   ] as [string, unknown[]][];
-  if (withHoles) parts.push([`SELECT nsu FROM nfse_confirmed_holes WHERE ${FEED_WHERE} AND nsu BETWEEN ? AND ?`, [...feedParams(feed), ...range]]);
+  if (withHoles)
+    parts.push([`SELECT nsu FROM nfse_confirmed_holes WHERE ${FEED_WHERE} AND nsu BETWEEN ? AND ?`, [...feedParams(feed), ...range]]);
   return { sql: parts.map((p) => p[0]).join(" UNION "), params: parts.flatMap((p) => p[1]) };
 }
 
@@ -51,7 +55,13 @@ export interface GapReport {
   resumeFrom: bigint;
 }
 
-export async function findNsuGaps(db: StoreDb, feed: Feed, start: bigint | undefined, end: bigint | undefined, limit: number): Promise<GapReport> {
+export async function findNsuGaps(
+  db: StoreDb,
+  feed: Feed,
+  start: bigint | undefined,
+  end: bigint | undefined,
+  limit: number,
+): Promise<GapReport> {
   const state = await withDb(() => loadState(db.pool, feed, false));
   const lo = start ?? (await lowestPersisted(db.pool, feed));
   const hi = end ?? big(state.last_nsu);
@@ -66,7 +76,11 @@ export async function findNsuGaps(db: StoreDb, feed: Feed, start: bigint | undef
     const [count] = await withDb(() => db.pool.query<RowDataPacket[]>(`SELECT COUNT(*) AS n FROM (${q.sql}) u`, q.params));
     if (big(count[0]!.n) === b - a + 1n) continue;
     const [rows] = await withDb(() => db.pool.query<RowDataPacket[]>(`SELECT nsu FROM (${q.sql}) u ORDER BY nsu`, q.params));
-    for (const gap of gapsIn(a, b, rows.map((r) => big(r.nsu)))) {
+    for (const gap of gapsIn(
+      a,
+      b,
+      rows.map((r) => big(r.nsu)),
+    )) {
       const room = budget - report.missingCount;
       let g = gap;
       const size = g.end - g.start + 1n;
@@ -109,7 +123,13 @@ export interface HolesResult {
   ignored: number;
 }
 
-export async function recordConfirmedHoles(db: StoreDb, feed: Feed, runId: string, fence: bigint, holes: ConfirmedHole[]): Promise<HolesResult> {
+export async function recordConfirmedHoles(
+  db: StoreDb,
+  feed: Feed,
+  runId: string,
+  fence: bigint,
+  holes: ConfirmedHole[],
+): Promise<HolesResult> {
   return inTransaction(db.pool, async (conn: PoolConnection) => {
     await claimFence(conn, feed, runId, fence);
     await loadRun(conn, runId, true);
@@ -144,7 +164,11 @@ export async function recordConfirmedHoles(db: StoreDb, feed: Feed, runId: strin
       await conn.query(
         "INSERT INTO nfse_confirmed_holes (ibge, ambiente, tipo_nsu, nsu, adn_code, message, run_id, confirmed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         [
-          ...feedParams(feed), hole.nsu.toString(), asciiCode(hole.codigo, 16), text(hole.descricao, 1000), runId,
+          ...feedParams(feed),
+          hole.nsu.toString(),
+          asciiCode(hole.codigo, 16),
+          text(hole.descricao, 1000),
+          runId,
           hole.confirmedAt ? timestampDate(hole.confirmedAt) : new Date(),
         ],
       );
@@ -155,7 +179,10 @@ export async function recordConfirmedHoles(db: StoreDb, feed: Feed, runId: strin
       ...feedParams(feed),
       fence.toString(),
     ]);
-    await conn.query("UPDATE nfse_sync_runs SET holes_recorded = holes_recorded + ?, last_progress_at = NOW(3) WHERE id = ?", [result.recorded, runId]);
+    await conn.query("UPDATE nfse_sync_runs SET holes_recorded = holes_recorded + ?, last_progress_at = NOW(3) WHERE id = ?", [
+      result.recorded,
+      runId,
+    ]);
     return result;
   });
 }

@@ -48,11 +48,21 @@ async function page(
     where.addFragment(keysetAfter(key, after));
   }
   const [rows] = await withDb(() =>
-    db.pool.query<RowDataPacket[]>(`SELECT ${columns} FROM ${from} ${where.sql} ORDER BY ${orderBy(key)} LIMIT ?`, [...where.params, limit + 1]),
+    db.pool.query<RowDataPacket[]>(`SELECT ${columns} FROM ${from} ${where.sql} ORDER BY ${orderBy(key)} LIMIT ?`, [
+      ...where.params,
+      limit + 1,
+    ]),
   );
   const pageRows = rows.slice(0, limit);
   const last = pageRows[pageRows.length - 1];
-  const next = rows.length > limit && last ? db.tokens.encode(method, filters, keyFields.map((f) => keyValue(last[f]))) : "";
+  const next =
+    rows.length > limit && last
+      ? db.tokens.encode(
+          method,
+          filters,
+          keyFields.map((f) => keyValue(last[f])),
+        )
+      : "";
   return { rows: pageRows, next };
 }
 
@@ -113,19 +123,39 @@ export async function listDocuments(
   const t = municipalityTables(f.ibge);
   const { where, key, keyFields } = documentQuery(f);
   const limit = pageSize(requestedSize, 50, includeXml ? 100 : 500);
-  const { rows, next } = await page(db, "ListDocuments", f, pageToken, limit, t.documentos, DOC_COLUMNS + (includeXml ? ", xml" : ""), where, key, keyFields);
+  const { rows, next } = await page(
+    db,
+    "ListDocuments",
+    f,
+    pageToken,
+    limit,
+    t.documentos,
+    DOC_COLUMNS + (includeXml ? ", xml" : ""),
+    where,
+    key,
+    keyFields,
+  );
   return { items: rows.map((r) => documentFromRow(f.ibge, r, includeXml)), next };
 }
 
-export async function getDocument(db: StoreDb, ibge: Ibge, chave: string, includeXml: boolean): Promise<{ document?: DocumentRecord; events: EventRecord[] }> {
+export async function getDocument(
+  db: StoreDb,
+  ibge: Ibge,
+  chave: string,
+  includeXml: boolean,
+): Promise<{ document?: DocumentRecord; events: EventRecord[] }> {
   await requireMunicipality(db, ibge);
   const t = municipalityTables(ibge);
   const xml = includeXml ? ", xml" : "";
-  const [docs] = await withDb(() => db.pool.query<RowDataPacket[]>(`SELECT ${DOC_COLUMNS}${xml} FROM ${t.documentos} WHERE chave = ?`, [chave]));
+  const [docs] = await withDb(() =>
+    db.pool.query<RowDataPacket[]>(`SELECT ${DOC_COLUMNS}${xml} FROM ${t.documentos} WHERE chave = ?`, [chave]),
+  );
   const doc = docs[0];
   if (!doc) return { events: [] };
   const [events] = await withDb(() =>
-    db.pool.query<RowDataPacket[]>(`SELECT ${EVENT_COLUMNS}${xml} FROM ${t.eventos} WHERE chave = ? ORDER BY data_processamento, nsu`, [chave]),
+    db.pool.query<RowDataPacket[]>(`SELECT ${EVENT_COLUMNS}${xml} FROM ${t.eventos} WHERE chave = ? ORDER BY data_processamento, nsu`, [
+      chave,
+    ]),
   );
   return { document: documentFromRow(ibge, doc, includeXml), events: events.map((e) => eventFromRow(ibge, e, includeXml, true)) };
 }
@@ -151,15 +181,36 @@ export function eventQuery(f: EventFilter): { where: Where; key: KeyColumn[]; ke
   if (f.timeStart) where.add("data_evento >= ?", f.timeStart);
   if (f.timeEnd) where.add("data_evento < ?", f.timeEnd);
   if (f.timeStart || f.timeEnd) return { where, key: [{ expr: "data_evento" }, { expr: "id" }], keyFields: ["data_evento", "id"] };
-  return { where, key: [{ expr: "ambiente" }, { expr: "tipo_nsu" }, { expr: "nsu" }, { expr: "id" }], keyFields: ["ambiente", "tipo_nsu", "nsu", "id"] };
+  return {
+    where,
+    key: [{ expr: "ambiente" }, { expr: "tipo_nsu" }, { expr: "nsu" }, { expr: "id" }],
+    keyFields: ["ambiente", "tipo_nsu", "nsu", "id"],
+  };
 }
 
-export async function listEvents(db: StoreDb, f: EventFilter, includeXml: boolean, requestedSize: number, pageToken: string): Promise<Page<EventRecord>> {
+export async function listEvents(
+  db: StoreDb,
+  f: EventFilter,
+  includeXml: boolean,
+  requestedSize: number,
+  pageToken: string,
+): Promise<Page<EventRecord>> {
   await requireMunicipality(db, f.ibge);
   const t = municipalityTables(f.ibge);
   const { where, key, keyFields } = eventQuery(f);
   const limit = pageSize(requestedSize, 50, includeXml ? 100 : 500);
-  const { rows, next } = await page(db, "ListEvents", f, pageToken, limit, t.eventos, EVENT_COLUMNS + (includeXml ? ", xml" : ""), where, key, keyFields);
+  const { rows, next } = await page(
+    db,
+    "ListEvents",
+    f,
+    pageToken,
+    limit,
+    t.eventos,
+    EVENT_COLUMNS + (includeXml ? ", xml" : ""),
+    where,
+    key,
+    keyFields,
+  );
   const chaves = [...new Set(rows.map((r) => String(r.chave)))];
   const present = new Set<string>();
   if (chaves.length) {
@@ -195,7 +246,12 @@ export async function listQuarantine(
   const key = [{ expr: "ambiente" }, { expr: "tipo_nsu" }, { expr: "nsu" }, { expr: "id" }];
   const limit = pageSize(requestedSize, 50, 500);
   const columns = QUARANTINE_COLUMNS + (includePayload ? ", payload, xml" : "");
-  const { rows, next } = await page(db, "ListQuarantine", f, pageToken, limit, "nfse_quarantine", columns, where, key, ["ambiente", "tipo_nsu", "nsu", "id"]);
+  const { rows, next } = await page(db, "ListQuarantine", f, pageToken, limit, "nfse_quarantine", columns, where, key, [
+    "ambiente",
+    "tipo_nsu",
+    "nsu",
+    "id",
+  ]);
   return { items: rows.map((r) => quarantineFromRow(r, includePayload)), next };
 }
 
@@ -217,7 +273,10 @@ export async function listRuns(db: StoreDb, f: RunFilter, requestedSize: number,
   if (f.outcome) where.add("outcome = ?", f.outcome);
   if (f.runningOnly) where.add("outcome = 'running'");
   if (f.since) where.add("started_at >= ?", f.since);
-  const key = [{ expr: "started_at", desc: true }, { expr: "id", desc: true }];
+  const key = [
+    { expr: "started_at", desc: true },
+    { expr: "id", desc: true },
+  ];
   const limit = pageSize(requestedSize, 50, 500);
   const { rows, next } = await page(db, "ListRuns", f, pageToken, limit, "nfse_sync_runs", "*", where, key, ["started_at", "id"]);
   return { items: rows.map(runFromRow), next };

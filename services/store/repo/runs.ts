@@ -66,7 +66,11 @@ export async function beginRun(db: StoreDb, input: BeginRunInput): Promise<Begin
     const cooling = after(state.cooldown_until, now);
     const waiting = input.trigger !== "reconciliation" && after(state.next_eligible_at, now);
     if (cooling || waiting) {
-      throw notEligible(label, waiting ? (state.next_eligible_at as Date) : undefined, cooling ? (state.cooldown_until as Date) : undefined);
+      throw notEligible(
+        label,
+        waiting ? (state.next_eligible_at as Date) : undefined,
+        cooling ? (state.cooldown_until as Date) : undefined,
+      );
     }
 
     if (state.status === "running" && state.current_run_id !== null) {
@@ -127,11 +131,23 @@ export async function finishRun(db: StoreDb, input: FinishRunInput): Promise<{ r
          last_error_message = CASE WHEN ? THEN ? ELSE last_error_message END
        WHERE ${FEED_WHERE} AND fence_token = ? AND current_run_id = ? AND status = 'running'`,
       [
-        failed ? "error" : "idle", input.outcome,
-        input.nextEligibleAt, input.nextEligibleAt, input.nextEligibleAt,
-        input.cooldownUntil, input.cooldownUntil, input.cooldownUntil,
-        success ? 1 : 0, now, failed ? 1 : 0, now, failed ? 1 : 0, input.errorMessage || null,
-        ...feedParams(feed), fence.toString(), input.runId,
+        failed ? "error" : "idle",
+        input.outcome,
+        input.nextEligibleAt,
+        input.nextEligibleAt,
+        input.nextEligibleAt,
+        input.cooldownUntil,
+        input.cooldownUntil,
+        input.cooldownUntil,
+        success ? 1 : 0,
+        now,
+        failed ? 1 : 0,
+        now,
+        failed ? 1 : 0,
+        input.errorMessage || null,
+        ...feedParams(feed),
+        fence.toString(),
+        input.runId,
       ],
     );
     if (upd.affectedRows !== 1) await explainFencedMiss(conn, feed, input.runId, fence);
@@ -166,7 +182,8 @@ export async function requestCancellation(
     if ("runId" in target) runId = target.runId;
     else {
       const state = await loadState(conn, target.feed, false);
-      if (state.current_run_id === null || state.status !== "running") throw runNotFound(`(no run in progress on ${feedLabel(target.feed)})`);
+      if (state.current_run_id === null || state.status !== "running")
+        throw runNotFound(`(no run in progress on ${feedLabel(target.feed)})`);
       runId = String(state.current_run_id);
     }
     const run = await loadRun(conn, runId, true);
@@ -202,11 +219,10 @@ export async function expireStaleRuns(db: StoreDb, staleBefore: Date, requestedB
         feedParams(feed),
       );
       if (state.current_run_id === null) return undefined;
-      await conn.query("UPDATE nfse_sync_runs SET outcome = 'abandoned', finished_at = ?, error_message = ? WHERE id = ? AND outcome = 'running'", [
-        now,
-        message,
-        state.current_run_id,
-      ]);
+      await conn.query(
+        "UPDATE nfse_sync_runs SET outcome = 'abandoned', finished_at = ?, error_message = ? WHERE id = ? AND outcome = 'running'",
+        [now, message, state.current_run_id],
+      );
       return runFromRow(await loadRun(conn, String(state.current_run_id)));
     });
     if (run) expired.push(run);
@@ -238,4 +254,3 @@ export async function purgeRunLogs(db: StoreDb, finishedBefore: Date, failedFini
 export async function getRun(db: StoreDb, runId: string): Promise<Run> {
   return runFromRow(await withDb(() => loadRun(db.pool, runId)));
 }
-

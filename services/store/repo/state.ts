@@ -43,7 +43,9 @@ export async function loadRun(q: Queryable, runId: string, lock = false): Promis
 
 export function requireRunOfFeed(run: Row, feed: Feed): void {
   if (run.ibge !== feed.ibge || Number(run.ambiente) !== feed.ambiente || run.tipo_nsu !== feed.tipoNsu) {
-    throw badRequest(`run ${String(run.id)} belongs to feed ${String(run.ibge)}/${String(run.ambiente)}/${String(run.tipo_nsu)}, not ${feedLabel(feed)}`);
+    throw badRequest(
+      `run ${String(run.id)} belongs to feed ${String(run.ibge)}/${String(run.ambiente)}/${String(run.tipo_nsu)}, not ${feedLabel(feed)}`,
+    );
   }
 }
 

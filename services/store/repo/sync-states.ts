@@ -57,7 +57,10 @@ export async function listSyncStates(db: StoreDb, f: SyncStateFilter): Promise<{
   const last = page[page.length - 1];
   return {
     items: page.map(syncStateFromRow),
-    next: rows.length > limit && last ? db.tokens.encode("ListSyncStates", filters, [String(last.ibge), String(last.ambiente), String(last.tipo_nsu)]) : "",
+    next:
+      rows.length > limit && last
+        ? db.tokens.encode("ListSyncStates", filters, [String(last.ibge), String(last.ambiente), String(last.tipo_nsu)])
+        : "",
   };
 }
 

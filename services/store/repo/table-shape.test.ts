@@ -36,7 +36,10 @@ describe("alignMunicipalityTables", () => {
   it("adds the columns and indexes an older copy lacks, in the template's order, and is a no-op the second time", async () => {
     await tdb.pool.query("CREATE TABLE nfse_documentos_4106902 LIKE nfse_documentos_template");
     await tdb.pool.query("CREATE TABLE nfse_eventos_4106902 LIKE nfse_eventos_template");
-    await tdb.pool.query("INSERT INTO nfse_documentos_4106902 (chave, ambiente, tipo_nsu, nsu, xml, xml_sha256) VALUES (?, 1, 'DISTRIBUICAO', 1, 'x', ?)", ["1".repeat(50), "0".repeat(64)]);
+    await tdb.pool.query(
+      "INSERT INTO nfse_documentos_4106902 (chave, ambiente, tipo_nsu, nsu, xml, xml_sha256) VALUES (?, 1, 'DISTRIBUICAO', 1, 'x', ?)",
+      ["1".repeat(50), "0".repeat(64)],
+    );
     // The shape of a copy made before migration 009.
     await tdb.pool.query(
       `ALTER TABLE nfse_documentos_4106902 DROP INDEX ix_destinatario, DROP COLUMN destinatario_documento, DROP COLUMN destinatario_nif,

@@ -72,7 +72,9 @@ export async function alignMunicipalityTables(db: StoreDb, log: Logger): Promise
       for (const c of want) {
         if (!present.has(c.name)) {
           const charset = c.charset ? ` CHARACTER SET ${c.charset} COLLATE ${c.collation}` : "";
-          clauses.push(`ADD COLUMN ${quoted(c.name)} ${c.type}${charset} NULL DEFAULT NULL${previous ? ` AFTER ${quoted(previous)}` : " FIRST"}`);
+          clauses.push(
+            `ADD COLUMN ${quoted(c.name)} ${c.type}${charset} NULL DEFAULT NULL${previous ? ` AFTER ${quoted(previous)}` : " FIRST"}`,
+          );
         }
         previous = c.name;
       }

@@ -16,8 +16,15 @@ const insertInto = (table: string, rows: unknown[][], budgetBytes = 1 << 20): Mu
 });
 const allBytes = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
 const sample = (k: number): unknown[] => [
-  k, "18446744073709551615", new Date("2026-03-10T17:02:10.123Z"), new Date("2026-03-10T17:02:10.999Z"), "2.0000",
-  `ação 😀 'quoted' \\ ${k}`, "ABC", Buffer.concat([allBytes, Buffer.from(String(k))]), k % 2 ? null : undefined,
+  k,
+  "18446744073709551615",
+  new Date("2026-03-10T17:02:10.123Z"),
+  new Date("2026-03-10T17:02:10.999Z"),
+  "2.0000",
+  `ação 😀 'quoted' \\ ${k}`,
+  "ABC",
+  Buffer.concat([allBytes, Buffer.from(String(k))]),
+  k % 2 ? null : undefined,
 ];
 
 describe("insertRows against MariaDB", () => {
@@ -35,14 +42,17 @@ describe("insertRows against MariaDB", () => {
   });
 
   const dump = async (table: string) =>
-    (await tdb.pool.query<RowDataPacket[]>(`SELECT id, k, big, at3, at0, amount, txt, code, HEX(bin) AS bin, opt FROM ${table} ORDER BY k`))[0];
+    (
+      await tdb.pool.query<RowDataPacket[]>(`SELECT id, k, big, at3, at0, amount, txt, code, HEX(bin) AS bin, opt FROM ${table} ORDER BY k`)
+    )[0];
 
   it("writes the same rows as the text protocol, upserts included, in one transaction over several statements", async () => {
     const rows = Array.from({ length: 45 }, (_, i) => sample(i));
     const again = rows.slice(0, 10).map((r) => [...r.slice(0, 5), `changed ${String(r[0])}`, ...r.slice(6)]);
     const conn = await tdb.pool.getConnection();
     try {
-      for (const s of [...buildMultiInsert(insertInto("via_text", rows)), ...buildMultiInsert(insertInto("via_text", again))]) await conn.query(s.sql, s.params);
+      for (const s of [...buildMultiInsert(insertInto("via_text", rows)), ...buildMultiInsert(insertInto("via_text", again))])
+        await conn.query(s.sql, s.params);
       await conn.beginTransaction();
       // 5 prepared statements of 8 rows and a text one for the rest; then 8 prepared + 2 as text, upserting.
       await insertRows(conn, insertInto("via_prepared", rows));

@@ -23,7 +23,11 @@ function preparedLimitReached(err: unknown): boolean {
   return (err as { code?: unknown } | null)?.code === PREPARED_LIMIT;
 }
 
-export async function insertRows(conn: InsertConnection, insert: MultiInsert, shapes: { maxRows: number; rowStep: number } = STATEMENT_ROWS): Promise<void> {
+export async function insertRows(
+  conn: InsertConnection,
+  insert: MultiInsert,
+  shapes: { maxRows: number; rowStep: number } = STATEMENT_ROWS,
+): Promise<void> {
   const statements = buildPreparedInserts({ ...insert, ...shapes });
   for (let i = 0; i < statements.length; i++) {
     const stmt = statements[i]!;

@@ -8,9 +8,15 @@ describe("keyset", () => {
       sql: "(ambiente > ? OR (ambiente = ? AND tipo_nsu > ?) OR (ambiente = ? AND tipo_nsu = ? AND nsu > ?))",
       params: ["1", "1", "MEI", "1", "MEI", "9"],
     });
-    expect(keysetAfter([{ expr: "started_at", desc: true }, { expr: "id", desc: true }], ["t", "5"]).sql).toBe(
-      "(started_at < ? OR (started_at = ? AND id < ?))",
-    );
+    expect(
+      keysetAfter(
+        [
+          { expr: "started_at", desc: true },
+          { expr: "id", desc: true },
+        ],
+        ["t", "5"],
+      ).sql,
+    ).toBe("(started_at < ? OR (started_at = ? AND id < ?))");
     expect(orderBy([{ expr: "a" }, { expr: "b", desc: true }])).toBe("a ASC, b DESC");
     expect(() => keysetAfter(cols, ["1"])).toThrow();
   });

@@ -91,8 +91,17 @@ export interface PreparedInsert extends MultiInsert {
  * then each group is cut by preparedChunkSizes, which bounds how many statement texts a table ever needs
  * and so what the server and mysql2 keep prepared.
  */
-export function buildPreparedInserts({ head, columnCount, tail = "", rows, budgetBytes, maxRows, rowStep }: PreparedInsert): PreparedStatementRows[] {
-  if (rowStep < 1 || maxRows < rowStep || maxRows % rowStep !== 0) throw new Error(`prepared insert: maxRows ${maxRows} is not a multiple of ${rowStep}`);
+export function buildPreparedInserts({
+  head,
+  columnCount,
+  tail = "",
+  rows,
+  budgetBytes,
+  maxRows,
+  rowStep,
+}: PreparedInsert): PreparedStatementRows[] {
+  if (rowStep < 1 || maxRows < rowStep || maxRows % rowStep !== 0)
+    throw new Error(`prepared insert: maxRows ${maxRows} is not a multiple of ${rowStep}`);
   const tuple = `(${new Array(columnCount).fill("?").join(", ")})`;
   // Packet header, statement id, flags and the NULL bitmap; the text goes separately, at prepare time.
   const fixed = 16 + Math.ceil((maxRows * columnCount) / 8);
@@ -102,7 +111,11 @@ export function buildPreparedInserts({ head, columnCount, tail = "", rows, budge
     for (const size of preparedChunkSizes(group.length, rowStep)) {
       const chunk = group.slice(at, at + size);
       at += size;
-      out.push({ sql: `${head} VALUES ${new Array(size).fill(tuple).join(", ")}${tail ? ` ${tail}` : ""}`, params: bindParams(chunk), rows: chunk });
+      out.push({
+        sql: `${head} VALUES ${new Array(size).fill(tuple).join(", ")}${tail ? ` ${tail}` : ""}`,
+        params: bindParams(chunk),
+        rows: chunk,
+      });
     }
   };
   let group: unknown[][] = [];

@@ -33,7 +33,10 @@ export function filterFingerprint(filters: unknown): string {
     }
     return v;
   };
-  return createHash("sha256").update(JSON.stringify(canon(filters))).digest("base64url").slice(0, 22);
+  return createHash("sha256")
+    .update(JSON.stringify(canon(filters)))
+    .digest("base64url")
+    .slice(0, 22);
 }
 
 export function createPageTokenCodec(secret: Buffer): PageTokenCodec {

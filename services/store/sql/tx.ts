@@ -58,7 +58,9 @@ export function retryDelay(attempt: number, baseMs: number, maxMs: number): numb
 
 /** A SQL transaction (its retries included) in one span: the RPC's time in MySQL shows in its trace. */
 export function inTransaction<T>(pool: Pool, work: (conn: PoolConnection) => Promise<T>, opts: TxOptions = {}): Promise<T> {
-  return inSpan("mysql transaction", { kind: SpanKind.CLIENT, attributes: { "db.system.name": "mysql" } }, () => transaction(pool, work, opts));
+  return inSpan("mysql transaction", { kind: SpanKind.CLIENT, attributes: { "db.system.name": "mysql" } }, () =>
+    transaction(pool, work, opts),
+  );
 }
 
 async function transaction<T>(pool: Pool, work: (conn: PoolConnection) => Promise<T>, opts: TxOptions): Promise<T> {

@@ -10,8 +10,12 @@ import { TipoEvento } from "../../../libs/gen/malha/nfse/v1/event_pb.js";
 import { StoreService } from "../../../libs/gen/malha/store/v1/store_pb.js";
 import { createServiceClient } from "../../../libs/rpc/client.js";
 
-export const feedOf = (ibge: string, tipoNsu = TipoNsu.DISTRIBUICAO): FeedKey =>
-  ({ $typeName: "malha.nfse.v1.FeedKey", ibge, ambiente: Ambiente.PRODUCAO, tipoNsu });
+export const feedOf = (ibge: string, tipoNsu = TipoNsu.DISTRIBUICAO): FeedKey => ({
+  $typeName: "malha.nfse.v1.FeedKey",
+  ibge,
+  ambiente: Ambiente.PRODUCAO,
+  tipoNsu,
+});
 
 /** A 50-digit chave that encodes its number, so tests can name notes by n. */
 export const chaveOf = (n: number) => `3550308${String(n).padStart(43, "0")}`;
@@ -62,15 +66,24 @@ export function docItem(nsu: number | bigint, n: number, opts: DocOptions = {}):
   });
 }
 
-export function eventItem(nsu: number | bigint, chave: string, codigo: string, opts: { chaveSubstituta?: string; seq?: number } = {}): DistributionItem {
+export function eventItem(
+  nsu: number | bigint,
+  chave: string,
+  codigo: string,
+  opts: { chaveSubstituta?: string; seq?: number } = {},
+): DistributionItem {
   const id = eventIdOf(chave, codigo, opts.seq);
   const xml = Buffer.from(`<evento versao="1.01"><infEvento Id="${id}"><e${codigo}/></infEvento></evento>`, "utf8");
   const tipo =
-    codigo === "101101" ? TipoEvento.CANCELAMENTO
-    : codigo === "105102" ? TipoEvento.CANCELAMENTO_POR_SUBSTITUICAO
-    : codigo === "101103" ? TipoEvento.SOLICITACAO_CANCELAMENTO_ANALISE_FISCAL
-    : codigo === "105105" ? TipoEvento.CANCELAMENTO_INDEFERIDO_ANALISE_FISCAL
-    : TipoEvento.UNKNOWN;
+    codigo === "101101"
+      ? TipoEvento.CANCELAMENTO
+      : codigo === "105102"
+        ? TipoEvento.CANCELAMENTO_POR_SUBSTITUICAO
+        : codigo === "101103"
+          ? TipoEvento.SOLICITACAO_CANCELAMENTO_ANALISE_FISCAL
+          : codigo === "105105"
+            ? TipoEvento.CANCELAMENTO_INDEFERIDO_ANALISE_FISCAL
+            : TipoEvento.UNKNOWN;
   return create(DistributionItemSchema, {
     nsu: BigInt(nsu),
     chave,
