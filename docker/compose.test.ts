@@ -102,7 +102,7 @@ describe("docker/compose.yaml", () => {
         typeof v === "object" && v.type === "bind" && v.bind?.create_host_path === false && v.source ? [v.source] : [],
       ),
     );
-    expect(mustExist).toEqual(["./billing-tenant-tokens"]);
+    expect(mustExist).toEqual(["./billing-tenant-tokens", "./console-users"]);
     for (const guide of ["README.md", "docker/README.md"]) {
       const doc = readFileSync(join(ROOT, guide), "utf8").replace(/\s+/g, " ");
       for (const source of mustExist) {

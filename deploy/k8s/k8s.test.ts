@@ -51,7 +51,7 @@ interface Policy extends K8sObject {
 }
 
 const OVERLAYS = ["dev", "prod"] as const;
-/** The image each overlay's `images:` block sets for the six services (and only that one). */
+/** The image each overlay's `images:` block sets for the seven services (and only that one). */
 const IMAGES: Record<(typeof OVERLAYS)[number], string> = { dev: "malha:dev", prod: "registry.example.org/malha:0.1.0" };
 /** Where each overlay's MySQL and NATS are: every egress rule to their ports must name exactly these peers. */
 const DATA_PEERS: Record<(typeof OVERLAYS)[number], { mysql: Peer[]; nats: Peer[] }> = {
