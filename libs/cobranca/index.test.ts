@@ -9,7 +9,7 @@ const here = fileURLToPath(new URL(".", import.meta.url));
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((f) => {
     const p = join(dir, f);
-    if (statSync(p).isDirectory()) return f === "test" ? [] : sources(p);
+    if (statSync(p).isDirectory()) return f === "testing" ? [] : sources(p);
     return p.endsWith(".ts") && !p.endsWith(".test.ts") ? [p] : [];
   });
 }
