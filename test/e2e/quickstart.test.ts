@@ -91,7 +91,7 @@ describe("quickstart", () => {
       // The banner's commands follow the stack's ports.
       expect(out).toContain(`mariadb -h127.0.0.1 -P${mysqlPort} -umalha`);
       expect(out).toContain(`MYSQL_URL=mysql://malha:malha@127.0.0.1:${mysqlPort}/malha`);
-      // npm, the shell it execs, the simulator, six services, NATS and MariaDB at least.
+      // npm, the shell it execs, the simulator, the services, NATS and MariaDB at least.
       expect(pids.length).toBeGreaterThanOrEqual(9);
 
       process.kill(npm.pid!, "SIGTERM");
@@ -104,7 +104,7 @@ describe("quickstart", () => {
       const logs = /stopped; logs kept in (\S+)/.exec(out)?.[1];
       expect(logs, out.slice(-2000)).toBe(`${stackDir}-logs`);
       expect(readdirSync(logs!).sort()).toEqual(
-        ["adn-gateway", "adn-sim", "artifacts", "billing", "coordinator", "store", "vault"].map((n) => `${n}.log`),
+        ["adn-gateway", "adn-sim", "artifacts", "billing", "console", "coordinator", "store", "vault"].map((n) => `${n}.log`),
       );
       expect(readFileSync(join(logs!, "coordinator.log"), "utf8")).toContain('"msg":"serving"');
     } finally {
