@@ -133,15 +133,18 @@ export function createHandlers(d: HandlerDeps): Partial<ServiceImpl<typeof Billi
           errorsJson: a.preError ? JSON.stringify([{ ...a.preError, retryable: false }]) : null,
         })),
       });
+      // Read before enqueueing: the answer is the job as committed, not whatever state a fast worker has
+      // already moved it to.
+      const job = await d.jobs.get(req.tenant, jobId);
+      if (!job) throw new Error("created job not found");
+      const answer = { job: await jobMessage(job), idempotentReplay: replay };
       if (!replay) {
         // The job is committed: if NATS is down now, the reconciler enqueues it later.
         await d.queue
           .publish({ type: "job", jobId, round: 0 })
           .catch((err: unknown) => d.log.warn({ err, jobId }, "enqueue failed; the reconciler will retry"));
       }
-      const job = await d.jobs.get(req.tenant, jobId);
-      if (!job) throw new Error("created job not found");
-      return { job: await jobMessage(job), idempotentReplay: replay };
+      return answer;
     },
 
     async getBoletoJob(req) {
@@ -263,11 +266,12 @@ export function createHandlers(d: HandlerDeps): Partial<ServiceImpl<typeof Billi
       });
       if (!moved) throw jobNotFinished(job.id, "changing state");
       const requeued = await d.items.requeueFailed(job.id, positions);
+      const answer = await jobMessage((await d.jobs.get(job.tenant, job.id))!);
       for (const r of requeued) await d.queue.publish({ type: "item", jobId: job.id, position: r.position, attempt: r.attempt });
       // With every named item taken by a concurrent retry, the new round still has to finish.
       if (requeued.length === 0) await d.queue.publish({ type: "finalize", jobId: job.id, round: job.retryRounds + 1 });
       d.log.info({ jobId: job.id, requeued: requeued.length, requestedBy: req.requestedBy }, "failed items re-queued");
-      return { job: await jobMessage((await d.jobs.get(job.tenant, job.id))!), requeued: requeued.length, skippedItemIds: skipped };
+      return { job: answer, requeued: requeued.length, skippedItemIds: skipped };
     },
 
     async listJobs(req) {

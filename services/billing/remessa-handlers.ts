@@ -226,11 +226,13 @@ export function remessaHandlers(d: RemessaHandlerDeps): Partial<ServiceImpl<type
           }
         },
       });
+      // Read before enqueueing: the answer is the job as committed, not a fast worker's later state.
+      const answer = { job: await message((await d.jobs.get(req.tenant, jobId))!), idempotentReplay: replay };
       if (!replay)
         await d.queue
           .publish({ type: "job", jobId, round: 0 })
           .catch((err: unknown) => d.log.warn({ err, jobId }, "enqueue failed; the reconciler will retry"));
-      return { job: await message((await d.jobs.get(req.tenant, jobId))!), idempotentReplay: replay };
+      return answer;
     },
 
     async getRemessaJob(req) {
@@ -325,11 +327,12 @@ export function remessaHandlers(d: RemessaHandlerDeps): Partial<ServiceImpl<type
           null,
           [ItemState.FAILED],
         );
-        await d.queue.publish({ type: "sublote", jobId: job.id, index: r.index, attempt: r.attempt });
       }
+      const answer = await message((await d.jobs.get(job.tenant, job.id))!);
+      for (const r of requeued) await d.queue.publish({ type: "sublote", jobId: job.id, index: r.index, attempt: r.attempt });
       if (requeued.length === 0) await d.queue.publish({ type: "finalize", jobId: job.id, round: job.retryRounds + 1 });
       d.log.info({ jobId: job.id, requeued: requeued.length, requestedBy: req.requestedBy }, "remessa sub-batches re-queued");
-      return { job: await message((await d.jobs.get(job.tenant, job.id))!), requeued: requeued.length };
+      return { job: answer, requeued: requeued.length };
     },
   };
 }

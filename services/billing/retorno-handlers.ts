@@ -148,11 +148,13 @@ export function retornoHandlers(d: RetornoHandlerDeps): Partial<ServiceImpl<type
         if (err instanceof AlreadyParsed) return { job: message((await d.jobs.get(req.tenant, err.jobId))!), idempotentReplay: true };
         throw err;
       }
+      // Read before enqueueing: the answer is the job as committed, not a fast worker's later state.
+      const answer = { job: message((await d.jobs.get(req.tenant, created.jobId))!), idempotentReplay: created.replay };
       if (!created.replay)
         await d.queue
           .publish({ type: "retorno", jobId: created.jobId })
           .catch((err: unknown) => d.log.warn({ err, jobId: created.jobId }, "enqueue failed; the reconciler will retry"));
-      return { job: message((await d.jobs.get(req.tenant, created.jobId))!), idempotentReplay: created.replay };
+      return answer;
     },
 
     async getRetornoJob(req) {
