@@ -111,7 +111,7 @@ export async function startNfseMesh(opts: NfseMeshOptions): Promise<NfseMesh> {
   });
   const db = opts.mysqlUrl ? externalDatabase(opts.mysqlUrl) : await createThrowawayDatabase();
   const spawnOpts = { compiled: opts.compiled ?? false };
-  const store = await startService("store", { MYSQL_URL: db.url, ...opts.serviceEnv?.store }, spawnOpts);
+  const storeStarting = startService("store", { MYSQL_URL: db.url, ...opts.serviceEnv?.store }, spawnOpts);
   const gateways: ServiceProcess[] = [];
   const startGateway = async () => {
     const g = await startService(
@@ -131,11 +131,12 @@ export async function startNfseMesh(opts: NfseMeshOptions): Promise<NfseMesh> {
     gateways.push(g);
     return g;
   };
-  const gateway = await startGateway();
+  // The store and the first gateway do not need each other: started together.
+  const [store, gateway] = await Promise.all([storeStarting, startGateway()]);
   const bucket = `leases_e2e_${randomBytes(4).toString("hex")}`;
   const coordinators: ServiceProcess[] = [];
-  const startCoordinator = async (extraEnv: Record<string, string> = {}) => {
-    const c = await startService(
+  const spawnCoordinator = (extraEnv: Record<string, string> = {}) =>
+    startService(
       "coordinator",
       {
         NATS_URL: natsUrl,
@@ -151,10 +152,13 @@ export async function startNfseMesh(opts: NfseMeshOptions): Promise<NfseMesh> {
       },
       spawnOpts,
     );
+  const startCoordinator = async (extraEnv: Record<string, string> = {}) => {
+    const c = await spawnCoordinator(extraEnv);
     coordinators.push(c);
     return c;
   };
-  for (let i = 0; i < opts.coordinators; i++) await startCoordinator();
+  // Started together (their start-up is mostly waiting), kept in a fixed order for the tests that pick one.
+  coordinators.push(...(await Promise.all(Array.from({ length: opts.coordinators }, () => spawnCoordinator()))));
   const storeClient = createClient(StoreService, createGrpcTransport({ baseUrl: store.baseUrl }));
   return {
     sim,
