@@ -3,7 +3,7 @@
 // Widths come from font.ts, which measures exactly what pdfkit draws, so no line is ever wrapped or
 // measured by pdfkit itself.
 import type QRCode from "qrcode";
-import { type Face, type FaceName, face } from "./font.js";
+import { type Face, type FaceName, face, type SharedFace } from "./font.js";
 
 export const MM = 72 / 25.4;
 export type Doc = PDFKit.PDFDocument;
@@ -36,6 +36,29 @@ export function cut(f: Face, s: string, w: number, size: number): string {
   return `${s.slice(0, end).trimEnd()}${ELLIPSIS}`;
 }
 
+/**
+ * Documents whose faces are the prebuilt ones (embed.ts): their text is written as content operators
+ * directly, one show-text per line, since every glyph id is known in advance. pdfkit's text() would lay
+ * the line out, encode it and track state again for each of the few hundred lines of a page.
+ */
+export interface DirectText {
+  readonly fonts: Readonly<Record<FaceName, { readonly id: string; readonly face: SharedFace }>>;
+  readonly pageHeight: number;
+}
+const direct = new WeakMap<Doc, DirectText>();
+
+export function useDirectText(doc: Doc, d: DirectText): void {
+  direct.set(doc, d);
+}
+
+const num = (n: number) => String(Math.round(n * 1000) / 1000);
+
+function rgb(color: string): string {
+  const m = /^#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(color);
+  if (!m) return "0 g";
+  return `${[m[1], m[2], m[3]].map((h) => num(Number.parseInt(h!, 16) / 255)).join(" ")} rg`;
+}
+
 /** One line inside [x, x + w], top of the line at `y`. */
 export function line(doc: Doc, s: string, x: number, y: number, w: number, o: TextOptions): void {
   const f = face(o.face ?? "regular");
@@ -48,6 +71,17 @@ export function line(doc: Doc, s: string, x: number, y: number, w: number, o: Te
   const dx = o.align === "right" ? w - tw : o.align === "center" ? (w - tw) / 2 : 0;
   // A shrunk line keeps the vertical centre of the full-size one.
   const dy = ((o.size - size) * LINE_EM) / 2;
+  const d = direct.get(doc);
+  if (d) {
+    const font = d.fonts[o.face ?? "regular"];
+    // Same placement as pdfkit's text(): y is the top of the ascent; PDF's own coordinates grow upwards.
+    const baseline = d.pageHeight - (y + dy) - (f.ascent / f.unitsPerEm) * size;
+    const color = o.color && o.color !== "black" ? rgb(o.color) : "0 g";
+    doc.addContent(
+      `q 1 0 0 -1 0 ${num(d.pageHeight)} cm BT ${color} /${font.id} ${num(size)} Tf 1 0 0 1 ${num(x + Math.max(0, dx))} ${num(baseline)} Tm <${font.face.hex(t)}> Tj ET Q`,
+    );
+    return;
+  }
   doc
     .font(o.face ?? "regular")
     .fontSize(size)

@@ -127,6 +127,25 @@ export class SharedFace extends Face {
     super(font);
   }
 
+  private readonly hexes = new Map<number, string>();
+
+  /** The glyph of `text` in the prebuilt subset, as the hex string of a PDF show-text operator (Identity-H). */
+  hex(text: string): string {
+    let out = "";
+    for (let i = 0; i < text.length; i++) {
+      const cp = text.codePointAt(i)!;
+      if (cp > 0xffff) i++;
+      let h = this.hexes.get(cp);
+      if (h === undefined) {
+        const gid = this.prebuilt.gids.get(this.glyph(cp).id) ?? this.prebuilt.gids.get(this.glyph(0x3f).id) ?? 0;
+        h = gid.toString(16).padStart(4, "0");
+        this.hexes.set(cp, h);
+      }
+      out += h;
+    }
+    return out;
+  }
+
   override createSubset(): unknown {
     const gids = this.prebuilt.gids;
     const fallback = gids.get(this.glyph(0x3f).id) ?? 0;
