@@ -8,6 +8,8 @@ import { renderDanfse } from "../libs/danfse/index.js";
 import { eventFor, feed, inputOf } from "../libs/danfse/testing/notes.js";
 import { fmt, median } from "./stats.js";
 
+const quantile = (xs: readonly number[], q: number) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) * q)]!;
+
 const RENDERS = Number(process.env.BENCH_DANFSE_RENDERS ?? "400");
 const rows: [string, string, string, string][] = [];
 const row = (what: string, value: string, target: string, met: boolean | null) => {
@@ -33,21 +35,25 @@ row("first render (fonts parsed, shared subset built), ms", fmt(performance.now(
 
 for (let i = 0; i < 30; i++) renderDanfse(inputs[i % inputs.length]!);
 const ms: number[] = [];
+const cpuMs: number[] = [];
 const bytes: number[] = [first.length];
-const cpu0 = process.cpuUsage();
 for (let i = 0; i < RENDERS; i++) {
   const input = inputs[i % inputs.length]!;
+  const c = process.cpuUsage();
   const s = performance.now();
   const pdf = renderDanfse(input);
   ms.push(performance.now() - s);
+  const d = process.cpuUsage(c);
+  cpuMs.push((d.user + d.system) / 1000);
   bytes.push(pdf.length);
 }
-const cpu = process.cpuUsage(cpu0);
 const perRender = median(ms);
+const cpuPerRender = median(cpuMs);
 row(`ms per DANFSe, one thread (median of ${RENDERS}, ${inputs.length} distinct notes)`, fmt(perRender, 2), "≤ 10", perRender <= 10);
-row("  p90 ms", fmt([...ms].sort((a, b) => a - b)[Math.floor(ms.length * 0.9)]!, 2), "", null);
-row("  CPU ms per DANFSe (user + system / renders)", fmt((cpu.user + cpu.system) / 1000 / RENDERS, 2), "", null);
-row("  DANFSe per second, one thread", fmt(1000 / perRender, 0), "", null);
+row("  p10 / p90 ms", `${fmt(quantile(ms, 0.1), 2)} / ${fmt(quantile(ms, 0.9), 2)}`, "", null);
+// Wall time waits for the core on a loaded machine; CPU time is what one render costs a thread.
+row("  CPU ms per DANFSe (median)", fmt(cpuPerRender, 2), "≤ 10", cpuPerRender <= 10);
+row("  DANFSe per CPU-second, one thread", fmt(1000 / cpuPerRender, 0), "", null);
 row("  PDF bytes (median)", fmt(median(bytes), 0), "", null);
 
 // ---- Part 2: bulk export through the service (1,000 notes end to end on 2 cores) -------------------

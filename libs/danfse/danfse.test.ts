@@ -10,7 +10,7 @@ import { consultaUrl, DanfseError, type DanfseInput, renderDanfse } from "./inde
 import { money } from "./format.js";
 import { readNota } from "./read.js";
 import { eventFor, feed, inputOf, longest, pick, xmlOf } from "./testing/notes.js";
-import { pdfPages, pdfText, readQr } from "./testing/pdf.js";
+import { pdfPages, pdfText, readQr, redPixels } from "./testing/pdf.js";
 
 const f = feed();
 const notes = f.notes;
@@ -73,10 +73,14 @@ describe("DANFSe of generated notes", () => {
     }
   });
 
-  it("prints NFS-e SEM VALIDADE JURÍDICA for tpAmb=2 only", () => {
-    const homolog = { ...ibsFull, tpAmb: 2 };
-    expect(words(pdfText(renderDanfse(inputOf(homolog))))).toContain("NFS-e SEM VALIDADE JURÍDICA");
-    expect(pdfText(renderDanfse(inputOf({ ...ibsFull, tpAmb: 1 })))).not.toContain("SEM VALIDADE");
+  it("prints NFS-e SEM VALIDADE JURÍDICA in red for tpAmb=2 only", () => {
+    const header = { x: 0, y: 0, w: 595, h: 60 };
+    const homolog = renderDanfse(inputOf({ ...ibsFull, tpAmb: 2 }));
+    expect(words(pdfText(homolog))).toContain("NFS-e SEM VALIDADE JURÍDICA");
+    expect(redPixels(homolog, header)).toBeGreaterThan(50);
+    const producao = renderDanfse(inputOf({ ...ibsFull, tpAmb: 1 }));
+    expect(pdfText(producao)).not.toContain("SEM VALIDADE");
+    expect(redPixels(producao, header)).toBe(0);
   });
 
   it("a cancellation event marks the note CANCELADA and says when", () => {

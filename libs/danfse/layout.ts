@@ -133,13 +133,14 @@ function identification(doc: Doc, n: Nota, y0: number): number {
     hrule(doc, X, y + ROW, idW, 0.3);
     y += ROW;
   }
-  // QR code (≥ 15.2 mm; 19 mm here, quiet zone included in the white square) and its sentence beside it.
+  // QR code (≥ 15.2 mm asked; 21 mm here with its 4-module quiet zone inside the white square) and the
+  // fixed sentence beside it.
   const h = y - y0;
   const qx = X + idW;
   doc.save().lineWidth(0.3).moveTo(qx, y0).lineTo(qx, y).stroke().restore();
   const side = 21 * MM;
   const code = QRCode.create(consultaUrl(n.chave), { errorCorrectionLevel: "M" });
-  qr(doc, code, qx + 0.5 * MM, y0 + (h - side) / 2, side, 2);
+  qr(doc, code, qx + 0.5 * MM, y0 + (h - side) / 2, side, 4);
   const tx = qx + side + 1 * MM;
   const tw = X + W - tx - 1 * MM;
   const size = 5.2;

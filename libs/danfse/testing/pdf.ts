@@ -45,6 +45,23 @@ function zxing(): Promise<unknown> {
   return ready;
 }
 
+/** Pixels of page 1 (72 dpi, so 1 px = 1 pt) in the box [x, x + w) × [y, y + h) that are clearly red. */
+export function redPixels(pdf: Uint8Array, box: { x: number; y: number; w: number; h: number }): number {
+  const ppm = withFile(pdf, (file) => execFileSync("pdftoppm", ["-r", "72", "-f", "1", "-l", "1", file], { maxBuffer: 16 * 1024 * 1024 }));
+  // Binary PPM: "P6\n<width> <height>\n255\n" then RGB triplets.
+  const m = /^P6\s+(\d+)\s+(\d+)\s+255\s/.exec(ppm.subarray(0, 32).toString("latin1"));
+  if (!m) throw new Error("pdftoppm did not write a binary PPM");
+  const width = Number(m[1]);
+  const start = m[0].length;
+  let red = 0;
+  for (let yy = box.y; yy < box.y + box.h; yy++)
+    for (let xx = box.x; xx < box.x + box.w; xx++) {
+      const i = start + (yy * width + xx) * 3;
+      if (ppm[i]! > 150 && ppm[i + 1]! < 90 && ppm[i + 2]! < 90) red++;
+    }
+  return red;
+}
+
 export interface QrRead {
   text: string;
   /** Side of the symbol on paper, from the decoder's corner points. */
