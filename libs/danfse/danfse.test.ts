@@ -102,6 +102,20 @@ describe("DANFSe of generated notes", () => {
     expect(overlaps(pdf).filter((o) => !o.includes('"SUBSTITUÍDA"'))).toEqual([]);
   });
 
+  it("no two words overlap on any of a dozen varied notes, in production and homologação", () => {
+    const sample = notes.filter((_, i) => i % 9 === 0).slice(0, 12);
+    expect(sample.length).toBe(12);
+    sample.forEach((n, i) => {
+      const pdf = renderDanfse(inputOf({ ...n, tpAmb: i % 2 === 0 ? 1 : 2 }));
+      expect(overlaps(pdf), n.chave).toEqual([]);
+    });
+  });
+
+  it("prints a decomposed accent as the composed letter", () => {
+    const n = { ...v100, tomador: { ...v100.tomador!, name: "JOSE\u0301 DA CONCEIC\u0327A\u0303O" } };
+    expect(words(pdfText(renderDanfse(inputOf(n))))).toContain("JOSÉ DA CONCEIÇÃO");
+  });
+
   it("informational events leave the note unmarked", () => {
     const text = pdfText(renderDanfse(inputOf(interm, [eventFor(f, interm, "202201"), eventFor(f, interm, "101103")])));
     expect(text).not.toMatch(/CANCELADA|SUBSTITUÍDA/);

@@ -5,7 +5,8 @@ import { formatTaxId } from "../tax-id/index.js";
 
 export const EMPTY = "-";
 
-export const orEmpty = (s: string | undefined): string => (s === undefined || s.trim() === "" ? EMPTY : s);
+/** A value as printed: "-" when empty; composed (NFC), so that "e" + combining accent prints as one "é". */
+export const orEmpty = (s: string | undefined): string => (s === undefined || s.trim() === "" ? EMPTY : s.normalize("NFC"));
 
 /** 123456n cents → "R$ 1.234,56"; undefined → "-". */
 export function money(cents: bigint | undefined): string {
