@@ -10,7 +10,24 @@ export interface PartyFacts {
   im: string;
   cMun: string;
   uf: string;
+  /** Optional extras (the DANFSe prints them); the generator leaves them out, tests set them. */
+  fone?: string;
+  email?: string;
+  endereco?: { xLgr: string; nro: string; xCpl?: string; xBairro: string; cep: string };
 }
+
+/** `DPS/infDPS/valores/trib/tribFed` (federal taxes other than CBS). */
+export interface TribFedFacts {
+  piscofins?: { cst: string; vBC: bigint; pPisBps: number; pCofinsBps: number; vPis: bigint; vCofins: bigint; tpRet: number };
+  vRetCP?: bigint;
+  vRetIRRF?: bigint;
+  vRetCSLL?: bigint;
+}
+
+/** `DPS/infDPS/valores/trib/totTrib`: the Lei 12.741/2012 approximate taxes, as amounts or as rates. */
+export type TotTribFacts =
+  | { kind: "valor"; fed: bigint; est: bigint; mun: bigint }
+  | { kind: "percent"; fedBps: number; estBps: number; munBps: number };
 
 /** IBS/CBS of a 1.01 note (NT 004 v2.0): the note's computed group and the DPS's classification. */
 export interface IbsCbsFacts {
@@ -78,6 +95,12 @@ export interface NoteFacts {
   cMotivoSubst: string;
   /** Layout 1.01 only. */
   ibsCbs?: IbsCbsFacts;
+  /** Optional extras (the DANFSe prints them); the generator leaves them out, tests set them. */
+  tribFed?: TribFedFacts;
+  totTrib?: TotTribFacts;
+  xInfComp?: string;
+  vDescIncond?: bigint;
+  vDescCond?: bigint;
   /** Carries the elements NT 009 renames and adds (vCalcAjusteBCISSQN, vAjusteBC, gTribSN, gLocacao). */
   nt009: boolean;
   /** Rendering choices that the parser must see through. */

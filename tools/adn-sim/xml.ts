@@ -1,7 +1,7 @@
 // Renders facts into NFS-e / event XML of layouts 1.00 and 1.01 (adn.md §4, §5, §7), with the quirks real
 // documents have: pretty or compact, CR character references in the signature, padded IM, 1.00/1.01
 // placement differences.
-import type { EventFacts, NoteFacts, PartyFacts } from "./model.js";
+import type { EventFacts, NoteFacts, PartyFacts, TotTribFacts, TribFedFacts } from "./model.js";
 
 const NS = "http://www.sped.fazenda.gov.br/nfse";
 
@@ -103,19 +103,56 @@ function taxIdNode(p: PartyFacts): Node {
 
 function dpsParty(name: string, p: PartyFacts | undefined, extra: Node[] = []): Node | undefined {
   if (!p) return undefined;
+  const e = p.endereco;
   return el(name, [
     taxIdNode(p),
     opt("IM", p.im),
     opt("xNome", p.name),
     p.cMun
       ? el("end", [
-          el("endNac", [el("cMun", p.cMun), el("CEP", "01001000")]),
-          el("xLgr", "RUA DOIS"),
-          el("nro", "0"),
-          el("xBairro", "CENTRO"),
+          el("endNac", [el("cMun", p.cMun), el("CEP", e?.cep ?? "01001000")]),
+          el("xLgr", e?.xLgr ?? "RUA DOIS"),
+          el("nro", e?.nro ?? "0"),
+          opt("xCpl", e?.xCpl),
+          el("xBairro", e?.xBairro ?? "CENTRO"),
         ])
       : undefined,
+    opt("fone", p.fone),
+    opt("email", p.email),
     ...extra,
+  ]);
+}
+
+function tribFed(t: TribFedFacts | undefined): Node | undefined {
+  if (!t) return undefined;
+  const pc = t.piscofins;
+  return el("tribFed", [
+    pc
+      ? el("piscofins", [
+          el("CST", pc.cst),
+          el("vBCPisCofins", money(pc.vBC)),
+          el("pAliqPis", money(BigInt(pc.pPisBps))),
+          el("pAliqCofins", money(BigInt(pc.pCofinsBps))),
+          el("vPis", money(pc.vPis)),
+          el("vCofins", money(pc.vCofins)),
+          el("tpRetPisCofins", String(pc.tpRet)),
+        ])
+      : undefined,
+    opt("vRetCP", t.vRetCP !== undefined ? money(t.vRetCP) : undefined),
+    opt("vRetIRRF", t.vRetIRRF !== undefined ? money(t.vRetIRRF) : undefined),
+    opt("vRetCSLL", t.vRetCSLL !== undefined ? money(t.vRetCSLL) : undefined),
+  ]);
+}
+
+function totTrib(t: TotTribFacts | undefined): Node {
+  if (!t) return el("totTrib", [el("indTotTrib", "0")]);
+  if (t.kind === "valor")
+    return el("totTrib", [
+      el("vTotTrib", [el("vTotTribFed", money(t.fed)), el("vTotTribEst", money(t.est)), el("vTotTribMun", money(t.mun))]),
+    ]);
+  const pct = (bps: number) => money(BigInt(bps));
+  return el("totTrib", [
+    el("pTotTrib", [el("pTotTribFed", pct(t.fedBps)), el("pTotTribEst", pct(t.estBps)), el("pTotTribMun", pct(t.munBps))]),
   ]);
 }
 
@@ -155,12 +192,20 @@ export function renderNote(n: NoteFacts): string {
         el("locPrest", [el("cLocPrestacao", n.cLocPrestacao)]),
         el("cServ", [el("cTribNac", n.cTribNac), opt("cTribMun", n.cTribMun), el("xDescServ", n.xDescServ), opt("cNBS", n.cNBS)]),
         n.nt009 ? el("gLocacao", [el("categ", "1"), el("objeto", "1"), el("extensao", "10"), el("nPostes", "0")]) : undefined,
+        n.xInfComp ? el("infoCompl", [el("xInfComp", n.xInfComp)]) : undefined,
       ]),
       el("valores", [
         el("vServPrest", [el("vServ", money(n.vServ))]),
+        n.vDescIncond !== undefined || n.vDescCond !== undefined
+          ? el("vDescCondIncond", [
+              opt("vDescIncond", n.vDescIncond !== undefined ? money(n.vDescIncond) : undefined),
+              opt("vDescCond", n.vDescCond !== undefined ? money(n.vDescCond) : undefined),
+            ])
+          : undefined,
         el("trib", [
           el("tribMun", [el("tribISSQN", String(n.tribISSQN)), el("tpRetISSQN", String(n.tpRetISSQN))]),
-          el("totTrib", [el("indTotTrib", "0")]),
+          tribFed(n.tribFed),
+          totTrib(n.totTrib),
         ]),
       ]),
       ibsCbsDps(n),
@@ -190,13 +235,16 @@ export function renderNote(n: NoteFacts): string {
         el("IM", n.imPadded ? emit.im.padStart(15, " ") : emit.im),
         el("xNome", emit.name),
         el("enderNac", [
-          el("xLgr", "RUA UM"),
-          el("nro", "100"),
-          el("xBairro", "CENTRO"),
+          el("xLgr", emit.endereco?.xLgr ?? "RUA UM"),
+          el("nro", emit.endereco?.nro ?? "100"),
+          opt("xCpl", emit.endereco?.xCpl),
+          el("xBairro", emit.endereco?.xBairro ?? "CENTRO"),
           el("cMun", emit.cMun),
           el("UF", emit.uf),
-          el("CEP", "01001000"),
+          el("CEP", emit.endereco?.cep ?? "01001000"),
         ]),
+        opt("fone", emit.fone),
+        opt("email", emit.email),
       ]),
       valoresNfse,
       v101 ? outInf : undefined,

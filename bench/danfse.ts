@@ -1,0 +1,65 @@
+// `npm run bench:danfse`: DANFSe figures of issue #17, printed as a table. Part 1 (here): one thread
+// rendering DANFSe from the simulator's notes (both layouts, IBS/CBS, events), median ms per document.
+// Part 2 (the bulk export through the service) belongs in its own section below. Not a test: nothing
+// here asserts a target; on a shared machine wall times are noisy, so CPU time per render is shown too.
+import { loadavg } from "node:os";
+import type { DanfseInput } from "../libs/danfse/index.js";
+import { renderDanfse } from "../libs/danfse/index.js";
+import { eventFor, feed, inputOf } from "../libs/danfse/testing/notes.js";
+import { fmt, median } from "./stats.js";
+
+const quantile = (xs: readonly number[], q: number) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) * q)]!;
+
+const RENDERS = Number(process.env.BENCH_DANFSE_RENDERS ?? "400");
+const rows: [string, string, string, string][] = [];
+const row = (what: string, value: string, target: string, met: boolean | null) => {
+  rows.push([what, value, target, met === null ? "" : met ? "met" : "MISSED"]);
+  console.error(`  ${what}: ${value}`);
+};
+
+// ---- Part 1: the engine on one thread ------------------------------------------------------------
+console.error(
+  `danfse benchmark: ${RENDERS} renders on one thread (load average ${loadavg()
+    .map((x) => fmt(x))
+    .join(" ")})`,
+);
+const f = feed(23, 800);
+const inputs: DanfseInput[] = f.notes.map((n, i) =>
+  // One note in eight carries a cancellation or a substitution (the watermark path).
+  i % 8 === 0 ? inputOf(n, [eventFor(f, n, i % 16 === 0 ? "101101" : "105102")]) : inputOf(n),
+);
+
+const t0 = performance.now();
+const first = renderDanfse(inputs[0]!);
+row("first render (fonts parsed, shared subset built), ms", fmt(performance.now() - t0), "", null);
+
+for (let i = 0; i < 30; i++) renderDanfse(inputs[i % inputs.length]!);
+const ms: number[] = [];
+const cpuMs: number[] = [];
+const bytes: number[] = [first.length];
+for (let i = 0; i < RENDERS; i++) {
+  const input = inputs[i % inputs.length]!;
+  const c = process.cpuUsage();
+  const s = performance.now();
+  const pdf = renderDanfse(input);
+  ms.push(performance.now() - s);
+  const d = process.cpuUsage(c);
+  cpuMs.push((d.user + d.system) / 1000);
+  bytes.push(pdf.length);
+}
+const perRender = median(ms);
+const cpuPerRender = median(cpuMs);
+row(`ms per DANFSe, one thread (median of ${RENDERS}, ${inputs.length} distinct notes)`, fmt(perRender, 2), "≤ 10", perRender <= 10);
+row("  p10 / p90 ms", `${fmt(quantile(ms, 0.1), 2)} / ${fmt(quantile(ms, 0.9), 2)}`, "", null);
+// Wall time waits for the core on a loaded machine; CPU time is what one render costs a thread.
+row("  CPU ms per DANFSe (median)", fmt(cpuPerRender, 2), "≤ 10", cpuPerRender <= 10);
+row("  DANFSe per CPU-second, one thread", fmt(1000 / cpuPerRender, 0), "", null);
+row("  PDF bytes (median)", fmt(median(bytes), 0), "", null);
+
+// ---- Part 2: bulk export through the service (1,000 notes end to end on 2 cores) -------------------
+// Added with the DANFSe service: notes/s, CPU-s, peak RSS.
+
+const width = rows.reduce((w, r) => Math.max(w, r[0].length), 0);
+console.log(`| ${"figure".padEnd(width)} | value | target | |`);
+console.log(`|${"-".repeat(width + 2)}|---|---|---|`);
+for (const [what, value, target, met] of rows) console.log(`| ${what.padEnd(width)} | ${value} | ${target} | ${met} |`);
