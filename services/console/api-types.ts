@@ -1,7 +1,8 @@
 // The console's JSON API, shared by the server (services/console) and the web app (services/console/web).
 // Timestamps are ISO-8601 strings, NSUs decimal strings (uint64 does not fit a JSON number).
 
-export const ROLES = ["read-only", "operator"] as const;
+/** Each role can do what the one before it can: operators press buttons, administrators also import certificates. */
+export const ROLES = ["read-only", "operator", "admin"] as const;
 export type Role = (typeof ROLES)[number];
 
 /** POSTs without this header are refused: a cross-site form cannot set it, so it stops CSRF. */
@@ -10,8 +11,10 @@ export const CSRF_HEADER = "x-malha-console";
 export interface Me {
   user: string;
   role: Role;
-  /** True for operators: they may press buttons. */
+  /** True for operators and administrators: they may press buttons. */
   canAct: boolean;
+  /** True for administrators: they may import certificates. */
+  canAdmin: boolean;
 }
 
 export interface SignInRequest {

@@ -174,7 +174,7 @@ describe("console: Sincronização in a browser", () => {
     // Every action is logged with who pressed it; the refused one with who tried.
     const logs = consoleProc.lines.join("\n");
     expect(logs).toMatch(/"actor":"ana".*"action":"sync-all".*"msg":"console action"/);
-    expect(logs).toMatch(/"actor":"leo".*"msg":"console action refused: read-only operator"/);
+    expect(logs).toMatch(/"actor":"leo".*"msg":"console action refused: role read-only"/);
   });
 });
 

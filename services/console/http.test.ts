@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../libs/log/logger.js";
 import { CSRF_HEADER } from "./api-types.js";
 import { startConsoleServer, type ConsoleServer } from "./http.js";
+import { syncRoutes } from "./routes/sync.js";
 import { SessionSigner } from "./session.js";
 import type { SyncView } from "./sync-view.js";
 import { OperatorDirectory, tokenDigest } from "./users.js";
@@ -45,7 +46,7 @@ beforeAll(async () => {
       config: { staticDir, cookieSecure: false, trustProxyUserHeader: "x-forwarded-user" },
       operators: new OperatorDirectory(users),
       sessions: new SessionSigner(Buffer.alloc(32, 3), 3_600_000),
-      sync,
+      routes: syncRoutes(sync),
       log,
     },
     "127.0.0.1",
@@ -78,7 +79,12 @@ async function signIn(user: string, token: string): Promise<string> {
 describe("console HTTP API", () => {
   it("signs in with a token and refuses a wrong one or a proxy-only user, naming the missing field", async () => {
     const cookie = await signIn("ana", "tok-ana");
-    expect(await (await fetch(`${base}/api/me`, { headers: { cookie } })).json()).toEqual({ user: "ana", role: "operator", canAct: true });
+    expect(await (await fetch(`${base}/api/me`, { headers: { cookie } })).json()).toEqual({
+      user: "ana",
+      role: "operator",
+      canAct: true,
+      canAdmin: false,
+    });
     expect((await post("/api/session", { body: { user: "ana", token: "nope" } })).status).toBe(401);
     expect((await post("/api/session", { body: { user: "sso@x", token: "-" } })).status).toBe(401);
     const missing = await post("/api/session", { body: { user: "ana" } });
@@ -112,7 +118,7 @@ describe("console HTTP API", () => {
 
   it("trusts the proxy's user header for listed users only", async () => {
     const me = await fetch(`${base}/api/me`, { headers: { "x-forwarded-user": "sso@x" } });
-    expect(await me.json()).toEqual({ user: "sso@x", role: "operator", canAct: true });
+    expect(await me.json()).toEqual({ user: "sso@x", role: "operator", canAct: true, canAdmin: false });
     expect((await fetch(`${base}/api/me`, { headers: { "x-forwarded-user": "mallory" } })).status).toBe(401);
     expect((await post("/api/sync-all", { headers: { "x-forwarded-user": "sso@x" } })).status).toBe(200);
     expect(logLines.join("")).toMatch(/"actor":"sso@x","action":"sync-all"/);

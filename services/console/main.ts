@@ -7,6 +7,7 @@ import { peerClient } from "../../libs/rpc/peers.js";
 import { runService } from "../../libs/rpc/run.js";
 import { readConsoleConfig } from "./config.js";
 import { startConsoleServer, type ConsoleServer } from "./http.js";
+import { syncRoutes } from "./routes/sync.js";
 import { SessionSigner } from "./session.js";
 import { createSyncView } from "./sync-view.js";
 import { OperatorDirectory } from "./users.js";
@@ -29,7 +30,11 @@ await runService("console", async ({ env, log }) => {
   return {
     services: [],
     async ready() {
-      http = await startConsoleServer({ config, operators, sessions, sync, log }, config.httpHost, config.httpPort);
+      http = await startConsoleServer(
+        { config, operators, sessions, routes: [...syncRoutes(sync)], log },
+        config.httpHost,
+        config.httpPort,
+      );
       log.info({ httpPort: http.port, staticDir: config.staticDir, proxyUserHeader: config.trustProxyUserHeader }, "console listening");
     },
     async close() {

@@ -1,6 +1,7 @@
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import type { Me } from "../api-types.js";
+import { ROLE_LABELS } from "../labels.js";
 import { api, ApiFailure } from "./api.js";
 import { SignIn } from "./sign-in.js";
 import { SyncPage } from "./sync-page.js";
@@ -23,7 +24,7 @@ function App() {
           </a>
         </nav>
         <span class="who" data-testid="who">
-          {me.user} ({me.role === "operator" ? "operador" : "somente leitura"})
+          {me.user} ({ROLE_LABELS[me.role]})
         </span>
         <button type="button" class="link" onClick={() => void api.signOut().then(() => setMe(null))}>
           Sair
