@@ -41,7 +41,14 @@ export function readConsoleConfig(env: EnvReader): ConsoleConfig {
     cookieSecure: env.bool("CONSOLE_COOKIE_SECURE", { default: false }),
     ...(header !== undefined ? { trustProxyUserHeader: header.toLowerCase() } : {}),
     staticDir,
-    ...opt("vaultAdminSecret", readOptionalSecret(env, "CONSOLE_VAULT_ADMIN_SECRET")),
+    ...opt(
+      "vaultAdminSecret",
+      readOptionalSecret(
+        "CONSOLE_VAULT_ADMIN_SECRET",
+        env.optionalString("CONSOLE_VAULT_ADMIN_SECRET"),
+        env.optionalString("CONSOLE_VAULT_ADMIN_SECRET_FILE"),
+      ),
+    ),
   };
 }
 
@@ -49,9 +56,7 @@ const opt = <K extends string>(key: K, value: string | undefined): Partial<Recor
   value === undefined ? {} : ({ [key]: value } as Record<K, string>);
 
 /** `<NAME>` or `<NAME>_FILE`, at most one; the value never appears in an error. */
-function readOptionalSecret(env: EnvReader, name: string): string | undefined {
-  const inline = env.optionalString(name);
-  const file = env.optionalString(`${name}_FILE`);
+function readOptionalSecret(name: string, inline: string | undefined, file: string | undefined): string | undefined {
   if (inline !== undefined && file !== undefined) throw new ConfigError(`${name}_FILE`, `cannot be set together with ${name} (pick one)`);
   if (file === undefined) return inline === "" ? undefined : inline;
   try {
