@@ -156,6 +156,8 @@ export interface FeedPage {
   gaps: { start: string; end: string }[];
   missingNsus: string;
   gapsTruncated: boolean;
+  /** When the holes were last looked for (the scan is repeated at most once a minute). */
+  gapsCheckedAt: string;
   /** NSUs the ADN confirmed empty (recorded by reconciliation runs). */
   confirmedHoles: number;
 }

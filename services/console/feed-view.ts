@@ -3,7 +3,7 @@
 import type { Client } from "@connectrpc/connect";
 import type { CoordinatorService } from "../../libs/gen/malha/coordinator/v1/coordinator_pb.js";
 import { FaultReason } from "../../libs/gen/malha/nfse/v1/distribution_pb.js";
-import type { StoreService } from "../../libs/gen/malha/store/v1/store_pb.js";
+import type { FindNsuGapsResponse, StoreService } from "../../libs/gen/malha/store/v1/store_pb.js";
 import { SyncPool, type QuarantineEntry } from "../../libs/gen/malha/store/v1/types_pb.js";
 import type { FeedPage, QuarantineView } from "./api-types.js";
 import { HttpError } from "./http-kit.js";
@@ -15,6 +15,7 @@ export interface FeedViewDeps {
   coordinator: Client<typeof CoordinatorService>;
   store: Client<typeof StoreService>;
   municipios: MunicipioDirectory;
+  now?: () => number;
 }
 
 export interface QuarantineFile {
@@ -31,6 +32,9 @@ export interface FeedDetailView {
 const RUNS_SHOWN = 20;
 const QUARANTINE_SHOWN = 50;
 const GAPS_SHOWN = 50;
+/** FindNsuGaps scans the feed's whole stored range; the page refreshes every few seconds, the scan not. */
+const GAPS_TTL_MS = 60_000;
+const GAPS_CACHED = 200;
 
 const FAULT_NAMES: Partial<Record<FaultReason, string>> = {
   [FaultReason.BAD_BASE64]: "bad_base64",
@@ -60,13 +64,28 @@ export function toQuarantineView(q: QuarantineEntry): QuarantineView {
 }
 
 export function createFeedDetailView(deps: FeedViewDeps): FeedDetailView {
+  const now = deps.now ?? Date.now;
+  const gapCache = new Map<string, { at: number; report: Promise<FindNsuGapsResponse> }>();
+  const gapsOf = (feed: FeedKeyInput): { at: number; report: Promise<FindNsuGapsResponse> } => {
+    const key = `${feed.ibge}/${feed.ambiente}/${feed.tipoNsu}`;
+    const hit = gapCache.get(key);
+    if (hit && now() - hit.at < GAPS_TTL_MS) return hit;
+    const entry = { at: now(), report: deps.store.findNsuGaps({ feed, limit: GAPS_SHOWN }) };
+    // A failed scan is not remembered: the next refresh asks again.
+    entry.report.catch(() => gapCache.delete(key));
+    gapCache.delete(key);
+    gapCache.set(key, entry);
+    if (gapCache.size > GAPS_CACHED) gapCache.delete(gapCache.keys().next().value!);
+    return entry;
+  };
   return {
     async feedPage(feed) {
+      const gapScan = gapsOf(feed);
       const [{ status }, runs, quarantine, gaps, syncState, place] = await Promise.all([
         deps.coordinator.getFeedStatus({ feed }),
         deps.coordinator.listRuns({ ibge: feed.ibge, ambiente: feed.ambiente, tipoNsu: feed.tipoNsu, pageSize: RUNS_SHOWN }),
         deps.store.listQuarantine({ ibge: feed.ibge, ambiente: feed.ambiente, tipoNsu: feed.tipoNsu, pageSize: QUARANTINE_SHOWN }),
-        deps.store.findNsuGaps({ feed, limit: GAPS_SHOWN }),
+        gapScan.report,
         deps.store.getSyncState({ feed }),
         deps.municipios.get(feed.ibge),
       ]);
@@ -82,6 +101,7 @@ export function createFeedDetailView(deps: FeedViewDeps): FeedDetailView {
         gaps: gaps.gaps.map((g) => ({ start: g.start.toString(), end: g.end.toString() })),
         missingNsus: gaps.missingCount.toString(),
         gapsTruncated: gaps.truncated,
+        gapsCheckedAt: new Date(gapScan.at).toISOString(),
         confirmedHoles: Number(syncState.state?.holesCount ?? 0n),
       };
     },

@@ -207,7 +207,8 @@ export function FeedPage(props: { me: Me; ibge: string; ambiente: AmbienteName; 
               ? "Nenhuma lacuna na sequência de NSU armazenada."
               : `${data.missingNsus} NSU ausentes${data.gapsTruncated ? " (ao menos)" : ""}: ${data.gaps
                   .map((g) => (g.start === g.end ? g.start : `${g.start}–${g.end}`))
-                  .join(", ")}`}
+                  .join(", ")}`}{" "}
+            <span class="muted">(verificado às {formatInstant(data.gapsCheckedAt, now)})</span>
           </p>
           <p class="muted">
             {data.confirmedHoles} NSU confirmados vazios pelo ADN (reconciliação);{" "}
