@@ -17,6 +17,7 @@ import { launchChromium } from "../test/support/browser.js";
 import { buildConsoleApp, writeUsersFile } from "../test/support/console-app.js";
 import { createThrowawayDatabase } from "../test/support/mysql.js";
 import { startService, type ServiceProcess } from "../test/support/service-process.js";
+import { DEFAULT_PAGE_SIZE } from "../services/console/sync-view.js";
 import { prepareRuntime } from "./runtime.js";
 import { median } from "./stats.js";
 
@@ -177,7 +178,7 @@ async function main() {
     await browser.close();
 
     const apiCases: [string, string][] = [
-      ["first page (200 feeds)", "/api/feeds"],
+      [`first page (default size, ${DEFAULT_PAGE_SIZE})`, "/api/feeds"],
       ["a page of 1,000 feeds", "/api/feeds?pageSize=1000"],
       ["name filter, broad (all match)", `/api/feeds?q=${encodeURIComponent("teste")}`],
       ["name filter, one municipality", `/api/feeds?q=${encodeURIComponent(`Teste ${FEEDS - 1}`)}`],

@@ -48,7 +48,8 @@ export interface SyncView {
   cancel(actor: string, feed: FeedKeyInput): Promise<CancelResponse>;
 }
 
-export const DEFAULT_PAGE_SIZE = 200;
+/** Every open Sincronização tab re-reads its page every 2 s: a page is what an operator scans, not the fleet. */
+export const DEFAULT_PAGE_SIZE = 100;
 export const MAX_PAGE_SIZE = 1000;
 /** A name or UF filter matching at most this many municipalities asks for each one by ibge. */
 const PER_MUNICIPIO_LIMIT = 25;
