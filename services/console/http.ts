@@ -1,96 +1,32 @@
 // The console over plain HTTP/1.1: the built web app, and a small JSON API under /api/ for it.
 // Every API call needs a session (or a user header set by a trusted identity-aware proxy); every POST needs
-// the CSRF header and, except signing in, the operator role. Each button pressed is logged with who did it.
+// the CSRF header and, except signing in, the role its route names. The routes come from routes/*.ts.
 import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { extname, join, normalize, sep } from "node:path";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { ConnectError } from "@connectrpc/connect";
 import type { Logger } from "../../libs/log/logger.js";
-import { CSRF_HEADER, type ApiError, type Me, type SignInRequest } from "./api-types.js";
+import { CSRF_HEADER, type Me, type SignInRequest } from "./api-types.js";
 import type { ConsoleConfig } from "./config.js";
+import { apiError, fromConnect, HttpError, json, readJson, SECURITY_HEADERS } from "./http-kit.js";
+import { hasRole, type Route } from "./router.js";
 import { COOKIE_NAME, readCookie, SessionSigner } from "./session.js";
-import type { SyncView } from "./sync-view.js";
 import type { Operator, OperatorDirectory } from "./users.js";
 
 export interface ConsoleDeps {
   config: Pick<ConsoleConfig, "staticDir" | "cookieSecure" | "trustProxyUserHeader">;
   operators: OperatorDirectory;
   sessions: SessionSigner;
-  sync: SyncView;
+  /** The API beyond signing in: every route module's list, e.g. [...syncRoutes(sync)]. */
+  routes: Route[];
   log: Logger;
 }
 
 export interface ConsoleServer {
   port: number;
   close(): Promise<void>;
-}
-
-const MAX_BODY_BYTES = 16 * 1024;
-const IBGE = /^[0-9]{7}$/;
-
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-const SECURITY_HEADERS = {
-  "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
-  "X-Content-Type-Options": "nosniff",
-  "Referrer-Policy": "no-referrer",
-  "X-Frame-Options": "DENY",
-};
-
-function json(res: ServerResponse, status: number, body: unknown, extra: Record<string, string> = {}): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    ...SECURITY_HEADERS,
-    "Content-Type": "application/json; charset=utf-8",
-    "Content-Length": String(Buffer.byteLength(text)),
-    "Cache-Control": "no-store",
-    ...extra,
-  });
-  res.end(text);
-}
-
-const apiError = (code: string, message: string): ApiError => ({ error: { code, message } });
-
-/** The coordinator's and store's gRPC codes as HTTP statuses; their messages already name the field. */
-function fromConnect(err: ConnectError): HttpError {
-  const status: Partial<Record<Code, number>> = {
-    [Code.InvalidArgument]: 400,
-    [Code.NotFound]: 404,
-    [Code.FailedPrecondition]: 409,
-    [Code.AlreadyExists]: 409,
-    [Code.PermissionDenied]: 403,
-    [Code.ResourceExhausted]: 429,
-    [Code.Unavailable]: 503,
-    [Code.DeadlineExceeded]: 504,
-  };
-  const name = (Code[err.code] ?? "Unknown").replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase();
-  return new HttpError(status[err.code] ?? 502, name, err.rawMessage);
-}
-
-async function readJson(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) throw new HttpError(413, "TOO_LARGE", `body larger than ${MAX_BODY_BYTES} bytes`);
-    chunks.push(chunk);
-  }
-  if (size === 0) return {};
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString("utf8"));
-  } catch {
-    throw new HttpError(400, "INVALID_JSON", "body is not valid JSON");
-  }
 }
 
 function parseSignIn(body: unknown): SignInRequest {
@@ -113,7 +49,7 @@ const CONTENT_TYPES: Record<string, string> = {
 };
 
 export function consoleHandler(deps: ConsoleDeps) {
-  const { operators, sessions, sync, log, config } = deps;
+  const { operators, sessions, log, config, routes } = deps;
 
   /** Who is calling: the proxy's header when trusted, else the session cookie; the role always from the file. */
   function caller(req: IncomingMessage): Operator | undefined {
@@ -131,18 +67,14 @@ export function consoleHandler(deps: ConsoleDeps) {
     return op;
   }
 
-  function requireOperator(req: IncomingMessage, action: string): Operator {
-    const op = requireCaller(req);
-    if (op.role !== "operator") {
-      log.warn({ actor: op.user, role: op.role, action }, "console action refused: read-only operator");
-      throw new HttpError(403, "PERMISSION_DENIED", `role ${op.role} cannot ${action}; only operators can`);
-    }
-    return op;
-  }
+  const me = (op: Operator): Me => ({
+    user: op.user,
+    role: op.role,
+    canAct: hasRole(op, "operator"),
+    canAdmin: hasRole(op, "admin"),
+  });
 
-  const me = (op: Operator): Me => ({ user: op.user, role: op.role, canAct: op.role === "operator" });
-
-  async function api(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+  async function api(req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<void> {
     const method = req.method ?? "GET";
     if (method === "POST" && req.headers[CSRF_HEADER] !== "1") {
       throw new HttpError(403, "CSRF", `POST requests need the header ${CSRF_HEADER}: 1`);
@@ -166,26 +98,18 @@ export function consoleHandler(deps: ConsoleDeps) {
       json(res, 200, me(requireCaller(req)));
       return;
     }
-    if (path === "/api/feeds" && method === "GET") {
-      requireCaller(req);
-      json(res, 200, await sync.listFeeds());
-      return;
-    }
-    if (path === "/api/sync-all" && method === "POST") {
-      const op = requireOperator(req, "sync all municipalities");
-      const result = await sync.syncAll(`console:${op.user}`);
-      log.info({ actor: op.user, action: "sync-all", accepted: result.accepted, skipped: result.skipped }, "console action");
-      json(res, 200, result);
-      return;
-    }
-    const syncOne = /^\/api\/municipios\/([^/]+)\/sync$/.exec(path);
-    if (syncOne && method === "POST") {
-      const ibge = syncOne[1]!;
-      if (!IBGE.test(ibge)) throw new HttpError(400, "INVALID_ARGUMENT", "ibge must be 7 digits");
-      const op = requireOperator(req, "sync a municipality");
-      const result = await sync.syncNow(`console:${op.user}`, ibge);
-      log.info({ actor: op.user, action: "sync-now", ibge, accepted: result.accepted, skipped: result.skipped }, "console action");
-      json(res, 200, result);
+    for (const route of routes) {
+      if (route.method !== method) continue;
+      const m = route.path.exec(path);
+      if (!m) continue;
+      const op = requireCaller(req);
+      if (!hasRole(op, route.role)) {
+        const action = route.action ?? `${method} ${path}`;
+        log.warn({ actor: op.user, role: op.role, action }, `console action refused: role ${op.role}`);
+        const who = route.role === "admin" ? "administrators" : "operators";
+        throw new HttpError(403, "PERMISSION_DENIED", `role ${op.role} cannot ${action}; only ${who} can`);
+      }
+      await route.handle({ req, res, params: m.slice(1), query, op, log });
       return;
     }
     throw new HttpError(404, "NOT_FOUND", `no ${method} ${path}`);
@@ -220,12 +144,13 @@ export function consoleHandler(deps: ConsoleDeps) {
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     try {
       let path: string;
+      const url = new URL(req.url ?? "/", "http://console");
       try {
-        path = decodeURIComponent(new URL(req.url ?? "/", "http://console").pathname);
+        path = decodeURIComponent(url.pathname);
       } catch {
         throw new HttpError(400, "INVALID_ARGUMENT", "the request path is not valid percent-encoding");
       }
-      if (path === "/api" || path.startsWith("/api/")) await api(req, res, path);
+      if (path === "/api" || path.startsWith("/api/")) await api(req, res, path, url.searchParams);
       else await staticFile(req, res, path);
     } catch (err) {
       const e = err instanceof HttpError ? err : err instanceof ConnectError ? fromConnect(err) : undefined;

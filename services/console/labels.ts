@@ -1,5 +1,7 @@
 // pt-BR wording of the console, kept apart from the components so it can be tested without a browser.
-import type { DecisionView, FeedStateName, FeedView, SkipReasonName } from "./api-types.js";
+import type { DecisionView, FeedStateName, FeedView, Role, SkipReasonName } from "./api-types.js";
+
+export const ROLE_LABELS: Record<Role, string> = { "read-only": "somente leitura", operator: "operador", admin: "administrador" };
 
 export const STATE_LABELS: Record<FeedStateName, string> = {
   idle: "pronto",

@@ -22,7 +22,7 @@ describe("operators file", () => {
 
   it.each([
     ["ana operator", /line 1: expected "<user> <role> <sha256 of token>", found 2 fields/],
-    [`ana admin ${hex("a")}`, /line 1: role must be one of read-only, operator, found "admin"/],
+    [`ana root ${hex("a")}`, /line 1: role must be one of read-only, operator, admin, found "root"/],
     ["ana operator abc", /line 1: token digest must be 64 lowercase hex digits/],
     [`ana operator ${hex("a")}\nana read-only ${hex("b")}`, /line 2: user "ana" is listed twice/],
     [`a'b operator ${hex("a")}`, /line 1: user must be/],

@@ -1,5 +1,5 @@
 // Operators of the console, from a file an administrator keeps (CONSOLE_USERS_FILE), one per line:
-//   <user> <role> <sha256 of the token, hex>     e.g.  maria operator 9f86d0…
+//   <user> <role> <sha256 of the token, hex>     e.g.  maria operator 9f86d0…   (role: read-only, operator, admin)
 // A "-" instead of the digest means the user can only come through the identity-aware proxy header.
 // The file is re-read when it changes, so revoking someone needs no restart.
 import { createHash, timingSafeEqual } from "node:crypto";
