@@ -179,6 +179,7 @@ export interface DeliveryView {
   deliveryId: string;
   eventType: string;
   jobId: string;
+  jobKind: JobKindName;
   state: DeliveryStateName;
   attempts: number;
   lastHttpStatus: number;

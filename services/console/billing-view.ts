@@ -201,6 +201,7 @@ function deliveryView(d: WebhookDelivery): DeliveryView {
     deliveryId: d.deliveryId,
     eventType: d.eventType,
     jobId: d.jobId,
+    jobKind: kindName(d.event?.kind ?? JobKind.BOLETO),
     state: DELIVERY_STATE_NAME[d.state] ?? "pending",
     attempts: d.attempts,
     lastHttpStatus: d.lastHttpStatus,

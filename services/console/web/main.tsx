@@ -3,6 +3,7 @@ import { useEffect, useState } from "preact/hooks";
 import type { Me } from "../api-types.js";
 import { ROLE_LABELS } from "../labels.js";
 import { api, ApiFailure } from "./api.js";
+import { billingPage } from "./billing-pages.js";
 import { SignIn } from "./sign-in.js";
 import { SyncPage } from "./sync-page.js";
 import "./styles.css";
@@ -14,13 +15,17 @@ function App() {
   }, []);
   if (me === undefined) return <p class="loading">Carregando…</p>;
   if (me === null) return <SignIn onSignedIn={setMe} />;
+  const billing = billingPage(location.pathname, me, () => setMe(null));
   return (
     <>
       <header class="top">
         <h1>Malha · Painel</h1>
         <nav aria-label="Páginas">
-          <a href="/" aria-current="page">
+          <a href="/" {...(billing ? {} : { "aria-current": "page" })}>
             Sincronização
+          </a>
+          <a href="/cobranca" {...(billing ? { "aria-current": "page" } : {})}>
+            Cobrança
           </a>
         </nav>
         <span class="who" data-testid="who">
@@ -30,9 +35,7 @@ function App() {
           Sair
         </button>
       </header>
-      <main>
-        <SyncPage me={me} onSignedOut={() => setMe(null)} />
-      </main>
+      <main>{billing ?? <SyncPage me={me} onSignedOut={() => setMe(null)} />}</main>
     </>
   );
 }
