@@ -1,6 +1,6 @@
 // The Cobrança API on a real socket over a stand-in billing client: tenant scoping on every read and button,
 // roles, the tenant's token on each call, and the shaping of counts, throughput and job details.
-import { mkdtempSync, mkdirSync, writeFileSync } from "node:fs";
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
@@ -168,7 +168,7 @@ const fakeBilling = {
   },
 } as unknown as Client<typeof BillingService>;
 
-const dir = mkdtempSync(join(tmpdir(), "malha-console-billing-"));
+const dir = mkdtempSync(join(tmpdir(), "malha-console-billing-api-"));
 const logLines: string[] = [];
 let server: ConsoleServer;
 let base: string;
@@ -201,7 +201,10 @@ beforeAll(async () => {
   );
   base = `http://127.0.0.1:${server.port}`;
 });
-afterAll(() => server?.close());
+afterAll(async () => {
+  await server?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
 
 async function as(user: string): Promise<(path: string, method?: "GET" | "POST") => Promise<{ status: number; body: unknown }>> {
   const res = await fetch(`${base}/api/session`, {

@@ -26,6 +26,7 @@ let browser: Browser;
 let url: string;
 let failedJob: string;
 let otherTenantJob: string;
+let brokenGone: Promise<void>;
 
 async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, what: string, timeoutMs = 45_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -38,8 +39,6 @@ async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, what: str
 }
 
 beforeAll(async () => {
-  const t0 = Date.now();
-  const lap = (what: string) => console.log(`setup ${what}: ${Date.now() - t0} ms`);
   dir = mkdtempSync(join(tmpdir(), "malha-console-billing-"));
   const appDir = join(dir, "app");
   writeUsersFile(join(dir, "users"), [OPERATOR, READER]);
@@ -51,7 +50,6 @@ beforeAll(async () => {
     buildConsoleApp(appDir),
   ]);
   mesh = built;
-  lap("mesh and app");
   const healthy = mesh.billingClient();
   await healthy.setWebhookEndpoint({ tenant: "acme", url: receiver.url, enabled: true });
   otherTenantJob = (await healthy.createBoletoJob({ tenant: "beta", environment: Environment.SANDBOX, items: [boletoValido(9)] })).job!
@@ -63,36 +61,39 @@ beforeAll(async () => {
     BILLING_NATS_PREFIX: `${mesh.prefix}f`,
     ARTIFACTS_URL: "http://127.0.0.1:1",
     BILLING_MAX_DELIVER: "2",
+    BILLING_ACK_WAIT_SECONDS: "1",
   });
   const b = mesh.billingClient(broken);
   const items = [1, 2, 3].map((n) => boletoValido(n, { externalId: `fatura-${n}` }));
   failedJob = (await b.createBoletoJob({ tenant: "acme", idempotencyKey: "lote-dezembro", environment: Environment.SANDBOX, items })).job!
     .jobId;
-  await until(
+  // While the items fail, the console and the browser start; the first test waits for the broken process to go.
+  brokenGone = until(
     () => b.getBoletoJob({ tenant: "acme", jobId: failedJob }),
     (r) => r.job?.counters?.failed === 3,
     "the items to fail",
-  );
-  lap("items failed");
-  broken.kill("SIGKILL");
-  await broken.exited;
-
-  consoleProc = await startService("console", {
-    BILLING_URL: mesh.billing[0]!.baseUrl,
-    // The sync side is not under test here: nothing listens there.
-    COORDINATOR_URL: "http://127.0.0.1:1",
-    STORE_URL: "http://127.0.0.1:1",
-    CONSOLE_USERS_FILE: join(dir, "users"),
-    CONSOLE_BILLING_TENANTS_FILE: join(dir, "tenants"),
-    CONSOLE_SESSION_SECRET: "test-only-session-secret-0123456789abcdef",
-    CONSOLE_STATIC_DIR: appDir,
-    CONSOLE_HTTP_HOST: "127.0.0.1",
-    CONSOLE_HTTP_PORT: "0",
+  ).then(async () => {
+    broken.kill("SIGKILL");
+    await broken.exited;
   });
+  brokenGone.catch(() => undefined);
+  [consoleProc, browser] = await Promise.all([
+    startService("console", {
+      BILLING_URL: mesh.billing[0]!.baseUrl,
+      // The sync side is not under test here: nothing listens there.
+      COORDINATOR_URL: "http://127.0.0.1:1",
+      STORE_URL: "http://127.0.0.1:1",
+      CONSOLE_USERS_FILE: join(dir, "users"),
+      CONSOLE_BILLING_TENANTS_FILE: join(dir, "tenants"),
+      CONSOLE_SESSION_SECRET: "test-only-session-secret-0123456789abcdef",
+      CONSOLE_STATIC_DIR: appDir,
+      CONSOLE_HTTP_HOST: "127.0.0.1",
+      CONSOLE_HTTP_PORT: "0",
+    }),
+    launchChromium(),
+  ]);
   const listening = consoleProc.lines.find((l) => l.includes('"msg":"console listening"'));
   url = `http://127.0.0.1:${(JSON.parse(listening!) as { httpPort: number }).httpPort}`;
-  browser = await launchChromium();
-  lap("console and browser");
 }, 120_000);
 
 afterAll(async () => {
@@ -128,6 +129,7 @@ const jobPath = () => `/cobranca/acme/boleto/${failedJob}`;
 
 describe("console: Cobrança in a browser", () => {
   it("shows the queue by kind and state and the operator's tenant's jobs only, searchable by external id", async () => {
+    await brokenGone;
     const page = await signIn(OPERATOR, "/cobranca");
     await page.getByRole("heading", { name: "Cobrança" }).waitFor();
     // The healthy reconciler finishes the stalled job: the overview counts it as failed.
