@@ -58,7 +58,7 @@ describe("docker/compose.yaml", () => {
       "adn-gateway": ["adn-sim", "vault"],
       coordinator: ["nats", "store", "vault", "adn-gateway"],
       billing: ["mysql", "nats", "artifacts"],
-      console: ["coordinator", "store"],
+      console: ["coordinator", "store", "vault"],
     };
     for (const [name, deps] of Object.entries(needs)) {
       const declared = compose.services[name]!.depends_on ?? {};

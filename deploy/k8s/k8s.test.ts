@@ -212,14 +212,18 @@ describe.each(OVERLAYS)("kustomize overlay %s", (overlay) => {
     }
   });
 
-  it("admits to the vault only the gateway (credentials) and the coordinator (certificate listing)", () => {
+  it("admits to the vault only the gateway (credentials), the coordinator (certificate listing) and the console (listing, import)", () => {
     const vault = of<Policy>(overlay, "NetworkPolicy").filter(
       (p) => p.spec.podSelector.matchLabels?.["app.kubernetes.io/name"] === "vault",
     );
     expect(vault).toHaveLength(1);
     const sources = vault[0]!.spec.ingress!.flatMap((r) => r.from ?? []);
     expect(sources.every((s) => s.namespaceSelector === undefined && s.ipBlock === undefined)).toBe(true);
-    expect(sources.map((s) => s.podSelector?.matchLabels?.["app.kubernetes.io/name"]).sort()).toEqual(["adn-gateway", "coordinator"]);
+    expect(sources.map((s) => s.podSelector?.matchLabels?.["app.kubernetes.io/name"]).sort()).toEqual([
+      "adn-gateway",
+      "console",
+      "coordinator",
+    ]);
   });
 });
 

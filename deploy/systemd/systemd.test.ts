@@ -48,7 +48,7 @@ describe("deploy/systemd units", () => {
     expect(creds("vault")).toEqual(["master-key", "vault-credentials", "vault-admin"]);
     expect(creds("adn-gateway")).toEqual(["vault-credentials"]);
     expect(creds("artifacts")).toEqual(["artifact-link"]);
-    expect(creds("console")).toEqual(["console-session"]);
+    expect(creds("console")).toEqual(["console-session", "vault-admin"]);
     expect(unitText("artifacts")).toContain("ReadWritePaths=/var/lib/malha/artifacts");
   });
 

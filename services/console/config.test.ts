@@ -33,6 +33,18 @@ describe("console config", () => {
     expect(read({ ...rest, CONSOLE_SESSION_SECRET_FILE: join(dir, "secret") }).sessionSecret.toString()).toBe("s".repeat(40));
   });
 
+  it("reads the optional vault administrator secret inline or from a file, never both", () => {
+    expect(read(base).vaultAdminSecret).toBeUndefined();
+    expect(read({ ...base, CONSOLE_VAULT_ADMIN_SECRET_FILE: join(dir, "secret") }).vaultAdminSecret).toBe("s".repeat(40));
+    expect(read({ ...base, CONSOLE_VAULT_ADMIN_SECRET: "adm" }).vaultAdminSecret).toBe("adm");
+    expect(refusal({ ...base, CONSOLE_VAULT_ADMIN_SECRET: "adm", CONSOLE_VAULT_ADMIN_SECRET_FILE: join(dir, "secret") })).toMatch(
+      /^config error: CONSOLE_VAULT_ADMIN_SECRET_FILE cannot be set together/,
+    );
+    expect(refusal({ ...base, CONSOLE_VAULT_ADMIN_SECRET_FILE: join(dir, "missing") })).toMatch(
+      /^config error: CONSOLE_VAULT_ADMIN_SECRET_FILE names a file that cannot be read \(ENOENT/,
+    );
+  });
+
   it("names the variable of each mistake and never prints the secret", () => {
     const { CONSOLE_USERS_FILE: _u, ...noUsers } = base;
     expect(refusal(noUsers)).toMatch(/^config error: CONSOLE_USERS_FILE is required/);

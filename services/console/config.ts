@@ -19,6 +19,8 @@ export interface ConsoleConfig {
   trustProxyUserHeader?: string;
   /** The built web app (index.html and assets). */
   staticDir: string;
+  /** The vault's administrator secret, for importing certificates; unset = the console cannot import. */
+  vaultAdminSecret?: string;
 }
 
 export function readConsoleConfig(env: EnvReader): ConsoleConfig {
@@ -39,7 +41,35 @@ export function readConsoleConfig(env: EnvReader): ConsoleConfig {
     cookieSecure: env.bool("CONSOLE_COOKIE_SECURE", { default: false }),
     ...(header !== undefined ? { trustProxyUserHeader: header.toLowerCase() } : {}),
     staticDir,
+    ...opt(
+      "vaultAdminSecret",
+      readOptionalSecret(
+        "CONSOLE_VAULT_ADMIN_SECRET",
+        env.optionalString("CONSOLE_VAULT_ADMIN_SECRET"),
+        env.optionalString("CONSOLE_VAULT_ADMIN_SECRET_FILE"),
+      ),
+    ),
   };
+}
+
+const opt = <K extends string>(key: K, value: string | undefined): Partial<Record<K, string>> =>
+  value === undefined ? {} : ({ [key]: value } as Record<K, string>);
+
+/** `<NAME>` or `<NAME>_FILE`, at most one; the value never appears in an error. */
+function readOptionalSecret(name: string, inline: string | undefined, file: string | undefined): string | undefined {
+  if (inline !== undefined && file !== undefined) throw new ConfigError(`${name}_FILE`, `cannot be set together with ${name} (pick one)`);
+  if (file === undefined) return inline === "" ? undefined : inline;
+  try {
+    const value = readFileSync(file, "utf8").trim();
+    if (value === "") throw new ConfigError(`${name}_FILE`, `names an empty file: ${file}`);
+    return value;
+  } catch (err) {
+    if (err instanceof ConfigError) throw err;
+    throw new ConfigError(
+      `${name}_FILE`,
+      `names a file that cannot be read (${(err as NodeJS.ErrnoException).code ?? "unreadable"}: ${file})`,
+    );
+  }
 }
 
 const resolveDir = (p: string) => (isAbsolute(p) ? p : resolve(p));

@@ -8,7 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../libs/log/logger.js";
 import { CSRF_HEADER } from "./api-types.js";
 import { startConsoleServer, type ConsoleServer } from "./http.js";
+import { certificateRoutes } from "./routes/certificates.js";
 import { syncRoutes } from "./routes/sync.js";
+import type { CertificatesView } from "./certificates-view.js";
 import { SessionSigner } from "./session.js";
 import type { SyncView } from "./sync-view.js";
 import { OperatorDirectory, tokenDigest } from "./users.js";
@@ -28,6 +30,25 @@ const sync: SyncView = {
     if (ibge === "9999999") throw new ConnectError("municipality 9999999 is not registered", Code.NotFound);
     return { accepted: 0, skipped: 1, decisions: [] };
   },
+  cancel: async (actor, feed) => (calls.push(`cancel ${actor} ${feed.ibge}`), { dequeued: true, nothingToCancel: false }),
+};
+
+const certificates: CertificatesView = {
+  list: async () => ({ certificates: [] }),
+  import: async (actor, ibge, pfx, password) => {
+    calls.push(`import ${actor} ${ibge} ${pfx.toString()} ${password.length}`);
+    const certificate = {
+      id: "c1",
+      ibge,
+      cnpj: "",
+      subject: "",
+      issuer: "",
+      serialNumber: "",
+      status: "active" as const,
+      fingerprint: "f",
+    };
+    return { certificate, created: true, activated: true };
+  },
 };
 
 beforeAll(async () => {
@@ -38,7 +59,7 @@ beforeAll(async () => {
   const users = join(dir, "users");
   writeFileSync(
     users,
-    `ana operator ${tokenDigest("tok-ana").toString("hex")}\nleo read-only ${tokenDigest("tok-leo").toString("hex")}\nsso@x operator -\n`,
+    `ana operator ${tokenDigest("tok-ana").toString("hex")}\nleo read-only ${tokenDigest("tok-leo").toString("hex")}\nsso@x operator -\nada admin ${tokenDigest("tok-ada").toString("hex")}\n`,
   );
   const log = createLogger({ service: "console", destination: new Writable({ write: (c, _e, cb) => (logLines.push(String(c)), cb()) }) });
   server = await startConsoleServer(
@@ -46,7 +67,7 @@ beforeAll(async () => {
       config: { staticDir, cookieSecure: false, trustProxyUserHeader: "x-forwarded-user" },
       operators: new OperatorDirectory(users),
       sessions: new SessionSigner(Buffer.alloc(32, 3), 3_600_000),
-      routes: syncRoutes(sync),
+      routes: [...syncRoutes(sync), ...certificateRoutes(certificates)],
       log,
     },
     "127.0.0.1",
@@ -114,6 +135,51 @@ describe("console HTTP API", () => {
       404,
       { error: { code: "NOT_FOUND", message: "municipality 9999999 is not registered" } },
     ]);
+  });
+
+  it("lets only administrators import a certificate; read-only and operators get 403 and are logged", async () => {
+    const [ana, leo, ada] = await Promise.all([signIn("ana", "tok-ana"), signIn("leo", "tok-leo"), signIn("ada", "tok-ada")]);
+    expect(await (await fetch(`${base}/api/me`, { headers: { cookie: ada } })).json()).toEqual({
+      user: "ada",
+      role: "admin",
+      canAct: true,
+      canAdmin: true,
+    });
+    const body = { pfxBase64: Buffer.from("PFX").toString("base64"), password: "senha-secreta" };
+    for (const cookie of [ana, leo]) {
+      const refused = await post("/api/municipios/3550308/certificados", { cookie, body });
+      expect(refused.status).toBe(403);
+      expect(((await refused.json()) as { error: { message: string } }).error.message).toMatch(/only administrators can$/);
+    }
+    calls.length = 0;
+    const ok = await post("/api/municipios/3550308/certificados", { cookie: ada, body });
+    expect(ok.status).toBe(200);
+    expect(calls).toEqual(["import console:ada 3550308 PFX 13"]);
+    const bad = await post("/api/municipios/3550308/certificados", { cookie: ada, body: { pfxBase64: "%%%", password: "" } });
+    expect([bad.status, await bad.json()]).toEqual([400, { error: { code: "INVALID_ARGUMENT", message: "pfxBase64 is not base64" } }]);
+    const logs = logLines.join("");
+    expect(logs).toMatch(/"actor":"ana","role":"operator","action":"import a certificate".*"msg":"console action refused: role operator"/);
+    expect(logs).toMatch(/"actor":"ada","action":"import-certificate","ibge":"3550308","certificateId":"c1"/);
+    expect(logs).not.toContain("senha-secreta");
+  });
+
+  it("checks the feed list's filters and Cancelar's feed before calling the coordinator", async () => {
+    const leo = await signIn("leo", "tok-leo");
+    const ana = await signIn("ana", "tok-ana");
+    const badState = await fetch(`${base}/api/feeds?state=sleeping`, { headers: { cookie: leo } });
+    expect(badState.status).toBe(400);
+    expect(((await badState.json()) as { error: { message: string } }).error.message).toMatch(/^state must be one of idle, queued/);
+    expect((await fetch(`${base}/api/feeds?uf=sp`, { headers: { cookie: leo } })).status).toBe(400);
+    expect((await fetch(`${base}/api/feeds?pageSize=5000`, { headers: { cookie: leo } })).status).toBe(400);
+    expect((await post("/api/feeds/3550308/producao/distribuicao/cancel", { cookie: leo })).status).toBe(403);
+    const badFeed = await post("/api/feeds/3550308/homologacao/distribuicao/cancel", { cookie: ana });
+    expect([badFeed.status, ((await badFeed.json()) as { error: { message: string } }).error.message]).toEqual([
+      400,
+      "ambiente must be one of producao, producao_restrita",
+    ]);
+    calls.length = 0;
+    expect((await post("/api/feeds/3550308/producao/distribuicao/cancel", { cookie: ana })).status).toBe(200);
+    expect(calls).toEqual(["cancel console:ana 3550308"]);
   });
 
   it("trusts the proxy's user header for listed users only", async () => {

@@ -1,7 +1,8 @@
 // The "Sincronização" page's data and buttons, as plain async functions over the coordinator and the
-// store. The HTTP layer (http.ts) decides who may call them; this file only shapes the answers.
-import type { Timestamp } from "@bufbuild/protobuf/wkt";
-import type { Client } from "@connectrpc/connect";
+// store. The HTTP layer (routes/sync.ts) decides who may call them; this file only shapes the answers.
+// The list is read one page at a time with the filters applied on the way, so a refresh every few seconds
+// costs one page, not the whole fleet.
+import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import {
   FeedState,
   SkipReason,
@@ -9,44 +10,105 @@ import {
   type FeedDecision,
   type FeedStatus,
 } from "../../libs/gen/malha/coordinator/v1/coordinator_pb.js";
-import { Ambiente, TipoNsu, type FeedKey } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
+import { ErrorInfoSchema } from "../../libs/gen/malha/common/v1/common_pb.js";
+import type { Ambiente, TipoNsu } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
 import type { StoreService } from "../../libs/gen/malha/store/v1/store_pb.js";
 import { RunOutcome } from "../../libs/gen/malha/store/v1/types_pb.js";
-import type {
-  AmbienteName,
-  DecisionView,
-  FeedStateName,
-  FeedsResponse,
-  FeedView,
-  SkipReasonName,
-  SyncResponse,
-  TipoNsuName,
-} from "./api-types.js";
+import type { CancelResponse, DecisionView, FeedStateName, FeedsPage, FeedView, SkipReasonName, SyncResponse } from "./api-types.js";
+import { badRequest } from "./http-kit.js";
+import { createMunicipioDirectory, fold, type MunicipioDirectory } from "./municipios.js";
+import { feedKeyView, iso, opt } from "./proto-view.js";
 
 export interface SyncViewDeps {
   coordinator: Client<typeof CoordinatorService>;
   store: Client<typeof StoreService>;
+  municipios?: MunicipioDirectory;
   now?: () => Date;
 }
 
-export interface SyncView {
-  listFeeds(): Promise<FeedsResponse>;
-  syncAll(actor: string): Promise<SyncResponse>;
-  syncNow(actor: string, ibge: string): Promise<SyncResponse>;
+export interface FeedFilter {
+  /** An ibge (7 digits) or part of a municipality's name. */
+  q?: string;
+  uf?: string;
+  state?: FeedStateName;
+  pageSize?: number;
+  pageToken?: string;
 }
 
-/** Pages of ListFeedStatus are capped at 1000 by the coordinator; this bounds one snapshot. */
-const MAX_PAGES = 100;
+export interface FeedKeyInput {
+  ibge: string;
+  ambiente: Ambiente;
+  tipoNsu: TipoNsu;
+}
+
+export interface SyncView {
+  listFeeds(filter?: FeedFilter): Promise<FeedsPage>;
+  syncAll(actor: string): Promise<SyncResponse>;
+  syncNow(actor: string, ibge: string): Promise<SyncResponse>;
+  cancel(actor: string, feed: FeedKeyInput): Promise<CancelResponse>;
+}
+
+export const DEFAULT_PAGE_SIZE = 200;
+export const MAX_PAGE_SIZE = 1000;
+/** A name or UF filter matching at most this many municipalities asks for each one by ibge. */
+const PER_MUNICIPIO_LIMIT = 25;
+/** Coordinator calls one filtered page may make before it answers with what it has and a token. */
+const MAX_SCAN_CALLS = 20;
+
+const STATE_FILTER: Record<FeedStateName, FeedState> = {
+  idle: FeedState.IDLE,
+  queued: FeedState.QUEUED,
+  running: FeedState.RUNNING,
+  waiting: FeedState.WAITING,
+  cooling_down: FeedState.COOLING_DOWN,
+  disabled: FeedState.DISABLED,
+  error: FeedState.WAITING,
+};
 
 export function createSyncView(deps: SyncViewDeps): SyncView {
   const now = deps.now ?? (() => new Date());
+  const municipios = deps.municipios ?? createMunicipioDirectory(deps.store);
   return {
-    async listFeeds() {
-      const [statuses, names] = await Promise.all([allStatuses(deps.coordinator), municipalityNames(deps.store)]);
-      return {
-        feeds: statuses.map((s) => toFeedView(s, names.get(s.feed?.ibge ?? ""))),
-        at: now().toISOString(),
-      };
+    async listFeeds(filter = {}) {
+      const pageSize = Math.min(Math.max(filter.pageSize ?? DEFAULT_PAGE_SIZE, 1), MAX_PAGE_SIZE);
+      const q = filter.q?.trim() ?? "";
+      const state = filter.state;
+      const coordinatorState = state ? STATE_FILTER[state] : FeedState.UNSPECIFIED;
+      const places = new Map((await municipios.list()).map((m) => [m.ibge, m]));
+      // The operators' "error" is the coordinator's WAITING after a failed run; "waiting" excludes it.
+      const keep = (v: FeedView) => !state || v.state === state;
+      const view = (s: FeedStatus) => toFeedView(s, places.get(s.feed?.ibge ?? ""));
+
+      let ibges: string[] | undefined;
+      if (/^[0-9]{7}$/.test(q)) ibges = [q];
+      else if (q !== "" || filter.uf) {
+        const text = fold(q);
+        ibges = [...places.values()]
+          .filter((m) => (!filter.uf || m.uf === filter.uf) && (text === "" || fold(m.name).includes(text) || m.ibge.startsWith(q)))
+          .map((m) => m.ibge);
+      }
+      const token = filter.pageToken ?? "";
+      if (ibges !== undefined && ibges.length <= PER_MUNICIPIO_LIMIT) {
+        const statuses = await Promise.all(
+          ibges.map(async (ibge) => (await deps.coordinator.listFeedStatus({ ibge, state: coordinatorState, pageSize: 100 })).statuses),
+        );
+        return { feeds: statuses.flat().map(view).filter(keep), at: now().toISOString() };
+      }
+      const wanted = ibges ? new Set(ibges) : undefined;
+      if (token !== "" && !token.startsWith("c")) throw badRequest("pageToken is not one this console issued");
+      let pageToken = token.slice(1);
+      const feeds: FeedView[] = [];
+      for (let calls = 0; calls < MAX_SCAN_CALLS && feeds.length < pageSize; calls++) {
+        // Ask only for what is still missing, so the coordinator's token never skips a row we did not show.
+        const page = await deps.coordinator.listFeedStatus({ state: coordinatorState, pageSize: pageSize - feeds.length, pageToken });
+        for (const s of page.statuses) {
+          const v = view(s);
+          if ((!wanted || wanted.has(v.ibge)) && keep(v)) feeds.push(v);
+        }
+        pageToken = page.nextPageToken;
+        if (!pageToken) break;
+      }
+      return { feeds, at: now().toISOString(), ...opt("nextPageToken", pageToken ? `c${pageToken}` : "") };
     },
     async syncAll(actor) {
       const res = await deps.coordinator.syncAll({ requestedBy: actor });
@@ -58,51 +120,26 @@ export function createSyncView(deps: SyncViewDeps): SyncView {
       const accepted = decisions.filter((d) => d.accepted).length;
       return { accepted, skipped: decisions.length - accepted, decisions };
     },
+    async cancel(actor, feed) {
+      try {
+        const res = await deps.coordinator.cancelSync({
+          target: { case: "feed", value: feed },
+          requestedBy: actor,
+          reason: "cancelado no painel",
+        });
+        return { dequeued: res.dequeued, ...opt("runId", res.run?.runId), nothingToCancel: res.nothingToCancel };
+      } catch (err) {
+        // Neither queued nor running: the store finds no run to flag. For the operator that is "nothing to cancel".
+        const e = ConnectError.from(err);
+        if (e.code === Code.NotFound && e.findDetails(ErrorInfoSchema).some((d) => d.reason === "RUN_NOT_FOUND")) {
+          return { dequeued: false, nothingToCancel: true };
+        }
+        throw err;
+      }
+    },
   };
 }
 
-async function allStatuses(coordinator: Client<typeof CoordinatorService>): Promise<FeedStatus[]> {
-  const out: FeedStatus[] = [];
-  let pageToken = "";
-  for (let i = 0; i < MAX_PAGES; i++) {
-    const page = await coordinator.listFeedStatus({ pageSize: 1000, pageToken });
-    out.push(...page.statuses);
-    if (!page.nextPageToken) break;
-    pageToken = page.nextPageToken;
-  }
-  return out;
-}
-
-/** Names and UFs are decoration: a store that does not answer leaves them empty instead of failing the page. */
-async function municipalityNames(store: Client<typeof StoreService>): Promise<Map<string, { name: string; uf: string }>> {
-  const names = new Map<string, { name: string; uf: string }>();
-  try {
-    let pageToken = "";
-    for (let i = 0; i < MAX_PAGES; i++) {
-      const page = await store.listMunicipalities({ pageSize: 500, pageToken });
-      for (const m of page.municipalities) names.set(m.ibge, { name: m.name, uf: m.uf });
-      if (!page.nextPageToken) break;
-      pageToken = page.nextPageToken;
-    }
-  } catch {
-    // Deliberately partial: the feed list itself comes from the coordinator.
-  }
-  return names;
-}
-
-const iso = (t: Timestamp | undefined): string | undefined =>
-  t && (t.seconds !== 0n || t.nanos !== 0) ? new Date(Number(t.seconds) * 1000 + Math.floor(t.nanos / 1e6)).toISOString() : undefined;
-
-const AMBIENTES: Partial<Record<Ambiente, AmbienteName>> = {
-  [Ambiente.PRODUCAO]: "producao",
-  [Ambiente.PRODUCAO_RESTRITA]: "producao_restrita",
-};
-const TIPOS: Partial<Record<TipoNsu, TipoNsuName>> = {
-  [TipoNsu.DISTRIBUICAO]: "distribuicao",
-  [TipoNsu.RECEPCAO]: "recepcao",
-  [TipoNsu.GERAL]: "geral",
-  [TipoNsu.MEI]: "mei",
-};
 const STATES: Partial<Record<FeedState, FeedStateName>> = {
   [FeedState.IDLE]: "idle",
   [FeedState.QUEUED]: "queued",
@@ -121,22 +158,12 @@ const REASONS: Partial<Record<SkipReason, SkipReasonName>> = {
   [SkipReason.NO_ACTIVE_CERTIFICATE]: "no_active_certificate",
 };
 
-function feedKey(k: FeedKey | undefined): { ibge: string; ambiente: AmbienteName; tipoNsu: TipoNsuName } {
-  return {
-    ibge: k?.ibge ?? "",
-    ambiente: AMBIENTES[k?.ambiente ?? Ambiente.UNSPECIFIED] ?? "producao",
-    tipoNsu: TIPOS[k?.tipoNsu ?? TipoNsu.UNSPECIFIED] ?? "distribuicao",
-  };
-}
-
 export function toFeedView(s: FeedStatus, place: { name: string; uf: string } | undefined): FeedView {
   let state = STATES[s.state] ?? "idle";
   // The coordinator reports a feed backing off after a failure as WAITING; operators call that an error.
   if (state === "waiting" && s.lastOutcome === RunOutcome.FAILED) state = "error";
-  const opt = <K extends string, V>(key: K, value: V | undefined | "") =>
-    value === undefined || value === "" ? {} : ({ [key]: value } as Record<K, V>);
   return {
-    ...feedKey(s.feed),
+    ...feedKeyView(s.feed),
     name: place?.name ?? "",
     uf: place?.uf ?? "",
     state,
@@ -157,10 +184,10 @@ export function toFeedView(s: FeedStatus, place: { name: string; uf: string } | 
 
 export function toDecisionView(d: FeedDecision): DecisionView {
   return {
-    ...feedKey(d.feed),
+    ...feedKeyView(d.feed),
     accepted: d.accepted,
     ...(d.accepted ? {} : { reason: REASONS[d.reason] ?? "unknown" }),
-    ...(iso(d.notBefore) ? { notBefore: iso(d.notBefore)! } : {}),
-    ...(d.leaseHolder ? { leaseHolder: d.leaseHolder } : {}),
+    ...opt("notBefore", iso(d.notBefore)),
+    ...opt("leaseHolder", d.leaseHolder),
   };
 }

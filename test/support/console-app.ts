@@ -4,6 +4,7 @@ import { execFile } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { Role } from "../../services/console/api-types.js";
 import { tokenDigest } from "../../services/console/users.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -20,10 +21,7 @@ export function buildConsoleApp(outDir: string): Promise<void> {
   );
 }
 
-export function writeUsersFile(
-  path: string,
-  users: { user: string; role: "operator" | "read-only"; token: string; tenants?: "*" | string[] }[],
-): void {
+export function writeUsersFile(path: string, users: { user: string; role: Role; token: string; tenants?: "*" | string[] }[]): void {
   const scope = (t: "*" | string[] | undefined) => (t === undefined ? "" : ` tenants=${t === "*" ? "*" : t.join(",")}`);
   writeFileSync(path, users.map((u) => `${u.user} ${u.role} ${tokenDigest(u.token).toString("hex")}${scope(u.tenants)}\n`).join(""), {
     mode: 0o600,

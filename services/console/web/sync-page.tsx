@@ -1,25 +1,19 @@
-// "Sincronização": every feed with its state, refreshed every few seconds, and the sync buttons.
-import { useEffect, useMemo, useState } from "preact/hooks";
-import type { FeedStateName, FeedView, Me, SyncResponse } from "../api-types.js";
+// "Sincronização": one page of feeds with its filters applied by the server, refreshed every few seconds,
+// and the sync and Cancelar buttons.
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import type { FeedStateName, FeedView, Me, MunicipioView, SyncResponse } from "../api-types.js";
 import { describeDecision, describeState, formatInstant, STATE_LABELS, summarizeSync } from "../labels.js";
+import { AMBIENTE_LABELS, describeCancel, feedPath, TIPO_LABELS } from "../labels-nfse.js";
 import { api, ApiFailure } from "./api.js";
+import { onLinkClick } from "./router.js";
 
 const REFRESH_MS = 2000;
-const AMBIENTE_LABELS = { producao: "produção", producao_restrita: "produção restrita" } as const;
-const TIPO_LABELS = { distribuicao: "distribuição", recepcao: "recepção", geral: "geral", mei: "MEI" } as const;
+const TYPING_MS = 250;
 
 interface Filters {
   text: string;
   uf: string;
   state: FeedStateName | "";
-}
-
-function matches(f: FeedView, filters: Filters): boolean {
-  const text = filters.text.trim().toLocaleLowerCase("pt-BR");
-  if (text && !f.ibge.includes(text) && !f.name.toLocaleLowerCase("pt-BR").includes(text)) return false;
-  if (filters.uf && f.uf !== filters.uf) return false;
-  if (filters.state && f.state !== filters.state) return false;
-  return true;
 }
 
 /** A refusal's reasons, one per refused feed, or the accepted count. */
@@ -29,40 +23,65 @@ function outcome(res: SyncResponse, now: Date): string {
   return refused.join("; ");
 }
 
+const rowKey = (f: FeedView) => `${f.ibge}-${f.ambiente}-${f.tipoNsu}`;
+const cancellable = (f: FeedView) => f.state === "running" || f.state === "queued";
+
 export function SyncPage({ me, onSignedOut }: { me: Me; onSignedOut: () => void }) {
   const [feeds, setFeeds] = useState<FeedView[]>([]);
   const [at, setAt] = useState<string>("");
+  const [loaded, setLoaded] = useState(false);
   const [loadError, setLoadError] = useState("");
   const [filters, setFilters] = useState<Filters>({ text: "", uf: "", state: "" });
+  const [applied, setApplied] = useState<Filters>(filters);
+  const [pages, setPages] = useState<string[]>([""]);
+  const [nextPageToken, setNextPageToken] = useState<string | undefined>();
+  const [municipios, setMunicipios] = useState<MunicipioView[]>([]);
   const [banner, setBanner] = useState("");
   const [rowMessages, setRowMessages] = useState<Record<string, string>>({});
   const [busy, setBusy] = useState(false);
+  const generation = useRef(0);
 
+  // Typing waits a moment before it asks the server; the selects apply at once.
   useEffect(() => {
-    let stopped = false;
+    const t = setTimeout(() => setApplied(filters), filters.text === applied.text ? 0 : TYPING_MS);
+    return () => clearTimeout(t);
+  }, [filters]);
+  useEffect(() => setPages([""]), [applied]);
+  useEffect(() => {
+    api.municipios().then(
+      (r) => setMunicipios(r.municipios),
+      () => undefined,
+    );
+  }, []);
+
+  const pageToken = pages[pages.length - 1]!;
+  useEffect(() => {
+    const mine = ++generation.current;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const load = async () => {
       try {
-        const res = await api.feeds();
-        if (stopped) return;
+        const res = await api.feeds({ q: applied.text.trim(), uf: applied.uf, state: applied.state, pageToken });
+        if (mine !== generation.current) return;
         setFeeds(res.feeds);
+        setNextPageToken(res.nextPageToken);
         setAt(res.at);
+        setLoaded(true);
         setLoadError("");
       } catch (err) {
+        if (mine !== generation.current) return;
         if (err instanceof ApiFailure && err.status === 401) return onSignedOut();
         setLoadError(`Falha ao atualizar: ${(err as Error).message}`);
       }
-      if (!stopped) timer = setTimeout(() => void load(), REFRESH_MS);
+      if (mine === generation.current) timer = setTimeout(() => void load(), REFRESH_MS);
     };
     void load();
     return () => {
-      stopped = true;
+      generation.current++;
       clearTimeout(timer);
     };
-  }, []);
+  }, [applied, pageToken]);
 
-  const ufs = useMemo(() => [...new Set(feeds.map((f) => f.uf).filter(Boolean))].sort(), [feeds]);
-  const shown = feeds.filter((f) => matches(f, filters));
+  const ufs = useMemo(() => [...new Set(municipios.map((m) => m.uf).filter(Boolean))].sort(), [municipios]);
   const now = new Date();
 
   const syncAll = async () => {
@@ -84,7 +103,16 @@ export function SyncPage({ me, onSignedOut }: { me: Me; onSignedOut: () => void 
       setRowMessages((m) => ({ ...m, [ibge]: `falhou: ${(err as Error).message}` }));
     }
   };
+  const cancel = async (f: FeedView) => {
+    try {
+      const res = await api.cancel(f);
+      setRowMessages((m) => ({ ...m, [f.ibge]: describeCancel(res) }));
+    } catch (err) {
+      setRowMessages((m) => ({ ...m, [f.ibge]: `Cancelar falhou: ${(err as Error).message}` }));
+    }
+  };
 
+  const filtered = applied.text.trim() !== "" || applied.uf !== "" || applied.state !== "";
   return (
     <section aria-labelledby="sync-title">
       <div class="toolbar">
@@ -131,9 +159,11 @@ export function SyncPage({ me, onSignedOut }: { me: Me; onSignedOut: () => void 
         </label>
       </form>
       <div class="table-wrap">
-        <table class="feeds">
-          <caption>
-            {shown.length} de {feeds.length} feeds
+        <table class="feeds" data-loaded={loaded ? "yes" : "no"}>
+          <caption data-testid="feeds-caption">
+            {feeds.length} {feeds.length === 1 ? "feed" : "feeds"}
+            {filtered ? " (filtrados)" : ""}
+            {pages.length > 1 || nextPageToken ? ` · página ${pages.length}` : ""}
           </caption>
           <thead>
             <tr>
@@ -148,14 +178,19 @@ export function SyncPage({ me, onSignedOut }: { me: Me; onSignedOut: () => void 
               <th scope="col">Quarentena</th>
               <th scope="col">Último sucesso</th>
               <th scope="col">Próxima elegível</th>
+              <th scope="col">Certificado</th>
               {me.canAct && <th scope="col">Ações</th>}
             </tr>
           </thead>
           <tbody>
-            {shown.map((f) => (
-              <tr key={`${f.ibge}-${f.ambiente}-${f.tipoNsu}`} data-ibge={f.ibge} data-state={f.state} data-documents={f.documents}>
+            {feeds.map((f) => (
+              <tr key={rowKey(f)} data-ibge={f.ibge} data-state={f.state} data-documents={f.documents}>
                 <td>{f.ibge}</td>
-                <td>{f.name}</td>
+                <td>
+                  <a href={feedPath(f)} onClick={onLinkClick}>
+                    {f.name || f.ibge}
+                  </a>
+                </td>
                 <td>{f.uf}</td>
                 <td>
                   {TIPO_LABELS[f.tipoNsu]} · {AMBIENTE_LABELS[f.ambiente]}
@@ -172,11 +207,17 @@ export function SyncPage({ me, onSignedOut }: { me: Me; onSignedOut: () => void 
                 <td class="num">{f.faults.toLocaleString("pt-BR")}</td>
                 <td>{f.lastSuccessAt ? formatInstant(f.lastSuccessAt, now) : "—"}</td>
                 <td>{f.nextEligibleAt ? formatInstant(f.nextEligibleAt, now) : "—"}</td>
+                <td>{f.hasActiveCertificate ? "ativo" : "ausente"}</td>
                 {me.canAct && (
                   <td>
                     <button type="button" aria-label={`Sincronizar ${f.name || f.ibge}`} onClick={() => void syncNow(f.ibge)}>
                       Sincronizar
                     </button>
+                    {cancellable(f) && (
+                      <button type="button" aria-label={`Cancelar ${f.name || f.ibge}`} onClick={() => void cancel(f)}>
+                        Cancelar
+                      </button>
+                    )}
                     <span role="status" class="row-message" data-testid={`message-${f.ibge}`}>
                       {rowMessages[f.ibge] ?? ""}
                     </span>
@@ -187,6 +228,16 @@ export function SyncPage({ me, onSignedOut }: { me: Me; onSignedOut: () => void 
           </tbody>
         </table>
       </div>
+      {(pages.length > 1 || nextPageToken) && (
+        <nav class="pager" aria-label="Páginas da lista">
+          <button type="button" disabled={pages.length === 1} onClick={() => setPages((p) => p.slice(0, -1))}>
+            Página anterior
+          </button>
+          <button type="button" disabled={!nextPageToken} onClick={() => nextPageToken && setPages((p) => [...p, nextPageToken])}>
+            Próxima página
+          </button>
+        </nav>
+      )}
     </section>
   );
 }
