@@ -27,6 +27,7 @@ let url: string;
 let failedJob: string;
 let otherTenantJob: string;
 let brokenGone: Promise<void>;
+let healthyUrl: string;
 
 async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, what: string, timeoutMs = 45_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -44,25 +45,35 @@ beforeAll(async () => {
   writeUsersFile(join(dir, "users"), [OPERATOR, READER]);
   writeFileSync(join(dir, "tenants"), "acme\nbeta\n");
   receiver = await startReceiver(() => 500);
-  const [built] = await Promise.all([
+  // The healthy billing process and the broken one start side by side while Vite builds the app.
+  let healthyProc!: ServiceProcess;
+  let broken!: ServiceProcess;
+  const meshReady = startBillingMesh({
+    processes: 0,
     // One delivery attempt: a failed completion webhook is a dead letter at once, ready for "Reenviar".
-    startBillingMesh({ billingEnv: { BILLING_WEBHOOK_MAX_ATTEMPTS: "1", BILLING_WEBHOOK_ALLOW_HTTP: "true" } }),
-    buildConsoleApp(appDir),
-  ]);
-  mesh = built;
-  const healthy = mesh.billingClient();
+    billingEnv: { BILLING_WEBHOOK_MAX_ATTEMPTS: "1", BILLING_WEBHOOK_ALLOW_HTTP: "true" },
+  }).then(async (m) => {
+    mesh = m;
+    [healthyProc, broken] = await Promise.all([
+      // A shorter ack wait makes its reconciler notice the stalled job sooner (after max(ack wait, 1 s)).
+      m.startBilling({ BILLING_ACK_WAIT_SECONDS: "3" }),
+      // Cannot reach artifacts, on queues of its own: every item exhausts its deliveries and fails
+      // (retryable). Once it is gone, the healthy process's reconciler finishes the job as FAILED.
+      m.startBilling({
+        BILLING_NATS_PREFIX: `${m.prefix}f`,
+        ARTIFACTS_URL: "http://127.0.0.1:1",
+        BILLING_MAX_DELIVER: "2",
+        BILLING_ACK_WAIT_SECONDS: "1",
+      }),
+    ]);
+  });
+  await Promise.all([meshReady, buildConsoleApp(appDir)]);
+  healthyUrl = healthyProc.baseUrl;
+  const healthy = mesh.billingClient(healthyProc);
   await healthy.setWebhookEndpoint({ tenant: "acme", url: receiver.url, enabled: true });
   otherTenantJob = (await healthy.createBoletoJob({ tenant: "beta", environment: Environment.SANDBOX, items: [boletoValido(9)] })).job!
     .jobId;
 
-  // A billing process that cannot reach artifacts, on queues of its own: every item exhausts its deliveries
-  // and fails (retryable). Once it is gone, the healthy process's reconciler finishes the job as FAILED.
-  const broken = await mesh.startBilling({
-    BILLING_NATS_PREFIX: `${mesh.prefix}f`,
-    ARTIFACTS_URL: "http://127.0.0.1:1",
-    BILLING_MAX_DELIVER: "2",
-    BILLING_ACK_WAIT_SECONDS: "1",
-  });
   const b = mesh.billingClient(broken);
   const items = [1, 2, 3].map((n) => boletoValido(n, { externalId: `fatura-${n}` }));
   failedJob = (await b.createBoletoJob({ tenant: "acme", idempotencyKey: "lote-dezembro", environment: Environment.SANDBOX, items })).job!
@@ -79,7 +90,7 @@ beforeAll(async () => {
   brokenGone.catch(() => undefined);
   [consoleProc, browser] = await Promise.all([
     startService("console", {
-      BILLING_URL: mesh.billing[0]!.baseUrl,
+      BILLING_URL: healthyUrl,
       // The sync side is not under test here: nothing listens there.
       COORDINATOR_URL: "http://127.0.0.1:1",
       STORE_URL: "http://127.0.0.1:1",
@@ -203,7 +214,7 @@ describe("console: Cobrança in a browser", () => {
     const all = await page.evaluate(async () => (await (await fetch("/api/billing/jobs")).json()) as { jobs: { jobId: string }[] });
     expect(all.jobs.map((j) => j.jobId)).toEqual([failedJob]);
     // Billing itself still has it: the console refused, not billing.
-    const billing = mesh.billingClient(mesh.billing[0]);
+    const billing = mesh.billingClient(mesh.billing.find((p) => p.baseUrl === healthyUrl));
     expect((await billing.getBoletoJob({ tenant: "beta", jobId: otherTenantJob })).job?.state).not.toBe(JobState.UNSPECIFIED);
   });
 
