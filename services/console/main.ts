@@ -64,6 +64,7 @@ await runService("console", async ({ env, log }) => {
           httpPort: http.port,
           staticDir: config.staticDir,
           proxyUserHeader: config.trustProxyUserHeader,
+          proxyFrom: config.trustProxyFrom?.cidrs,
           certificateImport: config.vaultAdminSecret !== undefined,
         },
         "console listening",
