@@ -104,10 +104,11 @@ cmd_up() {
     fi
     # The console: a session key and one administrator, "dev", whose token is printed at the end.
     [[ -s $dev/console-session-secret ]] || head -c 32 /dev/urandom | base64 >"$dev/console-session-secret"
-    if [[ ! -s $dev/console-token-dev ]]; then
-      head -c 24 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n' >"$dev/console-token-dev"
-      printf 'dev admin %s\n' "$(sha256sum <"$dev/console-token-dev" | cut -d' ' -f1)" >"$dev/console-users"
-    fi
+    [[ -s $dev/console-token-dev ]] || head -c 24 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n' >"$dev/console-token-dev"
+    # "dev" sees every billing tenant the console knows: the demo tenant, with its API token.
+    printf 'dev admin %s tenants=*\n' "$(sha256sum <"$dev/console-token-dev" | cut -d' ' -f1)" >"$dev/console-users"
+    printf 'demo %s\n' "$(cat "$dev/billing-token-demo")" >"$dev/console-billing-tenants"
+    chmod 600 "$dev/console-billing-tenants"
   )
   export NFSE_MASTER_KEY_FILE=$dev/master.key VAULT_CREDENTIALS_SECRET_FILE=$dev/vault-secret
   # The vault's administrator secret: read by the vault, and by the demo and the CLI that import certificates.
@@ -117,6 +118,7 @@ cmd_up() {
   export BILLING_TENANT_TOKENS_FILE=$dev/billing-tenant-tokens MALHA_BILLING_TOKEN_FILE=$dev/billing-token-demo
   export CONSOLE_SESSION_SECRET_FILE=$dev/console-session-secret CONSOLE_USERS_FILE=$dev/console-users
   export CONSOLE_VAULT_ADMIN_SECRET_FILE=$dev/vault-admin-secret
+  export CONSOLE_BILLING_TENANTS_FILE=$dev/console-billing-tenants
   export GRPC_HOST=127.0.0.1 METRICS_HOST=127.0.0.1 SHUTDOWN_DRAIN_SECONDS=0
   export ADN_BASE_URL_PRODUCAO_RESTRITA=https://127.0.0.1:14443 ADN_CA_FILE=$sim_certs/ca.pem
   fg_pid=

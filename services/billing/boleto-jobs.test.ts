@@ -2,7 +2,7 @@
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { Environment, ItemState, JobState } from "../../libs/gen/malha/billing/v1/types_pb.js";
+import { Environment, ItemState, JobKind, JobState } from "../../libs/gen/malha/billing/v1/types_pb.js";
 import { startBillingMesh, type BillingMesh } from "../../test/support/billing-mesh.js";
 import { boletoInvalido, boletoValido } from "./testing/fixtures.js";
 
@@ -139,5 +139,54 @@ describe("boleto job", () => {
     expect(results.filter((r) => !r.idempotentReplay)).toHaveLength(1);
     const list = await c.listJobs({ tenant: "race" });
     expect(list.jobs).toHaveLength(1);
+  });
+});
+
+describe("ListJobs look-ups and CountJobs", () => {
+  it("finds a job by id, idempotency key or an item's external id, and counts jobs by kind and state", async () => {
+    const c = mesh.billingClient();
+    const tenant = "lookup";
+    const first = (
+      await c.createBoletoJob({
+        tenant,
+        idempotencyKey: "pedido-1",
+        environment: Environment.SANDBOX,
+        items: [boletoValido(1, { externalId: "fatura-77" })],
+      })
+    ).job!;
+    const second = (
+      await c.createBoletoJob({
+        tenant,
+        idempotencyKey: "pedido-2",
+        environment: Environment.SANDBOX,
+        items: [boletoValido(2), boletoInvalido(3, 1)],
+      })
+    ).job!;
+    await waitFinished(tenant, first.jobId);
+    await waitFinished(tenant, second.jobId);
+    const ids = async (req: { jobId?: string; idempotencyKey?: string; itemId?: string }) =>
+      (await c.listJobs({ tenant, ...req })).jobs.map((j) => j.jobId);
+    expect(await ids({ jobId: second.jobId })).toEqual([second.jobId]);
+    expect(await ids({ idempotencyKey: "pedido-1" })).toEqual([first.jobId]);
+    expect(await ids({ itemId: "fatura-77" })).toEqual([first.jobId]);
+    expect(await ids({ itemId: "t-0002" })).toEqual([second.jobId]);
+    expect(await ids({ itemId: "fatura-77", idempotencyKey: "pedido-2" })).toEqual([]);
+    // Another tenant's job is not found by its id under this tenant.
+    expect((await c.listJobs({ tenant: "acme", jobId: second.jobId })).jobs).toEqual([]);
+    // A page token is bound to the look-up it was issued for.
+    const page = await c.listJobs({ tenant, pageSize: 1 });
+    expect(page.nextPageToken).not.toBe("");
+    await expect(c.listJobs({ tenant, pageSize: 1, pageToken: page.nextPageToken, idempotencyKey: "pedido-1" })).rejects.toMatchObject({
+      code: Code.InvalidArgument,
+    });
+
+    const { counts } = await c.countJobs({ tenant });
+    expect(counts.map((n) => [n.kind, n.state, n.count])).toEqual([
+      [JobKind.BOLETO, JobState.COMPLETED, 1],
+      [JobKind.BOLETO, JobState.PARTIALLY_COMPLETED, 1],
+    ]);
+    const future = { seconds: BigInt(Math.floor(Date.now() / 1000) + 3600), nanos: 0 };
+    expect((await c.countJobs({ tenant, created: { start: future } })).counts).toEqual([]);
+    await expect(c.countJobs({ tenant: "" })).rejects.toMatchObject({ code: Code.InvalidArgument });
   });
 });

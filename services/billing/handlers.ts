@@ -277,7 +277,10 @@ export function createHandlers(d: HandlerDeps): Partial<ServiceImpl<typeof Billi
     async listJobs(req) {
       checkTenant(req.tenant);
       const size = pageSize(req.pageSize, 50, 500);
-      const filter = `${req.kind}:${req.state}:${req.created?.start?.seconds ?? ""}:${req.created?.end?.seconds ?? ""}`;
+      // The look-up filters extend the token's filter only when set, so tokens issued before them stay valid.
+      const lookups =
+        req.jobId || req.idempotencyKey || req.itemId ? `:${JSON.stringify([req.jobId, req.idempotencyKey, req.itemId])}` : "";
+      const filter = `${req.kind}:${req.state}:${req.created?.start?.seconds ?? ""}:${req.created?.end?.seconds ?? ""}${lookups}`;
       const before = decodeToken<string>(req.pageToken, filter, "string");
       const from = req.created?.start ? timestampDate(req.created.start) : undefined;
       const to = req.created?.end ? timestampDate(req.created.end) : undefined;
@@ -287,6 +290,9 @@ export function createHandlers(d: HandlerDeps): Partial<ServiceImpl<typeof Billi
         ...(before ? { before } : {}),
         ...(from ? { from } : {}),
         ...(to ? { to } : {}),
+        ...(req.jobId ? { jobId: req.jobId } : {}),
+        ...(req.idempotencyKey ? { idempotencyKey: req.idempotencyKey } : {}),
+        ...(req.itemId ? { itemId: req.itemId } : {}),
         limit: size + 1,
       });
       const page = rows.slice(0, size);
@@ -311,6 +317,14 @@ export function createHandlers(d: HandlerDeps): Partial<ServiceImpl<typeof Billi
         );
       }
       return { jobs, nextPageToken: rows.length > size ? encodeToken(page.at(-1)!.id, filter) : "" };
+    },
+
+    async countJobs(req) {
+      checkTenant(req.tenant);
+      const from = req.created?.start ? timestampDate(req.created.start) : undefined;
+      const to = req.created?.end ? timestampDate(req.created.end) : undefined;
+      const counts = await d.jobs.countByState(req.tenant, { ...(from ? { from } : {}), ...(to ? { to } : {}) });
+      return { counts };
     },
   };
 }

@@ -283,7 +283,17 @@ export class JobRepo {
 
   async list(
     tenant: string,
-    opts: { kind?: JobKind; state?: JobState; before?: string; from?: Date; to?: Date; limit: number },
+    opts: {
+      kind?: JobKind;
+      state?: JobState;
+      before?: string;
+      from?: Date;
+      to?: Date;
+      jobId?: string;
+      idempotencyKey?: string;
+      itemId?: string;
+      limit: number;
+    },
   ): Promise<JobRow[]> {
     const where = ["tenant = ?"];
     const args: (string | number | Date)[] = [tenant];
@@ -292,10 +302,29 @@ export class JobRepo {
     if (opts.kind) where.push("kind = ?"), args.push(opts.kind);
     if (opts.state) where.push("state = ?"), args.push(opts.state);
     if (opts.before) where.push("id < ?"), args.push(opts.before);
+    if (opts.jobId) where.push("id = ?"), args.push(opts.jobId);
+    if (opts.idempotencyKey) where.push("idempotency_key = ?"), args.push(opts.idempotencyKey);
+    // Per job through ix_billing_boleto_items_id (job_id, item_id): no index on item_id alone is needed.
+    if (opts.itemId)
+      where.push("EXISTS (SELECT 1 FROM billing_boleto_items i WHERE i.job_id = billing_jobs.id AND i.item_id = ?)"),
+        args.push(opts.itemId);
     const [rows] = await this.pool.query<JobDbRow[]>(`SELECT * FROM billing_jobs WHERE ${where.join(" AND ")} ORDER BY id DESC LIMIT ?`, [
       ...args,
       opts.limit,
     ]);
     return rows.map(toJob);
+  }
+
+  /** Jobs per (kind, state) of a tenant, through ix_billing_jobs_tenant_state / _created. */
+  async countByState(tenant: string, opts: { from?: Date; to?: Date }): Promise<{ kind: JobKind; state: JobState; count: number }[]> {
+    const where = ["tenant = ?"];
+    const args: (string | Date)[] = [tenant];
+    if (opts.from) where.push("created_at >= ?"), args.push(opts.from);
+    if (opts.to) where.push("created_at < ?"), args.push(opts.to);
+    const [rows] = await this.pool.query<RowDataPacket[]>(
+      `SELECT kind, state, COUNT(*) AS n FROM billing_jobs WHERE ${where.join(" AND ")} GROUP BY kind, state ORDER BY kind, state`,
+      args,
+    );
+    return rows.map((r) => ({ kind: r["kind"] as JobKind, state: r["state"] as JobState, count: Number(r["n"]) }));
   }
 }

@@ -135,6 +135,12 @@ describe("tenant isolation", () => {
       listJobs: async () => {
         const seen = (await c.listJobs({ tenant: i, pageSize: 500 })).jobs.map((j) => j.jobId);
         for (const id of ownerJobs) expect(seen).not.toContain(id);
+        expect((await c.listJobs({ tenant: i, jobId: boleto.jobId })).jobs).toEqual([]);
+        expect((await c.listJobs({ tenant: i, itemId: done!.itemId })).jobs.map((j) => j.jobId)).not.toContain(boleto.jobId);
+      },
+      countJobs: async () => {
+        const mine = (await c.countJobs({ tenant: i })).counts.reduce((n, k) => n + k.count, 0);
+        expect(mine).toBe(3);
       },
       getWebhookEndpoint: () => notFound(() => c.getWebhookEndpoint({ tenant: i })),
       deleteWebhookEndpoint: () => notFound(() => c.deleteWebhookEndpoint({ tenant: i })),

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { ConfigError, type EnvReader } from "../../libs/config/env.js";
 import { projectRoot } from "../../libs/config/paths.js";
+import { parseProxyCidrs, type ProxyPeers } from "./proxy-trust.js";
 
 /** Session MACs with a shorter key are guessable in practice. */
 export const MIN_SESSION_SECRET_BYTES = 32;
@@ -17,6 +18,8 @@ export interface ConsoleConfig {
   cookieSecure: boolean;
   /** Lower-case header name carrying the user authenticated by an identity-aware proxy; unset = not trusted. */
   trustProxyUserHeader?: string;
+  /** The proxy's addresses: the user header counts only from these (unset = from any peer). */
+  trustProxyFrom?: ProxyPeers;
   /** The built web app (index.html and assets). */
   staticDir: string;
   /** The vault's administrator secret, for importing certificates; unset = the console cannot import. */
@@ -32,6 +35,17 @@ export function readConsoleConfig(env: EnvReader): ConsoleConfig {
   if (header !== undefined && !/^[A-Za-z0-9-]{1,64}$/.test(header)) {
     throw new ConfigError("CONSOLE_TRUST_PROXY_USER_HEADER", "must be an HTTP header name (letters, digits and -), e.g. X-Forwarded-User");
   }
+  const cidrs = env.optionalString("CONSOLE_TRUST_PROXY_CIDRS");
+  let trustProxyFrom: ProxyPeers | undefined;
+  if (cidrs !== undefined) {
+    if (header === undefined)
+      throw new ConfigError("CONSOLE_TRUST_PROXY_CIDRS", "needs CONSOLE_TRUST_PROXY_USER_HEADER (the header it guards)");
+    try {
+      trustProxyFrom = parseProxyCidrs(cidrs);
+    } catch (err) {
+      throw new ConfigError("CONSOLE_TRUST_PROXY_CIDRS", (err as Error).message);
+    }
+  }
   return {
     httpHost: env.string("CONSOLE_HTTP_HOST", { default: env.optionalString("GRPC_HOST") ?? "0.0.0.0" }),
     httpPort: env.port("CONSOLE_HTTP_PORT", { default: 8057 }),
@@ -40,6 +54,7 @@ export function readConsoleConfig(env: EnvReader): ConsoleConfig {
     sessionTtlMs: env.durationMs("CONSOLE_SESSION_TTL_SECONDS", { default: 8 * 3_600_000, minSeconds: 60, maxSeconds: 7 * 86_400 }),
     cookieSecure: env.bool("CONSOLE_COOKIE_SECURE", { default: false }),
     ...(header !== undefined ? { trustProxyUserHeader: header.toLowerCase() } : {}),
+    ...(trustProxyFrom ? { trustProxyFrom } : {}),
     staticDir,
     ...opt(
       "vaultAdminSecret",

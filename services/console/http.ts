@@ -16,7 +16,7 @@ import { COOKIE_NAME, readCookie, SessionSigner } from "./session.js";
 import type { Operator, OperatorDirectory } from "./users.js";
 
 export interface ConsoleDeps {
-  config: Pick<ConsoleConfig, "staticDir" | "cookieSecure" | "trustProxyUserHeader">;
+  config: Pick<ConsoleConfig, "staticDir" | "cookieSecure" | "trustProxyUserHeader" | "trustProxyFrom">;
   operators: OperatorDirectory;
   sessions: SessionSigner;
   /** The API beyond signing in: every route module's list, e.g. [...syncRoutes(sync)]. */
@@ -55,7 +55,14 @@ export function consoleHandler(deps: ConsoleDeps) {
   function caller(req: IncomingMessage): Operator | undefined {
     if (config.trustProxyUserHeader) {
       const header = req.headers[config.trustProxyUserHeader];
-      if (typeof header === "string" && header !== "") return operators.get(header);
+      if (typeof header === "string" && header !== "") {
+        if (!config.trustProxyFrom || config.trustProxyFrom.allows(req.socket.remoteAddress)) return operators.get(header);
+        // Someone reached the console past the proxy and named a user: ignored, and worth a line.
+        log.warn(
+          { remote: req.socket.remoteAddress, header: config.trustProxyUserHeader },
+          "console proxy user header from an untrusted address ignored",
+        );
+      }
     }
     const claims = sessions.verify(readCookie(req.headers.cookie, COOKIE_NAME));
     return claims ? operators.get(claims.user) : undefined;

@@ -20,8 +20,21 @@ describe("operators file", () => {
     ]);
   });
 
+  it("reads the billing tenants a user may see: a list, every one (*), or none when absent", () => {
+    const users = parseUsers(
+      `ana operator ${hex("a")} tenants=acme,beta,acme\nbia admin - tenants=*\nleo read-only ${hex("b")}\n`,
+      "users",
+    );
+    expect(users.get("ana")?.tenants).toEqual(["acme", "beta"]);
+    expect(users.get("bia")?.tenants).toBe("*");
+    expect(users.get("leo")?.tenants).toBeUndefined();
+  });
+
   it.each([
-    ["ana operator", /line 1: expected "<user> <role> <sha256 of token>", found 2 fields/],
+    ["ana operator", /line 1: expected "<user> <role> <sha256 of token> \[tenants=…\]", found 2 fields/],
+    [`ana operator ${hex("a")} acme`, /line 1: the fourth field must be tenants=/],
+    [`ana operator ${hex("a")} tenants=acme,a/b`, /line 1: tenant "a\/b" must be/],
+    [`ana operator ${hex("a")} tenants=`, /line 1: tenant "" must be/],
     [`ana root ${hex("a")}`, /line 1: role must be one of read-only, operator, admin, found "root"/],
     ["ana operator abc", /line 1: token digest must be 64 lowercase hex digits/],
     [`ana operator ${hex("a")}\nana read-only ${hex("b")}`, /line 2: user "ana" is listed twice/],

@@ -21,6 +21,9 @@ export function buildConsoleApp(outDir: string): Promise<void> {
   );
 }
 
-export function writeUsersFile(path: string, users: { user: string; role: Role; token: string }[]): void {
-  writeFileSync(path, users.map((u) => `${u.user} ${u.role} ${tokenDigest(u.token).toString("hex")}\n`).join(""), { mode: 0o600 });
+export function writeUsersFile(path: string, users: { user: string; role: Role; token: string; tenants?: "*" | string[] }[]): void {
+  const scope = (t: "*" | string[] | undefined) => (t === undefined ? "" : ` tenants=${t === "*" ? "*" : t.join(",")}`);
+  writeFileSync(path, users.map((u) => `${u.user} ${u.role} ${tokenDigest(u.token).toString("hex")}${scope(u.tenants)}\n`).join(""), {
+    mode: 0o600,
+  });
 }

@@ -3,6 +3,7 @@ import { useEffect, useState } from "preact/hooks";
 import type { AmbienteName, Me, TipoNsuName } from "../api-types.js";
 import { ROLE_LABELS } from "../labels.js";
 import { api, ApiFailure } from "./api.js";
+import { billingPage } from "./billing-pages.js";
 import { CertificatesPage } from "./certificates-page.js";
 import { DocumentPage, DocumentsPage } from "./documents-page.js";
 import { FeedPage } from "./feed-page.js";
@@ -16,9 +17,12 @@ const NAV = [
   { href: "/", label: "Sincronização" },
   { href: "/documentos", label: "Documentos" },
   { href: "/certificados", label: "Certificados" },
+  { href: "/cobranca", label: "Cobrança" },
 ] as const;
 
 function Page({ me, path, onSignedOut }: { me: Me; path: string; onSignedOut: () => void }) {
+  const billing = billingPage(path, me, onSignedOut);
+  if (billing) return billing;
   const feed = /^\/feeds\/([0-9]{7})\/(producao|producao_restrita)\/(distribuicao|recepcao|geral|mei)$/.exec(path);
   if (feed) {
     return (
