@@ -23,9 +23,16 @@ export interface DanfseMesh {
 }
 
 export async function startDanfseMesh(
-  opts: { municipalities?: number; feedSize?: number; danfseEnv?: Record<string, string> } = {},
+  opts: {
+    municipalities?: number;
+    feedSize?: number;
+    danfseEnv?: Record<string, string>;
+    /** Run every service compiled from dist/ (after `npm run build`), as deployed (benchmarks). */
+    compiled?: boolean;
+  } = {},
 ): Promise<DanfseMesh> {
-  const nfse = await startNfseMesh({ municipalities: opts.municipalities ?? 2, feedSize: opts.feedSize ?? 40, coordinators: 1 });
+  const compiled = opts.compiled ?? false;
+  const nfse = await startNfseMesh({ municipalities: opts.municipalities ?? 2, feedSize: opts.feedSize ?? 40, coordinators: 1, compiled });
   const dir = mkdtempSync(join(tmpdir(), "malha-danfse-"));
   try {
     await nfse.registerAll();
@@ -33,25 +40,33 @@ export async function startDanfseMesh(
       const { states } = await nfse.storeClient.listSyncStates({ pageSize: 100 });
       return states.length === nfse.municipalities.length && states.every((s) => s.lastSuccessAt !== undefined);
     }, "every feed to catch up");
-    const artifacts = await startService("artifacts", {
-      MYSQL_URL: nfse.db.url,
-      ARTIFACT_DIR: join(dir, "artifacts"),
-      ARTIFACT_LINK_SECRET: "danfse-test-only-link-secret-0123456789abcdef",
-      ARTIFACT_HTTP_PORT: "0",
-      ARTIFACT_HTTP_HOST: "127.0.0.1",
-    });
+    const artifacts = await startService(
+      "artifacts",
+      {
+        MYSQL_URL: nfse.db.url,
+        ARTIFACT_DIR: join(dir, "artifacts"),
+        ARTIFACT_LINK_SECRET: "danfse-test-only-link-secret-0123456789abcdef",
+        ARTIFACT_HTTP_PORT: "0",
+        ARTIFACT_HTTP_HOST: "127.0.0.1",
+      },
+      { compiled },
+    );
     const processes: ServiceProcess[] = [];
     const startDanfse = async (extraEnv: Record<string, string> = {}) => {
-      const p = await startService("danfse", {
-        MYSQL_URL: nfse.db.url,
-        STORE_URL: nfse.store.baseUrl,
-        ARTIFACTS_URL: artifacts.baseUrl,
-        DANFSE_RENDER_THREADS: "2",
-        DANFSE_EXPORT_HEARTBEAT_SECONDS: "0.2",
-        DANFSE_EXPORT_STALE_SECONDS: "1",
-        ...opts.danfseEnv,
-        ...extraEnv,
-      });
+      const p = await startService(
+        "danfse",
+        {
+          MYSQL_URL: nfse.db.url,
+          STORE_URL: nfse.store.baseUrl,
+          ARTIFACTS_URL: artifacts.baseUrl,
+          DANFSE_RENDER_THREADS: "2",
+          DANFSE_EXPORT_HEARTBEAT_SECONDS: "0.2",
+          DANFSE_EXPORT_STALE_SECONDS: "1",
+          ...opts.danfseEnv,
+          ...extraEnv,
+        },
+        { compiled },
+      );
       processes.push(p);
       return p;
     };
