@@ -56,6 +56,8 @@ export async function putStreamed(
   client: Client<typeof ArtifactsService>,
   h: Omit<UploadHeader, "expectedSizeBytes">,
   content: AsyncIterable<Uint8Array>,
+  /** The whole upload's deadline: as long as producing the content may take, not a single call's. */
+  opts: { timeoutMs?: number } = {},
 ): Promise<Artifact> {
   async function* parts(): AsyncIterable<UploadPart> {
     yield headerPart(h);
@@ -71,7 +73,9 @@ export async function putStreamed(
     }
     if (size > 0) yield { part: { case: "chunk", value: Buffer.concat(pending) } };
   }
-  const res = await artifactsCall(() => client.putArtifact(parts() as AsyncIterable<PutArtifactRequest>));
+  const res = await artifactsCall(() =>
+    client.putArtifact(parts() as AsyncIterable<PutArtifactRequest>, opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
+  );
   if (!res.artifact) throw new Error("artifacts answered a put without an artifact");
   return res.artifact;
 }

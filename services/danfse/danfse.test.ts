@@ -17,6 +17,7 @@ import { type DanfseExport, DanfseExportState, DanfseService } from "../../libs/
 import { EXIT } from "../../cli/exit-codes.js";
 import { run } from "../../cli/run.js";
 import { startDanfseMesh, type DanfseMesh } from "../../test/support/danfse-mesh.js";
+import { sampleValue, scrape } from "../../test/support/prom-text.js";
 import { until } from "../../test/support/sync-checks.js";
 import type { ManifestEntry } from "./export-job.js";
 
@@ -180,6 +181,13 @@ describe("DANFSe exports", () => {
       code: Code.NotFound,
       reason: "EXPORT_NOT_FOUND",
     });
+  });
+
+  it("counts notes by outcome and exports by state in its metrics", async () => {
+    const m = await scrape(mesh.danfse.metricsPort);
+    expect(sampleValue(m, "malha_danfse_notes_total", { outcome: "ok" })).toBeGreaterThanOrEqual(notesA.length + 2);
+    expect(sampleValue(m, "malha_danfse_notes_total", { outcome: "not_found" })).toBeGreaterThanOrEqual(2);
+    expect(sampleValue(m, "malha_danfse_exports_total", { state: "completed" })).toBe(2);
   });
 
   it("an export whose process is killed (-9) ends FAILED INTERRUPTED, seen by another replica, not RUNNING forever", async () => {

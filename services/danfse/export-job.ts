@@ -12,6 +12,7 @@ import type { Logger } from "../../libs/log/logger.js";
 import { ZipWriter } from "../../libs/zip/index.js";
 import type { ExportRepo } from "./export-repo.js";
 import { mapInOrder } from "./in-order.js";
+import type { DanfseMetrics } from "./metrics.js";
 import type { Renderer } from "./renderer.js";
 
 export interface ManifestEntry {
@@ -30,6 +31,9 @@ export interface ExportDeps {
   concurrency: number;
   heartbeatMs: number;
   ttlMs: number;
+  /** The longest an export may run (its zip upload is one call). */
+  timeoutMs: number;
+  metrics?: DanfseMetrics;
 }
 
 /** The artifacts tenant of a municipality's exports. */
@@ -90,6 +94,7 @@ export async function runExport(d: ExportDeps, exp: { id: string; ibge: string; 
       d.artifacts,
       { tenant: exportTenant(exp.ibge), jobId: exp.id, name: `danfse-${exp.id}.zip`, contentType: "application/zip", expiresAt },
       zipContent(),
+      { timeoutMs: d.timeoutMs },
     );
     const done = await d.repo.complete(exp.id, rendered, failed, {
       artifactId: artifact.id,
@@ -97,12 +102,14 @@ export async function runExport(d: ExportDeps, exp: { id: string; ibge: string; 
       sha256: artifact.sha256,
       expiresAt,
     });
+    d.metrics?.exports.inc({ state: done ? "completed" : "interrupted" });
     d.log.info(
       { exportId: exp.id, ibge: exp.ibge, rendered, failed, bytes: Number(artifact.sizeBytes), recorded: done },
       "export completed",
     );
   } catch (err) {
     const message = err instanceof ConnectError ? err.rawMessage : (err as Error).message;
+    d.metrics?.exports.inc({ state: "failed" });
     d.log.warn({ err, exportId: exp.id }, "export failed");
     await d.repo
       .fail(exp.id, `FAILED: ${message}`)

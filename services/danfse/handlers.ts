@@ -13,6 +13,7 @@ import { runDetached } from "../../libs/rpc/context.js";
 import { exportNotFound, fromStore, invalidRange, tooManyNotes } from "./errors.js";
 import { exportTenant, runExport, type ExportDeps } from "./export-job.js";
 import { type ExportRepo, type ExportRow, newExportId } from "./export-repo.js";
+import type { DanfseMetrics } from "./metrics.js";
 import type { Renderer } from "./renderer.js";
 import { checkChave, checkChaves, checkCompetencia, checkIbge } from "./validate.js";
 
@@ -33,6 +34,8 @@ export interface HandlerDeps {
   exportTtlMs: number;
   linkTtlMs: number;
   heartbeatMs: number;
+  exportTimeoutMs: number;
+  metrics?: DanfseMetrics;
 }
 
 export interface DanfseHandlers {
@@ -51,6 +54,8 @@ export function createHandlers(d: HandlerDeps): DanfseHandlers {
     concurrency: d.exportConcurrency,
     heartbeatMs: d.heartbeatMs,
     ttlMs: d.exportTtlMs,
+    timeoutMs: d.exportTimeoutMs,
+    ...(d.metrics ? { metrics: d.metrics } : {}),
   };
 
   /** Every chave of the range, in the store's order (competência, then NSU), refusing more than the cap. */

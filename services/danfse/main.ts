@@ -12,16 +12,23 @@ import { serve } from "../../libs/rpc/server.js";
 import { readDanfseConfig } from "./config.js";
 import { ExportRepo } from "./export-repo.js";
 import { createHandlers } from "./handlers.js";
+import { createDanfseMetrics } from "./metrics.js";
 import { createRenderer } from "./renderer.js";
 import { startSweep } from "./sweep.js";
 
-await runService("danfse", ({ env, log }) => {
+await runService("danfse", ({ env, log, metrics }) => {
   const config = readDanfseConfig(env);
+  const danfseMetrics = createDanfseMetrics(metrics.registry);
   const storePeer = peerClient(env, "store", StoreService);
   const artifactsPeer = peerClient(env, "artifacts", ArtifactsService);
   const pool = createMysqlPool(config.mysqlUrl, { connectionLimit: config.mysqlConnectionLimit });
   const repo = new ExportRepo(pool, `${hostname()}:${process.pid}`);
-  const renderer = createRenderer({ store: storePeer.client, threads: config.renderThreads, timeoutMs: config.renderTimeoutMs });
+  const renderer = createRenderer({
+    store: storePeer.client,
+    threads: config.renderThreads,
+    timeoutMs: config.renderTimeoutMs,
+    metrics: danfseMetrics,
+  });
   const handlers = createHandlers({
     store: storePeer.client,
     artifacts: artifactsPeer.client,
@@ -33,13 +40,22 @@ await runService("danfse", ({ env, log }) => {
     exportTtlMs: config.exportTtlMs,
     linkTtlMs: config.linkTtlMs,
     heartbeatMs: config.heartbeatMs,
+    exportTimeoutMs: config.exportTimeoutMs,
+    metrics: danfseMetrics,
   });
   let sweep: { stop(): void } | undefined;
   return {
     services: [serve(DanfseService, handlers.impl)],
     async ready() {
       await ensureSchema(pool, config, log);
-      sweep = startSweep({ repo, log, intervalMs: config.heartbeatMs, staleMs: config.exportStaleMs, keepMs: config.exportTtlMs });
+      sweep = startSweep({
+        repo,
+        log,
+        intervalMs: config.heartbeatMs,
+        staleMs: config.exportStaleMs,
+        keepMs: config.exportTtlMs,
+        onInterrupted: (n) => danfseMetrics.exports.inc({ state: "interrupted" }, n),
+      });
       log.info({ renderThreads: config.renderThreads, exportMaxNotes: config.exportMaxNotes }, "danfse ready");
     },
     async close() {

@@ -3,14 +3,24 @@
 import type { Logger } from "../../libs/log/logger.js";
 import type { ExportRepo } from "./export-repo.js";
 
-export function startSweep(p: { repo: ExportRepo; log: Logger; intervalMs: number; staleMs: number; keepMs: number }): { stop(): void } {
+export function startSweep(p: {
+  repo: ExportRepo;
+  log: Logger;
+  intervalMs: number;
+  staleMs: number;
+  keepMs: number;
+  onInterrupted?: (n: number) => void;
+}): { stop(): void } {
   let busy = false;
   const tick = async () => {
     if (busy) return;
     busy = true;
     try {
       const interrupted = await p.repo.interruptStale(p.staleMs);
-      if (interrupted > 0) p.log.warn({ interrupted }, "exports whose process stopped marked INTERRUPTED");
+      if (interrupted > 0) {
+        p.onInterrupted?.(interrupted);
+        p.log.warn({ interrupted }, "exports whose process stopped marked INTERRUPTED");
+      }
       await p.repo.purgeFinishedBefore(new Date(Date.now() - p.keepMs));
     } catch (err) {
       p.log.warn({ err }, "export sweep failed; retried on the next tick");
