@@ -27,7 +27,12 @@ export interface BulkResult {
 export async function runDanfseBulk(p: { sizes: number[]; compiled: boolean; log: (msg: string) => void }): Promise<BulkResult> {
   const largest = Math.max(...p.sizes);
   // The simulator's feed mixes events and hidden NSUs with notes: ask for enough entries to hold `largest` notes.
-  const mesh = await startDanfseMesh({ municipalities: 1, feedSize: Math.ceil(largest * 2.4), compiled: p.compiled });
+  const mesh = await startDanfseMesh({
+    municipalities: 1,
+    feedSize: Math.ceil(largest * 2.4),
+    compiled: p.compiled,
+    ...(process.env.BENCH_DANFSE_NODE_OPTIONS ? { danfseEnv: { NODE_OPTIONS: process.env.BENCH_DANFSE_NODE_OPTIONS } } : {}),
+  });
   try {
     const ibge = mesh.nfse.municipalities[0]!.ibge;
     const notes = await mesh.notes(ibge);

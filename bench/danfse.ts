@@ -14,7 +14,7 @@ const row = (what: string, value: string, target: string, met: boolean | null) =
 console.error("danfse benchmark");
 const runtime = prepareRuntime((msg) => console.error(msg));
 
-const sizes = (process.env.BENCH_DANFSE_SIZES ?? "250,1000").split(",").map(Number);
+const sizes = (process.env.BENCH_DANFSE_SIZES ?? "1000,3000").split(",").map(Number);
 const bulk = await runDanfseBulk({ sizes, compiled: runtime.compiled, log: (m) => console.error(m) });
 for (const r of bulk.runs) {
   const perS = r.notes / (r.wallMs / 1000);
