@@ -34,12 +34,15 @@ export async function startDanfseMesh(
   const compiled = opts.compiled ?? false;
   const nfse = await startNfseMesh({ municipalities: opts.municipalities ?? 2, feedSize: opts.feedSize ?? 40, coordinators: 1, compiled });
   const dir = mkdtempSync(join(tmpdir(), "malha-danfse-"));
+  const processes: ServiceProcess[] = [];
   try {
     await nfse.registerAll();
-    await until(async () => {
+    // The sync runs while the other two start: they only need the store's address.
+    const synced = until(async () => {
       const { states } = await nfse.storeClient.listSyncStates({ pageSize: 100 });
       return states.length === nfse.municipalities.length && states.every((s) => s.lastSuccessAt !== undefined);
     }, "every feed to catch up");
+    synced.catch(() => undefined);
     const artifacts = await startService(
       "artifacts",
       {
@@ -51,7 +54,7 @@ export async function startDanfseMesh(
       },
       { compiled },
     );
-    const processes: ServiceProcess[] = [];
+    processes.push(artifacts);
     const startDanfse = async (extraEnv: Record<string, string> = {}) => {
       const p = await startService(
         "danfse",
@@ -71,6 +74,7 @@ export async function startDanfseMesh(
       return p;
     };
     const danfse = await startDanfse();
+    await synced;
     return {
       nfse,
       artifacts,
@@ -94,12 +98,13 @@ export async function startDanfseMesh(
       },
       startDanfse,
       async stop() {
-        for (const p of [...processes, artifacts]) p.kill("SIGKILL");
+        for (const p of processes) p.kill("SIGKILL");
         await nfse.stop();
         rmSync(dir, { recursive: true, force: true });
       },
     };
   } catch (err) {
+    for (const p of processes) p.kill("SIGKILL");
     await nfse.stop();
     rmSync(dir, { recursive: true, force: true });
     throw err;
