@@ -1,11 +1,14 @@
 // `npm run bench:danfse`: DANFSe figures of issue #17, printed as a table. Part 1 (here): one thread
 // rendering DANFSe from the simulator's notes (both layouts, IBS/CBS, events), median ms per document.
-// Part 2 (the bulk export through the service) belongs in its own section below. Not a test: nothing
-// here asserts a target; on a shared machine wall times are noisy, so CPU time per render is shown too.
+// Part 2 (bench/danfse-bulk.ts): the bulk export through the danfse service, which needs the stack's
+// NATS_URL and MYSQL_URL (bash scripts/stack.sh start). Not a test: nothing here asserts a target; on a
+// shared machine wall times are noisy, so CPU time per render is shown too.
 import { loadavg } from "node:os";
 import type { DanfseInput } from "../libs/danfse/index.js";
 import { renderDanfse } from "../libs/danfse/index.js";
 import { eventFor, feed, inputOf } from "../libs/danfse/testing/notes.js";
+import { runDanfseBulk } from "./danfse-bulk.js";
+import { prepareRuntime } from "./runtime.js";
 import { fmt, median } from "./stats.js";
 
 const quantile = (xs: readonly number[], q: number) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) * q)]!;
@@ -56,10 +59,30 @@ row("  CPU ms per DANFSe (median)", fmt(cpuPerRender, 2), "≤ 10", cpuPerRender
 row("  DANFSe per CPU-second, one thread", fmt(1000 / cpuPerRender, 0), "", null);
 row("  PDF bytes (median)", fmt(median(bytes), 0), "", null);
 
-// ---- Part 2: bulk export through the service (1,000 notes end to end on 2 cores) -------------------
-// Added with the DANFSe service: notes/s, CPU-s, peak RSS.
+// ---- Part 2: bulk export through the service (end to end on 2 cores) -------------------------------
+const runtime = prepareRuntime((msg) => console.error(msg));
 
-const width = rows.reduce((w, r) => Math.max(w, r[0].length), 0);
-console.log(`| ${"figure".padEnd(width)} | value | target | |`);
-console.log(`|${"-".repeat(width + 2)}|---|---|---|`);
-for (const [what, value, target, met] of rows) console.log(`| ${what.padEnd(width)} | ${value} | ${target} | ${met} |`);
+const sizes = (process.env.BENCH_DANFSE_SIZES ?? "1000,3000").split(",").map(Number);
+const bulk = await runDanfseBulk({ sizes, compiled: runtime.compiled, log: (m) => console.error(m) });
+for (const r of bulk.runs) {
+  const perS = r.notes / (r.wallMs / 1000);
+  const cpuAll = Object.values(r.cpu).reduce((s, v) => s + v, 0);
+  row(`bulk export of ${r.notes} notes end to end (2 cores), notes/s`, fmt(perS, 0), "≥ 200", perS >= 200);
+  row(`  wall s / zip MB`, `${fmt(r.wallMs / 1000, 2)} / ${fmt(r.zipBytes / 1048576, 1)}`, "", null);
+  row(
+    `  CPU s: all services / ${Object.keys(r.cpu).join(" / ")}`,
+    `${fmt(cpuAll, 2)} / ${Object.values(r.cpu)
+      .map((v) => fmt(v, 2))
+      .join(" / ")}`,
+    "",
+    null,
+  );
+  row("  danfse peak RSS after it, MB", fmt(r.danfsePeakRssMb, 0), "≤ 256, flat with size", r.danfsePeakRssMb <= 256);
+}
+
+const widths = [0, 1, 2, 3].map((i) => Math.max(...[["figure", "value", "target", ""], ...rows].map((r) => r[i]!.length)));
+const line = (r: readonly string[]) => `| ${r.map((c, i) => c.padEnd(widths[i]!)).join(" | ")} |`;
+console.log(`\ndanfse benchmark (${new Date().toISOString()}, services ${runtime.label}; shared machine: figures noisy)\n`);
+console.log(line(["figure", "value", "target", ""]));
+console.log(line(widths.map((w) => "-".repeat(w))));
+for (const r of rows) console.log(line(r));

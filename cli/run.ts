@@ -22,6 +22,7 @@ import { billingJobsCreate, billingJobsItems, billingJobsList, billingJobsStatus
 import { certificatesExpiring, certificatesImport, certificatesList } from "./certificates.js";
 import type { Command, Options } from "./command.js";
 import { documentsList, documentsShow } from "./documents.js";
+import { documentsDanfse } from "./documents-danfse.js";
 import { CliFailure, EXIT, exitCodeOf, UsageError } from "./exit-codes.js";
 import { json } from "./format.js";
 import { write, type Io } from "./io.js";
@@ -45,6 +46,7 @@ export const COMMANDS: Record<string, Command> = {
   "sync runs": syncRuns,
   "documents list": documentsList,
   "documents show": documentsShow,
+  "documents danfse": documentsDanfse,
   "billing jobs create": billingJobsCreate,
   "billing jobs list": billingJobsList,
   "billing jobs status": billingJobsStatus,

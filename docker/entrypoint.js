@@ -4,7 +4,7 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
-export const SERVICES = ["vault", "adn-gateway", "store", "artifacts", "coordinator", "billing", "console"];
+export const SERVICES = ["vault", "adn-gateway", "store", "artifacts", "coordinator", "billing", "console", "danfse"];
 const SCRIPTS = { migrate: "dist/scripts/migrate.js", malha: "dist/cli/main.js" };
 /** sysexits EX_USAGE: the container was started with a name that is not ours. */
 const EX_USAGE = 64;

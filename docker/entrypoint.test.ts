@@ -118,6 +118,7 @@ const TYPE_NAMES: Record<Exclude<MeshServiceName, "console">, string> = {
   artifacts: "malha.artifacts.v1.ArtifactsService",
   coordinator: "malha.coordinator.v1.CoordinatorService",
   billing: "malha.billing.v1.BillingService",
+  danfse: "malha.danfse.v1.DanfseService",
 };
 
 describe("docker/entrypoint.js on the compiled output", () => {
@@ -144,6 +145,7 @@ describe("docker/entrypoint.js on the compiled output", () => {
       },
       billing: { MYSQL_URL: db.url, NATS_URL: natsUrl, BILLING_NATS_PREFIX: `img${process.pid}`, BILLING_TRUST_NETWORK: "true" },
       console: consoleEnv(),
+      danfse: { MYSQL_URL: db.url, STORE_URL: "http://127.0.0.1:1", ARTIFACTS_URL: "http://127.0.0.1:1" },
     };
     const started = SERVICE_NAMES.map((name) => ({ name, s: entrypoint([name], { GRPC_PORT: "0", ...env[name] }) }));
     const ports = new Map<MeshServiceName, number>();

@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-SERVICES=(vault adn-gateway store artifacts coordinator billing console)
+SERVICES=(vault adn-gateway store artifacts coordinator billing console danfse)
 
 log() { printf '[dev %(%T)T] %s\n' -1 "$*" >&2; }
 
@@ -170,6 +170,7 @@ Malha is up, with the demo municipalities ($municipios) synced from the ADN simu
   mariadb -h127.0.0.1 -P${MALHA_MYSQL_PORT:-33306} -umalha -pmalha malha -e 'SELECT nsu, chave, situacao FROM nfse_documentos_3550308 LIMIT 5'
   MALHA_VAULT_ADMIN_SECRET_FILE=$dev/vault-admin-secret npx tsx cli/main.ts certificates import <ibge> <file.pfx>
   MALHA_BILLING_TOKEN_FILE=$dev/billing-token-demo npx tsx cli/main.ts billing jobs create lote.json --wait   # tenant "demo"
+  npx tsx cli/main.ts documents danfse 3550308 <chave> --out nota.pdf   # or --from 2026-01-01 --to 2026-12-31 --out notas.zip
 Console: http://127.0.0.1:8057   user: dev   token: $(cat "$dev/console-token-dev")
 Logs: $logs/<service>.log (kept after stopping)   Simulator admin: http://127.0.0.1:14480/admin/counters
 Environment: $(bash scripts/stack.sh env | tr '\n' ' ')

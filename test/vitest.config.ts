@@ -11,7 +11,7 @@ const exclude = ["**/node_modules/**", "dist/**"];
 // Suites by cost. A test needs the stack (MariaDB, NATS) when it uses the helpers that reach it, or runs the
 // quickstart; one that starts the mesh's processes is a mesh test. Everything else is a unit test: seconds,
 // no database, no NATS (`npm run test:unit`). Read from the files, so a new test lands in the right suite.
-const NEEDS_MESH = /support\/(nfse-mesh|billing-mesh|service-process|mesh-env)\.js|startService\(|\bnpm", \["start"/;
+const NEEDS_MESH = /support\/(nfse-mesh|billing-mesh|danfse-mesh|service-process|mesh-env)\.js|startService\(|\bnpm", \["start"/;
 const NEEDS_DB = /support\/(mysql|nats-server|private-mariadb)\.js|createThrowawayDatabase|process\.env\.(NATS_URL|MYSQL_URL)/;
 
 function testFiles(dir: string): string[] {

@@ -196,7 +196,7 @@ describe.each(OVERLAYS)("kustomize overlay %s", (overlay) => {
         (p.spec.egress ?? []).filter((r) => (r.ports ?? []).some((x) => x.port === port)).map((r) => ({ policy: p, rule: r })),
       );
     for (const [port, peers, clients] of [
-      [3306, DATA_PEERS[overlay].mysql, ["artifacts", "billing", "store", "vault"]],
+      [3306, DATA_PEERS[overlay].mysql, ["artifacts", "billing", "danfse", "store", "vault"]],
       [4222, DATA_PEERS[overlay].nats, ["billing", "coordinator"]],
     ] as const) {
       const rules = rulesTo(port);

@@ -10,6 +10,7 @@ export const MESH = {
   coordinator: { port: 50055, metricsPort: 9105 },
   billing: { port: 50056, metricsPort: 9106 },
   console: { port: 50057, metricsPort: 9107 },
+  danfse: { port: 50058, metricsPort: 9108 },
 } as const;
 
 export type MeshServiceName = keyof typeof MESH;

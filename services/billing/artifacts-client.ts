@@ -1,8 +1,15 @@
 // The billing side of the artifacts service: streaming puts of whole buffers, reads back into memory
 // (PDFs and the job's JSON files are small) and freshly signed links.
-import { timestampFromDate, type Timestamp } from "@bufbuild/protobuf/wkt";
-import { Code, ConnectError } from "@connectrpc/connect";
 import type { Client } from "@connectrpc/connect";
+import {
+  ArtifactsUnavailable,
+  artifactsCall as guard,
+  bufferParts,
+  dateOf,
+  type SignedLink,
+  ttlOf,
+  type UploadPart as PartialMessage,
+} from "../../libs/artifacts/client.js";
 import type {
   ArtifactsService,
   Artifact,
@@ -13,19 +20,10 @@ import type { StoredArtifact } from "./job-repo.js";
 import { BATCHABLE_BYTES, PutBatcher } from "./put-batcher.js";
 import { RECENT_BLOB_BYTES, RecentBlobs } from "./recent-blobs.js";
 
-const CHUNK = 256 * 1024;
-
-export class ArtifactsUnavailable extends Error {
-  override name = "ArtifactsUnavailable";
-}
+export { ArtifactsUnavailable, type SignedLink };
 
 /** The artifacts service signs at most this many links per call. */
 const LINKS_PER_CALL = 1000;
-
-export interface SignedLink {
-  url: string;
-  expiresAt: Date | undefined;
-}
 
 export class ArtifactStore {
   /**
@@ -98,9 +96,6 @@ export class ArtifactStore {
   }
 }
 
-const ttlOf = (ttlMs: number) => ({ seconds: BigInt(Math.max(1, Math.floor(ttlMs / 1000))), nanos: 0 });
-const dateOf = (t: Timestamp | undefined) => (t ? new Date(Number(t.seconds) * 1000 + Math.floor(t.nanos / 1e6)) : undefined);
-
 export interface PutInput {
   tenant: string;
   jobId: string;
@@ -111,13 +106,9 @@ export interface PutInput {
 }
 
 async function* uploadParts(p: PutInput): AsyncIterable<PartialMessage> {
-  const { tenant, jobId, name, contentType, data, expiresAt } = p;
-  const expiry = expiresAt ? { case: "expiresAt", value: timestampFromDate(expiresAt) } : { case: undefined };
-  yield { part: { case: "header", value: { tenant, name, contentType, jobId, expiry, expectedSizeBytes: BigInt(data.length) } } };
-  for (let o = 0; o < data.length; o += CHUNK) yield { part: { case: "chunk", value: data.subarray(o, o + CHUNK) } };
+  const { data, ...header } = p;
+  yield* bufferParts(header, data);
 }
-
-type PartialMessage = { part: PutArtifactRequest["part"] | { case: "header"; value: Record<string, unknown> } };
 
 const toStored = (a: Artifact): StoredArtifact => ({
   artifactId: a.id,
@@ -126,16 +117,3 @@ const toStored = (a: Artifact): StoredArtifact => ({
   sizeBytes: Number(a.sizeBytes),
   sha256: a.sha256,
 });
-
-/** Transport trouble is transient (retry later); a refusal from artifacts is a bug or a real conflict. */
-async function guard<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    const ce = ConnectError.from(err);
-    if ([Code.Unavailable, Code.DeadlineExceeded, Code.Canceled, Code.ResourceExhausted, Code.Unknown].includes(ce.code)) {
-      throw new ArtifactsUnavailable(`artifacts unavailable: ${ce.message}`);
-    }
-    throw ce;
-  }
-}

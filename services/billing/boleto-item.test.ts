@@ -71,7 +71,7 @@ describe("RenderPool (worker threads loaded through tsx)", () => {
       const err = await slow.render(prepareItem(boletoValido(3), ctx).ficha).catch((e: unknown) => e);
       expect((err as Error).name).toBe("RenderTimeoutError");
       // the stuck thread was replaced: the pool still renders
-      (slow as unknown as { timeoutMs: number }).timeoutMs = 20_000;
+      (slow as unknown as { pool: { timeoutMs: number } }).pool.timeoutMs = 20_000;
       expect((await slow.render(prepareItem(boletoValido(4), ctx).ficha)).length).toBeGreaterThan(1000);
     } finally {
       await slow.close();

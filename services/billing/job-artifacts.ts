@@ -6,7 +6,7 @@ import { ItemState } from "../../libs/gen/malha/billing/v1/types_pb.js";
 import type { ArtifactStore } from "./artifacts-client.js";
 import type { ItemRepo, ItemRow } from "./item-repo.js";
 import type { JobRow, StoredManifest } from "./job-repo.js";
-import { buildZip, type ZipEntry } from "./zip.js";
+import { buildZip, type ZipEntry } from "../../libs/zip/index.js";
 
 export async function allItems(items: ItemRepo, jobId: string): Promise<ItemRow[]> {
   const out: ItemRow[] = [];

@@ -28,7 +28,7 @@ import {
 import type { RemessaRepo, SubloteRow } from "./remessa-repo.js";
 import type { BillingMetrics } from "./metrics.js";
 import { isFinalJob, RUNNING_JOB_STATES } from "./states.js";
-import { buildZip } from "./zip.js";
+import { buildZip } from "../../libs/zip/index.js";
 
 export interface RemessaWorkerDeps {
   jobs: JobRepo;

@@ -1,25 +1,21 @@
 // Runs in a worker thread: renders one ficha per message so PDF drawing never blocks the event loop
 // that serves RPCs and heartbeats queue messages.
-import { parentPort } from "node:worker_threads";
 import { isCobrancaError, renderizarBoletoPdf, type FichaInput } from "../../libs/cobranca/index.js";
+import { serveTasks } from "../../libs/worker-pool/index.js";
 
-export interface RenderRequest {
-  id: number;
-  ficha: FichaInput;
+export interface RenderRefusal {
+  code: string;
+  field: string;
+  message: string;
+  /** A refusal by libs/cobranca (deterministic), not a bug of the renderer. */
+  cobranca: boolean;
 }
 
-export type RenderReply =
-  | { id: number; ok: true; pdf: Uint8Array }
-  | { id: number; ok: false; code: string; field: string; message: string; cobranca: boolean };
-
-parentPort?.on("message", (req: RenderRequest) => {
-  renderizarBoletoPdf(req.ficha).then(
-    (pdf) => parentPort!.postMessage({ id: req.id, ok: true, pdf } satisfies RenderReply, [pdf.buffer as ArrayBuffer]),
-    (err: unknown) => {
-      const reply: RenderReply = isCobrancaError(err)
-        ? { id: req.id, ok: false, code: err.code, field: err.field ?? "", message: err.message, cobranca: true }
-        : { id: req.id, ok: false, code: "PDF_FALHOU", field: "", message: (err as Error)?.message ?? String(err), cobranca: false };
-      parentPort!.postMessage(reply);
-    },
-  );
-});
+serveTasks<FichaInput, Uint8Array, RenderRefusal>(
+  (ficha) => renderizarBoletoPdf(ficha),
+  (err) =>
+    isCobrancaError(err)
+      ? { code: err.code, field: err.field ?? "", message: err.message, cobranca: true }
+      : { code: "PDF_FALHOU", field: "", message: (err as Error)?.message ?? String(err), cobranca: false },
+  (pdf) => [pdf.buffer as ArrayBuffer],
+);

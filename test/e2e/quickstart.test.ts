@@ -52,6 +52,7 @@ describe("quickstart", () => {
     expect(out).toMatch(/vault\s+SERVING/);
     expect(out).toMatch(/billing\s+SERVING/);
     expect(out).toMatch(/console\s+SERVING/);
+    expect(out).toMatch(/danfse\s+SERVING/);
     // On a fresh machine each sync starts; on a re-run the one-hour rule skips feeds already caught up.
     for (const ibge of ["3550308", "3304557", "4106902"]) expect(out).toMatch(new RegExp(`demo: ${ibge} sync (started|skipped)`));
     expect(out).toContain("demo: every demo municipality is synced");
@@ -104,7 +105,7 @@ describe("quickstart", () => {
       const logs = /stopped; logs kept in (\S+)/.exec(out)?.[1];
       expect(logs, out.slice(-2000)).toBe(`${stackDir}-logs`);
       expect(readdirSync(logs!).sort()).toEqual(
-        ["adn-gateway", "adn-sim", "artifacts", "billing", "console", "coordinator", "store", "vault"].map((n) => `${n}.log`),
+        ["adn-gateway", "adn-sim", "artifacts", "billing", "console", "coordinator", "danfse", "store", "vault"].map((n) => `${n}.log`),
       );
       expect(readFileSync(join(logs!, "coordinator.log"), "utf8")).toContain('"msg":"serving"');
     } finally {

@@ -35,6 +35,7 @@ const SERVICES: { name: MeshServiceName; typeName: string; method: string; code:
   { name: "artifacts", typeName: "malha.artifacts.v1.ArtifactsService", method: "ListArtifacts", code: "invalid_argument" },
   { name: "coordinator", typeName: "malha.coordinator.v1.CoordinatorService", method: "SyncNow", code: "invalid_argument" },
   { name: "billing", typeName: "malha.billing.v1.BillingService", method: "GetBoletoJob", code: "invalid_argument" },
+  { name: "danfse", typeName: "malha.danfse.v1.DanfseService", method: "GetDanfseExport", code: "not_found" },
 ];
 
 const envFor = (name: MeshServiceName) => serviceEnv(name, db.url);

@@ -37,6 +37,8 @@ export function serviceEnv(name: MeshServiceName, mysqlUrl: string): Record<stri
       return {};
     case "console":
       return consoleEnv();
+    case "danfse":
+      return { MYSQL_URL: mysqlUrl };
   }
 }
 

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { buildZip, crc32 } from "./zip.js";
+import { buildZip, crc32, ZipWriter } from "./index.js";
 
 describe("zip writer", () => {
   it("computes the standard CRC-32", () => {
@@ -17,7 +17,7 @@ describe("zip writer", () => {
       { name: "manifest.json", data: Buffer.from(JSON.stringify({ a: "ção" })) },
       { name: "empty.txt", data: new Uint8Array() },
     ];
-    const dir = mkdtempSync(join(tmpdir(), "billing-zip-"));
+    const dir = mkdtempSync(join(tmpdir(), "zip-"));
     try {
       const zip = buildZip(entries);
       expect(Buffer.compare(zip, buildZip(entries))).toBe(0);
@@ -30,5 +30,15 @@ describe("zip writer", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("streaming zip writer", () => {
+  it("writes, entry by entry, the same bytes as the whole-archive writer", () => {
+    const entries = [1, 2, 3].map((n) => ({ name: `danfse/${n}.pdf`, data: Buffer.alloc(1000 * n, n) }));
+    const w = new ZipWriter();
+    const streamed = Buffer.concat([...entries.flatMap((e) => w.add(e)), w.finish()]);
+    expect(Buffer.compare(streamed, buildZip(entries))).toBe(0);
+    expect(w.size).toBe(entries.reduce((n, e) => n + 30 + e.name.length + e.data.length, 0));
   });
 });
