@@ -444,6 +444,38 @@ export const BANKS: Readonly<Record<string, BankDef>> = {
       },
     ],
   },
+  "085": {
+    code: "085",
+    // Ailos prints 085-1 (the mod 11 rule would give X, as with Caixa); BRC and LB hard-code it too.
+    codeWithDv: "085-1",
+    name: "Cooperativa Central Ailos",
+    cnabName: "AILOS",
+    variants: [
+      {
+        // Manual Técnico CNAB 240 Ailos v07 §4.1.4: convênio(6) + conta with its DV(8) + boleto number(9) + carteira(2).
+        id: "ailos",
+        inputs: {
+          convenio: { len: 6 },
+          conta: { len: 7 },
+          nossoNumero: { len: 9 },
+          carteira: { len: 2, default: "01" },
+          agencia: { len: 4, default: "0" },
+        },
+        // The cooperative assigns the conta DV; it is modulo 11 (weights 2–9, 11 − r, > 9 → 0), as is the agência's.
+        derive: [
+          { name: "contaDv", dv: "mod11S", over: ["conta"] },
+          { name: "agenciaDv", dv: "mod11S", over: ["agencia"] },
+        ],
+        campoLivre: [{ field: "convenio" }, { field: "conta" }, { field: "contaDv" }, { field: "nossoNumero" }, { field: "carteira" }],
+        // §4.1.2: 17 digits, conta + DV (fixed) then the boleto's sequence.
+        nossoNumeroImpresso: "{conta}{contaDv}{nossoNumero}",
+        nossoNumeroCompleto: "{conta}{contaDv}{nossoNumero}",
+        agenciaCodigoImpresso: "{agencia}-{agenciaDv} / {conta}-{contaDv}",
+        carteiraImpressa: "{carteira}",
+        localPagamento: "PAGAR PREFERENCIALMENTE NAS COOPERATIVAS DO SISTEMA AILOS",
+      },
+    ],
+  },
 };
 
 export const LOCAL_PAGAMENTO_PADRAO = LOCAL_PADRAO;

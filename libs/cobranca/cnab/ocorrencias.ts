@@ -170,6 +170,27 @@ const BB_CBR643: Tabela = {
   "98": o("FEE", "débito de custas antecipadas"),
 };
 
+const pick = (t: Tabela, codigos: readonly string[]): Tabela => Object.fromEntries(codigos.map((c) => [c, t[c]!]));
+
+/** Ailos C044 (Manual CNAB 240 v07): the FEBRABAN codes it keeps plus its own (SMS, Serasa, cooperativa emite). */
+const AILOS_240: Tabela = {
+  ...pick(FEBRABAN_240, ["02", "03", "06", "07", "08", "09", "12", "13", "14", "17", "19", "20", "23", "24", "25", "26", "27", "28"]),
+  "22": o("CHANGED", "título enviado ao cartório"),
+  "36": o("CHANGED", "confirmação de envio de SMS"),
+  "37": o("REJECTED", "envio de SMS rejeitado"),
+  "42": o("CHANGED", "confirmação da alteração dos dados do sacado"),
+  "46": o("CHANGED", "instrução para cancelar protesto confirmada"),
+  "64": o("CHANGED", "cancelamento de SMS"),
+  "76": o("PAID", "liquidação de boleto cooperativa emite e expede"),
+  "77": o("PAID", "liquidação de boleto após baixa ou não registrado cooperativa emite e expede"),
+  "89": o("REJECTED", "rejeição cartorária"),
+  "91": o("UNKNOWN", "título em aberto não enviado ao pagador"),
+  "92": o("REJECTED", "inconsistência negativação Serasa"),
+  "93": o("CHANGED", "inclusão negativação via Serasa"),
+  "94": o("CHANGED", "exclusão negativação Serasa"),
+  "98": o("CHANGED", "excluir protesto com carta de anuência"),
+};
+
 /** Key: `${banco}:${layout}`; "*:240" is the FEBRABAN fallback for other CNAB 240 banks. */
 export const OCORRENCIAS: Readonly<Record<string, Tabela>> = {
   "*:240": FEBRABAN_240,
@@ -178,6 +199,7 @@ export const OCORRENCIAS: Readonly<Record<string, Tabela>> = {
   "104:240": CAIXA_240,
   "748:240": FEBRABAN_240,
   "756:240": FEBRABAN_240,
+  "085:240": AILOS_240,
   "001:400": BB_CBR643,
   "033:400": SANTANDER_400,
   "237:400": BRADESCO_400,

@@ -24,3 +24,26 @@ export function allFixtures(): string[] {
 export function sha256(b: Uint8Array | string): string {
   return createHash("sha256").update(b).digest("hex");
 }
+
+/**
+ * A golden file stored as its source has it but not readable as CNAB (`trimmed/`: trailing blanks cut,
+ * a field cut short), with the repairs its README documents applied: blanks inserted at the given 1-based
+ * columns of the given lines, then every line padded to `width`. The stored bytes are never edited.
+ */
+export function repairedFixture(
+  rel: string,
+  width: 240 | 400,
+  inserts: readonly { readonly line: number; readonly column: number; readonly blanks: number }[] = [],
+): string {
+  const lines = fixtureText(`trimmed/${rel}`).split(/\r?\n/);
+  if (lines[lines.length - 1] === "") lines.pop();
+  return (
+    lines
+      .map((l, i) => {
+        let out = l;
+        for (const x of inserts) if (x.line === i + 1) out = out.slice(0, x.column - 1) + " ".repeat(x.blanks) + out.slice(x.column - 1);
+        return out.padEnd(width, " ");
+      })
+      .join("\r\n") + "\r\n"
+  );
+}

@@ -1,0 +1,61 @@
+/**
+ * The banks added in 2026 (cobranca.md §11.2): each bank's worked examples, from its manual or the
+ * reference libraries' tests, digit for digit. The oracle matrix (oracles.test.ts) covers the due dates
+ * on both sides of the 2025 fator reset and every DV geral.
+ */
+import { getBoletoInfo, isValidBoleto } from "@brazilian-utils/brazilian-utils";
+import * as bbv from "boleto-brasileiro-validator";
+import { describe, expect, it } from "vitest";
+import { gerarBoleto, lerBoleto, nossoNumero, type DadosBancarios } from "./campo-livre.js";
+import { type CalendarDate, date } from "./date.js";
+import { refusalOf } from "./testing/refusal.js";
+
+const boleto = (dados: DadosBancarios, vencimento: CalendarDate | null, valorCentavos: number) =>
+  gerarBoleto({ dados, vencimento, valorCentavos });
+
+/** Both validators accept it and BU decodes the same bank, value and due date. */
+function aceito(b: ReturnType<typeof boleto>, referencia: CalendarDate) {
+  expect(bbv.boleto(b.codigoBarras, true)).toBe(true);
+  expect(bbv.boletoBancarioLinhaDigitavel(b.linhaDigitavel, true)).toBe(true);
+  expect(isValidBoleto(b.linhaDigitavel)).toBe(true);
+  const info = getBoletoInfo(b.linhaDigitavel, { referenceDate: new Date(referencia.year, referencia.month - 1, referencia.day) })!;
+  expect([info.bankCode, info.amount]).toEqual([b.banco, b.valorCentavos]);
+  const e = info.expirationDate!;
+  expect(date(e.getFullYear(), e.getMonth() + 1, e.getDate())).toEqual(b.vencimento);
+}
+
+describe("085 Ailos (Manual CNAB 240 v07 §4.1; brcobranca ailos_spec vectors)", () => {
+  it("campo livre = convênio + conta + DV + boleto number + carteira; barcode and linha", () => {
+    const a = boleto({ banco: "085", convenio: "000000", conta: "1111111", nossoNumero: "1", agencia: "0101" }, date(2015, 5, 25), 100);
+    expect(a.campoLivre).toBe("0000001111111900000000101");
+    expect(a.codigoBarras).toBe("08593643900000001000000001111111900000000101");
+    expect(a.linhaDigitavelFormatada).toBe("08590.00002 01111.111900 00000.001016 3 64390000000100");
+    expect(a.bancoComDv).toBe("085-1");
+    expect(a.agenciaCodigoBeneficiario).toBe("0101-5 / 1111111-9");
+    const b = boleto({ banco: "085", convenio: "234", conta: "356156", nossoNumero: "1" }, date(2015, 5, 25), 100);
+    expect(b.codigoBarras).toBe("08593643900000001000002340356156900000000101");
+    expect(b.linhaDigitavelFormatada).toBe("08590.00234 40356.156907 00000.001016 3 64390000000100");
+  });
+
+  it("nosso número: 17 digits, conta + DV + sequence; agência and conta DVs", () => {
+    expect(nossoNumero({ banco: "085", convenio: "1", conta: "0357157", nossoNumero: "1" }).impresso).toBe("03571572000000001");
+    const dv = (agencia: string, conta: string) =>
+      boleto({ banco: "085", convenio: "1", conta, nossoNumero: "1", agencia }, null, 0).agenciaCodigoBeneficiario;
+    expect(dv("0719", "1111111")).toBe("0719-6 / 1111111-9");
+    expect(dv("0548", "1448")).toBe("0548-7 / 0001448-6");
+  });
+
+  it("around the fator reset: accepted by both validators and read back", () => {
+    for (const due of [date(2025, 2, 21), date(2025, 2, 22), date(2026, 12, 15)]) {
+      const b = boleto({ banco: "085", convenio: "123456", conta: "1234567", nossoNumero: "42" }, due, 19990);
+      aceito(b, due);
+      expect(lerBoleto(b.linhaDigitavel, { referenceDate: due }).dados?.nossoNumero).toBe("12345679000000042");
+    }
+  });
+
+  it("refuses a nosso número over 9 digits and a convênio over 6, naming the field", () => {
+    const d = { banco: "085", convenio: "1", conta: "1", nossoNumero: "1" };
+    expect(refusalOf(() => boleto({ ...d, nossoNumero: "1234567890" }, null, 0)).field).toBe("dados.nossoNumero");
+    expect(refusalOf(() => boleto({ ...d, convenio: "1234567" }, null, 0)).code).toBe("CONVENIO_INVALIDO");
+  });
+});
