@@ -59,3 +59,35 @@ describe("085 Ailos (Manual CNAB 240 v07 §4.1; brcobranca ailos_spec vectors)",
     expect(refusalOf(() => boleto({ ...d, convenio: "1234567" }, null, 0)).code).toBe("CONVENIO_INVALIDO");
   });
 });
+
+describe("136 Unicred (Composição da Ficha de Compensação 2019 §3.10–3.11; brcobranca unicred_spec vector)", () => {
+  it("nosso número DV: the manual's examples 0000299621-9 and 0000000002-7", () => {
+    const nn = (n: string) => nossoNumero({ banco: "136", agencia: "1", conta: "1", nossoNumero: n }).impresso;
+    expect([nn("299621"), nn("2")]).toEqual(["0000299621-9", "0000000002-7"]);
+  });
+
+  it("campo livre = agência + conta with DV + nosso número with DV; barcode and linha", () => {
+    const b = boleto({ banco: "136", agencia: "1234", conta: "0000123457", nossoNumero: "13871" }, date(2012, 1, 24), 295295);
+    expect(b.campoLivre).toBe("1234000012345700000138711");
+    expect(b.linhaDigitavelFormatada).toBe("13691.23409 00012.345708 00001.387117 1 52220000295295");
+    expect([b.bancoComDv, b.carteira, b.nossoNumeroImpresso, b.agenciaCodigoBeneficiario]).toEqual([
+      "136-8",
+      "21",
+      "0000013871-1",
+      "1234 / 000012345-7",
+    ]);
+  });
+
+  it("around the fator reset: accepted by both validators and read back", () => {
+    for (const due of [date(2025, 2, 21), date(2025, 2, 22), date(2026, 12, 15)]) {
+      const b = boleto({ banco: "136", agencia: "0001", conta: "0000123457", nossoNumero: "42" }, due, 19990);
+      aceito(b, due);
+      expect(lerBoleto(b.codigoBarras, { referenceDate: due }).dados?.nossoNumero).toBe("00000000426");
+    }
+  });
+
+  it("carteira 21 only", () => {
+    const e = refusalOf(() => boleto({ banco: "136", agencia: "1", conta: "1", nossoNumero: "1", carteira: "11" }, null, 0));
+    expect([e.code, e.field]).toEqual(["CARTEIRA_INVALIDA", "dados.carteira"]);
+  });
+});

@@ -20,7 +20,9 @@ export type Operand = string | { readonly field: string; readonly len: number };
 
 export type Derivation =
   | { readonly name: string; readonly concat: readonly string[] }
-  | { readonly name: string; readonly dv: CheckDigitAlgorithm; readonly over: readonly Operand[] };
+  | { readonly name: string; readonly dv: CheckDigitAlgorithm; readonly over: readonly Operand[] }
+  /** Part of a value, for printing (Unicred's conta with its DV, printed as conta-DV). */
+  | { readonly name: string; readonly slice: string; readonly start: number; readonly len: number };
 
 export type Segment =
   | { readonly field: string }
@@ -473,6 +475,37 @@ export const BANKS: Readonly<Record<string, BankDef>> = {
         agenciaCodigoImpresso: "{agencia}-{agenciaDv} / {conta}-{contaDv}",
         carteiraImpressa: "{carteira}",
         localPagamento: "PAGAR PREFERENCIALMENTE NAS COOPERATIVAS DO SISTEMA AILOS",
+      },
+    ],
+  },
+  "136": {
+    code: "136",
+    // "Composição da Ficha de Compensação" (Unicred, 03/12/2019) §3: printed 136-8.
+    codeWithDv: "136-8",
+    name: "Unicred do Brasil",
+    cnabName: "UNICRED",
+    variants: [
+      {
+        // §3.10: agência (4, without DV) + conta with its DV (10) + nosso número with its DV (11).
+        id: "unicred",
+        inputs: {
+          agencia: { len: 4 },
+          conta: { len: 10 }, // with its DV, as the cooperative gives it
+          nossoNumero: { len: 10 },
+          carteira: { len: 2, default: "21", oneOf: ["21"] },
+        },
+        // §3.11: modulo 11, weights 2–9, 11 − r, 10 and 11 → 0.
+        derive: [
+          { name: "nnDv", dv: "mod11S", over: ["nossoNumero"] },
+          { name: "contaNumero", slice: "conta", start: 0, len: 9 },
+          { name: "contaDv", slice: "conta", start: 9, len: 1 },
+        ],
+        campoLivre: [{ field: "agencia" }, { field: "conta" }, { field: "nossoNumero" }, { field: "nnDv" }],
+        nossoNumeroImpresso: "{nossoNumero}-{nnDv}",
+        nossoNumeroCompleto: "{nossoNumero}{nnDv}",
+        agenciaCodigoImpresso: "{agencia} / {contaNumero}-{contaDv}",
+        carteiraImpressa: "{carteira}",
+        localPagamento: "PAGÁVEL EM QUALQUER AGÊNCIA BANCÁRIA/CORRESPONDENTE BANCÁRIO",
       },
     ],
   },

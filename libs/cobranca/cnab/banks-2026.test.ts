@@ -35,8 +35,8 @@ const titulo = (over: Partial<Titulo>): Titulo => ({
   ...over,
 });
 
-/** [file, input, [from, to, ours, why][], expected títulos read back as [id, nosso número, valor]]. */
-const GOLDEN: Array<[string, RemessaInput, Array<[number, number, number, string, string]>]> = [
+/** [file, input, [line, from, to, ours, why][], nosso número read back]: where our writer deliberately differs. */
+const GOLDEN: Array<[string, RemessaInput, Array<[number, number, number, string, string]>, string]> = [
   [
     "remessa/240/brcobranca-085-remessa-ailos-cnab240.rem",
     {
@@ -58,6 +58,55 @@ const GOLDEN: Array<[string, RemessaInput, Array<[number, number, number, string
     },
     // Ailos C007 has one value, 1 = com cadastramento (registered); brcobranca writes 0.
     [[3, 59, 59, "1", "P forma de cadastramento"]],
+    "12345679000000123", // P 38–57 read back is the boleto's nosso número
+  ],
+  [
+    "remessa/400/brcobranca-136-remessa-unicred-cnab400.rem",
+    {
+      banco: "136",
+      layout: 400,
+      nsa: 1,
+      geradoEm: GERADO,
+      validarDocumentos: false,
+      beneficiario: {
+        nome: NOME,
+        documento: "12345678910",
+        convenio: "1234567890",
+        agencia: "1234",
+        agenciaDv: "3",
+        conta: "12345",
+        contaDv: "1",
+      },
+      titulos: [
+        titulo({
+          nossoNumero: "7200003",
+          numeroDocumento: "0000001/01",
+          juros: { codigo: "1", valor: 200 },
+          protesto: { codigo: "2", dias: 5 },
+          pagador: {
+            nome: "AKRETION LTDA",
+            documento: "00012345678901",
+            endereco: "AVENIDA PAULISTA 1",
+            bairro: "CENTRO",
+            cep: "12345678",
+            cidade: "SAO PAULO",
+            uf: "SP",
+          },
+        }),
+      ],
+    },
+    [
+      // The Unicred manual (remessa §5.5.2): 108–110 zeros, 111–117 the file's sequence; the file leaves both blank.
+      [1, 108, 110, "000", "header variação da carteira"],
+      [1, 111, 117, "0000001", "header NSA"],
+      // 38–62 is the company's own field: we write the título id there; the file leaves it blank.
+      [2, 38, 62, "6969                     ", "controle do participante = título id"],
+      // The file says mora "5 = isento" beside a mora value of R$ 2,00; a value per day is type 1.
+      [2, 105, 105, "1", "tipo de mora for juros code 1"],
+      // Our CNAB text keeps letters, digits and blanks: "0000001/01" is written 000000101.
+      [2, 118, 120, "01 ", "seu número without the slash"],
+    ],
+    "7200003",
   ],
 ];
 
@@ -75,13 +124,18 @@ describe("remessa of the 2026 banks: golden files", () => {
     expect(out.warnings.some((w) => w.code === "TEXTO_TRUNCADO" && w.field.includes("nome"))).toBe(true);
   });
 
-  it.each(GOLDEN)("%s: golden and ours read back to the same título and re-encode to the same bytes", (file, input) => {
-    for (const text of [fixtureText(file), gerarRemessa(input).text]) {
+  it.each(GOLDEN)("%s: golden and ours read back to the same título and re-encode to the same bytes", (file, input, _d, nn) => {
+    const t = input.titulos[0]!;
+    for (const [text, id] of [
+      [fixtureText(file), input.layout === 240 ? t.id : undefined], // Unicred's file leaves 38–62 blank
+      [gerarRemessa(input).text, t.id],
+    ] as const) {
       const lida = lerRemessa(text);
       expect(reescreverRemessa(lida)).toBe(text);
       expect(lida.banco).toBe(input.banco);
-      const t = input.titulos[0]!;
-      expect(lida.titulos.map((x) => [x.id, x.valorCentavos, x.vencimento])).toEqual([[t.id, t.valorCentavos, t.vencimento]]);
+      expect(lida.titulos.map((x) => [x.id, x.nossoNumero?.replace(/^0+/, ""), x.valorCentavos, x.vencimento])).toEqual([
+        [id, nn, t.valorCentavos, t.vencimento],
+      ]);
     }
   });
 });
@@ -100,7 +154,7 @@ describe("085 Ailos CNAB 240", () => {
   });
 
   it("retorno (brcobranca CNAB240AILOS.RET, repaired as the README says): 3 liquidations", () => {
-    expect(sha256(fixture("trimmed/retorno/240/brcobranca-085-CNAB240AILOS.RET"))).toBe(
+    expect(sha256(fixture("repair/retorno/240/brcobranca-085-CNAB240AILOS.RET"))).toBe(
       "c99d511a2244c3210392b25f4631af7acc8baed865bb68e76bd7703c5e5f32d2",
     );
     const text = repairedFixture("retorno/240/brcobranca-085-CNAB240AILOS.RET", 240, [{ line: 1, column: 103, blanks: 18 }]);
@@ -136,5 +190,69 @@ describe("085 Ailos CNAB 240", () => {
       ["000000000000116", "PAID"],
       ["000000000000123", "PAID"],
     ]);
+  });
+});
+
+describe("136 Unicred CNAB 400", () => {
+  const [, unicred] = GOLDEN[1]!;
+  const detalhe = (over: Partial<Titulo>) => gerarRemessa({ ...unicred, titulos: [titulo(over)] }).text.split("\r\n")[1]!;
+
+  it("nosso número 193–203 with its modulo 11 DV; the bank's codes for multa, mora, desconto and protesto", () => {
+    const d = detalhe({ nossoNumero: "299621", multa: { codigo: "2", valor: 200 }, desconto: { codigo: "1", data: HOJE, valor: 500 } });
+    expect(d.slice(192, 203)).toBe("00002996219");
+    expect([d[93], d.slice(94, 104), d[104], d[149], d.slice(173, 179), d.slice(179, 192), d[157]]).toEqual([
+      "2",
+      "0000000200",
+      "5",
+      "1",
+      "140715",
+      "0000000000500",
+      "3",
+    ]);
+  });
+
+  it("refuses what its slots cannot carry and a beneficiário without its DVs, naming the field", () => {
+    const f = (fn: () => unknown) => {
+      const e = refusalOf(fn);
+      return [e.code, e.field];
+    };
+    expect(f(() => detalhe({ juros: { codigo: "2", valor: 100 } }))).toEqual(["CAMPO_INVALIDO", "titulos[0].juros.codigo"]);
+    expect(f(() => detalhe({ baixa: { codigo: "1", dias: 30 } }))).toEqual(["CAMPO_INVALIDO", "titulos[0].baixa"]);
+    expect(f(() => gerarRemessa({ ...unicred, beneficiario: { ...unicred.beneficiario, contaDv: undefined } }))).toEqual([
+      "CAMPO_OBRIGATORIO",
+      "beneficiario.contaDv",
+    ]);
+  });
+
+  it("retorno (brcobranca CNAB400UNICRED.RET, repaired as the README says): one liquidation", () => {
+    expect(sha256(fixture("repair/retorno/400/brcobranca-136-CNAB400UNICRED.RET"))).toBe(
+      "95172c99600aefabcb050b1a1b46823ca255045bd77dd1ad3b1331aa31d70eb7",
+    );
+    const text = repairedFixture("retorno/400/brcobranca-136-CNAB400UNICRED.RET", 400, [
+      { line: 1, column: 77, text: "136UNICREDDOBRASIL" },
+      { line: 3, column: 395, text: "000003" },
+    ]);
+    const r = lerRetorno(text);
+    expect(r.banco).toBe("136");
+    expect(r.eventos).toHaveLength(1);
+    expect(r.eventos[0]).toMatchObject({
+      agencia: "4205",
+      conta: "06000156",
+      nossoNumero: "00000000000000116",
+      ocorrencia: "06",
+      estado: "PAID",
+      dataOcorrencia: date(2015, 5, 15),
+      vencimento: date(2015, 5, 13),
+      valorCentavos: 44400,
+      bancoRecebedor: "090",
+      agenciaRecebedora: "42050",
+      dataCredito: date(2015, 5, 18),
+      tarifaCentavos: 160,
+      valorPagoCentavos: 44400,
+      valorLiquidoCentavos: 43840,
+      descontoCentavos: 0,
+      jurosCentavos: 0,
+      motivos: [],
+    });
   });
 });

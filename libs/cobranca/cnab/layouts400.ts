@@ -293,6 +293,62 @@ export const SANTANDER_400_TRAILER = defineRecord("santander400Trailer", 400, [
   seq,
 ]);
 
+// Unicred (136), "Cobrança Unicred – Troca Eletrônica Beneficiário – Padrão CNAB 400" (remessa) §5.5:
+// the código do beneficiário identifies the account; the bank's own codes for multa, mora, desconto and
+// protesto are derived from the título's (remessa.ts).
+export const UNICRED_400_HEADER = headerRemessa(
+  "unicred400Header",
+  [N("codigoBeneficiario", 27, 46, { src: "beneficiario.convenio" })],
+  [B(101, 107), Z(108, 110), N("nsa", 111, 117, { src: "arquivo.nsa" }), B(118, 394)],
+);
+
+export const UNICRED_400_DETALHE = defineRecord("unicred400Detalhe", 400, [
+  K("tipoRegistro", 1, 1, "1", "N"),
+  N("agencia", 2, 6, { src: "beneficiario.agencia" }),
+  A("agenciaDv", 7, 7, { src: "beneficiario.agenciaDv", fmt: "raw" }),
+  N("conta", 8, 19, { src: "beneficiario.conta" }),
+  A("contaDv", 20, 20, { src: "beneficiario.contaDv", fmt: "raw" }),
+  K("zero", 21, 21, "0", "N"),
+  N("carteira", 22, 24, { src: "beneficiario.carteira", default: "21" }),
+  Z(25, 37),
+  A("controleParticipante", 38, 62, { src: "titulo.id", fmt: "raw" }),
+  K("banco", 63, 65, "136", "N"),
+  Z(66, 67),
+  B(68, 92),
+  Z(93, 93),
+  N("multaCodigo", 94, 94, { src: "titulo.codigos400.multa" }),
+  N("multaValor", 95, 104, { src: "titulo.multa.valor", fmt: "cents" }),
+  N("moraTipo", 105, 105, { src: "titulo.codigos400.mora" }),
+  K("descontavel", 106, 106, "N"),
+  B(107, 108),
+  N("ocorrencia", 109, 110, { src: "titulo.movimento" }),
+  A("numeroDocumento", 111, 120, { src: "titulo.numeroDocumento" }),
+  ...VENCIMENTO_E_VALOR,
+  Z(140, 149),
+  N("descontoCodigo", 150, 150, { src: "titulo.codigos400.desconto" }),
+  N("emissao", 151, 156, { src: "titulo.emissao", fmt: "date6" }),
+  Z(157, 157),
+  N("protestoCodigo", 158, 158, { src: "titulo.protesto.codigo", default: "3" }),
+  N("protestoDias", 159, 160, { src: "titulo.protesto.dias" }),
+  N("moraValor", 161, 173, { src: "titulo.juros.valor", fmt: "cents" }),
+  N("descontoData", 174, 179, { src: "titulo.desconto.data", fmt: "date6" }),
+  N("descontoValor", 180, 192, { src: "titulo.desconto.valor", fmt: "cents" }),
+  N("nossoNumero", 193, 202, { src: "titulo.nossoNumeroSequencial" }),
+  A("nossoNumeroDv", 203, 203, { src: "titulo.nossoNumeroDv", fmt: "raw" }),
+  Z(204, 205),
+  N("abatimento", 206, 218, { src: "titulo.abatimentoCentavos", fmt: "cents" }),
+  N("pagadorTipoInscricao", 219, 220, { src: "pagador.tipoInscricao400" }),
+  N("pagadorDocumento", 221, 234, { src: "pagador.documento", fmt: "taxid" }),
+  A("pagadorNome", 235, 274, { src: "pagador.nome", truncate: true }),
+  A("pagadorEndereco", 275, 314, { src: "pagador.endereco", truncate: true }),
+  A("pagadorBairro", 315, 326, { src: "pagador.bairro", truncate: true }),
+  N("cep", 327, 334, { src: "pagador.cep" }),
+  A("cidade", 335, 354, { src: "pagador.cidade", truncate: true }),
+  A("uf", 355, 356, { src: "pagador.uf" }),
+  A("avalista", 357, 394, { src: "avalista.nome", truncate: true }),
+  seq,
+]);
+
 // ---------------------------------------------------------------- retorno
 
 const headerRetorno = defineRecord("header400Retorno", 400, [
@@ -470,5 +526,43 @@ export const BB_CBR643_RETORNO = defineRecord("bbCbr643Retorno", 400, [
 export const TRAILER_400_RETORNO = defineRecord("trailer400Retorno", 400, [
   K("tipoRegistro", 1, 1, "9", "N"),
   A("resto", 2, 394, { fmt: "raw" }),
+  seq,
+]);
+
+/** Unicred CNAB 400 retorno detail ("Cobrança Beneficiário Web – Layout de Retorno de Boletos"). */
+export const UNICRED_400_RETORNO = defineRecord("unicred400Retorno", 400, [
+  K("tipoRegistro", 1, 1, "1", "N"),
+  N("tipoInscricao", 2, 3, { src: "beneficiario.tipoInscricao" }),
+  N("documento", 4, 17, { src: "beneficiario.documento", fmt: "taxid" }),
+  A("agencia", 18, 21, { src: "agencia", fmt: "raw" }),
+  A("agenciaDv", 22, 22, { fmt: "raw" }),
+  A("conta", 23, 30, { src: "conta", fmt: "raw" }),
+  A("contaDv", 31, 31, { fmt: "raw" }),
+  A("codigoBeneficiario", 32, 45, { src: "convenio", fmt: "raw" }),
+  A("nossoNumero", 46, 62, { src: "nossoNumero", fmt: "raw" }),
+  A("reservado63", 63, 73, { fmt: "raw" }),
+  A("fixo74", 74, 75, { fmt: "raw" }),
+  A("reservado76", 76, 85, { fmt: "raw" }),
+  A("fixo86", 86, 108, { fmt: "raw" }),
+  A("ocorrencia", 109, 110, { src: "ocorrencia", fmt: "raw" }),
+  N("dataLiquidacao", 111, 116, { src: "dataOcorrencia", fmt: "date6" }),
+  A("reservado117", 117, 146, { fmt: "raw" }),
+  N("vencimento", 147, 152, { src: "vencimento", fmt: "date6" }),
+  N("valor", 153, 165, { src: "valorCentavos", fmt: "cents" }),
+  A("bancoRecebedor", 166, 168, { src: "bancoRecebedor", fmt: "raw" }),
+  A("agenciaRecebedora", 169, 173, { src: "agenciaRecebedora", fmt: "raw" }),
+  A("reservado174", 174, 175, { fmt: "raw" }),
+  N("dataRepasse", 176, 181, { src: "dataCredito", fmt: "date6" }),
+  N("tarifa", 182, 188, { src: "tarifaCentavos", fmt: "cents" }),
+  A("reservado189", 189, 227, { fmt: "raw" }),
+  N("abatimento", 228, 240, { src: "abatimentoCentavos", fmt: "cents" }),
+  N("desconto", 241, 253, { src: "descontoCentavos", fmt: "cents" }),
+  N("valorPago", 254, 266, { src: "valorPagoCentavos", fmt: "cents" }),
+  N("juros", 267, 279, { src: "jurosCentavos", fmt: "cents" }),
+  A("seuNumero", 280, 305, { src: "numeroDocumento", fmt: "raw" }),
+  N("valorLiquido", 306, 318, { src: "valorLiquidoCentavos", fmt: "cents" }),
+  A("complemento", 319, 326, { src: "motivosRaw", fmt: "raw" }),
+  A("instrucaoOrigem", 327, 328, { src: "instrucaoOrigem", fmt: "raw" }),
+  A("reservado329", 329, 394, { fmt: "raw" }),
   seq,
 ]);

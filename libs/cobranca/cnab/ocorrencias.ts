@@ -191,6 +191,21 @@ const AILOS_240: Tabela = {
   "98": o("CHANGED", "excluir protesto com carta de anuência"),
 };
 
+/** Unicred CNAB 400 retorno "códigos de movimento"; 02 confirms an instruction, the entrada when its origem (327–328) is 01. */
+const UNICRED_400: Tabela = {
+  "01": o("PAID", "pago (título protestado pago em cartório)"),
+  "02": o("REGISTERED", "instrução confirmada"),
+  "03": o("REJECTED", "instrução rejeitada"),
+  "04": o("CHANGED", "sustado judicial"),
+  "06": o("PAID", "liquidação normal"),
+  "07": o("PAID", "liquidação em condicional (em cartório, com cheque do próprio devedor)"),
+  "08": o("CHANGED", "sustado definitivo"),
+  "09": o("PAID", "liquidação de título descontado"),
+  "10": o("CHANGED", "protesto solicitado"),
+  "11": o("CHANGED", "protesto em cartório"),
+  "12": o("CHANGED", "sustação solicitada"),
+};
+
 /** Key: `${banco}:${layout}`; "*:240" is the FEBRABAN fallback for other CNAB 240 banks. */
 export const OCORRENCIAS: Readonly<Record<string, Tabela>> = {
   "*:240": FEBRABAN_240,
@@ -204,6 +219,7 @@ export const OCORRENCIAS: Readonly<Record<string, Tabela>> = {
   "033:400": SANTANDER_400,
   "237:400": BRADESCO_400,
   "341:400": ITAU_400,
+  "136:400": UNICRED_400,
 };
 
 export function mapearOcorrencia(banco: string, layout: 240 | 400, codigo: string): Ocorrencia {

@@ -24,6 +24,8 @@ import {
   SANTANDER_400_PIX_REMESSA,
   SANTANDER_400_TRAILER,
   TRAILER_400,
+  UNICRED_400_DETALHE,
+  UNICRED_400_HEADER,
 } from "./layouts400.js";
 import { type RecordLayout, type Warning, decodeRecord, encodeRecord, getPath } from "./record.js";
 
@@ -163,6 +165,8 @@ interface Cnab400Profile {
   /** NN check digit written beside the NN, as data. */
   readonly nossoNumeroDv?: { readonly algo: CheckDigitAlgorithm; readonly tpl: readonly [string, number][] };
   readonly nossoNumeroLen: number;
+  /** The bank's own codes derived from the título's (FEBRABAN 240) ones, at `titulo.codigos400`. */
+  readonly codigos?: (t: ReturnType<typeof tituloCtx>) => Record<string, string>;
 }
 
 export const CNAB400_PROFILES: Readonly<Record<string, Cnab400Profile>> = {
@@ -209,6 +213,21 @@ export const CNAB400_PROFILES: Readonly<Record<string, Cnab400Profile>> = {
     // the multa would need BB's type-5 record, which is not written; 352–391 hold the message
     aceita: { jurosData: false, multaData: false, protesto: true, avalista: false, pix: false },
   },
+  "136": {
+    banco: "136",
+    bancoNome: "UNICRED",
+    header: UNICRED_400_HEADER,
+    detalhe: UNICRED_400_DETALHE,
+    extras: [],
+    trailer: TRAILER_400,
+    nossoNumeroDv: { algo: "mod11S", tpl: [["titulo.nossoNumeroSequencial", 10]] },
+    nossoNumeroLen: 10,
+    detalheTipo: "1",
+    beneficiario: beneficiarioUnicred400,
+    codigos: codigosUnicred400,
+    // no date fields for juros or multa; protesto code 1/2/3 + days; the avalista's name at 357–394
+    aceita: { jurosData: false, multaCodigos: ["0", "1", "2"], multaData: false, protesto: true, avalista: true, pix: false },
+  },
   "033": {
     banco: "033",
     bancoNome: "SANTANDER",
@@ -223,6 +242,34 @@ export const CNAB400_PROFILES: Readonly<Record<string, Cnab400Profile>> = {
     aceita: { jurosData: false, multaCodigos: ["0", "4"], multaData: true, protesto: true, avalista: true, pix: true },
   },
 };
+
+/** Unicred identifies the account by its código do beneficiário and needs the agência and conta DVs. */
+function beneficiarioUnicred400(b: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  if (b.convenio === undefined || !/^\d{1,20}$/.test(String(b.convenio)))
+    fail("CAMPO_OBRIGATORIO", "Unicred CNAB 400 needs the código do beneficiário (up to 20 digits)", "beneficiario.convenio");
+  for (const k of ["agenciaDv", "contaDv"] as const)
+    if (typeof b[k] !== "string" || !/^\d$/.test(b[k] as string))
+      fail(
+        "CAMPO_OBRIGATORIO",
+        `Unicred CNAB 400 needs the ${k === "agenciaDv" ? "agência" : "conta"} DV (one digit)`,
+        `beneficiario.${k}`,
+      );
+  if (b.carteira !== undefined && b.carteira !== "21")
+    fail("CARTEIRA_INVALIDA", "Unicred registers carteira 21 only", "beneficiario.carteira");
+  return {};
+}
+
+/**
+ * Unicred's slots hold type codes (remessa §5.5.4): multa 1 valor, 2 taxa, 3 isento; mora 1 valor diário,
+ * 5 isento; desconto 0 isento, 1 valor fixo. The título's FEBRABAN codes map onto them.
+ */
+function codigosUnicred400(t: ReturnType<typeof tituloCtx>): Record<string, string> {
+  return {
+    multa: !t.multa || t.multa.codigo === "0" ? "3" : t.multa.codigo,
+    mora: t.juros?.codigo === "1" ? "1" : "5",
+    desconto: t.desconto ? "1" : "0",
+  };
+}
 
 /** CBR641 is the layout of 7-digit convênios; agência and conta DVs are BB's modulo 11 unless given. */
 function beneficiarioBB400(b: Readonly<Record<string, unknown>>): Record<string, unknown> {
@@ -597,6 +644,7 @@ function remessa400(
       conferirEncargos400(p, t);
       const ctx: Ctx = { ...base, titulo: { ...t }, pagador: t.pagador, avalista: t.avalista };
       const tt = ctx.titulo as Record<string, unknown>;
+      if (p.codigos) tt.codigos400 = p.codigos(t);
       if (String(t.nossoNumero).replace(/^0+(?=\d)/, "").length > p.nossoNumeroLen)
         fail("CAMPO_EXCEDE_TAMANHO", `nosso número has more than ${p.nossoNumeroLen} digits`, "nossoNumero", { max: p.nossoNumeroLen });
       if (p.nossoNumeroDv) {

@@ -15,6 +15,7 @@ import {
   ITAU_400_RETORNO,
   SANTANDER_400_PIX,
   SANTANDER_400_RETORNO,
+  UNICRED_400_RETORNO,
 } from "./layouts400.js";
 import { type EstadoCanonico, mapearOcorrencia } from "./ocorrencias.js";
 import { type RecordLayout, type Warning, decodeData } from "./record.js";
@@ -293,4 +294,5 @@ const DETALHES_400: Readonly<Record<string, { tipo: string; layout: RecordLayout
   "341": { tipo: "1", layout: ITAU_400_RETORNO, extras: { "3": ITAU_400_PIX } },
   "033": { tipo: "1", layout: SANTANDER_400_RETORNO, extras: { "2": SANTANDER_400_PIX } },
   "001": { tipo: "7", layout: BB_CBR643_RETORNO },
+  "136": { tipo: "1", layout: UNICRED_400_RETORNO },
 };
