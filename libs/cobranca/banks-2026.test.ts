@@ -91,3 +91,73 @@ describe("136 Unicred (Composição da Ficha de Compensação 2019 §3.10–3.11
     expect([e.code, e.field]).toEqual(["CARTEIRA_INVALIDA", "dados.carteira"]);
   });
 });
+
+describe("004 Banco do Nordeste (CNAB 400 manual nota 1; brcobranca banco_nordeste_spec vectors)", () => {
+  it("nosso número DV: modulo 11 with weights 2–8 (the manual's 9061138-1 and 0000010-8, and the reference vectors)", () => {
+    const nn = (n: string) => nossoNumero({ banco: "004", agencia: "1", conta: "1", nossoNumero: n }).impresso;
+    expect(["9061138", "0000010", "0020572", "1961005", "0000053", "1297105", "0000005"].map(nn)).toEqual([
+      "9061138-1",
+      "0000010-8",
+      "0020572-9",
+      "1961005-0",
+      "0000053-1",
+      "1297105-7",
+      "0000005-1",
+    ]);
+  });
+
+  it("campo livre = agência + conta with DV + NN + DV + tipo de operação + 000; four reference boletos", () => {
+    const cases: Array<[string, string, string, CalendarDate, number, string, string]> = [
+      [
+        "0016",
+        "00011932",
+        "53",
+        date(2009, 10, 21),
+        100000,
+        "00491439700001000000016000119320000053121000",
+        "00490.01605 00119.320000 00531.210003 1 43970000100000",
+      ],
+      [
+        "0016",
+        "00011932",
+        "2720",
+        date(2012, 9, 8),
+        5400,
+        "00497545000000054000016000119320002720021000",
+        "00490.01605 00119.320000 27200.210006 7 54500000005400",
+      ],
+      [
+        "0259",
+        "00085493",
+        "1",
+        date(2017, 1, 17),
+        101,
+        "00492704200000001010259000854930000001921000",
+        "00490.25901 00854.930005 00019.210004 2 70420000000101",
+      ],
+      [
+        "0275",
+        "00002535",
+        "5",
+        date(2016, 7, 28),
+        280775,
+        "00491686900002807750275000025350000005121000",
+        "00490.27501 00025.350000 00051.210003 1 68690000280775",
+      ],
+    ];
+    for (const [agencia, conta, nn, due, valor, barcode, linha] of cases) {
+      const b = boleto({ banco: "004", agencia, conta, nossoNumero: nn }, due, valor);
+      expect([b.codigoBarras, b.linhaDigitavelFormatada]).toEqual([barcode, linha]);
+    }
+    const b = boleto({ banco: "004", agencia: "0016", conta: "00011932", nossoNumero: "53" }, null, 0);
+    expect([b.bancoComDv, b.agenciaCodigoBeneficiario, b.carteira]).toEqual(["004-3", "0016/0001193-2", "21"]);
+  });
+
+  it("around the fator reset: accepted by both validators and read back", () => {
+    for (const due of [date(2025, 2, 21), date(2025, 2, 22), date(2026, 12, 15)]) {
+      const b = boleto({ banco: "004", agencia: "0016", conta: "00011932", nossoNumero: "9061138", carteira: "41" }, due, 19990);
+      aceito(b, due);
+      expect(lerBoleto(b.linhaDigitavel, { referenceDate: due }).dados?.nossoNumero).toBe("90611381");
+    }
+  });
+});

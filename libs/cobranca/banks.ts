@@ -509,6 +509,43 @@ export const BANKS: Readonly<Record<string, BankDef>> = {
       },
     ],
   },
+  "004": {
+    code: "004",
+    codeWithDv: "004-3",
+    name: "Banco do Nordeste do Brasil S.A.",
+    cnabName: "B. DO NORDESTE",
+    variants: [
+      {
+        // Campo livre as the reference vectors give it (banks.test): agência + conta with DV + NN + DV + tipo de
+        // operação + 000. The "tipo de operação" is what the BNB manual says the barcode carries (nota 2):
+        // 21 cobrança simples, 41 vinculada; 51 is the legacy sem registro one.
+        id: "bnb",
+        inputs: {
+          agencia: { len: 4 },
+          conta: { len: 8 }, // with its DV, as the bank gives it
+          nossoNumero: { len: 7 },
+          carteira: { len: 2, default: "21", oneOf: ["21", "41"] },
+        },
+        derive: [
+          { name: "nnDv", dv: "mod11BNB", over: ["nossoNumero"] },
+          { name: "contaNumero", slice: "conta", start: 0, len: 7 },
+          { name: "contaDv", slice: "conta", start: 7, len: 1 },
+        ],
+        campoLivre: [
+          { field: "agencia" },
+          { field: "conta" },
+          { field: "nossoNumero" },
+          { field: "nnDv" },
+          { field: "carteira" },
+          { const: "000" },
+        ],
+        nossoNumeroImpresso: "{nossoNumero}-{nnDv}",
+        nossoNumeroCompleto: "{nossoNumero}{nnDv}",
+        agenciaCodigoImpresso: "{agencia}/{contaNumero}-{contaDv}",
+        carteiraImpressa: "{carteira}",
+      },
+    ],
+  },
 };
 
 export const LOCAL_PAGAMENTO_PADRAO = LOCAL_PADRAO;

@@ -10,6 +10,7 @@ import { refusalOf } from "../testing/refusal.js";
 import { checkCnab } from "./checker.js";
 import { type Pessoa, type RemessaInput, type Titulo, gerarRemessa, lerRemessa, reescreverRemessa } from "./remessa.js";
 import { lerRetorno } from "./retorno.js";
+import { mod11BNB } from "../checkdigits.js";
 
 /** The brcobranca golden inputs (the same pagador and clock as remessa.test.ts). */
 const PAGADOR: Pessoa = {
@@ -35,8 +36,11 @@ const titulo = (over: Partial<Titulo>): Titulo => ({
   ...over,
 });
 
-/** [file, input, [line, from, to, ours, why][], nosso número read back]: where our writer deliberately differs. */
-const GOLDEN: Array<[string, RemessaInput, Array<[number, number, number, string, string]>, string]> = [
+/**
+ * [file, input, [line, from, to, ours, why][], nosso número read back, título id in the golden file]: the
+ * columns where our writer deliberately differs, and what reading the files gives.
+ */
+const GOLDEN: Array<[string, RemessaInput, Array<[number, number, number, string, string]>, string, string | undefined]> = [
   [
     "remessa/240/brcobranca-085-remessa-ailos-cnab240.rem",
     {
@@ -59,6 +63,7 @@ const GOLDEN: Array<[string, RemessaInput, Array<[number, number, number, string
     // Ailos C007 has one value, 1 = com cadastramento (registered); brcobranca writes 0.
     [[3, 59, 59, "1", "P forma de cadastramento"]],
     "12345679000000123", // P 38–57 read back is the boleto's nosso número
+    "6969",
   ],
   [
     "remessa/400/brcobranca-136-remessa-unicred-cnab400.rem",
@@ -107,6 +112,27 @@ const GOLDEN: Array<[string, RemessaInput, Array<[number, number, number, string
       [2, 118, 120, "01 ", "seu número without the slash"],
     ],
     "7200003",
+    undefined, // the file leaves 38–62 blank
+  ],
+  [
+    "remessa/400/brcobranca-004-remessa-banco-nordeste-cnab400.rem",
+    {
+      banco: "004",
+      layout: 400,
+      nsa: 1,
+      geradoEm: GERADO,
+      validarDocumentos: false,
+      beneficiario: { nome: NOME, documento: "12345678910", agencia: "1234", conta: "1234567", contaDv: "1" },
+      titulos: [titulo({ numeroDocumento: undefined })],
+    },
+    [
+      // The BNB manual (§6.1) names the bank "B. DO NORDESTE"; the file has "B.DO NORDESTE".
+      [1, 80, 94, "B. DO NORDESTE ", "header nome do banco"],
+      // §6.2: 140–142 "preencher com zeros" (the bank picks the collecting bank); the file has 004.
+      [2, 140, 142, "000", "detail número do banco"],
+    ],
+    "123",
+    "6969",
   ],
 ];
 
@@ -115,7 +141,8 @@ describe("remessa of the 2026 banks: golden files", () => {
     const out = gerarRemessa(input);
     expect(out.check.ok).toBe(true);
     const golden = fixtureText(file).split("\r\n");
-    const ours = out.text.split("\r\n");
+    // BNB's manual ends the file with the DOS end-of-file byte after the last CRLF; the golden file has none
+    const ours = out.text.replace(/\x1a$/, "").split("\r\n");
     expect(ours.map((l) => l.length)).toEqual(golden.map((l) => l.length));
     for (const [line, from, to, value, what] of differences) expect(ours[line - 1]!.slice(from - 1, to), what).toBe(value);
     const blank = (l: string, i: number) =>
@@ -124,10 +151,10 @@ describe("remessa of the 2026 banks: golden files", () => {
     expect(out.warnings.some((w) => w.code === "TEXTO_TRUNCADO" && w.field.includes("nome"))).toBe(true);
   });
 
-  it.each(GOLDEN)("%s: golden and ours read back to the same título and re-encode to the same bytes", (file, input, _d, nn) => {
+  it.each(GOLDEN)("%s: golden and ours read back to the same título and re-encode to the same bytes", (file, input, _d, nn, idGolden) => {
     const t = input.titulos[0]!;
     for (const [text, id] of [
-      [fixtureText(file), input.layout === 240 ? t.id : undefined], // Unicred's file leaves 38–62 blank
+      [fixtureText(file), idGolden],
       [gerarRemessa(input).text, t.id],
     ] as const) {
       const lida = lerRemessa(text);
@@ -254,5 +281,65 @@ describe("136 Unicred CNAB 400", () => {
       jurosCentavos: 0,
       motivos: [],
     });
+  });
+});
+
+describe("004 Banco do Nordeste CNAB 400", () => {
+  const [, bnb] = GOLDEN[2]!;
+  const detalhe = (over: Partial<Titulo>) => gerarRemessa({ ...bnb, titulos: [titulo(over)] }).text.split("\r\n")[1]!;
+
+  it("ends the file with the end-of-file byte after the trailer's CRLF, and reads it back", () => {
+    const out = gerarRemessa(bnb);
+    expect(out.text.endsWith("000003\r\n\x1a")).toBe(true);
+    expect(out.bytes[out.bytes.length - 1]).toBe(0x1a);
+    const lida = lerRemessa(out.bytes);
+    expect(lida.fimDeArquivo).toBe("\x1a");
+    expect(reescreverRemessa(lida)).toBe(out.text);
+  });
+
+  it("nosso número + DV at 63–70 (modulo 11, weights 2–8), multa as a whole percentage, protest days or 99", () => {
+    const d = detalhe({ nossoNumero: "9061138", multa: { codigo: "2", valor: 200 }, protesto: { codigo: "1", dias: 5 } });
+    expect([d.slice(62, 70), d.slice(31, 33), d.slice(391, 393)]).toEqual(["90611381", "02", "05"]);
+    expect(detalhe({}).slice(391, 393)).toBe("99");
+    const e = refusalOf(() => detalhe({ multa: { codigo: "2", valor: 250 } }));
+    expect([e.code, e.field]).toEqual(["CAMPO_INVALIDO", "titulos[0].multa.valor"]);
+    expect(refusalOf(() => detalhe({ multa: { codigo: "1", valor: 500 } })).field).toBe("titulos[0].multa.codigo");
+  });
+
+  it("retorno (brcobranca): the values its spec asserts", () => {
+    const r = lerRetorno(fixture("retorno/400/brcobranca-004-CNAB400BANCONORDESTE.RET"));
+    expect(r.banco).toBe("004");
+    expect(r.eventos).toHaveLength(1);
+    expect(r.eventos[0]).toMatchObject({
+      linha: 2,
+      agencia: "0217",
+      conta: "00056911",
+      nossoNumero: "00000116",
+      carteira: "I",
+      ocorrencia: "06",
+      estado: "PAID",
+      dataOcorrencia: date(2014, 11, 19),
+      vencimento: date(2014, 11, 19),
+      valorCentavos: 17500,
+      bancoRecebedor: "004",
+      especie: "01",
+      tarifaCentavos: 260,
+      abatimentoCentavos: 0,
+      descontoCentavos: 0,
+      valorPagoCentavos: 17500,
+      jurosCentavos: 0,
+      // the error table flags columns 298–300 (nota 7/8: error = column − 279)
+      motivos: ["19", "20", "21"],
+    });
+  });
+
+  it("retorno (laravel-boleto bnb.ret): 3 entradas and 7 liquidations; every nosso número's DV checks", () => {
+    const r = lerRetorno(fixture("retorno/400/laravel-boleto-004-bnb.ret"));
+    expect([r.banco, r.dataArquivo, r.eventos.length]).toEqual(["004", "070317", 10]);
+    expect(r.eventos.map((e) => e.estado)).toEqual([...Array(3).fill("REGISTERED"), ...Array(7).fill("PAID")]);
+    expect(r.eventos.every((e) => e.numeroDocumento)).toBe(true);
+    const todos = [...r.eventos, ...lerRetorno(fixture("retorno/400/brcobranca-004-CNAB400BANCONORDESTE.RET")).eventos];
+    for (const e of todos) expect(mod11BNB(e.nossoNumero!.slice(0, 7)), e.nossoNumero).toBe(e.nossoNumero!.slice(7));
+    expect(r.eventos.filter((e) => e.estado === "PAID").reduce((s, e) => s + (e.valorPagoCentavos ?? 0), 0)).toBe(1_655_516);
   });
 });

@@ -349,6 +349,71 @@ export const UNICRED_400_DETALHE = defineRecord("unicred400Detalhe", 400, [
   seq,
 ]);
 
+// Banco do Nordeste (004), "Leiaute de Arquivo Eletrônico Padrão CNAB 400 – Cobrança Bancária Banco do
+// Nordeste" (July 2011) §6. The código do usuário (101–103) is the bank's EDI mailbox code.
+export const BNB_400_HEADER = overrideRecord(
+  headerRemessa(
+    "bnb400Header",
+    [
+      N("agencia", 27, 30, { src: "beneficiario.agencia" }),
+      Z(31, 32),
+      N("conta", 33, 39, { src: "beneficiario.conta" }),
+      A("contaDv", 40, 40, { src: "beneficiario.contaDv", fmt: "raw" }),
+      B(41, 46),
+    ],
+    [A("codigoUsuario", 101, 103, { src: "beneficiario.convenio", fmt: "raw" }), B(104, 394)],
+  ),
+  "bnb400Header",
+  // the manual's literal, with its dot (CNAB text would drop it)
+  [K("nomeBanco", 80, 94, "B. DO NORDESTE")],
+);
+
+export const BNB_400_DETALHE = defineRecord("bnb400Detalhe", 400, [
+  K("tipoRegistro", 1, 1, "1", "N"),
+  B(2, 17),
+  N("agencia", 18, 21, { src: "beneficiario.agencia" }),
+  Z(22, 23),
+  N("conta", 24, 30, { src: "beneficiario.conta" }),
+  A("contaDv", 31, 31, { src: "beneficiario.contaDv", fmt: "raw" }),
+  N("multaPercentual", 32, 33, { src: "titulo.codigos400.multaPercentual" }),
+  B(34, 37),
+  A("controleParticipante", 38, 62, { src: "titulo.id", fmt: "raw" }),
+  N("nossoNumero", 63, 69, { src: "titulo.nossoNumeroSequencial" }),
+  A("nossoNumeroDv", 70, 70, { src: "titulo.nossoNumeroDv", fmt: "raw" }),
+  Z(71, 80),
+  Z(81, 86),
+  Z(87, 99),
+  B(100, 107),
+  N("codigoCarteira", 108, 108, { src: "beneficiario.codigoCarteira", default: "4" }),
+  N("ocorrencia", 109, 110, { src: "titulo.movimento" }),
+  A("numeroDocumento", 111, 120, { src: "titulo.numeroDocumento", default: "0000000000" }),
+  ...VENCIMENTO_E_VALOR,
+  Z(140, 142),
+  Z(143, 146),
+  B(147, 147),
+  N("especie", 148, 149, { src: "titulo.especie", default: "01" }),
+  A("aceite", 150, 150, { src: "titulo.aceite", fmt: "raw", default: "N" }),
+  N("emissao", 151, 156, { src: "titulo.emissao", fmt: "date6" }),
+  N("instrucao", 157, 160, { src: "titulo.instrucao1" }),
+  N("jurosDia", 161, 173, { src: "titulo.juros.valor", fmt: "cents" }),
+  N("descontoData", 174, 179, { src: "titulo.desconto.data", fmt: "date6" }),
+  N("descontoValor", 180, 192, { src: "titulo.desconto.valor", fmt: "cents" }),
+  N("ioc", 193, 205, { src: "titulo.iofCentavos", fmt: "cents" }),
+  N("abatimento", 206, 218, { src: "titulo.abatimentoCentavos", fmt: "cents" }),
+  N("pagadorTipoInscricao", 219, 220, { src: "pagador.tipoInscricao400" }),
+  N("pagadorDocumento", 221, 234, { src: "pagador.documento", fmt: "taxid" }),
+  A("pagadorNome", 235, 274, { src: "pagador.nome", truncate: true }),
+  A("pagadorEndereco", 275, 314, { src: "pagador.endereco", truncate: true }),
+  A("pagadorComplemento", 315, 326, { src: "pagador.bairro", truncate: true }),
+  N("cep", 327, 334, { src: "pagador.cep" }),
+  A("cidade", 335, 349, { src: "pagador.cidade", truncate: true }),
+  A("uf", 350, 351, { src: "pagador.uf" }),
+  A("avalista", 352, 391, { src: "avalista.nome", truncate: true }),
+  N("prazoProtesto", 392, 393, { src: "titulo.codigos400.prazoProtesto" }),
+  K("moeda", 394, 394, "0", "N"),
+  seq,
+]);
+
 // ---------------------------------------------------------------- retorno
 
 const headerRetorno = defineRecord("header400Retorno", 400, [
@@ -564,5 +629,42 @@ export const UNICRED_400_RETORNO = defineRecord("unicred400Retorno", 400, [
   A("complemento", 319, 326, { src: "motivosRaw", fmt: "raw" }),
   A("instrucaoOrigem", 327, 328, { src: "instrucaoOrigem", fmt: "raw" }),
   A("reservado329", 329, 394, { fmt: "raw" }),
+  seq,
+]);
+
+/** Banco do Nordeste CNAB 400 retorno detail (manual §7.2); 280–394 is a table of error flags (nota 7). */
+export const BNB_400_RETORNO = defineRecord("bnb400Retorno", 400, [
+  K("tipoRegistro", 1, 1, "1", "N"),
+  N("tipoInscricao", 2, 3, { src: "beneficiario.tipoInscricao" }),
+  N("documento", 4, 17, { src: "beneficiario.documento", fmt: "taxid" }),
+  A("agencia", 18, 21, { src: "agencia", fmt: "raw" }),
+  A("zeros22", 22, 23, { fmt: "raw" }),
+  A("conta", 24, 31, { src: "conta", fmt: "raw" }),
+  A("brancos32", 32, 37, { fmt: "raw" }),
+  A("controleParticipante", 38, 62, { src: "id", fmt: "raw" }),
+  A("nossoNumero", 63, 70, { src: "nossoNumero", fmt: "raw" }),
+  A("contrato", 71, 80, { fmt: "raw" }),
+  A("brancos81", 81, 107, { fmt: "raw" }),
+  A("carteira", 108, 108, { src: "carteira", fmt: "raw" }),
+  A("ocorrencia", 109, 110, { src: "ocorrencia", fmt: "raw" }),
+  N("dataOcorrencia", 111, 116, { src: "dataOcorrencia", fmt: "date6" }),
+  A("seuNumero", 117, 126, { src: "numeroDocumento", fmt: "raw" }),
+  A("confirmacaoNossoNumero", 127, 134, { fmt: "raw" }),
+  A("brancos135", 135, 146, { fmt: "raw" }),
+  N("vencimento", 147, 152, { src: "vencimento", fmt: "date6" }),
+  N("valor", 153, 165, { src: "valorCentavos", fmt: "cents" }),
+  A("bancoRecebedor", 166, 168, { src: "bancoRecebedor", fmt: "raw" }),
+  A("agenciaRecebedora", 169, 172, { src: "agenciaRecebedora", fmt: "raw" }),
+  A("brancos173", 173, 173, { fmt: "raw" }),
+  A("especie", 174, 175, { src: "especie", fmt: "raw" }),
+  N("tarifa", 176, 188, { src: "tarifaCentavos", fmt: "cents" }),
+  N("outrasDespesas", 189, 201, { src: "outrasDespesasCentavos", fmt: "cents" }),
+  N("jurosOperacao", 202, 214, { fmt: "cents" }),
+  N("ioc", 215, 227, { src: "iofCentavos", fmt: "cents" }),
+  N("abatimento", 228, 240, { src: "abatimentoCentavos", fmt: "cents" }),
+  N("desconto", 241, 253, { src: "descontoCentavos", fmt: "cents" }),
+  N("valorRecebido", 254, 266, { src: "valorPagoCentavos", fmt: "cents" }),
+  N("jurosMora", 267, 279, { src: "jurosCentavos", fmt: "cents" }),
+  A("tabelaErros", 280, 394, { src: "tabelaErrosRaw", fmt: "raw" }),
   seq,
 ]);

@@ -206,6 +206,28 @@ const UNICRED_400: Tabela = {
   "12": o("CHANGED", "sustação solicitada"),
 };
 
+/** Banco do Nordeste CNAB 400 retorno (manual nota 4). */
+const BNB_400: Tabela = {
+  "02": o("REGISTERED", "entrada confirmada"),
+  "04": o("CHANGED", "alteração"),
+  "06": o("PAID", "liquidação normal"),
+  "07": o("PAID", "pagamento por conta"),
+  "08": o("PAID", "pagamento por cartório"),
+  "09": o("WRITTEN_OFF", "baixa simples"),
+  "10": o("PROTESTED", "devolvido / protestado"),
+  "11": o("UNKNOWN", "em ser"),
+  "12": o("CHANGED", "abatimento concedido"),
+  "13": o("CHANGED", "abatimento cancelado"),
+  "14": o("CHANGED", "vencimento alterado"),
+  "15": o("WRITTEN_OFF", "baixa automática"),
+  "18": o("CHANGED", "alteração depositária"),
+  "19": o("CHANGED", "confirmação de protesto"),
+  "20": o("CHANGED", "confirmação de sustar protesto"),
+  "21": o("CHANGED", "alteração informações de controle da empresa"),
+  "22": o("CHANGED", "alteração seu número"),
+  "51": o("REJECTED", "entrada rejeitada"),
+};
+
 /** Key: `${banco}:${layout}`; "*:240" is the FEBRABAN fallback for other CNAB 240 banks. */
 export const OCORRENCIAS: Readonly<Record<string, Tabela>> = {
   "*:240": FEBRABAN_240,
@@ -220,6 +242,7 @@ export const OCORRENCIAS: Readonly<Record<string, Tabela>> = {
   "237:400": BRADESCO_400,
   "341:400": ITAU_400,
   "136:400": UNICRED_400,
+  "004:400": BNB_400,
 };
 
 export function mapearOcorrencia(banco: string, layout: 240 | 400, codigo: string): Ocorrencia {

@@ -24,6 +24,8 @@ import {
   SANTANDER_400_PIX_REMESSA,
   SANTANDER_400_TRAILER,
   TRAILER_400,
+  BNB_400_DETALHE,
+  BNB_400_HEADER,
   UNICRED_400_DETALHE,
   UNICRED_400_HEADER,
 } from "./layouts400.js";
@@ -165,6 +167,8 @@ interface Cnab400Profile {
   /** NN check digit written beside the NN, as data. */
   readonly nossoNumeroDv?: { readonly algo: CheckDigitAlgorithm; readonly tpl: readonly [string, number][] };
   readonly nossoNumeroLen: number;
+  /** Written after the last record's line end: BNB's manual ends the file with the DOS end-of-file byte. */
+  readonly fimDeArquivo?: string;
   /** The bank's own codes derived from the título's (FEBRABAN 240) ones, at `titulo.codigos400`. */
   readonly codigos?: (t: ReturnType<typeof tituloCtx>) => Record<string, string>;
 }
@@ -228,6 +232,22 @@ export const CNAB400_PROFILES: Readonly<Record<string, Cnab400Profile>> = {
     // no date fields for juros or multa; protesto code 1/2/3 + days; the avalista's name at 357–394
     aceita: { jurosData: false, multaCodigos: ["0", "1", "2"], multaData: false, protesto: true, avalista: true, pix: false },
   },
+  "004": {
+    banco: "004",
+    bancoNome: "B. DO NORDESTE",
+    header: BNB_400_HEADER,
+    detalhe: BNB_400_DETALHE,
+    extras: [],
+    trailer: TRAILER_400,
+    nossoNumeroDv: { algo: "mod11BNB", tpl: [["titulo.nossoNumeroSequencial", 7]] },
+    nossoNumeroLen: 7,
+    detalheTipo: "1",
+    beneficiario: beneficiarioBnb400,
+    codigos: codigosBnb400,
+    fimDeArquivo: "\x1a",
+    // multa as a percentage only (code 2); no dates for juros or multa; protest by days; the avalista at 352–391
+    aceita: { jurosData: false, multaCodigos: ["0", "2"], multaData: false, protesto: true, avalista: true, pix: false },
+  },
   "033": {
     banco: "033",
     bancoNome: "SANTANDER",
@@ -269,6 +289,38 @@ function codigosUnicred400(t: ReturnType<typeof tituloCtx>): Record<string, stri
     mora: t.juros?.codigo === "1" ? "1" : "5",
     desconto: t.desconto ? "1" : "0",
   };
+}
+
+/** BNB's header and detail carry agência, conta (7) and its DV. */
+function beneficiarioBnb400(b: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  digits(b.agencia as string, "beneficiario.agencia", 4);
+  digits(b.conta as string, "beneficiario.conta", 7);
+  if (typeof b.contaDv !== "string" || !/^\d$/.test(b.contaDv))
+    fail("CAMPO_OBRIGATORIO", "Banco do Nordeste CNAB 400 needs the conta DV (one digit)", "beneficiario.contaDv");
+  if (b.codigoCarteira !== undefined && !/^[1245]$/.test(String(b.codigoCarteira)))
+    fail("CAMPO_INVALIDO", "BNB carteira code must be 1, 2, 4 or 5 (nota 2; I is sem registro)", "beneficiario.codigoCarteira");
+  return {};
+}
+
+/**
+ * BNB's multa slot (32–33) is a whole percentage; protesto days 99 mean "do not protest"; the
+ * instruction code is 4 digits (nota 7).
+ */
+function codigosBnb400(t: ReturnType<typeof tituloCtx>): Record<string, string> {
+  const out: Record<string, string> = { prazoProtesto: "99" };
+  if (t.multa && t.multa.codigo !== "0") {
+    const v = t.multa.valor ?? 0;
+    if (v % 100 !== 0 || v > 9900)
+      fail("CAMPO_INVALIDO", "Banco do Nordeste CNAB 400 holds the multa as a whole percentage (0–99 %)", "titulo.multa.valor");
+    out.multaPercentual = String(v / 100);
+  }
+  if (t.protesto && t.protesto.codigo !== "3") {
+    const d = t.protesto.dias ?? 0;
+    if (!Number.isInteger(d) || d < 1 || d > 98)
+      fail("CAMPO_INVALIDO", "Banco do Nordeste protests after 1–98 days (99 = do not protest)", "titulo.protesto.dias");
+    out.prazoProtesto = String(d);
+  }
+  return out;
 }
 
 /** CBR641 is the layout of 7-digit convênios; agência and conta DVs are BB's modulo 11 unless given. */
@@ -472,8 +524,8 @@ function beneficiarioCtx(b: Beneficiario, strict: boolean) {
 
 const ASCII = new TextEncoder();
 
-function finish(lines: string[], warnings: Warning[]): RemessaOutput {
-  const text = lines.join("\r\n") + "\r\n";
+function finish(lines: string[], warnings: Warning[], fimDeArquivo = ""): RemessaOutput {
+  const text = lines.join("\r\n") + "\r\n" + fimDeArquivo;
   const check = assertCnab(text); // the structural checker runs before anything is returned
   // The checker lets printable ASCII only through, where UTF-8 is one byte per character, as latin1 is.
   const bytes = ASCII.encode(text);
@@ -661,7 +713,7 @@ function remessa400(
   const totais = { registros: lines.length + 1, valorCentavos: titulos.reduce((s, t) => s + t.valorCentavos, 0) };
   lines.push(encodeRecord(p.trailer, { totais, seq: lines.length + 1 }, warnings, "trailer"));
   if (lines.length > 999_999) fail("LIMITE_DE_REGISTROS", "more than 999,999 records in one file", "titulos");
-  return finish(lines, warnings);
+  return finish(lines, warnings, p.fimDeArquivo);
 }
 
 // ------------------------------------------------------------------ reader
@@ -691,6 +743,8 @@ export interface RemessaLida {
   readonly warnings: Warning[];
   /** Every record with its raw fields, in file order (re-encodes to the same bytes). */
   readonly records: { layout: RecordLayout; raw: Record<string, string> }[];
+  /** What followed the last line end (BNB's end-of-file byte), "" when nothing. */
+  readonly fimDeArquivo: string;
 }
 
 /** Read a remessa file back with the same tables that write it. */
@@ -703,7 +757,7 @@ export function lerRemessa(content: string | Uint8Array): RemessaLida {
   let beneficiario: Record<string, unknown> = {};
   let nsa: number | undefined;
   let data: CalendarDate | undefined;
-  const { lines } = splitLines(content);
+  const { lines, fimDeArquivo } = splitLines(content);
   if (check.direction !== "remessa") fail("CNAB_ESTRUTURA_INVALIDA", "not a remessa file", "arquivo");
   if (check.layout === 240) {
     const profile = profile240(banco);
@@ -784,6 +838,7 @@ export function lerRemessa(content: string | Uint8Array): RemessaLida {
     }),
     warnings,
     records,
+    fimDeArquivo: fimDeArquivo ? "\x1a" : "",
   };
 }
 
@@ -799,5 +854,5 @@ function mergeDeep(a: Record<string, unknown>, b: object): Record<string, unknow
 
 /** Re-encode records read by lerRemessa from their raw fields (identity: proves the layouts tile). */
 export function reescreverRemessa(lida: RemessaLida, eol = "\r\n"): string {
-  return lida.records.map((r) => r.layout.fields.map((f) => r.raw[f.name]).join("") + eol).join("");
+  return lida.records.map((r) => r.layout.fields.map((f) => r.raw[f.name]).join("") + eol).join("") + lida.fimDeArquivo;
 }

@@ -8,6 +8,7 @@ import { assertCnab, type CheckResult } from "./checker.js";
 import { SEGMENTO_U, segmentoT } from "./layouts240.js";
 import {
   BB_CBR643_RETORNO,
+  BNB_400_RETORNO,
   BRADESCO_400_PIX,
   BRADESCO_400_RETORNO,
   HEADER_400_RETORNO,
@@ -91,6 +92,14 @@ function motivos(raw: unknown): string[] {
   return out;
 }
 
+/** BNB's error table (280–394): one flag per error, the error's number being its column − 279 (nota 7). */
+function motivosPorPosicao(raw: unknown): string[] {
+  if (typeof raw !== "string") return [];
+  const out: string[] = [];
+  for (let i = 0; i < raw.length; i++) if (raw[i] !== "0" && raw[i] !== " ") out.push(String(i + 1).padStart(2, "0"));
+  return out;
+}
+
 function chave(banco: string, e: Record<string, unknown>): string {
   const d = e.dataOcorrencia ? isoDate(e.dataOcorrencia as CalendarDate) : "";
   return [banco, e.convenio ?? e.conta ?? "", e.nossoNumero ?? "", e.ocorrencia ?? "", d, e.valorPagoCentavos ?? 0, e.id ?? ""].join("|");
@@ -156,9 +165,17 @@ function poe(ev: Record<string, unknown>, k: string, v: unknown, store = CAMPOS.
  */
 const DECODIFICADOS: ReadonlyMap<string, Campo | null> = new Map([
   ...CAMPOS,
-  ...["motivosRaw", "motivosSantanderRaw", "nossoNumeroSequencial", "seq", "beneficiario", "pagador", "banco", "nossoNumeroDv"].map(
-    (k) => [k, null] as const,
-  ),
+  ...[
+    "motivosRaw",
+    "motivosSantanderRaw",
+    "tabelaErrosRaw",
+    "nossoNumeroSequencial",
+    "seq",
+    "beneficiario",
+    "pagador",
+    "banco",
+    "nossoNumeroDv",
+  ].map((k) => [k, null] as const),
   ...["layout", "linha", "estado", "ocorrencia", "descricao", "motivos"].map((k) => [k, null] as const),
 ]);
 
@@ -170,7 +187,11 @@ const DECODIFICADOS: ReadonlyMap<string, Campo | null> = new Map([
 function evento(banco: string, layout: 240 | 400, linha: number, partes: readonly Record<string, unknown>[]): EventoRetorno {
   const codigo = String(campo(partes, "ocorrencia") ?? "").trim();
   const map = mapearOcorrencia(banco, layout, codigo);
-  const mot = motivos(campo(partes, banco === "033" && layout === 400 ? "motivosSantanderRaw" : "motivosRaw"));
+  const erros = campo(partes, "tabelaErrosRaw");
+  const mot =
+    erros !== undefined
+      ? motivosPorPosicao(erros)
+      : motivos(campo(partes, banco === "033" && layout === 400 ? "motivosSantanderRaw" : "motivosRaw"));
   const ev: Record<string, unknown> = {};
   poe(ev, "banco", banco);
   poe(ev, "layout", proprio(partes, "layout", layout));
@@ -295,4 +316,5 @@ const DETALHES_400: Readonly<Record<string, { tipo: string; layout: RecordLayout
   "033": { tipo: "1", layout: SANTANDER_400_RETORNO, extras: { "2": SANTANDER_400_PIX } },
   "001": { tipo: "7", layout: BB_CBR643_RETORNO },
   "136": { tipo: "1", layout: UNICRED_400_RETORNO },
+  "004": { tipo: "1", layout: BNB_400_RETORNO },
 };
