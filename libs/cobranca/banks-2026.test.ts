@@ -161,3 +161,38 @@ describe("004 Banco do Nordeste (CNAB 400 manual nota 1; brcobranca banco_nordes
     }
   });
 });
+
+describe("133 Cresol (Bradesco's campo livre and P check digit; laravel-boleto CresolTest vectors)", () => {
+  it("nosso número DV: the specification's examples (carteira 19) and the P and 0 cases of carteira 09", () => {
+    const nn = (carteira: string, n: string) => nossoNumero({ banco: "133", agencia: "1", conta: "1", carteira, nossoNumero: n }).impresso;
+    expect([nn("19", "2"), nn("19", "1"), nn("19", "6"), nn("09", "2"), nn("09", "10")]).toEqual([
+      "19/00000000002-8",
+      "19/00000000001-P",
+      "19/00000000006-0",
+      "09/00000000002-P",
+      "09/00000000010-0",
+    ]);
+  });
+
+  it("two real boletos: campo livre = agência + carteira + NN + código do cedente + 0", () => {
+    const a = boleto({ banco: "133", agencia: "2035", carteira: "09", nossoNumero: "6362", conta: "4497" }, date(2021, 8, 30), 17500);
+    expect([a.campoLivre, a.linhaDigitavelFormatada, a.nossoNumero]).toEqual([
+      "2035090000000636200044970",
+      "13392.03505 90000.000639 62000.449702 4 87280000017500",
+      "000000063625",
+    ]);
+    const b = boleto({ banco: "133", agencia: "1026", carteira: "09", nossoNumero: "3", conta: "3892" }, date(2021, 6, 14), 500);
+    expect([b.campoLivre, b.linhaDigitavelFormatada]).toEqual([
+      "1026090000000000300038920",
+      "13391.02608 90000.000001 03000.389209 7 86510000000500",
+    ]);
+  });
+
+  it("around the fator reset: accepted by both validators and read back", () => {
+    for (const due of [date(2025, 2, 21), date(2025, 2, 22), date(2026, 12, 15)]) {
+      const b = boleto({ banco: "133", agencia: "1069", carteira: "09", nossoNumero: "2", conta: "28245" }, due, 15000);
+      aceito(b, due);
+      expect(lerBoleto(b.codigoBarras, { referenceDate: due }).dados?.nossoNumero).toBe("00000000002P");
+    }
+  });
+});

@@ -546,6 +546,31 @@ export const BANKS: Readonly<Record<string, BankDef>> = {
       },
     ],
   },
+  "133": {
+    code: "133",
+    codeWithDv: "133-3",
+    name: "Cresol Confederação",
+    cnabName: "CRESOL",
+    variants: [
+      {
+        // Bradesco's shape (cobranca.md §3.13): agência + carteira + NN(11) + código do cedente(7) + 0; the NN
+        // DV is Bradesco's modulo 11 base 7 with P (the Cresol specification's examples 19/2 → 8, 19/1 → P).
+        id: "cresol",
+        inputs: {
+          agencia: { len: 4 },
+          carteira: { len: 2, default: "09", oneOf: ["09", "19"] },
+          nossoNumero: { len: 11 },
+          conta: { len: 7 }, // the código do cedente in Cresol's system (often the conta, without DV)
+        },
+        derive: [{ name: "nnDv", dv: "mod11Bradesco", over: ["carteira", "nossoNumero"] }],
+        campoLivre: [{ field: "agencia" }, { field: "carteira" }, { field: "nossoNumero" }, { field: "conta" }, { const: "0" }],
+        nossoNumeroImpresso: "{carteira}/{nossoNumero}-{nnDv}",
+        nossoNumeroCompleto: "{nossoNumero}{nnDv}",
+        agenciaCodigoImpresso: "{agencia} / {conta}",
+        carteiraImpressa: "{carteira}",
+      },
+    ],
+  },
 };
 
 export const LOCAL_PAGAMENTO_PADRAO = LOCAL_PADRAO;

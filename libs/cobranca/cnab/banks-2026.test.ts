@@ -343,3 +343,105 @@ describe("004 Banco do Nordeste CNAB 400", () => {
     expect(r.eventos.filter((e) => e.estado === "PAID").reduce((s, e) => s + (e.valorPagoCentavos ?? 0), 0)).toBe(1_655_516);
   });
 });
+
+describe("133 Cresol CNAB 400 (Bradesco's records with bank 133)", () => {
+  // laravel-boleto tests/Remessa/CresolCnab400Test.php: the positions it asserts for these inputs
+  const cresol: RemessaInput = {
+    banco: "133",
+    layout: 400,
+    nsa: 1,
+    geradoEm: { year: 2026, month: 2, day: 10, hour: 9, minute: 0, second: 0 },
+    beneficiario: {
+      nome: "BENEFICIARIO PF",
+      documento: "077.651.119-06",
+      convenio: "90106900282456",
+      carteira: "09",
+      agencia: "1069",
+      conta: "28245",
+      contaDv: "6",
+    },
+    titulos: [
+      {
+        id: "CTRL-001",
+        nossoNumero: "1",
+        numeroDocumento: "1",
+        vencimento: date(2026, 3, 10),
+        emissao: date(2026, 2, 10),
+        valorCentavos: 15000,
+        multa: { codigo: "2", valor: 200 },
+        pagador: {
+          nome: "PAGADOR TESTE",
+          documento: "123.456.789-09",
+          endereco: "Rua dois, 456",
+          bairro: "CENTRO",
+          cep: "85010-000",
+          cidade: "CIDADE",
+          uf: "PR",
+        },
+      },
+    ],
+  };
+
+  it("header and detail at the positions the reference asserts; nosso número DV P survives at 82", () => {
+    const [h, d, t] = gerarRemessa(cresol).text.split("\r\n");
+    expect([h!.slice(0, 26), h!.slice(26, 46), h!.slice(76, 79), h!.slice(79, 94), h!.slice(394)]).toEqual([
+      "01REMESSA01COBRANCA       ",
+      "00000090106900282456",
+      "133",
+      "CRESOL         ",
+      "000001",
+    ]);
+    expect([d!.slice(20, 37), d![65], d!.slice(66, 70), d!.slice(70, 81), d![81], d![92], d!.slice(108, 110)]).toEqual([
+      "0009010690028245" + "6",
+      "2",
+      "0200",
+      "00000000001",
+      "1",
+      "2",
+      "01",
+    ]);
+    expect([
+      d!.slice(120, 126),
+      d!.slice(126, 139),
+      d!.slice(147, 149),
+      d!.slice(150, 156),
+      d!.slice(218, 234),
+      d!.slice(326, 334),
+    ]).toEqual(["100326", "0000000015000", "02", "100226", "0100012345678909", "85010000"]);
+    expect([t![0], t!.slice(394)]).toEqual(["9", "000003"]);
+    const p = gerarRemessa({ ...cresol, titulos: [{ ...cresol.titulos[0]!, nossoNumero: "2" }] }).text.split("\r\n")[1]!;
+    expect(p.slice(70, 82)).toBe("00000000002P");
+    expect(lerRemessa(gerarRemessa(cresol).text).titulos.map((x) => [x.id, x.valorCentavos])).toEqual([["CTRL-001", 15000]]);
+  });
+
+  it("refuses a protest instruction, which its CNAB 400 has no slot for", () => {
+    const e = refusalOf(() => gerarRemessa({ ...cresol, titulos: [{ ...cresol.titulos[0]!, protesto: { codigo: "1", dias: 5 } }] }));
+    expect([e.code, e.field]).toEqual(["CAMPO_INVALIDO", "titulos[0].protesto"]);
+  });
+
+  it("retorno (laravel-boleto cresol.ret): entrada, liquidação with P, rejeição, as its test asserts", () => {
+    const r = lerRetorno(fixture("retorno/400/laravel-boleto-133-cresol.ret"));
+    expect([r.banco, r.eventos.length]).toEqual(["133", 3]);
+    const [a, b, c] = r.eventos;
+    expect(a).toMatchObject({
+      ocorrencia: "02",
+      estado: "REGISTERED",
+      nossoNumero: "000000000011",
+      valorCentavos: 15000,
+      vencimento: date(2026, 3, 10),
+      dataOcorrencia: date(2026, 2, 12),
+    });
+    expect(b).toMatchObject({
+      ocorrencia: "06",
+      estado: "PAID",
+      nossoNumero: "00000000002P",
+      valorCentavos: 15000,
+      valorPagoCentavos: 15308,
+      tarifaCentavos: 350,
+      jurosCentavos: 8,
+      dataCredito: date(2026, 3, 16),
+    });
+    expect(c).toMatchObject({ ocorrencia: "03", estado: "REJECTED", motivos: ["21"] });
+    expect(r.eventos.reduce((s, e) => s + (e.valorCentavos ?? 0), 0)).toBe(37_500);
+  });
+});

@@ -94,6 +94,11 @@ export const BRADESCO_400_DETALHE = defineRecord("bradesco400Detalhe", 400, [
   seq,
 ]);
 
+/** Cresol (133) takes Bradesco's CNAB 400 records; its espécie table puts duplicata mercantil at 02. */
+export const CRESOL_400_DETALHE = overrideRecord(BRADESCO_400_DETALHE, "cresol400Detalhe", [
+  N("especie", 148, 149, { src: "titulo.especie", default: "02" }),
+]);
+
 export const ITAU_400_HEADER = headerRemessa(
   "itau400Header",
   [

@@ -243,6 +243,7 @@ export const OCORRENCIAS: Readonly<Record<string, Tabela>> = {
   "341:400": ITAU_400,
   "136:400": UNICRED_400,
   "004:400": BNB_400,
+  "133:400": BRADESCO_400,
 };
 
 export function mapearOcorrencia(banco: string, layout: 240 | 400, codigo: string): Ocorrencia {

@@ -16,6 +16,7 @@ import {
   BB_400_HEADER,
   BRADESCO_400_DETALHE,
   BRADESCO_400_HEADER,
+  CRESOL_400_DETALHE,
   ITAU_400_DETALHE,
   ITAU_400_HEADER,
   ITAU_400_MULTA,
@@ -179,6 +180,25 @@ export const CNAB400_PROFILES: Readonly<Record<string, Cnab400Profile>> = {
     bancoNome: "BRADESCO",
     header: BRADESCO_400_HEADER,
     detalhe: BRADESCO_400_DETALHE,
+    extras: [],
+    trailer: TRAILER_400,
+    nossoNumeroDv: {
+      algo: "mod11Bradesco",
+      tpl: [
+        ["beneficiario.carteira", 2],
+        ["titulo.nossoNumero", 11],
+      ],
+    },
+    nossoNumeroLen: 11,
+    detalheTipo: "1",
+    aceita: { jurosData: false, multaCodigos: ["0", "2"], multaData: false, protesto: false, avalista: true, pix: false },
+  },
+  // Cresol: Bradesco's CNAB 400 with bank 133 (cobranca.md §3.13); the same slots, so the same refusals
+  "133": {
+    banco: "133",
+    bancoNome: "CRESOL",
+    header: BRADESCO_400_HEADER,
+    detalhe: CRESOL_400_DETALHE,
     extras: [],
     trailer: TRAILER_400,
     nossoNumeroDv: {

@@ -317,4 +317,5 @@ const DETALHES_400: Readonly<Record<string, { tipo: string; layout: RecordLayout
   "001": { tipo: "7", layout: BB_CBR643_RETORNO },
   "136": { tipo: "1", layout: UNICRED_400_RETORNO },
   "004": { tipo: "1", layout: BNB_400_RETORNO },
+  "133": { tipo: "1", layout: BRADESCO_400_RETORNO },
 };
