@@ -196,3 +196,43 @@ describe("133 Cresol (Bradesco's campo livre and P check digit; laravel-boleto C
     }
   });
 });
+
+describe("422 Safra (CNAB 400 manual §7.1–7.2; brcobranca safra_spec and BoletoNetCore Carteira1 vectors)", () => {
+  it("nosso número DV: the manual's three examples (remainder 0 → 1, 1 → 0)", () => {
+    const nn = (n: string) => nossoNumero({ banco: "422", agencia: "1", conta: "1", nossoNumero: n }).impresso;
+    expect(["94550200", "93199999", "26173001"].map(nn)).toEqual(["94550200-1", "93199999-5", "26173001-1"]);
+  });
+
+  it("campo livre = 7 + agência with DV + conta with DV + NN with DV + 2; reference boletos", () => {
+    const cases: Array<[string, string, string, CalendarDate, number, string]> = [
+      ["00400", "000278247", "26173001", date(2025, 2, 23), 18084, "42297.00408 00002.782472 26173.001129 6 10010000018084"],
+      ["11500", "006276729", "50153004", date(2016, 3, 30), 554305, "42297.11504 00062.767298 50153.004523 1 67490000554305"],
+      // BoletoNetCore: agência 1234-5, conta 123456-7, one boleto per DV geral 1–9
+      ["12345", "001234567", "453", date(2016, 9, 1), 14150, "42297.12346 50012.345679 00000.453720 1 69040000014150"],
+      ["12345", "001234567", "456", date(2016, 10, 1), 271112, "42297.12346 50012.345679 00000.456129 2 69340000271112"],
+      ["12345", "001234567", "414", date(2016, 8, 1), 64539, "42297.12346 50012.345679 00000.414623 3 68730000064539"],
+      ["12345", "001234567", "444", date(2016, 9, 2), 29221, "42297.12346 50012.345679 00000.444828 4 69050000029221"],
+      ["12345", "001234567", "562", date(2017, 1, 1), 83800, "42297.12346 50012.345679 00000.562223 5 70260000083800"],
+      ["12345", "001234567", "445", date(2016, 9, 2), 292711, "42297.12346 50012.345679 00000.445627 6 69050000292711"],
+      ["12345", "001234567", "443", date(2016, 9, 2), 292127, "42297.12346 50012.345679 00000.443028 7 69050000292127"],
+      ["12345", "001234567", "468", date(2016, 10, 2), 29321, "42297.12346 50012.345679 00000.468520 8 69350000029321"],
+      ["12345", "001234567", "561", date(2017, 1, 1), 27600, "42297.12346 50012.345679 00000.561423 9 70260000027600"],
+    ];
+    for (const [agencia, conta, nn, due, valor, linha] of cases)
+      expect(boleto({ banco: "422", agencia, conta, nossoNumero: nn }, due, valor).linhaDigitavelFormatada, nn).toBe(linha);
+    const b = boleto({ banco: "422", agencia: "00400", conta: "000278247", nossoNumero: "26173001" }, date(2025, 2, 23), 18084);
+    expect([b.codigoBarras, b.bancoComDv, b.agenciaCodigoBeneficiario]).toEqual([
+      "42296100100000180847004000002782472617300112",
+      "422-7",
+      "0040-0 / 00027824-7",
+    ]);
+  });
+
+  it("around the fator reset: accepted by both validators and read back", () => {
+    for (const due of [date(2025, 2, 21), date(2025, 2, 22), date(2026, 12, 15)]) {
+      const b = boleto({ banco: "422", agencia: "12345", conta: "001234567", nossoNumero: "453" }, due, 14150);
+      aceito(b, due);
+      expect(lerBoleto(b.linhaDigitavel, { referenceDate: due }).dados?.nossoNumero).toBe("000004537");
+    }
+  });
+});

@@ -571,6 +571,37 @@ export const BANKS: Readonly<Record<string, BankDef>> = {
       },
     ],
   },
+  "422": {
+    code: "422",
+    codeWithDv: "422-7",
+    name: "Banco Safra S.A.",
+    cnabName: "BANCO SAFRA",
+    variants: [
+      {
+        // Manual "Layout de Cobrança CNAB 400 – Banco Safra" (2016) §7.2.2: 7 (Safra) + agência with DV (5) +
+        // conta with DV (9) + nosso número with DV (9) + 2 (cobrança registrada).
+        id: "safra",
+        inputs: {
+          agencia: { len: 5 }, // with its DV
+          conta: { len: 9 }, // with its DV
+          nossoNumero: { len: 8 },
+          carteira: { len: 1, default: "1", oneOf: ["1", "2"] }, // 1 simples, 2 vinculada (CNAB 108)
+        },
+        derive: [
+          { name: "nnDv", dv: "mod11Safra", over: ["nossoNumero"] },
+          { name: "agenciaNumero", slice: "agencia", start: 0, len: 4 },
+          { name: "agenciaDv", slice: "agencia", start: 4, len: 1 },
+          { name: "contaNumero", slice: "conta", start: 0, len: 8 },
+          { name: "contaDv", slice: "conta", start: 8, len: 1 },
+        ],
+        campoLivre: [{ const: "7" }, { field: "agencia" }, { field: "conta" }, { field: "nossoNumero" }, { field: "nnDv" }, { const: "2" }],
+        nossoNumeroImpresso: "{nossoNumero}-{nnDv}",
+        nossoNumeroCompleto: "{nossoNumero}{nnDv}",
+        agenciaCodigoImpresso: "{agenciaNumero}-{agenciaDv} / {contaNumero}-{contaDv}",
+        carteiraImpressa: "{carteira}",
+      },
+    ],
+  },
 };
 
 export const LOCAL_PAGAMENTO_PADRAO = LOCAL_PADRAO;

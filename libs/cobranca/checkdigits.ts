@@ -97,6 +97,12 @@ export function mod11BNB(s: string): string {
   return String(r <= 1 ? 0 : 11 - r);
 }
 
+/** Safra NN: weights 2…9 from the right; remainder 0 → 1, remainder 1 → 0, else 11 − r (manual §7.1). */
+export function mod11Safra(s: string): string {
+  const r = weightedSumFromRight(s) % 11;
+  return String(r === 0 ? 1 : r === 1 ? 0 : 11 - r);
+}
+
 /** Mod 11 for agência/conta DVs as BB prints them (weights 9…2, 10 → X): same rule as the NN. */
 export const mod11AgenciaConta = mod11BB;
 
@@ -108,6 +114,7 @@ export const CHECK_DIGITS = {
   sicoob3197,
   banrisulNC,
   mod11BNB,
+  mod11Safra,
 } as const satisfies Record<string, (s: string) => string>;
 
 export type CheckDigitAlgorithm = keyof typeof CHECK_DIGITS;

@@ -445,3 +445,183 @@ describe("133 Cresol CNAB 400 (Bradesco's records with bank 133)", () => {
     expect(r.eventos.reduce((s, e) => s + (e.valorCentavos ?? 0), 0)).toBe(37_500);
   });
 });
+
+describe("422 Safra CNAB 400 (manual §6; no reference file exists: positions checked against the manual)", () => {
+  const safra: RemessaInput = {
+    banco: "422",
+    layout: 400,
+    nsa: 1001,
+    geradoEm: { year: 2026, month: 12, day: 1, hour: 9, minute: 0, second: 0 },
+    beneficiario: {
+      nome: "EMPRESA EXEMPLO LTDA",
+      documento: "11222333000181",
+      agencia: "1234",
+      agenciaDv: "5",
+      conta: "00123456",
+      contaDv: "7",
+    },
+    titulos: [
+      titulo({
+        id: "T1",
+        nossoNumero: "453",
+        numeroDocumento: "NF1",
+        vencimento: date(2026, 12, 15),
+        emissao: date(2026, 12, 1),
+        valorCentavos: 14150,
+        juros: { codigo: "1", valor: 5 },
+        multa: { codigo: "2", valor: 200, data: date(2026, 12, 16) },
+        protesto: { codigo: "1", dias: 5 },
+        pagador: {
+          nome: "JOSE DA SILVA",
+          documento: "52998224725",
+          endereco: "RUA A 1",
+          bairro: "CENTRO",
+          cep: "01001000",
+          cidade: "SAO PAULO",
+          uf: "SP",
+        },
+      }),
+    ],
+  };
+
+  it("header, detail and trailer at the manual's positions; multa as instrução 16 in the abatimento field", () => {
+    const out = gerarRemessa(safra);
+    expect(out.check.ok).toBe(true);
+    const [h, d, t] = out.text.split("\r\n");
+    expect([h!.slice(0, 19), h!.slice(26, 40), h!.slice(76, 90), h!.slice(94, 100), h!.slice(391, 394), h!.slice(394)]).toEqual([
+      "01REMESSA01COBRANCA",
+      "12345001234567",
+      "422BANCO SAFRA",
+      "011226",
+      "001", // the file number has 3 digits: 1001 wraps
+      "000001",
+    ]);
+    const at = (a: number, b: number) => d!.slice(a - 1, b);
+    expect([
+      at(2, 3),
+      at(4, 17),
+      at(18, 31),
+      at(38, 62).trim(),
+      at(63, 71),
+      at(102, 105),
+      at(106, 107),
+      at(108, 108),
+      at(109, 110),
+    ]).toEqual(["02", "11222333000181", "12345001234567", "T1", "000004537", "000 ", "05", "1", "01"]);
+    expect([at(111, 120), at(121, 126), at(127, 139), at(140, 142), at(157, 158), at(159, 160), at(161, 173), at(206, 218)]).toEqual([
+      "NF1       ",
+      "151226",
+      "0000000014150",
+      "422",
+      "16",
+      "10",
+      "0000000000005",
+      "1612260200000",
+    ]);
+    expect([at(219, 220), at(221, 234), at(327, 334), at(389, 391), at(392, 394), at(395, 400)]).toEqual([
+      "01",
+      "00052998224725",
+      "01001000",
+      "422",
+      "001",
+      "000002",
+    ]);
+    expect([t![0], t!.slice(368, 376), t!.slice(376, 391), t!.slice(391, 394), t!.slice(394)]).toEqual([
+      "9",
+      "00000001",
+      "000000000014150",
+      "001",
+      "000003",
+    ]);
+    const lida = lerRemessa(out.text);
+    expect(reescreverRemessa(lida)).toBe(out.text);
+    expect(lida.titulos.map((x) => [x.id, x.nossoNumero, x.valorCentavos])).toEqual([["T1", "00000453", 14150]]);
+  });
+
+  it("refuses a multa beside an abatimento (one field holds either) and needs the agência and conta DVs", () => {
+    const t0 = safra.titulos[0]!;
+    const e = refusalOf(() => gerarRemessa({ ...safra, titulos: [{ ...t0, abatimentoCentavos: 100 }] }));
+    expect([e.code, e.field]).toEqual(["CAMPO_INVALIDO", "titulos[0].abatimentoCentavos"]);
+    const semMulta = gerarRemessa({ ...safra, titulos: [{ ...t0, multa: undefined, protesto: undefined, abatimentoCentavos: 100 }] }).text;
+    expect([semMulta.split("\r\n")[1]!.slice(156, 160), semMulta.split("\r\n")[1]!.slice(205, 218)]).toEqual(["0000", "0000000000100"]);
+    const f = refusalOf(() => gerarRemessa({ ...safra, beneficiario: { ...safra.beneficiario, agenciaDv: undefined } }));
+    expect([f.code, f.field]).toEqual(["CAMPO_OBRIGATORIO", "beneficiario.agenciaDv"]);
+  });
+
+  it("retorno: a liquidation and a rejection written at the manual's §6.2 positions read back", () => {
+    const linha = (campos: Array<[number, string]>) => {
+      const l = Array(400).fill(" ");
+      for (const [de, v] of campos) for (let i = 0; i < v.length; i++) l[de - 1 + i] = v[i]!;
+      return l.join("");
+    };
+    const header = linha([
+      [1, "02RETORNO01COBRANCA"],
+      [27, "12345001234567"],
+      [47, "EMPRESA EXEMPLO LTDA"],
+      [77, "422SAFRA"],
+      [95, "161226"],
+      [392, "001000001"],
+    ]);
+    const valores = (pago: string, tarifa: string): Array<[number, string]> => [
+      [153, "0000000014150"],
+      [166, "42212345"],
+      [174, "01"],
+      [176, tarifa],
+      [189, "0000000000000"],
+      [202, "0000000000000"],
+      [215, "0000000000000"],
+      [228, "0000000000000"],
+      [241, "0000000000000"],
+      [254, pago],
+      [267, "0000000000012"],
+      [280, "0000000000000"],
+    ];
+    const liquidacao = linha([
+      [1, "10211222333000181"],
+      [18, "12345001234567"],
+      [38, "T1"],
+      [63, "000004537"],
+      [103, "01000"],
+      [108, "106161226NF1"],
+      [127, "000004537"],
+      [147, "151226"],
+      ...valores("0000000014162", "0000000000250"),
+      [293, "000171226"],
+      [392, "001000002"],
+    ]);
+    const rejeicao = linha([
+      [1, "10211222333000181"],
+      [18, "12345001234567"],
+      [38, "T2"],
+      [63, "000004545"],
+      [103, "01013"],
+      [108, "103161226NF2"],
+      [147, "151226"],
+      ...valores("0000000000000", "0000000000000"),
+      [392, "001000003"],
+    ]);
+    const trailer = linha([
+      [1, "9201422"],
+      [18, "0000000100000000014150"],
+      [392, "001000004"],
+    ]);
+    const r = lerRetorno([header, liquidacao, rejeicao, trailer].join("\r\n") + "\r\n");
+    expect(r.banco).toBe("422");
+    expect(r.eventos[0]).toMatchObject({
+      id: "T1",
+      nossoNumero: "000004537",
+      ocorrencia: "06",
+      estado: "PAID",
+      dataOcorrencia: date(2026, 12, 16),
+      vencimento: date(2026, 12, 15),
+      valorCentavos: 14150,
+      valorPagoCentavos: 14162,
+      jurosCentavos: 12,
+      tarifaCentavos: 250,
+      bancoRecebedor: "422",
+      dataCredito: date(2026, 12, 17),
+      motivos: [],
+    });
+    expect(r.eventos[1]).toMatchObject({ id: "T2", ocorrencia: "03", estado: "REJECTED", motivos: ["013"] });
+  });
+});

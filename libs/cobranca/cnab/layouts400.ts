@@ -419,6 +419,74 @@ export const BNB_400_DETALHE = defineRecord("bnb400Detalhe", 400, [
   seq,
 ]);
 
+// Banco Safra (422), "Manual / Layout de Cobrança CNAB 400 – Banco Safra S.A." (2016) §6.1: the empresa is
+// agência (5, with DV) + conta de cobrança (9, with DV); every record ends with the file's number (392–394).
+const SAFRA_EMPRESA = "{beneficiario.agencia:4}{beneficiario.agenciaDv}{beneficiario.conta:8}{beneficiario.contaDv}";
+const safraNsa = N("numeroArquivo", 392, 394, { src: "arquivo.nsa3" });
+
+export const SAFRA_400_HEADER = headerRemessa(
+  "safra400Header",
+  [A("codigoEmpresa", 27, 40, { fmt: "template", tpl: SAFRA_EMPRESA }), B(41, 46)],
+  [B(101, 391), safraNsa],
+);
+
+export const SAFRA_400_DETALHE = defineRecord("safra400Detalhe", 400, [
+  K("tipoRegistro", 1, 1, "1", "N"),
+  N("tipoInscricao", 2, 3, { src: "beneficiario.tipoInscricao400" }),
+  N("documento", 4, 17, { src: "beneficiario.documento", fmt: "taxid" }),
+  A("codigoEmpresa", 18, 31, { fmt: "template", tpl: SAFRA_EMPRESA }),
+  B(32, 37),
+  A("usoEmpresa", 38, 62, { src: "titulo.id", fmt: "raw" }),
+  N("nossoNumero", 63, 70, { src: "titulo.nossoNumeroSequencial" }),
+  A("nossoNumeroDv", 71, 71, { src: "titulo.nossoNumeroDv", fmt: "raw" }),
+  B(72, 101),
+  K("codigoIof", 102, 102, "0", "N"),
+  K("moeda", 103, 104, "00", "N"),
+  B(105, 105),
+  N("instrucao3", 106, 107, { src: "titulo.codigos400.instrucao3" }),
+  N("codigoCarteira", 108, 108, { src: "beneficiario.codigoCarteira", default: "1" }),
+  N("ocorrencia", 109, 110, { src: "titulo.movimento" }),
+  A("seuNumero", 111, 120, { src: "titulo.numeroDocumento" }),
+  ...VENCIMENTO_E_VALOR,
+  K("bancoDepositario", 140, 142, "422", "N"),
+  Z(143, 147),
+  N("especie", 148, 149, { src: "titulo.especie", default: "01" }),
+  A("aceite", 150, 150, { src: "titulo.aceite", fmt: "raw", default: "N" }),
+  N("emissao", 151, 156, { src: "titulo.emissao", fmt: "date6" }),
+  N("instrucao1", 157, 158, { src: "titulo.codigos400.instrucao1" }),
+  N("instrucao2", 159, 160, { src: "titulo.codigos400.instrucao2" }),
+  N("juros", 161, 173, { src: "titulo.juros.valor", fmt: "cents" }),
+  N("descontoData", 174, 179, { src: "titulo.desconto.data", fmt: "date6" }),
+  N("descontoValor", 180, 192, { src: "titulo.desconto.valor", fmt: "cents" }),
+  N("iof", 193, 205, { src: "titulo.iofCentavos", fmt: "cents" }),
+  // abatimento, or (entrada with instrução 16) the multa: its date (6) + rate 99v99 (4) + 000 (nota 6.1.8)
+  N("abatimentoOuMulta", 206, 218, { src: "titulo.codigos400.abatimentoOuMulta" }),
+  N("pagadorTipoInscricao", 219, 220, { src: "pagador.tipoInscricao400" }),
+  N("pagadorDocumento", 221, 234, { src: "pagador.documento", fmt: "taxid" }),
+  A("pagadorNome", 235, 274, { src: "pagador.nome", truncate: true }),
+  A("pagadorEndereco", 275, 314, { src: "pagador.endereco", truncate: true }),
+  A("pagadorBairro", 315, 324, { src: "pagador.bairro", truncate: true }),
+  B(325, 326),
+  N("cep", 327, 334, { src: "pagador.cep" }),
+  A("cidade", 335, 349, { src: "pagador.cidade", truncate: true }),
+  A("uf", 350, 351, { src: "pagador.uf" }),
+  A("avalista", 352, 381, { src: "avalista.nome", truncate: true }),
+  B(382, 388),
+  K("bancoEmitente", 389, 391, "422", "N"),
+  safraNsa,
+  seq,
+]);
+
+/** Safra's trailer: the títulos' count and total (369–391), the file's number. */
+export const SAFRA_400_TRAILER = defineRecord("safra400Trailer", 400, [
+  K("tipoRegistro", 1, 1, "9", "N"),
+  B(2, 368),
+  N("quantidade", 369, 376, { src: "totais.titulos" }),
+  N("valorTotal", 377, 391, { src: "totais.valorCentavos", fmt: "cents" }),
+  safraNsa,
+  seq,
+]);
+
 // ---------------------------------------------------------------- retorno
 
 const headerRetorno = defineRecord("header400Retorno", 400, [
@@ -671,5 +739,44 @@ export const BNB_400_RETORNO = defineRecord("bnb400Retorno", 400, [
   N("valorRecebido", 254, 266, { src: "valorPagoCentavos", fmt: "cents" }),
   N("jurosMora", 267, 279, { src: "jurosCentavos", fmt: "cents" }),
   A("tabelaErros", 280, 394, { src: "tabelaErrosRaw", fmt: "raw" }),
+  seq,
+]);
+
+/** Banco Safra CNAB 400 retorno detail (manual §6.2); the rejection reason is one 3-digit code at 105–107. */
+export const SAFRA_400_RETORNO = defineRecord("safra400Retorno", 400, [
+  K("tipoRegistro", 1, 1, "1", "N"),
+  N("tipoInscricao", 2, 3, { src: "beneficiario.tipoInscricao" }),
+  N("documento", 4, 17, { src: "beneficiario.documento", fmt: "taxid" }),
+  A("codigoEmpresa", 18, 31, { src: "conta", fmt: "raw" }),
+  A("brancos32", 32, 37, { fmt: "raw" }),
+  A("usoEmpresa", 38, 62, { src: "id", fmt: "raw" }),
+  A("nossoNumero", 63, 71, { src: "nossoNumero", fmt: "raw" }),
+  A("brancos72", 72, 102, { fmt: "raw" }),
+  A("ocorrenciaOrigem", 103, 104, { src: "ocorrenciaOrigem", fmt: "raw" }),
+  A("motivoRejeicao", 105, 107, { src: "motivoRaw3", fmt: "raw" }),
+  A("carteira", 108, 108, { src: "carteira", fmt: "raw" }),
+  A("ocorrencia", 109, 110, { src: "ocorrencia", fmt: "raw" }),
+  N("dataOcorrencia", 111, 116, { src: "dataOcorrencia", fmt: "date6" }),
+  A("seuNumero", 117, 126, { src: "numeroDocumento", fmt: "raw" }),
+  A("nossoNumeroConfirmacao", 127, 135, { fmt: "raw" }),
+  A("brancos136", 136, 146, { fmt: "raw" }),
+  N("vencimento", 147, 152, { src: "vencimento", fmt: "date6" }),
+  N("valor", 153, 165, { src: "valorCentavos", fmt: "cents" }),
+  A("bancoCobrador", 166, 168, { src: "bancoRecebedor", fmt: "raw" }),
+  A("agenciaCobradora", 169, 173, { src: "agenciaRecebedora", fmt: "raw" }),
+  A("especie", 174, 175, { src: "especie", fmt: "raw" }),
+  N("tarifa", 176, 188, { src: "tarifaCentavos", fmt: "cents" }),
+  N("outrasDespesas", 189, 201, { src: "outrasDespesasCentavos", fmt: "cents" }),
+  A("zeros202", 202, 214, { fmt: "raw" }),
+  N("iof", 215, 227, { src: "iofCentavos", fmt: "cents" }),
+  N("abatimento", 228, 240, { src: "abatimentoCentavos", fmt: "cents" }),
+  N("desconto", 241, 253, { src: "descontoCentavos", fmt: "cents" }),
+  N("valorPago", 254, 266, { src: "valorPagoCentavos", fmt: "cents" }),
+  N("juros", 267, 279, { src: "jurosCentavos", fmt: "cents" }),
+  N("outrosCreditos", 280, 292, { src: "outrosCreditosCentavos", fmt: "cents" }),
+  A("moeda", 293, 295, { fmt: "raw" }),
+  N("dataCredito", 296, 301, { src: "dataCredito", fmt: "date6" }),
+  A("resto302", 302, 391, { fmt: "raw" }),
+  A("numeroArquivo", 392, 394, { fmt: "raw" }),
   seq,
 ]);

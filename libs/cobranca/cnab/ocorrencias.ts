@@ -228,6 +228,39 @@ const BNB_400: Tabela = {
   "51": o("REJECTED", "entrada rejeitada"),
 };
 
+/** Banco Safra CNAB 400 retorno (manual nota 6.2.2). */
+const SAFRA_400: Tabela = {
+  "02": o("REGISTERED", "entrada confirmada"),
+  "03": o("REJECTED", "entrada rejeitada"),
+  "04": o("CHANGED", "transferência de carteira (entrada)"),
+  "05": o("WRITTEN_OFF", "transferência de carteira (baixa)"),
+  "06": o("PAID", "liquidação normal"),
+  "09": o("WRITTEN_OFF", "baixado automaticamente"),
+  "10": o("WRITTEN_OFF", "baixado conforme instruções"),
+  "11": o("UNKNOWN", "títulos em ser (arquivo mensal)"),
+  "12": o("CHANGED", "abatimento concedido"),
+  "13": o("CHANGED", "abatimento cancelado"),
+  "14": o("CHANGED", "vencimento alterado"),
+  "15": o("PAID", "liquidação em cartório"),
+  "19": o("CHANGED", "confirmação de instrução de protesto"),
+  "20": o("CHANGED", "confirmação de sustar protesto"),
+  "21": o("CHANGED", "transferência de beneficiário"),
+  "23": o("CHANGED", "título enviado a cartório"),
+  "40": o("PROTESTED", "baixa de título protestado"),
+  "41": o("PAID", "liquidação de título baixado"),
+  "42": o("CHANGED", "título retirado do cartório"),
+  "43": o("FEE", "despesa de cartório"),
+  "44": o("CHANGED", "aceite do título DDA pelo pagador"),
+  "45": o("CHANGED", "não aceite do título DDA pelo pagador"),
+  "51": o("CHANGED", "valor do título alterado"),
+  "52": o("CHANGED", "acerto de data de emissão"),
+  "53": o("CHANGED", "acerto de código de espécie"),
+  "54": o("CHANGED", "alteração de seu número"),
+  "56": o("CHANGED", "instrução negativação aceita"),
+  "57": o("CHANGED", "instrução baixa de negativação aceita"),
+  "58": o("CHANGED", "instrução não negativar aceita"),
+};
+
 /** Key: `${banco}:${layout}`; "*:240" is the FEBRABAN fallback for other CNAB 240 banks. */
 export const OCORRENCIAS: Readonly<Record<string, Tabela>> = {
   "*:240": FEBRABAN_240,
@@ -244,6 +277,7 @@ export const OCORRENCIAS: Readonly<Record<string, Tabela>> = {
   "136:400": UNICRED_400,
   "004:400": BNB_400,
   "133:400": BRADESCO_400,
+  "422:400": SAFRA_400,
 };
 
 export function mapearOcorrencia(banco: string, layout: 240 | 400, codigo: string): Ocorrencia {

@@ -24,6 +24,9 @@ import {
   SANTANDER_400_HEADER,
   SANTANDER_400_PIX_REMESSA,
   SANTANDER_400_TRAILER,
+  SAFRA_400_DETALHE,
+  SAFRA_400_HEADER,
+  SAFRA_400_TRAILER,
   TRAILER_400,
   BNB_400_DETALHE,
   BNB_400_HEADER,
@@ -268,6 +271,21 @@ export const CNAB400_PROFILES: Readonly<Record<string, Cnab400Profile>> = {
     // multa as a percentage only (code 2); no dates for juros or multa; protest by days; the avalista at 352–391
     aceita: { jurosData: false, multaCodigos: ["0", "2"], multaData: false, protesto: true, avalista: true, pix: false },
   },
+  "422": {
+    banco: "422",
+    bancoNome: "BANCO SAFRA",
+    header: SAFRA_400_HEADER,
+    detalhe: SAFRA_400_DETALHE,
+    extras: [],
+    trailer: SAFRA_400_TRAILER,
+    nossoNumeroDv: { algo: "mod11Safra", tpl: [["titulo.nossoNumeroSequencial", 8]] },
+    nossoNumeroLen: 8,
+    detalheTipo: "1",
+    beneficiario: beneficiarioSafra400,
+    codigos: codigosSafra400,
+    // multa as a rate from a date (instrução 16); protest by days (instrução 10); the avalista at 352–381
+    aceita: { jurosData: false, multaCodigos: ["0", "2"], multaData: true, protesto: true, avalista: true, pix: false },
+  },
   "033": {
     banco: "033",
     bancoNome: "SANTANDER",
@@ -341,6 +359,51 @@ function codigosBnb400(t: ReturnType<typeof tituloCtx>): Record<string, string> 
     out.prazoProtesto = String(d);
   }
   return out;
+}
+
+/** Safra identifies the empresa by agência and conta de cobrança, each with its DV. */
+function beneficiarioSafra400(b: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  digits(b.agencia as string, "beneficiario.agencia", 4);
+  digits(b.conta as string, "beneficiario.conta", 8);
+  for (const k of ["agenciaDv", "contaDv"] as const)
+    if (typeof b[k] !== "string" || !/^\d$/.test(b[k] as string))
+      fail("CAMPO_OBRIGATORIO", `Safra CNAB 400 needs the ${k === "agenciaDv" ? "agência" : "conta"} DV (one digit)`, `beneficiario.${k}`);
+  if (b.codigoCarteira !== undefined && !/^[12]$/.test(String(b.codigoCarteira)))
+    fail("CARTEIRA_INVALIDA", "Safra carteira code must be 1 (simples) or 2 (vinculada)", "beneficiario.codigoCarteira");
+  return {};
+}
+
+const ddmmaa = (d: CalendarDate) => `${pad2(d.day)}${pad2(d.month)}${pad2(d.year % 100)}`;
+
+/**
+ * Safra's instructions (notas 6.1.5/6.1.6/6.1.8): a multa is instrução 1 = 16 with its date and rate in the
+ * abatimento field, so a título cannot carry both at entry; a protest is instrução 2 = 10 with its days at 106–107.
+ */
+function codigosSafra400(t: ReturnType<typeof tituloCtx>): Record<string, string> {
+  const multa = t.multa && t.multa.codigo !== "0" ? t.multa : undefined;
+  const protesta = t.protesto && t.protesto.codigo !== "3";
+  if (multa && t.abatimentoCentavos)
+    fail("CAMPO_INVALIDO", "Safra CNAB 400 carries the multa in the abatimento field: send one or the other", "titulo.abatimentoCentavos");
+  if (multa && (t.instrucao1 ?? "00") !== "00" && t.instrucao1 !== "16")
+    fail("CAMPO_INVALIDO", "Safra CNAB 400 writes the multa as the first instruction (16)", "titulo.instrucao1");
+  const valor = multa?.valor ?? 0;
+  if (multa && (valor < 1 || valor > 9999)) fail("CAMPO_INVALIDO", "Safra's multa rate is 0,01–99,99 %", "titulo.multa.valor");
+  let instrucao2 = t.instrucao2 ?? "00";
+  let instrucao3 = "00";
+  if (protesta) {
+    const d = t.protesto!.dias ?? 0;
+    if (!Number.isInteger(d) || d < 1 || d > 99) fail("CAMPO_INVALIDO", "Safra protests after 1–99 days", "titulo.protesto.dias");
+    if (instrucao2 !== "00" && instrucao2 !== "10")
+      fail("CAMPO_INVALIDO", "Safra CNAB 400 writes the protest as the second instruction (10)", "titulo.instrucao2");
+    instrucao2 = "10";
+    instrucao3 = String(d);
+  }
+  return {
+    instrucao1: multa ? "16" : (t.instrucao1 ?? "00"),
+    instrucao2,
+    instrucao3,
+    abatimentoOuMulta: multa ? `${ddmmaa(multa.data!)}${String(valor).padStart(4, "0")}000` : String(t.abatimentoCentavos ?? 0),
+  };
 }
 
 /** CBR641 is the layout of 7-digit convênios; agência and conta DVs are BB's modulo 11 unless given. */
@@ -581,6 +644,8 @@ export function gerarRemessa(input: RemessaInput): RemessaOutput {
     data: { year: geradoEm.year, month: geradoEm.month, day: geradoEm.day },
     hora: `${pad2(geradoEm.hour)}${pad2(geradoEm.minute)}${pad2(geradoEm.second)}`,
     nsa: input.nsa,
+    // Safra numbers files with 3 digits in every record; the sequence wraps
+    nsa3: input.nsa % 1000,
     direcao: "1",
   };
   const warnings: Warning[] = [];
@@ -730,8 +795,12 @@ function remessa400(
       throw sobTitulo(e, i);
     }
   });
-  const totais = { registros: lines.length + 1, valorCentavos: titulos.reduce((s, t) => s + t.valorCentavos, 0) };
-  lines.push(encodeRecord(p.trailer, { totais, seq: lines.length + 1 }, warnings, "trailer"));
+  const totais = {
+    registros: lines.length + 1,
+    titulos: titulos.length,
+    valorCentavos: titulos.reduce((s, t) => s + t.valorCentavos, 0),
+  };
+  lines.push(encodeRecord(p.trailer, { ...base, totais, seq: lines.length + 1 }, warnings, "trailer"));
   if (lines.length > 999_999) fail("LIMITE_DE_REGISTROS", "more than 999,999 records in one file", "titulos");
   return finish(lines, warnings, p.fimDeArquivo);
 }

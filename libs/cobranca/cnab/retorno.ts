@@ -12,6 +12,7 @@ import {
   BRADESCO_400_PIX,
   BRADESCO_400_RETORNO,
   HEADER_400_RETORNO,
+  SAFRA_400_RETORNO,
   ITAU_400_PIX,
   ITAU_400_RETORNO,
   SANTANDER_400_PIX,
@@ -81,12 +82,12 @@ export interface RetornoLido {
   readonly check: CheckResult;
 }
 
-function motivos(raw: unknown): string[] {
+function motivos(raw: unknown, largura = 2): string[] {
   if (typeof raw !== "string") return [];
   const out: string[] = [];
-  for (let i = 0; i + 2 <= raw.length; i += 2) {
-    const m = raw.slice(i, i + 2);
-    if (m.trim() === "" || m === "00") continue;
+  for (let i = 0; i + largura <= raw.length; i += largura) {
+    const m = raw.slice(i, i + largura);
+    if (m.trim() === "" || /^0+$/.test(m)) continue;
     out.push(m.trim());
   }
   return out;
@@ -169,6 +170,7 @@ const DECODIFICADOS: ReadonlyMap<string, Campo | null> = new Map([
     "motivosRaw",
     "motivosSantanderRaw",
     "tabelaErrosRaw",
+    "motivoRaw3",
     "nossoNumeroSequencial",
     "seq",
     "beneficiario",
@@ -188,10 +190,13 @@ function evento(banco: string, layout: 240 | 400, linha: number, partes: readonl
   const codigo = String(campo(partes, "ocorrencia") ?? "").trim();
   const map = mapearOcorrencia(banco, layout, codigo);
   const erros = campo(partes, "tabelaErrosRaw");
+  const motivo3 = campo(partes, "motivoRaw3");
   const mot =
     erros !== undefined
       ? motivosPorPosicao(erros)
-      : motivos(campo(partes, banco === "033" && layout === 400 ? "motivosSantanderRaw" : "motivosRaw"));
+      : motivo3 !== undefined
+        ? motivos(motivo3, 3)
+        : motivos(campo(partes, banco === "033" && layout === 400 ? "motivosSantanderRaw" : "motivosRaw"));
   const ev: Record<string, unknown> = {};
   poe(ev, "banco", banco);
   poe(ev, "layout", proprio(partes, "layout", layout));
@@ -318,4 +323,5 @@ const DETALHES_400: Readonly<Record<string, { tipo: string; layout: RecordLayout
   "136": { tipo: "1", layout: UNICRED_400_RETORNO },
   "004": { tipo: "1", layout: BNB_400_RETORNO },
   "133": { tipo: "1", layout: BRADESCO_400_RETORNO },
+  "422": { tipo: "1", layout: SAFRA_400_RETORNO },
 };
