@@ -625,3 +625,26 @@ describe("422 Safra CNAB 400 (manual §6; no reference file exists: positions ch
     expect(r.eventos[1]).toMatchObject({ id: "T2", ocorrencia: "03", estado: "REJECTED", motivos: ["013"] });
   });
 });
+
+describe("layouts the 2026 banks do not have are refused, never written generically", () => {
+  it.each([
+    ["136", 240],
+    ["004", 240],
+    ["133", 240],
+    ["422", 240],
+    ["085", 400],
+  ] as const)("bank %s CNAB %s", (banco, layout) => {
+    const e = refusalOf(() =>
+      gerarRemessa({
+        banco,
+        layout,
+        nsa: 1,
+        geradoEm: GERADO,
+        validarDocumentos: false,
+        beneficiario: { nome: NOME, documento: "12345678901", agencia: "1", conta: "1", contaDv: "1", agenciaDv: "1", convenio: "1" },
+        titulos: [titulo({})],
+      }),
+    );
+    expect([e.code, e.field]).toEqual(["CNAB_LAYOUT_DESCONHECIDO", "banco"]);
+  });
+});

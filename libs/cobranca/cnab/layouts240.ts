@@ -2,6 +2,7 @@
  * CNAB 240 (FEBRABAN, cobrança) as data: the generic records and, per bank, a profile with versions
  * and field overrides (cobranca.md §4.2). Context paths are documented in remessa.ts.
  */
+import { fail } from "../errors.js";
 import { A, B, K, N, type FieldDef, type RecordLayout, Z, defineRecord, overrideRecord } from "./record.js";
 
 const common = (_tipo: string): FieldDef[] => [N("banco", 1, 3, { src: "banco" })];
@@ -433,8 +434,22 @@ export function layout240(profile: Cnab240Profile, rec: Cnab240Record): RecordLa
   return l;
 }
 
+/**
+ * Banks whose CNAB 240 remessa is written with the FEBRABAN generic layout (UNVERIFIED per bank). The banks
+ * added later have their own 240 layouts, or none, so they get no generic file the bank might reject.
+ */
+const GENERICO_240: ReadonlySet<string> = new Set(["237", "341", "041"]);
+
 export function profile240(banco: string): Cnab240Profile {
-  return CNAB240_PROFILES[banco] ?? genericProfile(banco);
+  const p = CNAB240_PROFILES[banco];
+  if (p) return p;
+  if (!GENERICO_240.has(banco))
+    fail(
+      "CNAB_LAYOUT_DESCONHECIDO",
+      `no CNAB 240 remessa layout for bank ${banco} (have: ${[...Object.keys(CNAB240_PROFILES), ...GENERICO_240].sort().join(", ")})`,
+      "banco",
+    );
+  return genericProfile(banco);
 }
 
 // ---------------------------------------------------------------- retorno (segments T and U)
