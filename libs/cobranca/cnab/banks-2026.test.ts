@@ -444,6 +444,26 @@ describe("133 Cresol CNAB 400 (Bradesco's records with bank 133)", () => {
     expect(c).toMatchObject({ ocorrencia: "03", estado: "REJECTED", motivos: ["21"] });
     expect(r.eventos.reduce((s, e) => s + (e.valorCentavos ?? 0), 0)).toBe(37_500);
   });
+
+  it("retorno CNAB 240 (laravel-boleto cresol.ret): FEBRABAN T/U, a liquidation and a rejection with two motivos", () => {
+    const r = lerRetorno(fixture("retorno/240/laravel-boleto-133-cresol.ret"));
+    expect([r.banco, r.eventos.length]).toEqual(["133", 2]);
+    expect(r.eventos[0]).toMatchObject({
+      ocorrencia: "06",
+      estado: "PAID",
+      nossoNumero: "00000000000000000001",
+      numeroDocumento: "000000000000001",
+      id: "CONTROLE-1",
+      vencimento: date(2026, 3, 10),
+      valorCentavos: 15000,
+      valorPagoCentavos: 15000,
+      valorLiquidoCentavos: 14750,
+      tarifaCentavos: 250,
+      dataOcorrencia: date(2026, 3, 11),
+      dataCredito: date(2026, 3, 12),
+    });
+    expect(r.eventos[1]).toMatchObject({ ocorrencia: "03", estado: "REJECTED", motivos: ["08", "03"], id: "CONTROLE-2" });
+  });
 });
 
 describe("422 Safra CNAB 400 (manual §6; no reference file exists: positions checked against the manual)", () => {
