@@ -20,7 +20,9 @@ export type Operand = string | { readonly field: string; readonly len: number };
 
 export type Derivation =
   | { readonly name: string; readonly concat: readonly string[] }
-  | { readonly name: string; readonly dv: CheckDigitAlgorithm; readonly over: readonly Operand[] };
+  | { readonly name: string; readonly dv: CheckDigitAlgorithm; readonly over: readonly Operand[] }
+  /** Part of a value, for printing (Unicred's conta with its DV, printed as conta-DV). */
+  | { readonly name: string; readonly slice: string; readonly start: number; readonly len: number };
 
 export type Segment =
   | { readonly field: string }
@@ -440,6 +442,162 @@ export const BANKS: Readonly<Record<string, BankDef>> = {
         nossoNumeroImpresso: "{nossoNumero}-{nnNc}",
         nossoNumeroCompleto: "{nossoNumero}{nnNc}",
         agenciaCodigoImpresso: "{agencia} / {convenio}",
+        carteiraImpressa: "{carteira}",
+      },
+    ],
+  },
+  "085": {
+    code: "085",
+    // Ailos prints 085-1 (the mod 11 rule would give X, as with Caixa); BRC and LB hard-code it too.
+    codeWithDv: "085-1",
+    name: "Cooperativa Central Ailos",
+    cnabName: "AILOS",
+    variants: [
+      {
+        // Manual Técnico CNAB 240 Ailos v07 §4.1.4: convênio(6) + conta with its DV(8) + boleto number(9) + carteira(2).
+        id: "ailos",
+        inputs: {
+          convenio: { len: 6 },
+          conta: { len: 7 },
+          nossoNumero: { len: 9 },
+          carteira: { len: 2, default: "01" },
+          agencia: { len: 4, default: "0" },
+        },
+        // The cooperative assigns the conta DV; it is modulo 11 (weights 2–9, 11 − r, > 9 → 0), as is the agência's.
+        derive: [
+          { name: "contaDv", dv: "mod11S", over: ["conta"] },
+          { name: "agenciaDv", dv: "mod11S", over: ["agencia"] },
+        ],
+        campoLivre: [{ field: "convenio" }, { field: "conta" }, { field: "contaDv" }, { field: "nossoNumero" }, { field: "carteira" }],
+        // §4.1.2: 17 digits, conta + DV (fixed) then the boleto's sequence.
+        nossoNumeroImpresso: "{conta}{contaDv}{nossoNumero}",
+        nossoNumeroCompleto: "{conta}{contaDv}{nossoNumero}",
+        agenciaCodigoImpresso: "{agencia}-{agenciaDv} / {conta}-{contaDv}",
+        carteiraImpressa: "{carteira}",
+        localPagamento: "PAGAR PREFERENCIALMENTE NAS COOPERATIVAS DO SISTEMA AILOS",
+      },
+    ],
+  },
+  "136": {
+    code: "136",
+    // "Composição da Ficha de Compensação" (Unicred, 03/12/2019) §3: printed 136-8.
+    codeWithDv: "136-8",
+    name: "Unicred do Brasil",
+    cnabName: "UNICRED",
+    variants: [
+      {
+        // §3.10: agência (4, without DV) + conta with its DV (10) + nosso número with its DV (11).
+        id: "unicred",
+        inputs: {
+          agencia: { len: 4 },
+          conta: { len: 10 }, // with its DV, as the cooperative gives it
+          nossoNumero: { len: 10 },
+          carteira: { len: 2, default: "21", oneOf: ["21"] },
+        },
+        // §3.11: modulo 11, weights 2–9, 11 − r, 10 and 11 → 0.
+        derive: [
+          { name: "nnDv", dv: "mod11S", over: ["nossoNumero"] },
+          { name: "contaNumero", slice: "conta", start: 0, len: 9 },
+          { name: "contaDv", slice: "conta", start: 9, len: 1 },
+        ],
+        campoLivre: [{ field: "agencia" }, { field: "conta" }, { field: "nossoNumero" }, { field: "nnDv" }],
+        nossoNumeroImpresso: "{nossoNumero}-{nnDv}",
+        nossoNumeroCompleto: "{nossoNumero}{nnDv}",
+        agenciaCodigoImpresso: "{agencia} / {contaNumero}-{contaDv}",
+        carteiraImpressa: "{carteira}",
+        localPagamento: "PAGÁVEL EM QUALQUER AGÊNCIA BANCÁRIA/CORRESPONDENTE BANCÁRIO",
+      },
+    ],
+  },
+  "004": {
+    code: "004",
+    codeWithDv: "004-3",
+    name: "Banco do Nordeste do Brasil S.A.",
+    cnabName: "B. DO NORDESTE",
+    variants: [
+      {
+        // Campo livre as the reference vectors give it (banks.test): agência + conta with DV + NN + DV + tipo de
+        // operação + 000. The "tipo de operação" is what the BNB manual says the barcode carries (nota 2):
+        // 21 cobrança simples, 41 vinculada; 51 is the legacy sem registro one.
+        id: "bnb",
+        inputs: {
+          agencia: { len: 4 },
+          conta: { len: 8 }, // with its DV, as the bank gives it
+          nossoNumero: { len: 7 },
+          carteira: { len: 2, default: "21", oneOf: ["21", "41"] },
+        },
+        derive: [
+          { name: "nnDv", dv: "mod11BNB", over: ["nossoNumero"] },
+          { name: "contaNumero", slice: "conta", start: 0, len: 7 },
+          { name: "contaDv", slice: "conta", start: 7, len: 1 },
+        ],
+        campoLivre: [
+          { field: "agencia" },
+          { field: "conta" },
+          { field: "nossoNumero" },
+          { field: "nnDv" },
+          { field: "carteira" },
+          { const: "000" },
+        ],
+        nossoNumeroImpresso: "{nossoNumero}-{nnDv}",
+        nossoNumeroCompleto: "{nossoNumero}{nnDv}",
+        agenciaCodigoImpresso: "{agencia}/{contaNumero}-{contaDv}",
+        carteiraImpressa: "{carteira}",
+      },
+    ],
+  },
+  "133": {
+    code: "133",
+    codeWithDv: "133-3",
+    name: "Cresol Confederação",
+    cnabName: "CRESOL",
+    variants: [
+      {
+        // Bradesco's shape (cobranca.md §3.13): agência + carteira + NN(11) + código do cedente(7) + 0; the NN
+        // DV is Bradesco's modulo 11 base 7 with P (the Cresol specification's examples 19/2 → 8, 19/1 → P).
+        id: "cresol",
+        inputs: {
+          agencia: { len: 4 },
+          carteira: { len: 2, default: "09", oneOf: ["09", "19"] },
+          nossoNumero: { len: 11 },
+          conta: { len: 7 }, // the código do cedente in Cresol's system (often the conta, without DV)
+        },
+        derive: [{ name: "nnDv", dv: "mod11Bradesco", over: ["carteira", "nossoNumero"] }],
+        campoLivre: [{ field: "agencia" }, { field: "carteira" }, { field: "nossoNumero" }, { field: "conta" }, { const: "0" }],
+        nossoNumeroImpresso: "{carteira}/{nossoNumero}-{nnDv}",
+        nossoNumeroCompleto: "{nossoNumero}{nnDv}",
+        agenciaCodigoImpresso: "{agencia} / {conta}",
+        carteiraImpressa: "{carteira}",
+      },
+    ],
+  },
+  "422": {
+    code: "422",
+    codeWithDv: "422-7",
+    name: "Banco Safra S.A.",
+    cnabName: "BANCO SAFRA",
+    variants: [
+      {
+        // Manual "Layout de Cobrança CNAB 400 – Banco Safra" (2016) §7.2.2: 7 (Safra) + agência with DV (5) +
+        // conta with DV (9) + nosso número with DV (9) + 2 (cobrança registrada).
+        id: "safra",
+        inputs: {
+          agencia: { len: 5 }, // with its DV
+          conta: { len: 9 }, // with its DV
+          nossoNumero: { len: 8 },
+          carteira: { len: 1, default: "1", oneOf: ["1", "2"] }, // 1 simples, 2 vinculada (CNAB 108)
+        },
+        derive: [
+          { name: "nnDv", dv: "mod11Safra", over: ["nossoNumero"] },
+          { name: "agenciaNumero", slice: "agencia", start: 0, len: 4 },
+          { name: "agenciaDv", slice: "agencia", start: 4, len: 1 },
+          { name: "contaNumero", slice: "conta", start: 0, len: 8 },
+          { name: "contaDv", slice: "conta", start: 8, len: 1 },
+        ],
+        campoLivre: [{ const: "7" }, { field: "agencia" }, { field: "conta" }, { field: "nossoNumero" }, { field: "nnDv" }, { const: "2" }],
+        nossoNumeroImpresso: "{nossoNumero}-{nnDv}",
+        nossoNumeroCompleto: "{nossoNumero}{nnDv}",
+        agenciaCodigoImpresso: "{agenciaNumero}-{agenciaDv} / {contaNumero}-{contaDv}",
         carteiraImpressa: "{carteira}",
       },
     ],

@@ -114,6 +114,7 @@ function normaliseInputs(variant: BankVariant, d: DadosBancarios): Map<string, s
 function derive(variant: BankVariant, values: Map<string, string>): void {
   for (const dv of variant.derive) {
     if ("concat" in dv) values.set(dv.name, dv.concat.map((n) => operand(values, n)).join(""));
+    else if ("slice" in dv) values.set(dv.name, operand(values, dv.slice).slice(dv.start, dv.start + dv.len));
     else values.set(dv.name, CHECK_DIGITS[dv.dv](dv.over.map((o) => operand(values, o)).join("")));
   }
 }
@@ -312,6 +313,7 @@ function fieldLen(v: BankVariant, name: string): number {
   const d = v.derive.find((x) => x.name === name);
   if (!d) throw new Error(`unknown field ${name} in ${v.id}`);
   if ("concat" in d) return d.concat.reduce((n, c) => n + fieldLen(v, c), 0);
+  if ("slice" in d) return d.len;
   return d.dv === "banrisulNC" ? 2 : 1;
 }
 

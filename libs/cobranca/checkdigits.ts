@@ -91,6 +91,18 @@ export function banrisulNC(s: string): string {
   }
 }
 
+/** Banco do Nordeste NN: weights 2…8 from the right; r ∈ {0,1} → 0, else 11 − r (BNB CNAB 400 manual, nota 1). */
+export function mod11BNB(s: string): string {
+  const r = weightedSumFromRight(s, 2, 8) % 11;
+  return String(r <= 1 ? 0 : 11 - r);
+}
+
+/** Safra NN: weights 2…9 from the right; remainder 0 → 1, remainder 1 → 0, else 11 − r (manual §7.1). */
+export function mod11Safra(s: string): string {
+  const r = weightedSumFromRight(s) % 11;
+  return String(r === 0 ? 1 : r === 1 ? 0 : 11 - r);
+}
+
 /** Mod 11 for agência/conta DVs as BB prints them (weights 9…2, 10 → X): same rule as the NN. */
 export const mod11AgenciaConta = mod11BB;
 
@@ -101,6 +113,8 @@ export const CHECK_DIGITS = {
   mod11Bradesco,
   sicoob3197,
   banrisulNC,
+  mod11BNB,
+  mod11Safra,
 } as const satisfies Record<string, (s: string) => string>;
 
 export type CheckDigitAlgorithm = keyof typeof CHECK_DIGITS;

@@ -32,11 +32,15 @@ export interface SplitFile {
   readonly lines: string[];
   readonly eol: "CRLF" | "LF" | "mixed" | "none";
   readonly finalNewline: boolean;
+  /** The file ended with the DOS end-of-file byte (1A) after its last record, as BNB's manual asks. */
+  readonly fimDeArquivo: boolean;
 }
 
 /** Split on LF, strip one CR per line, keep a final unterminated record. */
 export function splitLines(content: string | Uint8Array): SplitFile {
-  const text = typeof content === "string" ? content : new TextDecoder("latin1").decode(content);
+  const raw = typeof content === "string" ? content : new TextDecoder("latin1").decode(content);
+  const fimDeArquivo = raw.endsWith("\x1a");
+  const text = fimDeArquivo ? raw.slice(0, -1) : raw;
   const parts = text.split("\n");
   const finalNewline = parts.length > 1 && parts[parts.length - 1] === "";
   if (finalNewline) parts.pop();
@@ -52,7 +56,7 @@ export function splitLines(content: string | Uint8Array): SplitFile {
     return p;
   });
   const eol = crlf && lf ? "mixed" : crlf ? "CRLF" : lf ? "LF" : "none";
-  return { lines, eol, finalNewline };
+  return { lines, eol, finalNewline, fimDeArquivo };
 }
 
 const num = (s: string) => (/^\d+$/.test(s) ? Number(s) : NaN);

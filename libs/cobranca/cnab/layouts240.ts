@@ -2,6 +2,7 @@
  * CNAB 240 (FEBRABAN, cobrança) as data: the generic records and, per bank, a profile with versions
  * and field overrides (cobranca.md §4.2). Context paths are documented in remessa.ts.
  */
+import { fail } from "../errors.js";
 import { A, B, K, N, type FieldDef, type RecordLayout, Z, defineRecord, overrideRecord } from "./record.js";
 
 const common = (_tipo: string): FieldDef[] => [N("banco", 1, 3, { src: "banco" })];
@@ -196,7 +197,11 @@ export interface Cnab240Profile {
   readonly nossoNumeroDv?: { readonly algo: import("../checkdigits.js").CheckDigitAlgorithm; readonly tpl: readonly [string, number][] };
   readonly overrides: Partial<Record<Cnab240Record, readonly FieldDef[]>>;
   /** Beneficiário fields this bank's records cannot go without (written raw, they would be blank). */
-  readonly beneficiarioExige?: readonly { readonly campo: "codigoTransmissao"; readonly formato: RegExp; readonly descricao: string }[];
+  readonly beneficiarioExige?: readonly {
+    readonly campo: "codigoTransmissao" | "contaDv";
+    readonly formato: RegExp;
+    readonly descricao: string;
+  }[];
 }
 
 const BASE: Record<Cnab240Record, RecordLayout> = {
@@ -301,6 +306,32 @@ const SANTANDER: Cnab240Profile = {
   },
 };
 
+/**
+ * Ailos (085), "Manual Técnico de Cobrança Bancária – CNAB 240" v07 (2019): file layout 087, lote 045. The
+ * nosso número is conta + DV + the boleto's 9-digit number, as in the barcode (banks.ts); the conta DV is
+ * the one the boleto computes, and the header/P conta DV is the beneficiário's, so it is required.
+ */
+const AILOS: Cnab240Profile = {
+  banco: "085",
+  versaoArquivo: "087",
+  versaoLote: "045",
+  densidade: "00000",
+  nossoNumeroTpl: "{beneficiario.conta:7}{titulo.nossoNumeroDv}{titulo.nossoNumeroSequencial:9}",
+  nossoNumeroDv: { algo: "mod11S", tpl: [["beneficiario.conta", 7]] },
+  segmentos: ["P", "Q", "R"],
+  beneficiarioExige: [{ campo: "contaDv", formato: /^\d$/, descricao: "the conta DV (one digit)" }],
+  overrides: {
+    P: [
+      DOC_NUM,
+      N("agenciaCobradoraDv", 106, 106),
+      // C028: 1 = baixar/devolver, 2 = não baixar (the manual has no 0); C029 days are Alfa, blank when absent
+      N("baixaCodigo", 224, 224, { src: "titulo.baixa.codigo", default: "2" }),
+      A("baixaDias", 225, 227, { src: "titulo.baixa.dias", fmt: "raw" }),
+    ],
+    trailerArquivo: [B(30, 35)],
+  },
+};
+
 export const CNAB240_PROFILES: Readonly<Record<string, Cnab240Profile>> = {
   "001": {
     banco: "001",
@@ -373,6 +404,7 @@ export const CNAB240_PROFILES: Readonly<Record<string, Cnab240Profile>> = {
   },
   "104": CAIXA,
   "033": SANTANDER,
+  "085": AILOS,
 };
 
 /** FEBRABAN generic profile for banks without a specific one (Bradesco, Itaú, Banrisul…; UNVERIFIED per bank). */
@@ -402,8 +434,22 @@ export function layout240(profile: Cnab240Profile, rec: Cnab240Record): RecordLa
   return l;
 }
 
+/**
+ * Banks whose CNAB 240 remessa is written with the FEBRABAN generic layout (UNVERIFIED per bank). The banks
+ * added later have their own 240 layouts, or none, so they get no generic file the bank might reject.
+ */
+const GENERICO_240: ReadonlySet<string> = new Set(["237", "341", "041"]);
+
 export function profile240(banco: string): Cnab240Profile {
-  return CNAB240_PROFILES[banco] ?? genericProfile(banco);
+  const p = CNAB240_PROFILES[banco];
+  if (p) return p;
+  if (!GENERICO_240.has(banco))
+    fail(
+      "CNAB_LAYOUT_DESCONHECIDO",
+      `no CNAB 240 remessa layout for bank ${banco} (have: ${[...Object.keys(CNAB240_PROFILES), ...GENERICO_240].sort().join(", ")})`,
+      "banco",
+    );
+  return genericProfile(banco);
 }
 
 // ---------------------------------------------------------------- retorno (segments T and U)

@@ -94,6 +94,11 @@ export const BRADESCO_400_DETALHE = defineRecord("bradesco400Detalhe", 400, [
   seq,
 ]);
 
+/** Cresol (133) takes Bradesco's CNAB 400 records; its espécie table puts duplicata mercantil at 02. */
+export const CRESOL_400_DETALHE = overrideRecord(BRADESCO_400_DETALHE, "cresol400Detalhe", [
+  N("especie", 148, 149, { src: "titulo.especie", default: "02" }),
+]);
+
 export const ITAU_400_HEADER = headerRemessa(
   "itau400Header",
   [
@@ -293,6 +298,195 @@ export const SANTANDER_400_TRAILER = defineRecord("santander400Trailer", 400, [
   seq,
 ]);
 
+// Unicred (136), "Cobrança Unicred – Troca Eletrônica Beneficiário – Padrão CNAB 400" (remessa) §5.5:
+// the código do beneficiário identifies the account; the bank's own codes for multa, mora, desconto and
+// protesto are derived from the título's (remessa.ts).
+export const UNICRED_400_HEADER = headerRemessa(
+  "unicred400Header",
+  [N("codigoBeneficiario", 27, 46, { src: "beneficiario.convenio" })],
+  [B(101, 107), Z(108, 110), N("nsa", 111, 117, { src: "arquivo.nsa" }), B(118, 394)],
+);
+
+export const UNICRED_400_DETALHE = defineRecord("unicred400Detalhe", 400, [
+  K("tipoRegistro", 1, 1, "1", "N"),
+  N("agencia", 2, 6, { src: "beneficiario.agencia" }),
+  A("agenciaDv", 7, 7, { src: "beneficiario.agenciaDv", fmt: "raw" }),
+  N("conta", 8, 19, { src: "beneficiario.conta" }),
+  A("contaDv", 20, 20, { src: "beneficiario.contaDv", fmt: "raw" }),
+  K("zero", 21, 21, "0", "N"),
+  N("carteira", 22, 24, { src: "beneficiario.carteira", default: "21" }),
+  Z(25, 37),
+  A("controleParticipante", 38, 62, { src: "titulo.id", fmt: "raw" }),
+  K("banco", 63, 65, "136", "N"),
+  Z(66, 67),
+  B(68, 92),
+  Z(93, 93),
+  N("multaCodigo", 94, 94, { src: "titulo.codigos400.multa" }),
+  N("multaValor", 95, 104, { src: "titulo.multa.valor", fmt: "cents" }),
+  N("moraTipo", 105, 105, { src: "titulo.codigos400.mora" }),
+  K("descontavel", 106, 106, "N"),
+  B(107, 108),
+  N("ocorrencia", 109, 110, { src: "titulo.movimento" }),
+  A("numeroDocumento", 111, 120, { src: "titulo.numeroDocumento" }),
+  ...VENCIMENTO_E_VALOR,
+  Z(140, 149),
+  N("descontoCodigo", 150, 150, { src: "titulo.codigos400.desconto" }),
+  N("emissao", 151, 156, { src: "titulo.emissao", fmt: "date6" }),
+  Z(157, 157),
+  N("protestoCodigo", 158, 158, { src: "titulo.protesto.codigo", default: "3" }),
+  N("protestoDias", 159, 160, { src: "titulo.protesto.dias" }),
+  N("moraValor", 161, 173, { src: "titulo.juros.valor", fmt: "cents" }),
+  N("descontoData", 174, 179, { src: "titulo.desconto.data", fmt: "date6" }),
+  N("descontoValor", 180, 192, { src: "titulo.desconto.valor", fmt: "cents" }),
+  N("nossoNumero", 193, 202, { src: "titulo.nossoNumeroSequencial" }),
+  A("nossoNumeroDv", 203, 203, { src: "titulo.nossoNumeroDv", fmt: "raw" }),
+  Z(204, 205),
+  N("abatimento", 206, 218, { src: "titulo.abatimentoCentavos", fmt: "cents" }),
+  N("pagadorTipoInscricao", 219, 220, { src: "pagador.tipoInscricao400" }),
+  N("pagadorDocumento", 221, 234, { src: "pagador.documento", fmt: "taxid" }),
+  A("pagadorNome", 235, 274, { src: "pagador.nome", truncate: true }),
+  A("pagadorEndereco", 275, 314, { src: "pagador.endereco", truncate: true }),
+  A("pagadorBairro", 315, 326, { src: "pagador.bairro", truncate: true }),
+  N("cep", 327, 334, { src: "pagador.cep" }),
+  A("cidade", 335, 354, { src: "pagador.cidade", truncate: true }),
+  A("uf", 355, 356, { src: "pagador.uf" }),
+  A("avalista", 357, 394, { src: "avalista.nome", truncate: true }),
+  seq,
+]);
+
+// Banco do Nordeste (004), "Leiaute de Arquivo Eletrônico Padrão CNAB 400 – Cobrança Bancária Banco do
+// Nordeste" (July 2011) §6. The código do usuário (101–103) is the bank's EDI mailbox code.
+export const BNB_400_HEADER = overrideRecord(
+  headerRemessa(
+    "bnb400Header",
+    [
+      N("agencia", 27, 30, { src: "beneficiario.agencia" }),
+      Z(31, 32),
+      N("conta", 33, 39, { src: "beneficiario.conta" }),
+      A("contaDv", 40, 40, { src: "beneficiario.contaDv", fmt: "raw" }),
+      B(41, 46),
+    ],
+    [A("codigoUsuario", 101, 103, { src: "beneficiario.convenio", fmt: "raw" }), B(104, 394)],
+  ),
+  "bnb400Header",
+  // the manual's literal, with its dot (CNAB text would drop it)
+  [K("nomeBanco", 80, 94, "B. DO NORDESTE")],
+);
+
+export const BNB_400_DETALHE = defineRecord("bnb400Detalhe", 400, [
+  K("tipoRegistro", 1, 1, "1", "N"),
+  B(2, 17),
+  N("agencia", 18, 21, { src: "beneficiario.agencia" }),
+  Z(22, 23),
+  N("conta", 24, 30, { src: "beneficiario.conta" }),
+  A("contaDv", 31, 31, { src: "beneficiario.contaDv", fmt: "raw" }),
+  N("multaPercentual", 32, 33, { src: "titulo.codigos400.multaPercentual" }),
+  B(34, 37),
+  A("controleParticipante", 38, 62, { src: "titulo.id", fmt: "raw" }),
+  N("nossoNumero", 63, 69, { src: "titulo.nossoNumeroSequencial" }),
+  A("nossoNumeroDv", 70, 70, { src: "titulo.nossoNumeroDv", fmt: "raw" }),
+  Z(71, 80),
+  Z(81, 86),
+  Z(87, 99),
+  B(100, 107),
+  N("codigoCarteira", 108, 108, { src: "beneficiario.codigoCarteira", default: "4" }),
+  N("ocorrencia", 109, 110, { src: "titulo.movimento" }),
+  A("numeroDocumento", 111, 120, { src: "titulo.numeroDocumento", default: "0000000000" }),
+  ...VENCIMENTO_E_VALOR,
+  Z(140, 142),
+  Z(143, 146),
+  B(147, 147),
+  N("especie", 148, 149, { src: "titulo.especie", default: "01" }),
+  A("aceite", 150, 150, { src: "titulo.aceite", fmt: "raw", default: "N" }),
+  N("emissao", 151, 156, { src: "titulo.emissao", fmt: "date6" }),
+  N("instrucao", 157, 160, { src: "titulo.instrucao1" }),
+  N("jurosDia", 161, 173, { src: "titulo.juros.valor", fmt: "cents" }),
+  N("descontoData", 174, 179, { src: "titulo.desconto.data", fmt: "date6" }),
+  N("descontoValor", 180, 192, { src: "titulo.desconto.valor", fmt: "cents" }),
+  N("ioc", 193, 205, { src: "titulo.iofCentavos", fmt: "cents" }),
+  N("abatimento", 206, 218, { src: "titulo.abatimentoCentavos", fmt: "cents" }),
+  N("pagadorTipoInscricao", 219, 220, { src: "pagador.tipoInscricao400" }),
+  N("pagadorDocumento", 221, 234, { src: "pagador.documento", fmt: "taxid" }),
+  A("pagadorNome", 235, 274, { src: "pagador.nome", truncate: true }),
+  A("pagadorEndereco", 275, 314, { src: "pagador.endereco", truncate: true }),
+  A("pagadorComplemento", 315, 326, { src: "pagador.bairro", truncate: true }),
+  N("cep", 327, 334, { src: "pagador.cep" }),
+  A("cidade", 335, 349, { src: "pagador.cidade", truncate: true }),
+  A("uf", 350, 351, { src: "pagador.uf" }),
+  A("avalista", 352, 391, { src: "avalista.nome", truncate: true }),
+  N("prazoProtesto", 392, 393, { src: "titulo.codigos400.prazoProtesto" }),
+  K("moeda", 394, 394, "0", "N"),
+  seq,
+]);
+
+// Banco Safra (422), "Manual / Layout de Cobrança CNAB 400 – Banco Safra S.A." (2016) §6.1: the empresa is
+// agência (5, with DV) + conta de cobrança (9, with DV); every record ends with the file's number (392–394).
+const SAFRA_EMPRESA = "{beneficiario.agencia:4}{beneficiario.agenciaDv}{beneficiario.conta:8}{beneficiario.contaDv}";
+const safraNsa = N("numeroArquivo", 392, 394, { src: "arquivo.nsa3" });
+
+export const SAFRA_400_HEADER = headerRemessa(
+  "safra400Header",
+  [A("codigoEmpresa", 27, 40, { fmt: "template", tpl: SAFRA_EMPRESA }), B(41, 46)],
+  [B(101, 391), safraNsa],
+);
+
+export const SAFRA_400_DETALHE = defineRecord("safra400Detalhe", 400, [
+  K("tipoRegistro", 1, 1, "1", "N"),
+  N("tipoInscricao", 2, 3, { src: "beneficiario.tipoInscricao400" }),
+  N("documento", 4, 17, { src: "beneficiario.documento", fmt: "taxid" }),
+  A("codigoEmpresa", 18, 31, { fmt: "template", tpl: SAFRA_EMPRESA }),
+  B(32, 37),
+  A("usoEmpresa", 38, 62, { src: "titulo.id", fmt: "raw" }),
+  N("nossoNumero", 63, 70, { src: "titulo.nossoNumeroSequencial" }),
+  A("nossoNumeroDv", 71, 71, { src: "titulo.nossoNumeroDv", fmt: "raw" }),
+  B(72, 101),
+  K("codigoIof", 102, 102, "0", "N"),
+  K("moeda", 103, 104, "00", "N"),
+  B(105, 105),
+  N("instrucao3", 106, 107, { src: "titulo.codigos400.instrucao3" }),
+  N("codigoCarteira", 108, 108, { src: "beneficiario.codigoCarteira", default: "1" }),
+  N("ocorrencia", 109, 110, { src: "titulo.movimento" }),
+  A("seuNumero", 111, 120, { src: "titulo.numeroDocumento" }),
+  ...VENCIMENTO_E_VALOR,
+  K("bancoDepositario", 140, 142, "422", "N"),
+  Z(143, 147),
+  N("especie", 148, 149, { src: "titulo.especie", default: "01" }),
+  A("aceite", 150, 150, { src: "titulo.aceite", fmt: "raw", default: "N" }),
+  N("emissao", 151, 156, { src: "titulo.emissao", fmt: "date6" }),
+  N("instrucao1", 157, 158, { src: "titulo.codigos400.instrucao1" }),
+  N("instrucao2", 159, 160, { src: "titulo.codigos400.instrucao2" }),
+  N("juros", 161, 173, { src: "titulo.juros.valor", fmt: "cents" }),
+  N("descontoData", 174, 179, { src: "titulo.desconto.data", fmt: "date6" }),
+  N("descontoValor", 180, 192, { src: "titulo.desconto.valor", fmt: "cents" }),
+  N("iof", 193, 205, { src: "titulo.iofCentavos", fmt: "cents" }),
+  // abatimento, or (entrada with instrução 16) the multa: its date (6) + rate 99v99 (4) + 000 (nota 6.1.8)
+  N("abatimentoOuMulta", 206, 218, { src: "titulo.codigos400.abatimentoOuMulta" }),
+  N("pagadorTipoInscricao", 219, 220, { src: "pagador.tipoInscricao400" }),
+  N("pagadorDocumento", 221, 234, { src: "pagador.documento", fmt: "taxid" }),
+  A("pagadorNome", 235, 274, { src: "pagador.nome", truncate: true }),
+  A("pagadorEndereco", 275, 314, { src: "pagador.endereco", truncate: true }),
+  A("pagadorBairro", 315, 324, { src: "pagador.bairro", truncate: true }),
+  B(325, 326),
+  N("cep", 327, 334, { src: "pagador.cep" }),
+  A("cidade", 335, 349, { src: "pagador.cidade", truncate: true }),
+  A("uf", 350, 351, { src: "pagador.uf" }),
+  A("avalista", 352, 381, { src: "avalista.nome", truncate: true }),
+  B(382, 388),
+  K("bancoEmitente", 389, 391, "422", "N"),
+  safraNsa,
+  seq,
+]);
+
+/** Safra's trailer: the títulos' count and total (369–391), the file's number. */
+export const SAFRA_400_TRAILER = defineRecord("safra400Trailer", 400, [
+  K("tipoRegistro", 1, 1, "9", "N"),
+  B(2, 368),
+  N("quantidade", 369, 376, { src: "totais.titulos" }),
+  N("valorTotal", 377, 391, { src: "totais.valorCentavos", fmt: "cents" }),
+  safraNsa,
+  seq,
+]);
+
 // ---------------------------------------------------------------- retorno
 
 const headerRetorno = defineRecord("header400Retorno", 400, [
@@ -470,5 +664,119 @@ export const BB_CBR643_RETORNO = defineRecord("bbCbr643Retorno", 400, [
 export const TRAILER_400_RETORNO = defineRecord("trailer400Retorno", 400, [
   K("tipoRegistro", 1, 1, "9", "N"),
   A("resto", 2, 394, { fmt: "raw" }),
+  seq,
+]);
+
+/** Unicred CNAB 400 retorno detail ("Cobrança Beneficiário Web – Layout de Retorno de Boletos"). */
+export const UNICRED_400_RETORNO = defineRecord("unicred400Retorno", 400, [
+  K("tipoRegistro", 1, 1, "1", "N"),
+  N("tipoInscricao", 2, 3, { src: "beneficiario.tipoInscricao" }),
+  N("documento", 4, 17, { src: "beneficiario.documento", fmt: "taxid" }),
+  A("agencia", 18, 21, { src: "agencia", fmt: "raw" }),
+  A("agenciaDv", 22, 22, { fmt: "raw" }),
+  A("conta", 23, 30, { src: "conta", fmt: "raw" }),
+  A("contaDv", 31, 31, { fmt: "raw" }),
+  A("codigoBeneficiario", 32, 45, { src: "convenio", fmt: "raw" }),
+  A("nossoNumero", 46, 62, { src: "nossoNumero", fmt: "raw" }),
+  A("reservado63", 63, 73, { fmt: "raw" }),
+  A("fixo74", 74, 75, { fmt: "raw" }),
+  A("reservado76", 76, 85, { fmt: "raw" }),
+  A("fixo86", 86, 108, { fmt: "raw" }),
+  A("ocorrencia", 109, 110, { src: "ocorrencia", fmt: "raw" }),
+  N("dataLiquidacao", 111, 116, { src: "dataOcorrencia", fmt: "date6" }),
+  A("reservado117", 117, 146, { fmt: "raw" }),
+  N("vencimento", 147, 152, { src: "vencimento", fmt: "date6" }),
+  N("valor", 153, 165, { src: "valorCentavos", fmt: "cents" }),
+  A("bancoRecebedor", 166, 168, { src: "bancoRecebedor", fmt: "raw" }),
+  A("agenciaRecebedora", 169, 173, { src: "agenciaRecebedora", fmt: "raw" }),
+  A("reservado174", 174, 175, { fmt: "raw" }),
+  N("dataRepasse", 176, 181, { src: "dataCredito", fmt: "date6" }),
+  N("tarifa", 182, 188, { src: "tarifaCentavos", fmt: "cents" }),
+  A("reservado189", 189, 227, { fmt: "raw" }),
+  N("abatimento", 228, 240, { src: "abatimentoCentavos", fmt: "cents" }),
+  N("desconto", 241, 253, { src: "descontoCentavos", fmt: "cents" }),
+  N("valorPago", 254, 266, { src: "valorPagoCentavos", fmt: "cents" }),
+  N("juros", 267, 279, { src: "jurosCentavos", fmt: "cents" }),
+  A("seuNumero", 280, 305, { src: "numeroDocumento", fmt: "raw" }),
+  N("valorLiquido", 306, 318, { src: "valorLiquidoCentavos", fmt: "cents" }),
+  A("complemento", 319, 326, { src: "motivosRaw", fmt: "raw" }),
+  A("instrucaoOrigem", 327, 328, { src: "instrucaoOrigem", fmt: "raw" }),
+  A("reservado329", 329, 394, { fmt: "raw" }),
+  seq,
+]);
+
+/** Banco do Nordeste CNAB 400 retorno detail (manual §7.2); 280–394 is a table of error flags (nota 7). */
+export const BNB_400_RETORNO = defineRecord("bnb400Retorno", 400, [
+  K("tipoRegistro", 1, 1, "1", "N"),
+  N("tipoInscricao", 2, 3, { src: "beneficiario.tipoInscricao" }),
+  N("documento", 4, 17, { src: "beneficiario.documento", fmt: "taxid" }),
+  A("agencia", 18, 21, { src: "agencia", fmt: "raw" }),
+  A("zeros22", 22, 23, { fmt: "raw" }),
+  A("conta", 24, 31, { src: "conta", fmt: "raw" }),
+  A("brancos32", 32, 37, { fmt: "raw" }),
+  A("controleParticipante", 38, 62, { src: "id", fmt: "raw" }),
+  A("nossoNumero", 63, 70, { src: "nossoNumero", fmt: "raw" }),
+  A("contrato", 71, 80, { fmt: "raw" }),
+  A("brancos81", 81, 107, { fmt: "raw" }),
+  A("carteira", 108, 108, { src: "carteira", fmt: "raw" }),
+  A("ocorrencia", 109, 110, { src: "ocorrencia", fmt: "raw" }),
+  N("dataOcorrencia", 111, 116, { src: "dataOcorrencia", fmt: "date6" }),
+  A("seuNumero", 117, 126, { src: "numeroDocumento", fmt: "raw" }),
+  A("confirmacaoNossoNumero", 127, 134, { fmt: "raw" }),
+  A("brancos135", 135, 146, { fmt: "raw" }),
+  N("vencimento", 147, 152, { src: "vencimento", fmt: "date6" }),
+  N("valor", 153, 165, { src: "valorCentavos", fmt: "cents" }),
+  A("bancoRecebedor", 166, 168, { src: "bancoRecebedor", fmt: "raw" }),
+  A("agenciaRecebedora", 169, 172, { src: "agenciaRecebedora", fmt: "raw" }),
+  A("brancos173", 173, 173, { fmt: "raw" }),
+  A("especie", 174, 175, { src: "especie", fmt: "raw" }),
+  N("tarifa", 176, 188, { src: "tarifaCentavos", fmt: "cents" }),
+  N("outrasDespesas", 189, 201, { src: "outrasDespesasCentavos", fmt: "cents" }),
+  N("jurosOperacao", 202, 214, { fmt: "cents" }),
+  N("ioc", 215, 227, { src: "iofCentavos", fmt: "cents" }),
+  N("abatimento", 228, 240, { src: "abatimentoCentavos", fmt: "cents" }),
+  N("desconto", 241, 253, { src: "descontoCentavos", fmt: "cents" }),
+  N("valorRecebido", 254, 266, { src: "valorPagoCentavos", fmt: "cents" }),
+  N("jurosMora", 267, 279, { src: "jurosCentavos", fmt: "cents" }),
+  A("tabelaErros", 280, 394, { src: "tabelaErrosRaw", fmt: "raw" }),
+  seq,
+]);
+
+/** Banco Safra CNAB 400 retorno detail (manual §6.2); the rejection reason is one 3-digit code at 105–107. */
+export const SAFRA_400_RETORNO = defineRecord("safra400Retorno", 400, [
+  K("tipoRegistro", 1, 1, "1", "N"),
+  N("tipoInscricao", 2, 3, { src: "beneficiario.tipoInscricao" }),
+  N("documento", 4, 17, { src: "beneficiario.documento", fmt: "taxid" }),
+  A("codigoEmpresa", 18, 31, { src: "conta", fmt: "raw" }),
+  A("brancos32", 32, 37, { fmt: "raw" }),
+  A("usoEmpresa", 38, 62, { src: "id", fmt: "raw" }),
+  A("nossoNumero", 63, 71, { src: "nossoNumero", fmt: "raw" }),
+  A("brancos72", 72, 102, { fmt: "raw" }),
+  A("ocorrenciaOrigem", 103, 104, { src: "ocorrenciaOrigem", fmt: "raw" }),
+  A("motivoRejeicao", 105, 107, { src: "motivoRaw3", fmt: "raw" }),
+  A("carteira", 108, 108, { src: "carteira", fmt: "raw" }),
+  A("ocorrencia", 109, 110, { src: "ocorrencia", fmt: "raw" }),
+  N("dataOcorrencia", 111, 116, { src: "dataOcorrencia", fmt: "date6" }),
+  A("seuNumero", 117, 126, { src: "numeroDocumento", fmt: "raw" }),
+  A("nossoNumeroConfirmacao", 127, 135, { fmt: "raw" }),
+  A("brancos136", 136, 146, { fmt: "raw" }),
+  N("vencimento", 147, 152, { src: "vencimento", fmt: "date6" }),
+  N("valor", 153, 165, { src: "valorCentavos", fmt: "cents" }),
+  A("bancoCobrador", 166, 168, { src: "bancoRecebedor", fmt: "raw" }),
+  A("agenciaCobradora", 169, 173, { src: "agenciaRecebedora", fmt: "raw" }),
+  A("especie", 174, 175, { src: "especie", fmt: "raw" }),
+  N("tarifa", 176, 188, { src: "tarifaCentavos", fmt: "cents" }),
+  N("outrasDespesas", 189, 201, { src: "outrasDespesasCentavos", fmt: "cents" }),
+  A("zeros202", 202, 214, { fmt: "raw" }),
+  N("iof", 215, 227, { src: "iofCentavos", fmt: "cents" }),
+  N("abatimento", 228, 240, { src: "abatimentoCentavos", fmt: "cents" }),
+  N("desconto", 241, 253, { src: "descontoCentavos", fmt: "cents" }),
+  N("valorPago", 254, 266, { src: "valorPagoCentavos", fmt: "cents" }),
+  N("juros", 267, 279, { src: "jurosCentavos", fmt: "cents" }),
+  N("outrosCreditos", 280, 292, { src: "outrosCreditosCentavos", fmt: "cents" }),
+  A("moeda", 293, 295, { fmt: "raw" }),
+  N("dataCredito", 296, 301, { src: "dataCredito", fmt: "date6" }),
+  A("resto302", 302, 391, { fmt: "raw" }),
+  A("numeroArquivo", 392, 394, { fmt: "raw" }),
   seq,
 ]);

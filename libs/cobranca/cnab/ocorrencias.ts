@@ -170,6 +170,97 @@ const BB_CBR643: Tabela = {
   "98": o("FEE", "débito de custas antecipadas"),
 };
 
+const pick = (t: Tabela, codigos: readonly string[]): Tabela => Object.fromEntries(codigos.map((c) => [c, t[c]!]));
+
+/** Ailos C044 (Manual CNAB 240 v07): the FEBRABAN codes it keeps plus its own (SMS, Serasa, cooperativa emite). */
+const AILOS_240: Tabela = {
+  ...pick(FEBRABAN_240, ["02", "03", "06", "07", "08", "09", "12", "13", "14", "17", "19", "20", "23", "24", "25", "26", "27", "28"]),
+  "22": o("CHANGED", "título enviado ao cartório"),
+  "36": o("CHANGED", "confirmação de envio de SMS"),
+  "37": o("REJECTED", "envio de SMS rejeitado"),
+  "42": o("CHANGED", "confirmação da alteração dos dados do sacado"),
+  "46": o("CHANGED", "instrução para cancelar protesto confirmada"),
+  "64": o("CHANGED", "cancelamento de SMS"),
+  "76": o("PAID", "liquidação de boleto cooperativa emite e expede"),
+  "77": o("PAID", "liquidação de boleto após baixa ou não registrado cooperativa emite e expede"),
+  "89": o("REJECTED", "rejeição cartorária"),
+  "91": o("UNKNOWN", "título em aberto não enviado ao pagador"),
+  "92": o("REJECTED", "inconsistência negativação Serasa"),
+  "93": o("CHANGED", "inclusão negativação via Serasa"),
+  "94": o("CHANGED", "exclusão negativação Serasa"),
+  "98": o("CHANGED", "excluir protesto com carta de anuência"),
+};
+
+/** Unicred CNAB 400 retorno "códigos de movimento"; 02 confirms an instruction, the entrada when its origem (327–328) is 01. */
+const UNICRED_400: Tabela = {
+  "01": o("PAID", "pago (título protestado pago em cartório)"),
+  "02": o("REGISTERED", "instrução confirmada"),
+  "03": o("REJECTED", "instrução rejeitada"),
+  "04": o("CHANGED", "sustado judicial"),
+  "06": o("PAID", "liquidação normal"),
+  "07": o("PAID", "liquidação em condicional (em cartório, com cheque do próprio devedor)"),
+  "08": o("CHANGED", "sustado definitivo"),
+  "09": o("PAID", "liquidação de título descontado"),
+  "10": o("CHANGED", "protesto solicitado"),
+  "11": o("CHANGED", "protesto em cartório"),
+  "12": o("CHANGED", "sustação solicitada"),
+};
+
+/** Banco do Nordeste CNAB 400 retorno (manual nota 4). */
+const BNB_400: Tabela = {
+  "02": o("REGISTERED", "entrada confirmada"),
+  "04": o("CHANGED", "alteração"),
+  "06": o("PAID", "liquidação normal"),
+  "07": o("PAID", "pagamento por conta"),
+  "08": o("PAID", "pagamento por cartório"),
+  "09": o("WRITTEN_OFF", "baixa simples"),
+  "10": o("PROTESTED", "devolvido / protestado"),
+  "11": o("UNKNOWN", "em ser"),
+  "12": o("CHANGED", "abatimento concedido"),
+  "13": o("CHANGED", "abatimento cancelado"),
+  "14": o("CHANGED", "vencimento alterado"),
+  "15": o("WRITTEN_OFF", "baixa automática"),
+  "18": o("CHANGED", "alteração depositária"),
+  "19": o("CHANGED", "confirmação de protesto"),
+  "20": o("CHANGED", "confirmação de sustar protesto"),
+  "21": o("CHANGED", "alteração informações de controle da empresa"),
+  "22": o("CHANGED", "alteração seu número"),
+  "51": o("REJECTED", "entrada rejeitada"),
+};
+
+/** Banco Safra CNAB 400 retorno (manual nota 6.2.2). */
+const SAFRA_400: Tabela = {
+  "02": o("REGISTERED", "entrada confirmada"),
+  "03": o("REJECTED", "entrada rejeitada"),
+  "04": o("CHANGED", "transferência de carteira (entrada)"),
+  "05": o("WRITTEN_OFF", "transferência de carteira (baixa)"),
+  "06": o("PAID", "liquidação normal"),
+  "09": o("WRITTEN_OFF", "baixado automaticamente"),
+  "10": o("WRITTEN_OFF", "baixado conforme instruções"),
+  "11": o("UNKNOWN", "títulos em ser (arquivo mensal)"),
+  "12": o("CHANGED", "abatimento concedido"),
+  "13": o("CHANGED", "abatimento cancelado"),
+  "14": o("CHANGED", "vencimento alterado"),
+  "15": o("PAID", "liquidação em cartório"),
+  "19": o("CHANGED", "confirmação de instrução de protesto"),
+  "20": o("CHANGED", "confirmação de sustar protesto"),
+  "21": o("CHANGED", "transferência de beneficiário"),
+  "23": o("CHANGED", "título enviado a cartório"),
+  "40": o("PROTESTED", "baixa de título protestado"),
+  "41": o("PAID", "liquidação de título baixado"),
+  "42": o("CHANGED", "título retirado do cartório"),
+  "43": o("FEE", "despesa de cartório"),
+  "44": o("CHANGED", "aceite do título DDA pelo pagador"),
+  "45": o("CHANGED", "não aceite do título DDA pelo pagador"),
+  "51": o("CHANGED", "valor do título alterado"),
+  "52": o("CHANGED", "acerto de data de emissão"),
+  "53": o("CHANGED", "acerto de código de espécie"),
+  "54": o("CHANGED", "alteração de seu número"),
+  "56": o("CHANGED", "instrução negativação aceita"),
+  "57": o("CHANGED", "instrução baixa de negativação aceita"),
+  "58": o("CHANGED", "instrução não negativar aceita"),
+};
+
 /** Key: `${banco}:${layout}`; "*:240" is the FEBRABAN fallback for other CNAB 240 banks. */
 export const OCORRENCIAS: Readonly<Record<string, Tabela>> = {
   "*:240": FEBRABAN_240,
@@ -178,10 +269,15 @@ export const OCORRENCIAS: Readonly<Record<string, Tabela>> = {
   "104:240": CAIXA_240,
   "748:240": FEBRABAN_240,
   "756:240": FEBRABAN_240,
+  "085:240": AILOS_240,
   "001:400": BB_CBR643,
   "033:400": SANTANDER_400,
   "237:400": BRADESCO_400,
   "341:400": ITAU_400,
+  "136:400": UNICRED_400,
+  "004:400": BNB_400,
+  "133:400": BRADESCO_400,
+  "422:400": SAFRA_400,
 };
 
 export function mapearOcorrencia(banco: string, layout: 240 | 400, codigo: string): Ocorrencia {

@@ -17,7 +17,7 @@ const isLayout = (v: unknown): v is RecordLayout => typeof v === "object" && v !
 const LAYOUTS: RecordLayout[] = [
   ...[...Object.values(L240), ...Object.values(L400)].filter(isLayout),
   ...Object.values(L240.SEGMENTO_T_POR_BANCO),
-  ...["001", "104", "033", "756", "748", "237"].flatMap((b) =>
+  ...["001", "104", "033", "756", "748", "237", "085"].flatMap((b) =>
     (["headerArquivo", "headerLote", "P", "Q", "R", "trailerLote", "trailerArquivo"] as const).map((r) =>
       L240.layout240(L240.profile240(b), r),
     ),

@@ -16,6 +16,7 @@ import {
   BB_400_HEADER,
   BRADESCO_400_DETALHE,
   BRADESCO_400_HEADER,
+  CRESOL_400_DETALHE,
   ITAU_400_DETALHE,
   ITAU_400_HEADER,
   ITAU_400_MULTA,
@@ -23,7 +24,14 @@ import {
   SANTANDER_400_HEADER,
   SANTANDER_400_PIX_REMESSA,
   SANTANDER_400_TRAILER,
+  SAFRA_400_DETALHE,
+  SAFRA_400_HEADER,
+  SAFRA_400_TRAILER,
   TRAILER_400,
+  BNB_400_DETALHE,
+  BNB_400_HEADER,
+  UNICRED_400_DETALHE,
+  UNICRED_400_HEADER,
 } from "./layouts400.js";
 import { type RecordLayout, type Warning, decodeRecord, encodeRecord, getPath } from "./record.js";
 
@@ -163,6 +171,10 @@ interface Cnab400Profile {
   /** NN check digit written beside the NN, as data. */
   readonly nossoNumeroDv?: { readonly algo: CheckDigitAlgorithm; readonly tpl: readonly [string, number][] };
   readonly nossoNumeroLen: number;
+  /** Written after the last record's line end: BNB's manual ends the file with the DOS end-of-file byte. */
+  readonly fimDeArquivo?: string;
+  /** The bank's own codes derived from the título's (FEBRABAN 240) ones, at `titulo.codigos400`. */
+  readonly codigos?: (t: ReturnType<typeof tituloCtx>) => Record<string, string>;
 }
 
 export const CNAB400_PROFILES: Readonly<Record<string, Cnab400Profile>> = {
@@ -171,6 +183,25 @@ export const CNAB400_PROFILES: Readonly<Record<string, Cnab400Profile>> = {
     bancoNome: "BRADESCO",
     header: BRADESCO_400_HEADER,
     detalhe: BRADESCO_400_DETALHE,
+    extras: [],
+    trailer: TRAILER_400,
+    nossoNumeroDv: {
+      algo: "mod11Bradesco",
+      tpl: [
+        ["beneficiario.carteira", 2],
+        ["titulo.nossoNumero", 11],
+      ],
+    },
+    nossoNumeroLen: 11,
+    detalheTipo: "1",
+    aceita: { jurosData: false, multaCodigos: ["0", "2"], multaData: false, protesto: false, avalista: true, pix: false },
+  },
+  // Cresol: Bradesco's CNAB 400 with bank 133 (cobranca.md §3.13); the same slots, so the same refusals
+  "133": {
+    banco: "133",
+    bancoNome: "CRESOL",
+    header: BRADESCO_400_HEADER,
+    detalhe: CRESOL_400_DETALHE,
     extras: [],
     trailer: TRAILER_400,
     nossoNumeroDv: {
@@ -209,6 +240,52 @@ export const CNAB400_PROFILES: Readonly<Record<string, Cnab400Profile>> = {
     // the multa would need BB's type-5 record, which is not written; 352–391 hold the message
     aceita: { jurosData: false, multaData: false, protesto: true, avalista: false, pix: false },
   },
+  "136": {
+    banco: "136",
+    bancoNome: "UNICRED",
+    header: UNICRED_400_HEADER,
+    detalhe: UNICRED_400_DETALHE,
+    extras: [],
+    trailer: TRAILER_400,
+    nossoNumeroDv: { algo: "mod11S", tpl: [["titulo.nossoNumeroSequencial", 10]] },
+    nossoNumeroLen: 10,
+    detalheTipo: "1",
+    beneficiario: beneficiarioUnicred400,
+    codigos: codigosUnicred400,
+    // no date fields for juros or multa; protesto code 1/2/3 + days; the avalista's name at 357–394
+    aceita: { jurosData: false, multaCodigos: ["0", "1", "2"], multaData: false, protesto: true, avalista: true, pix: false },
+  },
+  "004": {
+    banco: "004",
+    bancoNome: "B. DO NORDESTE",
+    header: BNB_400_HEADER,
+    detalhe: BNB_400_DETALHE,
+    extras: [],
+    trailer: TRAILER_400,
+    nossoNumeroDv: { algo: "mod11BNB", tpl: [["titulo.nossoNumeroSequencial", 7]] },
+    nossoNumeroLen: 7,
+    detalheTipo: "1",
+    beneficiario: beneficiarioBnb400,
+    codigos: codigosBnb400,
+    fimDeArquivo: "\x1a",
+    // multa as a percentage only (code 2); no dates for juros or multa; protest by days; the avalista at 352–391
+    aceita: { jurosData: false, multaCodigos: ["0", "2"], multaData: false, protesto: true, avalista: true, pix: false },
+  },
+  "422": {
+    banco: "422",
+    bancoNome: "BANCO SAFRA",
+    header: SAFRA_400_HEADER,
+    detalhe: SAFRA_400_DETALHE,
+    extras: [],
+    trailer: SAFRA_400_TRAILER,
+    nossoNumeroDv: { algo: "mod11Safra", tpl: [["titulo.nossoNumeroSequencial", 8]] },
+    nossoNumeroLen: 8,
+    detalheTipo: "1",
+    beneficiario: beneficiarioSafra400,
+    codigos: codigosSafra400,
+    // multa as a rate from a date (instrução 16); protest by days (instrução 10); the avalista at 352–381
+    aceita: { jurosData: false, multaCodigos: ["0", "2"], multaData: true, protesto: true, avalista: true, pix: false },
+  },
   "033": {
     banco: "033",
     bancoNome: "SANTANDER",
@@ -223,6 +300,111 @@ export const CNAB400_PROFILES: Readonly<Record<string, Cnab400Profile>> = {
     aceita: { jurosData: false, multaCodigos: ["0", "4"], multaData: true, protesto: true, avalista: true, pix: true },
   },
 };
+
+/** Unicred identifies the account by its código do beneficiário and needs the agência and conta DVs. */
+function beneficiarioUnicred400(b: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  if (b.convenio === undefined || !/^\d{1,20}$/.test(String(b.convenio)))
+    fail("CAMPO_OBRIGATORIO", "Unicred CNAB 400 needs the código do beneficiário (up to 20 digits)", "beneficiario.convenio");
+  for (const k of ["agenciaDv", "contaDv"] as const)
+    if (typeof b[k] !== "string" || !/^\d$/.test(b[k] as string))
+      fail(
+        "CAMPO_OBRIGATORIO",
+        `Unicred CNAB 400 needs the ${k === "agenciaDv" ? "agência" : "conta"} DV (one digit)`,
+        `beneficiario.${k}`,
+      );
+  if (b.carteira !== undefined && b.carteira !== "21")
+    fail("CARTEIRA_INVALIDA", "Unicred registers carteira 21 only", "beneficiario.carteira");
+  return {};
+}
+
+/**
+ * Unicred's slots hold type codes (remessa §5.5.4): multa 1 valor, 2 taxa, 3 isento; mora 1 valor diário,
+ * 5 isento; desconto 0 isento, 1 valor fixo. The título's FEBRABAN codes map onto them.
+ */
+function codigosUnicred400(t: ReturnType<typeof tituloCtx>): Record<string, string> {
+  return {
+    multa: !t.multa || t.multa.codigo === "0" ? "3" : t.multa.codigo,
+    mora: t.juros?.codigo === "1" ? "1" : "5",
+    desconto: t.desconto ? "1" : "0",
+  };
+}
+
+/** BNB's header and detail carry agência, conta (7) and its DV. */
+function beneficiarioBnb400(b: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  digits(b.agencia as string, "beneficiario.agencia", 4);
+  digits(b.conta as string, "beneficiario.conta", 7);
+  if (typeof b.contaDv !== "string" || !/^\d$/.test(b.contaDv))
+    fail("CAMPO_OBRIGATORIO", "Banco do Nordeste CNAB 400 needs the conta DV (one digit)", "beneficiario.contaDv");
+  if (b.codigoCarteira !== undefined && !/^[1245]$/.test(String(b.codigoCarteira)))
+    fail("CAMPO_INVALIDO", "BNB carteira code must be 1, 2, 4 or 5 (nota 2; I is sem registro)", "beneficiario.codigoCarteira");
+  return {};
+}
+
+/**
+ * BNB's multa slot (32–33) is a whole percentage; protesto days 99 mean "do not protest"; the
+ * instruction code is 4 digits (nota 7).
+ */
+function codigosBnb400(t: ReturnType<typeof tituloCtx>): Record<string, string> {
+  const out: Record<string, string> = { prazoProtesto: "99" };
+  if (t.multa && t.multa.codigo !== "0") {
+    const v = t.multa.valor ?? 0;
+    if (v % 100 !== 0 || v > 9900)
+      fail("CAMPO_INVALIDO", "Banco do Nordeste CNAB 400 holds the multa as a whole percentage (0–99 %)", "titulo.multa.valor");
+    out.multaPercentual = String(v / 100);
+  }
+  if (t.protesto && t.protesto.codigo !== "3") {
+    const d = t.protesto.dias ?? 0;
+    if (!Number.isInteger(d) || d < 1 || d > 98)
+      fail("CAMPO_INVALIDO", "Banco do Nordeste protests after 1–98 days (99 = do not protest)", "titulo.protesto.dias");
+    out.prazoProtesto = String(d);
+  }
+  return out;
+}
+
+/** Safra identifies the empresa by agência and conta de cobrança, each with its DV. */
+function beneficiarioSafra400(b: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  digits(b.agencia as string, "beneficiario.agencia", 4);
+  digits(b.conta as string, "beneficiario.conta", 8);
+  for (const k of ["agenciaDv", "contaDv"] as const)
+    if (typeof b[k] !== "string" || !/^\d$/.test(b[k] as string))
+      fail("CAMPO_OBRIGATORIO", `Safra CNAB 400 needs the ${k === "agenciaDv" ? "agência" : "conta"} DV (one digit)`, `beneficiario.${k}`);
+  if (b.codigoCarteira !== undefined && !/^[12]$/.test(String(b.codigoCarteira)))
+    fail("CARTEIRA_INVALIDA", "Safra carteira code must be 1 (simples) or 2 (vinculada)", "beneficiario.codigoCarteira");
+  return {};
+}
+
+const ddmmaa = (d: CalendarDate) => `${pad2(d.day)}${pad2(d.month)}${pad2(d.year % 100)}`;
+
+/**
+ * Safra's instructions (notas 6.1.5/6.1.6/6.1.8): a multa is instrução 1 = 16 with its date and rate in the
+ * abatimento field, so a título cannot carry both at entry; a protest is instrução 2 = 10 with its days at 106–107.
+ */
+function codigosSafra400(t: ReturnType<typeof tituloCtx>): Record<string, string> {
+  const multa = t.multa && t.multa.codigo !== "0" ? t.multa : undefined;
+  const protesta = t.protesto && t.protesto.codigo !== "3";
+  if (multa && t.abatimentoCentavos)
+    fail("CAMPO_INVALIDO", "Safra CNAB 400 carries the multa in the abatimento field: send one or the other", "titulo.abatimentoCentavos");
+  if (multa && (t.instrucao1 ?? "00") !== "00" && t.instrucao1 !== "16")
+    fail("CAMPO_INVALIDO", "Safra CNAB 400 writes the multa as the first instruction (16)", "titulo.instrucao1");
+  const valor = multa?.valor ?? 0;
+  if (multa && (valor < 1 || valor > 9999)) fail("CAMPO_INVALIDO", "Safra's multa rate is 0,01–99,99 %", "titulo.multa.valor");
+  let instrucao2 = t.instrucao2 ?? "00";
+  let instrucao3 = "00";
+  if (protesta) {
+    const d = t.protesto!.dias ?? 0;
+    if (!Number.isInteger(d) || d < 1 || d > 99) fail("CAMPO_INVALIDO", "Safra protests after 1–99 days", "titulo.protesto.dias");
+    if (instrucao2 !== "00" && instrucao2 !== "10")
+      fail("CAMPO_INVALIDO", "Safra CNAB 400 writes the protest as the second instruction (10)", "titulo.instrucao2");
+    instrucao2 = "10";
+    instrucao3 = String(d);
+  }
+  return {
+    instrucao1: multa ? "16" : (t.instrucao1 ?? "00"),
+    instrucao2,
+    instrucao3,
+    abatimentoOuMulta: multa ? `${ddmmaa(multa.data!)}${String(valor).padStart(4, "0")}000` : String(t.abatimentoCentavos ?? 0),
+  };
+}
 
 /** CBR641 is the layout of 7-digit convênios; agência and conta DVs are BB's modulo 11 unless given. */
 function beneficiarioBB400(b: Readonly<Record<string, unknown>>): Record<string, unknown> {
@@ -425,8 +607,8 @@ function beneficiarioCtx(b: Beneficiario, strict: boolean) {
 
 const ASCII = new TextEncoder();
 
-function finish(lines: string[], warnings: Warning[]): RemessaOutput {
-  const text = lines.join("\r\n") + "\r\n";
+function finish(lines: string[], warnings: Warning[], fimDeArquivo = ""): RemessaOutput {
+  const text = lines.join("\r\n") + "\r\n" + fimDeArquivo;
   const check = assertCnab(text); // the structural checker runs before anything is returned
   // The checker lets printable ASCII only through, where UTF-8 is one byte per character, as latin1 is.
   const bytes = ASCII.encode(text);
@@ -462,6 +644,8 @@ export function gerarRemessa(input: RemessaInput): RemessaOutput {
     data: { year: geradoEm.year, month: geradoEm.month, day: geradoEm.day },
     hora: `${pad2(geradoEm.hour)}${pad2(geradoEm.minute)}${pad2(geradoEm.second)}`,
     nsa: input.nsa,
+    // Safra numbers files with 3 digits in every record; the sequence wraps
+    nsa3: input.nsa % 1000,
     direcao: "1",
   };
   const warnings: Warning[] = [];
@@ -597,6 +781,7 @@ function remessa400(
       conferirEncargos400(p, t);
       const ctx: Ctx = { ...base, titulo: { ...t }, pagador: t.pagador, avalista: t.avalista };
       const tt = ctx.titulo as Record<string, unknown>;
+      if (p.codigos) tt.codigos400 = p.codigos(t);
       if (String(t.nossoNumero).replace(/^0+(?=\d)/, "").length > p.nossoNumeroLen)
         fail("CAMPO_EXCEDE_TAMANHO", `nosso número has more than ${p.nossoNumeroLen} digits`, "nossoNumero", { max: p.nossoNumeroLen });
       if (p.nossoNumeroDv) {
@@ -610,10 +795,14 @@ function remessa400(
       throw sobTitulo(e, i);
     }
   });
-  const totais = { registros: lines.length + 1, valorCentavos: titulos.reduce((s, t) => s + t.valorCentavos, 0) };
-  lines.push(encodeRecord(p.trailer, { totais, seq: lines.length + 1 }, warnings, "trailer"));
+  const totais = {
+    registros: lines.length + 1,
+    titulos: titulos.length,
+    valorCentavos: titulos.reduce((s, t) => s + t.valorCentavos, 0),
+  };
+  lines.push(encodeRecord(p.trailer, { ...base, totais, seq: lines.length + 1 }, warnings, "trailer"));
   if (lines.length > 999_999) fail("LIMITE_DE_REGISTROS", "more than 999,999 records in one file", "titulos");
-  return finish(lines, warnings);
+  return finish(lines, warnings, p.fimDeArquivo);
 }
 
 // ------------------------------------------------------------------ reader
@@ -643,6 +832,8 @@ export interface RemessaLida {
   readonly warnings: Warning[];
   /** Every record with its raw fields, in file order (re-encodes to the same bytes). */
   readonly records: { layout: RecordLayout; raw: Record<string, string> }[];
+  /** What followed the last line end (BNB's end-of-file byte), "" when nothing. */
+  readonly fimDeArquivo: string;
 }
 
 /** Read a remessa file back with the same tables that write it. */
@@ -655,7 +846,7 @@ export function lerRemessa(content: string | Uint8Array): RemessaLida {
   let beneficiario: Record<string, unknown> = {};
   let nsa: number | undefined;
   let data: CalendarDate | undefined;
-  const { lines } = splitLines(content);
+  const { lines, fimDeArquivo } = splitLines(content);
   if (check.direction !== "remessa") fail("CNAB_ESTRUTURA_INVALIDA", "not a remessa file", "arquivo");
   if (check.layout === 240) {
     const profile = profile240(banco);
@@ -736,6 +927,7 @@ export function lerRemessa(content: string | Uint8Array): RemessaLida {
     }),
     warnings,
     records,
+    fimDeArquivo: fimDeArquivo ? "\x1a" : "",
   };
 }
 
@@ -751,5 +943,5 @@ function mergeDeep(a: Record<string, unknown>, b: object): Record<string, unknow
 
 /** Re-encode records read by lerRemessa from their raw fields (identity: proves the layouts tile). */
 export function reescreverRemessa(lida: RemessaLida, eol = "\r\n"): string {
-  return lida.records.map((r) => r.layout.fields.map((f) => r.raw[f.name]).join("") + eol).join("");
+  return lida.records.map((r) => r.layout.fields.map((f) => r.raw[f.name]).join("") + eol).join("") + lida.fimDeArquivo;
 }

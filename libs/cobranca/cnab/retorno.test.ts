@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { mod10 } from "../checkdigits.js";
 import { date } from "../date.js";
-import { fixture } from "../testing/fixtures.js";
+import { fixture, repairedFixture } from "../testing/fixtures.js";
 import { SEGMENTO_T, SEGMENTO_U } from "./layouts240.js";
 import { mapearOcorrencia } from "./ocorrencias.js";
 import { encodeRecord } from "./record.js";
@@ -93,6 +93,59 @@ describe("retorno CNAB 240: expected values of the fixtures README", () => {
       dataCredito: date(2014, 6, 5),
     });
     expect(r.warnings.map((w) => w.code)).toEqual(expect.arrayContaining(["LOTE_NUMBER", "TRAILER_LOTE_COUNT"]));
+  });
+});
+
+describe("retorno CNAB 240: the trimmed brcobranca files (repair/, fixtures README)", () => {
+  it("Banco do Brasil CNAB240.RET: 35 títulos; the first as retorno_cnab_240_spec asserts", () => {
+    const r = lerRetorno(repairedFixture("retorno/240/brcobranca-001-CNAB240.RET", 240));
+    expect([r.banco, r.eventos.length]).toEqual(["001", 35]);
+    const a = r.eventos[0]!;
+    expect(a).toMatchObject({
+      agencia: "01234",
+      conta: "0000000054321",
+      carteira: "7",
+      valorCentavos: 34400,
+      bancoRecebedor: "001",
+      agenciaRecebedora: "020850",
+      dataCredito: date(2012, 1, 2),
+      outrasDespesasCentavos: 4,
+      iofCentavos: 3,
+      abatimentoCentavos: 2,
+      descontoCentavos: 1,
+      valorPagoCentavos: 34400,
+      jurosCentavos: 9,
+      outrosCreditosCentavos: 5,
+      tarifaCentavos: 103,
+      motivos: ["03"],
+    });
+    // T 38–57 whole: convênio 1449957 + the source's nosso número 0000020673; vencimento 00000000 is no date
+    expect(a.nossoNumero).toBe("14499570000020673");
+    expect(a.vencimento).toBeUndefined();
+    expect(a.linha).toBe(3);
+  });
+
+  it("Sicoob CNAB240SICOOB.RET: 3 títulos; the first as sicoob_spec asserts", () => {
+    const r = lerRetorno(repairedFixture("retorno/240/brcobranca-756-CNAB240SICOOB.RET", 240, [{ line: 1, column: 103, blanks: 17 }]));
+    expect([r.banco, r.nsa, r.eventos.length]).toEqual(["756", 1, 3]);
+    expect(r.eventos[0]).toMatchObject({
+      agencia: "03039",
+      conta: "0000000489816",
+      carteira: "1",
+      vencimento: date(2015, 8, 13),
+      valorCentavos: 200,
+      bancoRecebedor: "756",
+      agenciaRecebedora: "030390",
+      ocorrencia: "06",
+      estado: "PAID",
+      dataOcorrencia: date(2015, 8, 10),
+      dataCredito: date(2015, 8, 10),
+      valorPagoCentavos: 200,
+      tarifaCentavos: 170,
+      motivos: ["03"],
+    });
+    // T 38–57: the source's nosso número 0000000083, then parcela 01, modalidade 01 and form 1
+    expect(r.eventos[0]!.nossoNumero).toBe("000000008301011");
   });
 });
 

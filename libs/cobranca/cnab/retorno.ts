@@ -8,13 +8,16 @@ import { assertCnab, type CheckResult } from "./checker.js";
 import { SEGMENTO_U, segmentoT } from "./layouts240.js";
 import {
   BB_CBR643_RETORNO,
+  BNB_400_RETORNO,
   BRADESCO_400_PIX,
   BRADESCO_400_RETORNO,
   HEADER_400_RETORNO,
+  SAFRA_400_RETORNO,
   ITAU_400_PIX,
   ITAU_400_RETORNO,
   SANTANDER_400_PIX,
   SANTANDER_400_RETORNO,
+  UNICRED_400_RETORNO,
 } from "./layouts400.js";
 import { type EstadoCanonico, mapearOcorrencia } from "./ocorrencias.js";
 import { type RecordLayout, type Warning, decodeData } from "./record.js";
@@ -79,14 +82,22 @@ export interface RetornoLido {
   readonly check: CheckResult;
 }
 
-function motivos(raw: unknown): string[] {
+function motivos(raw: unknown, largura = 2): string[] {
   if (typeof raw !== "string") return [];
   const out: string[] = [];
-  for (let i = 0; i + 2 <= raw.length; i += 2) {
-    const m = raw.slice(i, i + 2);
-    if (m.trim() === "" || m === "00") continue;
+  for (let i = 0; i + largura <= raw.length; i += largura) {
+    const m = raw.slice(i, i + largura);
+    if (m.trim() === "" || /^0+$/.test(m)) continue;
     out.push(m.trim());
   }
+  return out;
+}
+
+/** BNB's error table (280–394): one flag per error, the error's number being its column − 279 (nota 7). */
+function motivosPorPosicao(raw: unknown): string[] {
+  if (typeof raw !== "string") return [];
+  const out: string[] = [];
+  for (let i = 0; i < raw.length; i++) if (raw[i] !== "0" && raw[i] !== " ") out.push(String(i + 1).padStart(2, "0"));
   return out;
 }
 
@@ -155,9 +166,18 @@ function poe(ev: Record<string, unknown>, k: string, v: unknown, store = CAMPOS.
  */
 const DECODIFICADOS: ReadonlyMap<string, Campo | null> = new Map([
   ...CAMPOS,
-  ...["motivosRaw", "motivosSantanderRaw", "nossoNumeroSequencial", "seq", "beneficiario", "pagador", "banco", "nossoNumeroDv"].map(
-    (k) => [k, null] as const,
-  ),
+  ...[
+    "motivosRaw",
+    "motivosSantanderRaw",
+    "tabelaErrosRaw",
+    "motivoRaw3",
+    "nossoNumeroSequencial",
+    "seq",
+    "beneficiario",
+    "pagador",
+    "banco",
+    "nossoNumeroDv",
+  ].map((k) => [k, null] as const),
   ...["layout", "linha", "estado", "ocorrencia", "descricao", "motivos"].map((k) => [k, null] as const),
 ]);
 
@@ -169,7 +189,14 @@ const DECODIFICADOS: ReadonlyMap<string, Campo | null> = new Map([
 function evento(banco: string, layout: 240 | 400, linha: number, partes: readonly Record<string, unknown>[]): EventoRetorno {
   const codigo = String(campo(partes, "ocorrencia") ?? "").trim();
   const map = mapearOcorrencia(banco, layout, codigo);
-  const mot = motivos(campo(partes, banco === "033" && layout === 400 ? "motivosSantanderRaw" : "motivosRaw"));
+  const erros = campo(partes, "tabelaErrosRaw");
+  const motivo3 = campo(partes, "motivoRaw3");
+  const mot =
+    erros !== undefined
+      ? motivosPorPosicao(erros)
+      : motivo3 !== undefined
+        ? motivos(motivo3, 3)
+        : motivos(campo(partes, banco === "033" && layout === 400 ? "motivosSantanderRaw" : "motivosRaw"));
   const ev: Record<string, unknown> = {};
   poe(ev, "banco", banco);
   poe(ev, "layout", proprio(partes, "layout", layout));
@@ -293,4 +320,8 @@ const DETALHES_400: Readonly<Record<string, { tipo: string; layout: RecordLayout
   "341": { tipo: "1", layout: ITAU_400_RETORNO, extras: { "3": ITAU_400_PIX } },
   "033": { tipo: "1", layout: SANTANDER_400_RETORNO, extras: { "2": SANTANDER_400_PIX } },
   "001": { tipo: "7", layout: BB_CBR643_RETORNO },
+  "136": { tipo: "1", layout: UNICRED_400_RETORNO },
+  "004": { tipo: "1", layout: BNB_400_RETORNO },
+  "133": { tipo: "1", layout: BRADESCO_400_RETORNO },
+  "422": { tipo: "1", layout: SAFRA_400_RETORNO },
 };

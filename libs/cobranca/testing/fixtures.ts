@@ -24,3 +24,34 @@ export function allFixtures(): string[] {
 export function sha256(b: Uint8Array | string): string {
   return createHash("sha256").update(b).digest("hex");
 }
+
+/** A documented repair of one line (1-based line and column): blanks inserted, or text written over. */
+export type Repair =
+  | { readonly line: number; readonly column: number; readonly blanks: number }
+  | { readonly line: number; readonly column: number; readonly text: string };
+
+/**
+ * A golden file stored as its source has it but not readable as CNAB (`repair/`: trailing blanks cut, a
+ * field cut short, another bank's header), with the repairs its README documents applied, then every
+ * line padded to `width`. The stored bytes are never edited.
+ */
+export function repairedFixture(rel: string, width: 240 | 400, repairs: readonly Repair[] = []): string {
+  const lines = fixtureText(`repair/${rel}`).split(/\r?\n/);
+  if (lines[lines.length - 1] === "") lines.pop();
+  return (
+    lines
+      .map((l, i) => {
+        let out = l;
+        for (const r of repairs) {
+          if (r.line !== i + 1) continue;
+          const at = r.column - 1;
+          out =
+            "blanks" in r
+              ? out.slice(0, at) + " ".repeat(r.blanks) + out.slice(at)
+              : out.slice(0, at) + r.text + out.slice(at + r.text.length);
+        }
+        return out.padEnd(width, " ");
+      })
+      .join("\r\n") + "\r\n"
+  );
+}

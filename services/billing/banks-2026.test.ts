@@ -1,0 +1,89 @@
+// The banks added in 2026 end to end: one boleto of each through CreateBoletoJob on a real billing
+// process, with the engine's barcode, and its PDF printing the bank's code and linha digitável and
+// carrying an ITF that decodes to the barcode.
+import { execFile, execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { prepareZXingModule, readBarcodes } from "zxing-wasm/reader";
+import { BANKS, gerarBoleto } from "../../libs/cobranca/index.js";
+import { variantCases } from "../../libs/cobranca/testing/variants.js";
+import { Environment, ItemState, JobState } from "../../libs/gen/malha/billing/v1/types_pb.js";
+import { startBillingMesh, type BillingMesh } from "../../test/support/billing-mesh.js";
+import { boletoDaVariante } from "./testing/fixtures.js";
+
+const BANCOS_2026 = ["085", "136", "004", "133", "422"];
+const VENCIMENTO = { year: 2026, month: 12, day: 15 };
+const TENANT = "banks2026";
+const FINAL = [JobState.COMPLETED, JobState.PARTIALLY_COMPLETED, JobState.FAILED];
+const require = createRequire(import.meta.url);
+
+let mesh: BillingMesh;
+let dir: string;
+beforeAll(async () => {
+  // the wasm comes from node_modules, never from the network
+  const wasm = readFileSync(join(require.resolve("zxing-wasm/reader").replace(/dist[/\\].*$/, ""), "dist/reader/zxing_reader.wasm"));
+  await prepareZXingModule({
+    overrides: { wasmBinary: wasm.buffer.slice(wasm.byteOffset, wasm.byteOffset + wasm.byteLength) as ArrayBuffer },
+    fireImmediately: true,
+  });
+  dir = mkdtempSync(join(tmpdir(), "billing-banks-"));
+  mesh = await startBillingMesh();
+});
+afterAll(async () => {
+  await mesh?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const run = promisify(execFile);
+
+/** The ITF symbols on the first page (rendered at 150 dpi, enough for the 1:3 bars). */
+async function itf(pdf: Buffer, name: string): Promise<string[]> {
+  const file = join(dir, `${name}.pdf`);
+  writeFileSync(file, pdf);
+  await run("pdftoppm", ["-r", "150", "-f", "1", "-l", "1", "-png", file, join(dir, name)]);
+  const png = readdirSync(dir).find((f) => f.startsWith(`${name}-`) && f.endsWith(".png"))!;
+  const found = await readBarcodes(new Blob([readFileSync(join(dir, png))]), { formats: ["ITF"], tryHarder: true });
+  return found.map((r) => r.text);
+}
+
+describe("banks added in 2026 through CreateBoletoJob", () => {
+  it("each bank's boleto completes with the engine's barcode and a PDF whose ITF decodes to it", async () => {
+    expect(BANCOS_2026.every((b) => BANKS[b])).toBe(true);
+    const cases = variantCases().filter((v) => BANCOS_2026.includes(v.bank.code));
+    expect(new Set(cases.map((v) => v.bank.code)).size).toBe(BANCOS_2026.length);
+    const c = mesh.billingClient();
+    const boletos = cases.map((v, i) =>
+      boletoDaVariante(v, i + 1, { externalId: `b-${v.bank.code}-${i}`, valorCents: BigInt(19_990 + i), vencimento: VENCIMENTO }),
+    );
+    const created = await c.createBoletoJob({ tenant: TENANT, idempotencyKey: "all", environment: Environment.SANDBOX, items: boletos });
+    let job = created.job!;
+    while (!FINAL.includes(job.state)) {
+      await new Promise((r) => setTimeout(r, 100));
+      job = (await c.getBoletoJob({ tenant: TENANT, jobId: job.jobId })).job!;
+    }
+    expect(job.state).toBe(JobState.COMPLETED);
+    const items = (await c.listBoletoJobItems({ tenant: TENANT, jobId: job.jobId, pageSize: 100 })).items;
+    expect(items).toHaveLength(cases.length);
+    // the banks' PDFs are checked side by side: the rendering is the slow part
+    await Promise.all(
+      cases.map(async (v, i) => {
+        const listed = items.find((x) => x.itemId === boletos[i]!.externalId)!;
+        expect(listed.state, v.name).toBe(ItemState.COMPLETED);
+        const esperado = gerarBoleto({ dados: v.dados, vencimento: VENCIMENTO, valorCentavos: 19_990 + i });
+        const { item } = await c.getBoletoJobItem({ tenant: TENANT, jobId: job.jobId, itemId: listed.itemId });
+        expect(item!.result!.codigoBarras, v.name).toBe(esperado.codigoBarras);
+        const pdf = Buffer.from(await (await fetch(item!.result!.pdf!.downloadUrl)).arrayBuffer());
+        const file = join(dir, `t${i}.pdf`);
+        writeFileSync(file, pdf);
+        const text = execFileSync("pdftotext", ["-layout", file, "-"]).toString("utf8");
+        expect(text, v.name).toContain(esperado.linhaDigitavelFormatada);
+        expect(text, v.name).toContain(v.bank.codeWithDv);
+        expect(await itf(pdf, `p${i}`), v.name).toEqual([esperado.codigoBarras]);
+      }),
+    );
+  });
+});
