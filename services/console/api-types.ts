@@ -47,6 +47,8 @@ export interface FeedView {
   cooldownUntil?: string;
   leaseHolder?: string;
   hasActiveCertificate: boolean;
+  /** Expiry of the municipality's active certificate, when the vault could be read. */
+  certificateNotAfter?: string;
 }
 
 export interface FeedsResponse {

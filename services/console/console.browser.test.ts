@@ -9,11 +9,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { VaultService } from "../../libs/gen/malha/vault/v1/vault_pb.js";
 import { launchChromium } from "../../test/support/browser.js";
 import { buildConsoleApp, writeUsersFile } from "../../test/support/console-app.js";
 import { startNfseMesh, type NfseMesh } from "../../test/support/nfse-mesh.js";
 import { startService, type ServiceProcess } from "../../test/support/service-process.js";
 import { createTestRoot, issueEcnpj, toPfx } from "../../tools/adn-sim/icp-brasil.js";
+import { createCertificateExpiry } from "./certificate-expiry.js";
 
 const OPERATOR = { user: "ana", role: "operator" as const, token: "token-da-ana-0123456789" };
 const READER = { user: "leo", role: "read-only" as const, token: "token-do-leo-0123456789" };
@@ -284,6 +288,12 @@ describe("console: Sincronização in a browser", () => {
     expect(await listed.evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-status")))).toEqual(["active"]);
     expect(await listed.first().textContent()).toMatch(/vence em \d+ dias/);
     await screenshot(admin, "certificados");
+    // What the Sincronização page's certificate column reads from this vault: the new certificate's expiry.
+    const fromVault = await createCertificateExpiry(
+      createClient(VaultService, createGrpcTransport({ baseUrl: vaultProc.baseUrl })),
+    ).byIbge();
+    expect([...fromVault.keys()]).toEqual([m.ibge]);
+    expect(new Date(fromVault.get(m.ibge)!).getTime()).toBeGreaterThan(Date.now() + 30 * 86_400_000);
     const logs = consoleProc.lines.join("\n");
     expect(logs).toMatch(/"actor":"ada","action":"import-certificate","ibge":"\d{7}"/);
     expect(logs).not.toContain("senha-do-pfx");

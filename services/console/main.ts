@@ -10,6 +10,7 @@ import { peerClient } from "../../libs/rpc/peers.js";
 import { runService } from "../../libs/rpc/run.js";
 import { readBillingTenants } from "./billing-config.js";
 import { createBillingView } from "./billing-view.js";
+import { createCertificateExpiry } from "./certificate-expiry.js";
 import { createCertificatesView } from "./certificates-view.js";
 import { readConsoleConfig } from "./config.js";
 import { createDocumentsView } from "./documents-view.js";
@@ -45,7 +46,8 @@ await runService("console", async ({ env, log }) => {
   const billing = billingTenants ? peerClient(env, "billing", BillingService, { defaultTimeoutMs: 10_000 }) : undefined;
   const billingView = billing && billingTenants ? createBillingView({ billing: billing.client, tenants: billingTenants }) : undefined;
   const municipios = createMunicipioDirectory(store.client);
-  const deps = { coordinator: coordinator.client, store: store.client, municipios };
+  const certificates = createCertificateExpiry(vault.client);
+  const deps = { coordinator: coordinator.client, store: store.client, municipios, certificates };
   const routes = [
     ...syncRoutes(createSyncView(deps)),
     ...feedRoutes(createFeedDetailView(deps)),

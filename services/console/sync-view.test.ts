@@ -27,6 +27,7 @@ const statuses = municipios.map((m, i) =>
     feed: { ibge: m.ibge, ambiente: Ambiente.PRODUCAO, tipoNsu: TipoNsu.DISTRIBUICAO },
     state: i % 5 === 0 ? FeedState.RUNNING : FeedState.WAITING,
     lastOutcome: i % 5 === 1 ? RunOutcome.FAILED : RunOutcome.CAUGHT_UP,
+    hasActiveCertificate: i !== 1,
   }),
 );
 
@@ -49,11 +50,29 @@ function setup() {
     },
   } as unknown as Client<typeof CoordinatorService>;
   const directory: MunicipioDirectory = { list: async () => municipios, get: async (ibge) => municipios.find((m) => m.ibge === ibge) };
-  const view = createSyncView({ coordinator, store: {} as Client<typeof StoreService>, municipios: directory });
+  // The vault's dates: one for an ibge whose feed has an active certificate, one for the feed that has none.
+  const certificates = {
+    byIbge: async () =>
+      new Map([
+        ["3500000", "2027-01-15T12:00:00.000Z"],
+        ["3500001", "2027-02-01T12:00:00.000Z"],
+      ]),
+  };
+  const view = createSyncView({ coordinator, store: {} as Client<typeof StoreService>, municipios: directory, certificates });
   return { view, calls };
 }
 
 describe("the Sincronização list", () => {
+  it("carries the active certificate's expiry, and none for a feed the coordinator says has no certificate", async () => {
+    const { view } = setup();
+    const [sp, second, third] = (await view.listFeeds({ pageSize: 3 })).feeds;
+    expect(sp).toMatchObject({ hasActiveCertificate: true, certificateNotAfter: "2027-01-15T12:00:00.000Z" });
+    expect(second).toMatchObject({ hasActiveCertificate: false });
+    expect(second).not.toHaveProperty("certificateNotAfter");
+    expect(third).toMatchObject({ hasActiveCertificate: true });
+    expect(third).not.toHaveProperty("certificateNotAfter");
+  });
+
   it("reads one page per call and hands back a token for the next", async () => {
     const { view, calls } = setup();
     const first = await view.listFeeds({ pageSize: 15 });

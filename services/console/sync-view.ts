@@ -16,6 +16,7 @@ import type { StoreService } from "../../libs/gen/malha/store/v1/store_pb.js";
 import { RunOutcome } from "../../libs/gen/malha/store/v1/types_pb.js";
 import type { CancelResponse, DecisionView, FeedStateName, FeedsPage, FeedView, SkipReasonName, SyncResponse } from "./api-types.js";
 import { badRequest } from "./http-kit.js";
+import type { CertificateExpiry } from "./certificate-expiry.js";
 import { createMunicipioDirectory, fold, type MunicipioDirectory } from "./municipios.js";
 import { feedKeyView, iso, opt } from "./proto-view.js";
 
@@ -23,6 +24,8 @@ export interface SyncViewDeps {
   coordinator: Client<typeof CoordinatorService>;
   store: Client<typeof StoreService>;
   municipios?: MunicipioDirectory;
+  /** Expiry dates of the active certificates (the vault's); without it the page shows only present/absent. */
+  certificates?: CertificateExpiry;
   now?: () => Date;
 }
 
@@ -75,10 +78,11 @@ export function createSyncView(deps: SyncViewDeps): SyncView {
       const q = filter.q?.trim() ?? "";
       const state = filter.state;
       const coordinatorState = state ? STATE_FILTER[state] : FeedState.UNSPECIFIED;
-      const places = new Map((await municipios.list()).map((m) => [m.ibge, m]));
+      const [list, expiry] = await Promise.all([municipios.list(), deps.certificates?.byIbge() ?? new Map<string, string>()]);
+      const places = new Map(list.map((m) => [m.ibge, m]));
       // The operators' "error" is the coordinator's WAITING after a failed run; "waiting" excludes it.
       const keep = (v: FeedView) => !state || v.state === state;
-      const view = (s: FeedStatus) => toFeedView(s, places.get(s.feed?.ibge ?? ""));
+      const view = (s: FeedStatus) => toFeedView(s, places.get(s.feed?.ibge ?? ""), expiry.get(s.feed?.ibge ?? ""));
 
       let ibges: string[] | undefined;
       if (/^[0-9]{7}$/.test(q)) ibges = [q];
@@ -159,7 +163,7 @@ const REASONS: Partial<Record<SkipReason, SkipReasonName>> = {
   [SkipReason.NO_ACTIVE_CERTIFICATE]: "no_active_certificate",
 };
 
-export function toFeedView(s: FeedStatus, place: { name: string; uf: string } | undefined): FeedView {
+export function toFeedView(s: FeedStatus, place: { name: string; uf: string } | undefined, certificateNotAfter?: string): FeedView {
   let state = STATES[s.state] ?? "idle";
   // The coordinator reports a feed backing off after a failure as WAITING; operators call that an error.
   if (state === "waiting" && s.lastOutcome === RunOutcome.FAILED) state = "error";
@@ -174,6 +178,7 @@ export function toFeedView(s: FeedStatus, place: { name: string; uf: string } | 
     events: Number(s.eventsCount),
     faults: Number(s.faultsCount),
     hasActiveCertificate: s.hasActiveCertificate,
+    ...opt("certificateNotAfter", s.hasActiveCertificate ? certificateNotAfter : undefined),
     ...opt("lastSuccessAt", iso(s.lastSuccessAt)),
     ...opt("lastErrorAt", iso(s.lastErrorAt)),
     ...opt("lastError", s.lastErrorMessage),

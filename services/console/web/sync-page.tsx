@@ -3,7 +3,15 @@
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import type { FeedStateName, FeedsPage, FeedView, Me, MunicipioView, SyncResponse } from "../api-types.js";
 import { describeDecision, describeState, formatInstant, STATE_LABELS, summarizeSync } from "../labels.js";
-import { AMBIENTE_LABELS, describeCancel, feedPath, TIPO_LABELS } from "../labels-nfse.js";
+import {
+  AMBIENTE_LABELS,
+  daysToExpiry,
+  describeCancel,
+  describeExpiry,
+  EXPIRY_WARNING_DAYS,
+  feedPath,
+  TIPO_LABELS,
+} from "../labels-nfse.js";
 import { api, ApiFailure } from "./api.js";
 import { onLinkClick } from "./router.js";
 
@@ -227,7 +235,10 @@ export function SyncPage({ me, onSignedOut }: { me: Me; onSignedOut: () => void 
                 <td class="num">{f.faults.toLocaleString("pt-BR")}</td>
                 <td>{f.lastSuccessAt ? formatInstant(f.lastSuccessAt, now) : "—"}</td>
                 <td>{f.nextEligibleAt ? formatInstant(f.nextEligibleAt, now) : "—"}</td>
-                <td>{f.hasActiveCertificate ? "ativo" : "ausente"}</td>
+                <td class={certificateWarning(f, now) ? "state-error" : ""}>
+                  {f.hasActiveCertificate ? "ativo" : "ausente"}
+                  {f.certificateNotAfter ? ` · ${describeExpiry(f.certificateNotAfter, now)}` : ""}
+                </td>
                 {me.canAct && (
                   <td>
                     <button type="button" aria-label={`Sincronizar ${f.name || f.ibge}`} onClick={() => void syncNow(f.ibge)}>
@@ -261,3 +272,7 @@ export function SyncPage({ me, onSignedOut }: { me: Me; onSignedOut: () => void 
     </section>
   );
 }
+
+/** No active certificate, or one that expires within the warning window: the feed stops when it does. */
+const certificateWarning = (f: FeedView, now: Date): boolean =>
+  !f.hasActiveCertificate || (f.certificateNotAfter !== undefined && daysToExpiry(f.certificateNotAfter, now) < EXPIRY_WARNING_DAYS);
