@@ -202,7 +202,7 @@ describe("docker/entrypoint.js on the compiled output", () => {
       const h = entrypoint([arg], {});
       expect(await h.exited).toBe(0);
       expect(h.output.join("")).toMatch(
-        /^usage: <vault\|adn-gateway\|store\|artifacts\|coordinator\|billing\|console> \| migrate \[dir\] \| malha <command…>/,
+        /^usage: <vault\|adn-gateway\|store\|artifacts\|coordinator\|billing\|console\|danfse> \| migrate \[dir\] \| malha <command…>/,
       );
     }
     const none = entrypoint([], {});
