@@ -119,6 +119,7 @@ export async function startNfseMesh(opts: NfseMeshOptions): Promise<NfseMesh> {
       {
         ADN_CREDENTIALS_DIR: credentials,
         ADN_CA_FILE: caFile,
+        STORE_URL: store.baseUrl,
         ADN_BASE_URL_PRODUCAO: sim.url,
         ADN_BASE_URL_PRODUCAO_RESTRITA: sim.url,
         NFSE_REQUEST_TIMEOUT_SECONDS: "5",
