@@ -66,6 +66,7 @@ beforeAll(async () => {
   procs.push(store, vault);
   const gateway = await startService("adn-gateway", {
     VAULT_URL: vault.baseUrl,
+    STORE_URL: store.baseUrl,
     VAULT_CREDENTIALS_SECRET: VAULT_SECRET,
     ADN_CA_FILE: caFile,
     ADN_BASE_URL_PRODUCAO: sim.url,

@@ -55,7 +55,7 @@ describe("docker/compose.yaml", () => {
       vault: ["mysql"],
       store: ["mysql"],
       artifacts: ["mysql"],
-      "adn-gateway": ["adn-sim", "vault"],
+      "adn-gateway": ["adn-sim", "vault", "store"],
       coordinator: ["nats", "store", "vault", "adn-gateway"],
       billing: ["mysql", "nats", "artifacts"],
       console: ["coordinator", "store", "vault"],

@@ -15,7 +15,7 @@ export interface GatewayConfig {
   backoffMaxMs: number;
   maxDecompressedBytes: number;
   maxResponseBytes: number;
-  /** Largest serialized batch StreamBatch sends: what the store's ApplyBatch accepts as encoded items. */
+  /** Largest serialized page DeliverFeed applies: what the store's ApplyBatch accepts as encoded items. */
   maxBatchBytes: number;
   rateLimitCooldownMs: number;
   credentials: CredentialsConfig;

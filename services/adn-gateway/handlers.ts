@@ -1,5 +1,5 @@
 import { create } from "@bufbuild/protobuf";
-import type { ServiceImpl } from "@connectrpc/connect";
+import type { Client, ServiceImpl } from "@connectrpc/connect";
 import type { RawLoteItem } from "../../libs/adn/envelope.js";
 import { municipiosDfeUrl, municipiosEventosUrl } from "../../libs/adn/http.js";
 import { decodeItem } from "../../libs/adn/item.js";
@@ -7,39 +7,48 @@ import {
   FetchBatchResponseSchema,
   FetchSingleResponseSchema,
   GetDocumentByChaveResponseSchema,
-  BatchStatus,
-  StreamBatchResponseSchema,
-  StreamFeedResponseSchema,
   type AdnGatewayService,
 } from "../../libs/gen/malha/adn/v1/adn_gateway_pb.js";
 import type { DistributionItem } from "../../libs/gen/malha/nfse/v1/distribution_pb.js";
+import type { StoreService } from "../../libs/gen/malha/store/v1/store_pb.js";
 import type { Logger } from "../../libs/log/logger.js";
 import { invalidArgument, notFound } from "../../libs/rpc/errors.js";
 import { readBatchPage } from "./batch-page.js";
+import { deliverFeed } from "./deliver-feed.js";
 import type { AdnGateway } from "./gateway.js";
 import { itemChunks } from "./item-chunks.js";
 import type { AdnMetrics } from "./metrics.js";
 import { callInfo, decodeAll, hole, interpret } from "./results.js";
 import { validAmbiente, validChave, validFeed, validIbge } from "./validate.js";
 
-/** StreamBatch chunk size: a handful of messages per batch, none near gRPC's 4 MiB default. */
-const CHUNK_BYTES = 1024 * 1024;
-
-export function createHandlers(gateway: AdnGateway, metrics: AdnMetrics, log: Logger): Partial<ServiceImpl<typeof AdnGatewayService>> {
+export function createHandlers(
+  gateway: AdnGateway,
+  store: Client<typeof StoreService>,
+  metrics: AdnMetrics,
+  log: Logger,
+): Partial<ServiceImpl<typeof AdnGatewayService>> {
   const countItems = (items: DistributionItem[]) => {
     for (const kind of ["document", "event", "fault"] as const) metrics.items(kind, items.filter((i) => i.content.case === kind).length);
   };
-  /** A page's items, decoded and serialized in chunks (StreamBatch, StreamFeed), each counted once. */
-  const pageChunks = (entries: RawLoteItem[], signal: AbortSignal) =>
-    itemChunks(entries, {
+  /** A DeliverFeed page's items, decoded and serialized as one DistributionBatch, each counted once. */
+  const encodePage = async (entries: RawLoteItem[], signal: AbortSignal) => {
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    const decoding = itemChunks(entries, {
       decode: gateway.decodeOptions,
-      chunkBytes: CHUNK_BYTES,
+      chunkBytes: gateway.maxBatchBytes,
       maxBatchBytes: gateway.maxBatchBytes,
       signal,
       onItem: (item) => {
         if (item.content.case) metrics.items(item.content.case, 1);
       },
     });
+    for await (const chunk of decoding) {
+      chunks.push(chunk);
+      size += chunk.length;
+    }
+    return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+  };
 
   return {
     async fetchBatch(req, ctx) {
@@ -56,34 +65,8 @@ export function createHandlers(gateway: AdnGateway, metrics: AdnMetrics, log: Lo
       });
     },
 
-    async *streamBatch(req, ctx) {
-      const page = await readBatchPage(gateway, log, req, ctx.signal);
-      const { entries, ...facts } = page;
-      yield create(StreamBatchResponseSchema, { part: { case: "head", value: { ...facts, itemCount: entries.length } } });
-      for await (const chunk of pageChunks(entries, ctx.signal))
-        yield create(StreamBatchResponseSchema, { part: { case: "itemsChunk", value: chunk } });
-    },
-
-    async *streamFeed(req, ctx) {
-      let after = req.afterNsu;
-      let next = readBatchPage(gateway, log, { feed: req.feed, afterNsu: after }, ctx.signal);
-      for (;;) {
-        const { entries, ...facts } = await next;
-        const last = facts.status === BatchStatus.END_OF_STREAM;
-        if (!last) {
-          // DOCUMENTS_FOUND means a highest NSU above `after`: the next call leaves now, one at a time,
-          // and overlaps this page's decoding and delivery.
-          after = facts.highestNsu;
-          next = readBatchPage(gateway, log, { feed: req.feed, afterNsu: after }, ctx.signal);
-          // Dropped unread if this stream ends first (cancelled, or this page failed).
-          next.catch(() => undefined);
-        }
-        yield create(StreamFeedResponseSchema, { part: { case: "head", value: { ...facts, itemCount: entries.length } } });
-        for await (const chunk of pageChunks(entries, ctx.signal))
-          yield create(StreamFeedResponseSchema, { part: { case: "itemsChunk", value: chunk } });
-        yield create(StreamFeedResponseSchema, { part: { case: "pageEnd", value: {} } });
-        if (last) return;
-      }
+    deliverFeed(requests, ctx) {
+      return deliverFeed({ gateway, store, log, encodePage }, requests, ctx.signal);
     },
 
     async fetchSingle(req, ctx) {

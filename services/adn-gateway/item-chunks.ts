@@ -1,5 +1,5 @@
-// StreamBatch's items: decoded one at a time and sent as serialized DistributionBatch chunks, so that
-// neither side holds the batch as objects and the gateway stays responsive while it decodes.
+// A page's items: decoded one at a time into serialized DistributionBatch chunks, so that the gateway
+// never holds the page as objects and stays responsive while it decodes.
 import { create, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { RawLoteItem } from "../../libs/adn/envelope.js";
@@ -19,9 +19,9 @@ export interface ItemChunkOptions {
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
- * Decoding time between two turns of the event loop. The caller's next StreamBatch arrives while this
- * batch is being decoded and needs several turns (HTTP/2 frames, handler, the ADN request's write) before
- * its ADN call leaves: each waits up to one slice. 1 ms slices put ≈ 2 ms more on that serial path than
+ * Decoding time between two turns of the event loop. The next page's ADN call and other feeds' work
+ * need turns (HTTP/2 frames, handlers, the ADN request's write) while this page is decoded: each waits up
+ * to one slice. 1 ms slices put ≈ 2 ms more on that serial path than
  * 0.2 ms ones (bench/README.md, latency hiding); a turn costs a few µs.
  */
 const SLICE_MS = 0.2;
@@ -30,8 +30,8 @@ export async function* itemChunks(entries: RawLoteItem[], opts: ItemChunkOptions
   let pending: Uint8Array[] = [];
   let pendingBytes = 0;
   let total = 0;
-  // Before the first item and then every SLICE_MS the event loop runs: the head gets flushed, and the
-  // caller's next StreamBatch (whose ADN call is the latency we hide) starts while this batch is decoded.
+  // Before the first item and then every SLICE_MS the event loop runs: the next page's ADN call (the
+  // latency we hide) leaves while this page is decoded.
   let sliceStart = -Infinity;
   for (const raw of entries) {
     if (performance.now() - sliceStart >= SLICE_MS) {

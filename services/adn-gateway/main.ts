@@ -1,7 +1,9 @@
 // Wiring only: configuration, the credential source (vault by default, a PEM directory when
-// ADN_CREDENTIALS_DIR is set), the ADN HTTP client and the handlers.
+// ADN_CREDENTIALS_DIR is set), the ADN HTTP client, the store client DeliverFeed applies pages with
+// (STORE_URL) and the handlers.
 import { AdnHttpClient } from "../../libs/adn/http.js";
 import { AdnGatewayService } from "../../libs/gen/malha/adn/v1/adn_gateway_pb.js";
+import { StoreService } from "../../libs/gen/malha/store/v1/store_pb.js";
 import { VaultService } from "../../libs/gen/malha/vault/v1/vault_pb.js";
 import { peerClient } from "../../libs/rpc/peers.js";
 import { peerUrlVariable, MESH } from "../../libs/rpc/mesh.js";
@@ -28,6 +30,7 @@ await runService("adn-gateway", ({ env, log, metrics }) => {
         });
   const http = new AdnHttpClient({ ...(config.extraCa ? { extraCa: config.extraCa } : {}), maxResponseBytes: config.maxResponseBytes });
   const adnMetrics = createAdnMetrics(metrics.registry);
+  const store = peerClient(env, "store", StoreService);
   const gateway = new AdnGateway({
     config,
     credentials,
@@ -49,9 +52,10 @@ await runService("adn-gateway", ({ env, log, metrics }) => {
     "ADN gateway configured",
   );
   return {
-    services: [serve(AdnGatewayService, createHandlers(gateway, adnMetrics, log))],
+    services: [serve(AdnGatewayService, createHandlers(gateway, store.client, adnMetrics, log))],
     async close() {
       credentials.close();
+      store.close();
       await http.close();
     },
   };

@@ -38,7 +38,7 @@ export function readCoordinatorConfig(env: EnvReader): CoordinatorConfig {
   return {
     natsUrl: env.url("NATS_URL", ["nats:", "tls:"], { hint: "nats://host:4222" }),
     workerConcurrency: env.int("NFSE_WORKER_CONCURRENCY", { default: 4, min: 1, max: 256 }),
-    bootstrapConcurrency: env.int("NFSE_BOOTSTRAP_CONCURRENCY", { default: 1, min: 1, max: 64 }),
+    bootstrapConcurrency: env.int("NFSE_BOOTSTRAP_CONCURRENCY", { default: 1, min: 1, max: 256 }),
     syncIntervalMs: env.durationMs("NFSE_SYNC_INTERVAL_SECONDS", { default: 300_000, minSeconds: 1 }),
     emptyResultBackoffMs: env.durationMs("NFSE_EMPTY_RESULT_BACKOFF_SECONDS", { default: 3_600_000 }),
     progressEvery: env.int("NFSE_SYNC_PROGRESS_EVERY", { default: 100, min: 1, max: 100_000 }),

@@ -48,6 +48,8 @@ beforeAll(async () => {
   store = await startService("store", { MYSQL_URL: db.url });
   gateway = await startService("adn-gateway", {
     ...adn.gatewayEnv,
+    // The first syncs below go through DeliverFeed, which applies the pages to this store.
+    STORE_URL: store.baseUrl,
     NFSE_MAX_RETRIES: "0",
     ADN_RATE_LIMIT_COOLDOWN_SECONDS: String(COOLDOWN_S),
   });

@@ -6,7 +6,7 @@ import type { FeedKey } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
 import type { StoreService } from "../../libs/gen/malha/store/v1/store_pb.js";
 import { NotEligibleSchema, RunOutcome, StaleFenceSchema, type RunTrigger, type SyncPool } from "../../libs/gen/malha/store/v1/types_pb.js";
 import type { Lease } from "../../libs/leases/types.js";
-import { FeedStream } from "./feed-stream.js";
+import { FeedDelivery } from "./feed-delivery.js";
 
 export interface SyncFeedDeps {
   store: Client<typeof StoreService>;
@@ -32,13 +32,12 @@ export type SyncFeedResult =
   | { kind: "lease-lost"; runId?: string; items: number };
 
 /**
- * One run of one feed under a held lease (blueprint §3): BeginRun, then one gateway StreamFeed whose
- * pages go to ApplyBatch in order until the ADN says there is nothing newer. The gateway asks the ADN
- * for page k+1 as soon as it has read page k's answer, so decoding, delivery and the store's applying
- * hide behind the ADN's latency; the items travel to the store as the bytes the gateway serialized,
- * undecoded. Every write carries the
- * lease's fence token; the store refuses a stale one, which is what makes a paused or partitioned holder
- * harmless.
+ * One run of one feed under a held lease (blueprint §3): BeginRun, then one gateway DeliverFeed that
+ * applies the pages to the store itself until the ADN says there is nothing newer, then FinishRun. The
+ * gateway asks the ADN for page k+1 as soon as it has read page k's answer, so decoding and the store's
+ * applying hide behind the ADN's latency; the page bytes go gateway → store and only page heads and
+ * apply counts come here. Every write carries the lease's fence token; the store refuses a stale one,
+ * which is what makes a paused or partitioned holder harmless, and losing the lease cancels the delivery.
  */
 export async function syncFeed(deps: SyncFeedDeps, lease: Lease, feed: FeedKey, opts: SyncFeedOptions): Promise<SyncFeedResult> {
   const { store, gateway, now } = deps;
@@ -67,7 +66,7 @@ export async function syncFeed(deps: SyncFeedDeps, lease: Lease, feed: FeedKey, 
   let cursor = begin.cursor;
   let items = 0;
   const startedAt = performance.now();
-  // Cancels the StreamFeed (and the page the gateway is fetching ahead) whenever the run ends, however it
+  // Cancels the DeliverFeed (and the page the gateway is fetching ahead) whenever the run ends, however it
   // ends: no stream outlives it.
   const runOver = new AbortController();
   const streams = AbortSignal.any([lease.signal, runOver.signal]);
@@ -89,29 +88,30 @@ export async function syncFeed(deps: SyncFeedDeps, lease: Lease, feed: FeedKey, 
   };
 
   const sliceOver = () => opts.sliceMs !== undefined && performance.now() - startedAt >= opts.sliceMs;
-  const pages = new FeedStream(gateway, feed, cursor, streams);
+  const delivery = new FeedDelivery(gateway, { feed, afterNsu: cursor, runId, fenceToken: lease.fenceToken }, streams);
 
   try {
-    for (let page = await pages.next(); page; page = await pages.next()) {
-      const { head } = page;
-      const highest = head.highestNsu > cursor ? head.highestNsu : cursor;
-      if (head.itemCount > 0) {
-        const applied = await store.applyBatch(
-          { feed, runId, fenceToken: lease.fenceToken, encodedItems: page.items, newCursor: highest, progress: { maxNsuSeen: highest } },
-          call,
-        );
-        cursor = applied.cursor;
-        items += head.itemCount;
-        if (applied.cancelRequested) return await finish(RunOutcome.CANCELLED, {});
-      }
-      if (head.status === BatchStatus.END_OF_STREAM) {
-        return await finish(RunOutcome.CAUGHT_UP, { nextEligibleAt: now() + opts.emptyResultBackoffMs });
-      }
+    let caughtUp = false;
+    let cancelled = false;
+    let stopping = false;
+    for (let report = await delivery.next(); report; report = await delivery.next()) {
+      const head = report.head;
+      if (report.cursor > cursor) cursor = report.cursor;
+      if (report.counts) items += head?.itemCount ?? 0;
+      if (report.cancelRequested) cancelled = true;
+      if (head?.status === BatchStatus.END_OF_STREAM) caughtUp = true;
       if (lease.signal.aborted) return { kind: "lease-lost", runId, items };
-      // Stopping cancels the stream, and with it the page the gateway is already fetching.
-      if (sliceOver() || lease.remainingMs() <= 0) return await finish(RunOutcome.YIELDED, {});
+      // The gateway ends after the page it is applying; its reports until then still count.
+      if (!stopping && (sliceOver() || lease.remainingMs() <= 0)) {
+        stopping = true;
+        delivery.stop();
+      }
     }
-    throw new ConnectError("the gateway's StreamFeed ended without an END_OF_STREAM page", Code.Internal);
+    if (lease.signal.aborted) return { kind: "lease-lost", runId, items };
+    if (cancelled) return await finish(RunOutcome.CANCELLED, {});
+    if (caughtUp) return await finish(RunOutcome.CAUGHT_UP, { nextEligibleAt: now() + opts.emptyResultBackoffMs });
+    if (stopping) return await finish(RunOutcome.YIELDED, {});
+    throw new ConnectError("the gateway's DeliverFeed ended without an END_OF_STREAM page, a cancellation or a stop", Code.Internal);
   } catch (err) {
     if (lease.signal.aborted) return { kind: "lease-lost", runId, items };
     const e = ConnectError.from(err);

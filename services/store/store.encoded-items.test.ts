@@ -1,4 +1,4 @@
-// ApplyBatch with `encoded_items` (the serialized DistributionBatch a gateway StreamBatch produces), on a
+// ApplyBatch with `encoded_items` (the serialized DistributionBatch the gateway's DeliverFeed produces), on a
 // real store process and a throwaway MariaDB database: same result as typed items, and every malformed
 // request refused before anything is written.
 import type { RowDataPacket } from "mysql2/promise";

@@ -181,7 +181,7 @@ describe("a trace of one sync run", () => {
     await mesh?.stop();
   });
 
-  it("has the run as root, the coordinator's calls as its children, and the store's transactions and the gateway's ADN calls below them", async () => {
+  it("has the run as root, the coordinator's calls as its children, and the store's transactions and the gateway's ADN calls and ApplyBatch calls below them", async () => {
     const ibge = mesh.municipalities[0]!.ibge;
     let run: OtlpSpan | undefined;
     for (let i = 0; i < 600 && !run; i++) {
@@ -190,7 +190,7 @@ describe("a trace of one sync run", () => {
         (s) =>
           s.service === "malha-coordinator" &&
           s.name.startsWith(`sync run ${ibge}`) &&
-          spans.some((c) => c.parentSpanId === s.spanId && c.name.endsWith("/StreamFeed")),
+          spans.some((c) => c.parentSpanId === s.spanId && c.name.endsWith("/DeliverFeed")),
       );
       if (!run) await new Promise((r) => setTimeout(r, 100));
     }
@@ -203,7 +203,7 @@ describe("a trace of one sync run", () => {
     const begun = childOf(trace, begin, (s) => s.kind === SERVER && s.service === "malha-store")!;
     expect(begun).toBeDefined();
     expect(childOf(trace, begun, (s) => s.name === "mysql transaction" && s.service === "malha-store")).toBeDefined();
-    const feed = childOf(trace, run!, (s) => s.kind === CLIENT && s.name === "malha.adn.v1.AdnGatewayService/StreamFeed")!;
+    const feed = childOf(trace, run!, (s) => s.kind === CLIENT && s.name === "malha.adn.v1.AdnGatewayService/DeliverFeed")!;
     const served = childOf(trace, feed, (s) => s.kind === SERVER && s.service === "malha-adn-gateway")!;
     expect(served).toBeDefined();
     const adnCalls = trace.filter((s) => s.service === "malha-adn-gateway" && s.kind === CLIENT && s.name.startsWith("GET /"));
@@ -217,7 +217,8 @@ describe("a trace of one sync run", () => {
       (s) => s.kind === SERVER && s.service === "malha-store" && s.name === "malha.store.v1.StoreService/ApplyBatch",
     );
     expect(applied.length).toBeGreaterThan(0);
-    for (const a of applied) expect(subtree(trace, run!).some((s) => s.spanId === a.spanId)).toBe(true);
+    // The gateway applies the pages: the store's ApplyBatch spans sit below the gateway's DeliverFeed.
+    for (const a of applied) expect(subtree(trace, served).some((s) => s.spanId === a.spanId)).toBe(true);
   }, 90_000);
 });
 

@@ -12,6 +12,7 @@ import { StoreService } from "../../libs/gen/malha/store/v1/store_pb.js";
 import { startAdnSimulator, type AdnSimulator } from "../../tools/adn-sim/server.js";
 import type { SimSwitches } from "../../tools/adn-sim/switches.js";
 import { completeCnpj } from "../../libs/tax-id/index.js";
+import { UF_BY_PREFIX } from "../../services/store/ibge.js";
 import { createTestRoot, issueEcnpj, issueServer } from "../../tools/adn-sim/icp-brasil.js";
 import { createThrowawayDatabase, externalDatabase, type ThrowawayDatabase } from "./mysql.js";
 import { startService, type ServiceProcess } from "./service-process.js";
@@ -40,6 +41,21 @@ export const CAPITALS = [
   { ibge: "5103403", name: "Cuiabá", uf: "MT" },
 ] as const;
 export const DEMO_MUNICIPALITIES = CAPITALS.slice(0, 5);
+
+/**
+ * `n` municipalities: the capitals first, then made-up codes under every UF's prefix in turn (suffixes from
+ * 90000, which no capital has), for fleet-sized meshes (bench/fleet.ts).
+ */
+export function meshMunicipalities(n: number): { ibge: string; name: string; uf: string }[] {
+  const out: { ibge: string; name: string; uf: string }[] = CAPITALS.slice(0, n).map((m) => ({ ...m }));
+  const prefixes = Object.entries(UF_BY_PREFIX);
+  for (let i = 0; out.length < n; i++) {
+    const [prefix, uf] = prefixes[i % prefixes.length]!;
+    const ibge = `${prefix}${90_000 + Math.floor(i / prefixes.length)}`;
+    out.push({ ibge, name: `Município ${ibge}`, uf });
+  }
+  return out;
+}
 
 /** A CNPJ with valid check digits built from a 12-character base (digits, or [0-9A-Z] since 2026). */
 export function cnpjFrom(base12: string): string {
@@ -74,7 +90,8 @@ export interface NfseMesh {
   startCoordinator(extraEnv?: Record<string, string>): Promise<ServiceProcess>;
   /** Another gateway replica with the same credentials and settings (in-memory cool-downs of its own). */
   startGateway(): Promise<ServiceProcess>;
-  registerAll(): Promise<void>;
+  /** Registers every municipality (`concurrency` at a time, default 1; `active` default true). */
+  registerAll(opts?: { concurrency?: number; active?: boolean }): Promise<void>;
   /** SIGKILL by default; `graceful` sends SIGTERM (coordinators first) and waits, so exit hooks run. */
   stop(opts?: { graceful?: boolean }): Promise<void>;
 }
@@ -82,11 +99,11 @@ export interface NfseMesh {
 export async function startNfseMesh(opts: NfseMeshOptions): Promise<NfseMesh> {
   const natsUrl = opts.natsUrl ?? process.env.NATS_URL;
   if (!natsUrl) throw new Error("NATS_URL is not set: run `bash scripts/stack.sh start` and export its env");
-  if (opts.municipalities > CAPITALS.length) throw new Error(`at most ${CAPITALS.length} municipalities`);
+  if (opts.municipalities > 270_000) throw new Error("at most 270,000 municipalities");
   const dir = mkdtempSync(join(tmpdir(), "malha-mesh-"));
   const root = createTestRoot();
   const server = issueServer(root);
-  const municipalities = CAPITALS.slice(0, opts.municipalities).map((m, i) => ({
+  const municipalities = meshMunicipalities(opts.municipalities).map((m, i) => ({
     ...m,
     cnpj: cnpjFrom(`${String(46_395_000 + i).padStart(8, "0")}0001`),
   }));
@@ -119,6 +136,7 @@ export async function startNfseMesh(opts: NfseMeshOptions): Promise<NfseMesh> {
       {
         ADN_CREDENTIALS_DIR: credentials,
         ADN_CA_FILE: caFile,
+        STORE_URL: store.baseUrl,
         ADN_BASE_URL_PRODUCAO: sim.url,
         ADN_BASE_URL_PRODUCAO_RESTRITA: sim.url,
         NFSE_REQUEST_TIMEOUT_SECONDS: "5",
@@ -170,16 +188,21 @@ export async function startNfseMesh(opts: NfseMeshOptions): Promise<NfseMesh> {
     municipalities,
     startCoordinator,
     startGateway,
-    async registerAll() {
-      for (const m of municipalities) {
-        await storeClient.registerMunicipality({
-          ibge: m.ibge,
-          name: m.name,
-          uf: m.uf,
-          active: true,
-          feeds: [{ ambiente: Ambiente.PRODUCAO_RESTRITA, tipoNsu: TipoNsu.DISTRIBUICAO }],
-        });
-      }
+    async registerAll({ concurrency = 1, active = true } = {}) {
+      let next = 0;
+      const worker = async () => {
+        while (next < municipalities.length) {
+          const m = municipalities[next++]!;
+          await storeClient.registerMunicipality({
+            ibge: m.ibge,
+            name: m.name,
+            uf: m.uf,
+            active,
+            feeds: [{ ambiente: Ambiente.PRODUCAO_RESTRITA, tipoNsu: TipoNsu.DISTRIBUICAO }],
+          });
+        }
+      };
+      await Promise.all(Array.from({ length: concurrency }, worker));
     },
     async stop({ graceful = false } = {}) {
       // Coordinators first: they call the others.

@@ -173,7 +173,11 @@ export async function startAdnSimulator(opts: AdnSimulatorOptions): Promise<AdnS
       res.once("close", () => inFlight.set(feedKey, (inFlight.get(feedKey) ?? 1) - 1));
     }
 
-    if (switches.latencyMs > 0) answerDue.set(res, performance.now() + switches.latencyMs);
+    if (switches.latencyMs > 0) {
+      // The spread is not part of the data model, so it does not draw from the seeded generators.
+      const jitter = switches.latencyJitterMs > 0 ? (Math.random() * 2 - 1) * switches.latencyJitterMs : 0;
+      answerDue.set(res, performance.now() + Math.max(0, switches.latencyMs + jitter));
+    }
     if (switches.hangNext > 0 || (switches.hangRate > 0 && callRng.next() < switches.hangRate)) {
       if (switches.hangNext > 0) switches.hangNext--;
       // Hold the request until the client gives up (or hangMs); then cut it without an answer.

@@ -26,6 +26,8 @@ export interface SimSwitches {
   startInclusive: boolean;
   /** Time from a request's arrival to its answer (rendering included; a slower render answers later). */
   latencyMs: number;
+  /** Each answer's latency varies uniformly within ± this (a fleet bench's realistic spread; 0 = none). */
+  latencyJitterMs: number;
   /** `TipoAmbiente` in every envelope (flip it to test the gateway's ambiente fence). */
   tipoAmbiente: "HOMOLOGACAO" | "PRODUCAO";
   /** 429 HTML once a certificate made more than `maxCalls` calls in the current `windowMs` window. */
@@ -60,6 +62,7 @@ export const DEFAULT_SWITCHES: SimSwitches = {
   pageSize: 50,
   startInclusive: false,
   latencyMs: 0,
+  latencyJitterMs: 0,
   tipoAmbiente: "HOMOLOGACAO",
   rateLimit: null,
   error503Rate: 0,

@@ -1,5 +1,5 @@
-// ApplyBatch takes its items typed or as the serialized DistributionBatch a gateway StreamBatch produced
-// (the coordinator passes those bytes through without decoding them); the repo gets the same typed list
+// ApplyBatch takes its items typed or as the serialized DistributionBatch the gateway's DeliverFeed
+// produced while decoding the ADN's page; the repo gets the same typed list
 // either way, and nothing is written unless the bytes decode. From bytes it also gets what each item's
 // content arrived as, so that the row keeps those bytes instead of encoding the content again.
 import { fromBinary } from "@bufbuild/protobuf";

@@ -8,7 +8,7 @@
 //
 // How ADN conditions map to gRPC codes (all RPCs):
 //   HTTP 200 DOCUMENTOS_LOCALIZADOS                → OK, items returned.
-//   HTTP 404 + JSON NENHUM_DOCUMENTO_LOCALIZADO    → OK, END_OF_STREAM (FetchBatch, StreamBatch), a hole
+//   HTTP 404 + JSON NENHUM_DOCUMENTO_LOCALIZADO    → OK, END_OF_STREAM (FetchBatch, DeliverFeed), a hole
 //                                                    (FetchSingle), NOT_FOUND (GetDocumentByChave).
 //   HTTP 400 + JSON REJEICAO                       → FAILED_PRECONDITION + AdnRejection.
 //   HTTP 429 (HTML)                                → RESOURCE_EXHAUSTED + RateLimited{cooldown_until}.
@@ -33,13 +33,15 @@ import type { DistributionItem } from "../../nfse/v1/distribution_pb.js";
 import { file_malha_nfse_v1_distribution } from "../../nfse/v1/distribution_pb.js";
 import type { Ambiente, ConfirmedHole, FeedKey } from "../../nfse/v1/feed_pb.js";
 import { file_malha_nfse_v1_feed } from "../../nfse/v1/feed_pb.js";
+import type { ApplyCounts } from "../../store/v1/types_pb.js";
+import { file_malha_store_v1_types } from "../../store/v1/types_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file malha/adn/v1/adn_gateway.proto.
  */
 export const file_malha_adn_v1_adn_gateway: GenFile = /*@__PURE__*/
-  fileDesc("Ch5tYWxoYS9hZG4vdjEvYWRuX2dhdGV3YXkucHJvdG8SDG1hbGhhLmFkbi52MSLYAQoIQ2FsbEluZm8SNAoQYWRuX3Byb2Nlc3NlZF9hdBgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGQoRdmVyc2FvX2FwbGljYXRpdm8YAiABKAkSKAoGYWxlcnRzGAMgAygLMhgubWFsaGEuYWRuLnYxLkFkbk1lc3NhZ2USEAoIYXR0ZW1wdHMYBCABKAUSKgoHZWxhcHNlZBgFIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhITCgtodHRwX3N0YXR1cxgGIAEoBSJMChFGZXRjaEJhdGNoUmVxdWVzdBIkCgRmZWVkGAEgASgLMhYubWFsaGEubmZzZS52MS5GZWVkS2V5EhEKCWFmdGVyX25zdRgCIAEoBCLZAQoSRmV0Y2hCYXRjaFJlc3BvbnNlEikKBnN0YXR1cxgBIAEoDjIZLm1hbGhhLmFkbi52MS5CYXRjaFN0YXR1cxIuCgVpdGVtcxgCIAMoCzIfLm1hbGhhLm5mc2UudjEuRGlzdHJpYnV0aW9uSXRlbRITCgtoaWdoZXN0X25zdRgDIAEoBBIWCg5wYWdlX3NpemVfc2VlbhgEIAEoBRIVCg1kcm9wcGVkX2NvdW50GAUgASgFEiQKBGNhbGwYBiABKAsyFi5tYWxoYS5hZG4udjEuQ2FsbEluZm8iTQoSU3RyZWFtQmF0Y2hSZXF1ZXN0EiQKBGZlZWQYASABKAsyFi5tYWxoYS5uZnNlLnYxLkZlZWRLZXkSEQoJYWZ0ZXJfbnN1GAIgASgEIrQBCglCYXRjaEhlYWQSKQoGc3RhdHVzGAEgASgOMhkubWFsaGEuYWRuLnYxLkJhdGNoU3RhdHVzEhMKC2hpZ2hlc3RfbnN1GAIgASgEEhIKCml0ZW1fY291bnQYAyABKAUSFgoOcGFnZV9zaXplX3NlZW4YBCABKAUSFQoNZHJvcHBlZF9jb3VudBgFIAEoBRIkCgRjYWxsGAYgASgLMhYubWFsaGEuYWRuLnYxLkNhbGxJbmZvIl0KE1N0cmVhbUJhdGNoUmVzcG9uc2USJwoEaGVhZBgBIAEoCzIXLm1hbGhhLmFkbi52MS5CYXRjaEhlYWRIABIVCgtpdGVtc19jaHVuaxgCIAEoDEgAQgYKBHBhcnQiTAoRU3RyZWFtRmVlZFJlcXVlc3QSJAoEZmVlZBgBIAEoCzIWLm1hbGhhLm5mc2UudjEuRmVlZEtleRIRCglhZnRlcl9uc3UYAiABKAQihwEKElN0cmVhbUZlZWRSZXNwb25zZRInCgRoZWFkGAEgASgLMhcubWFsaGEuYWRuLnYxLkJhdGNoSGVhZEgAEhUKC2l0ZW1zX2NodW5rGAIgASgMSAASKQoIcGFnZV9lbmQYAyABKAsyFS5tYWxoYS5hZG4udjEuUGFnZUVuZEgAQgYKBHBhcnQiCQoHUGFnZUVuZCJHChJGZXRjaFNpbmdsZVJlcXVlc3QSJAoEZmVlZBgBIAEoCzIWLm1hbGhhLm5mc2UudjEuRmVlZEtleRILCgNuc3UYAiABKAQipAEKE0ZldGNoU2luZ2xlUmVzcG9uc2USLwoEaXRlbRgBIAEoCzIfLm1hbGhhLm5mc2UudjEuRGlzdHJpYnV0aW9uSXRlbUgAEiwKBGhvbGUYAiABKAsyHC5tYWxoYS5uZnNlLnYxLkNvbmZpcm1lZEhvbGVIABIkCgRjYWxsGAMgASgLMhYubWFsaGEuYWRuLnYxLkNhbGxJbmZvQggKBnJlc3VsdCKAAQoZR2V0RG9jdW1lbnRCeUNoYXZlUmVxdWVzdBIVCgRpYmdlGAEgASgJQge6SARyAhhAEjMKCGFtYmllbnRlGAIgASgOMhcubWFsaGEubmZzZS52MS5BbWJpZW50ZUIIukgFggECEAESFwoFY2hhdmUYAyABKAlCCLpIBXIDGIAIItcBChpHZXREb2N1bWVudEJ5Q2hhdmVSZXNwb25zZRIxCghkb2N1bWVudBgBIAEoCzIfLm1hbGhhLm5mc2UudjEuRGlzdHJpYnV0aW9uSXRlbRIvCgZldmVudHMYAiADKAsyHy5tYWxoYS5uZnNlLnYxLkRpc3RyaWJ1dGlvbkl0ZW0SLwoGZmF1bHRzGAMgAygLMh8ubWFsaGEubmZzZS52MS5EaXN0cmlidXRpb25JdGVtEiQKBGNhbGwYBCABKAsyFi5tYWxoYS5hZG4udjEuQ2FsbEluZm8qbQoLQmF0Y2hTdGF0dXMSHAoYQkFUQ0hfU1RBVFVTX1VOU1BFQ0lGSUVEEAASIAocQkFUQ0hfU1RBVFVTX0RPQ1VNRU5UU19GT1VORBABEh4KGkJBVENIX1NUQVRVU19FTkRfT0ZfU1RSRUFNEAIyygMKEUFkbkdhdGV3YXlTZXJ2aWNlEk8KCkZldGNoQmF0Y2gSHy5tYWxoYS5hZG4udjEuRmV0Y2hCYXRjaFJlcXVlc3QaIC5tYWxoYS5hZG4udjEuRmV0Y2hCYXRjaFJlc3BvbnNlElQKC1N0cmVhbUJhdGNoEiAubWFsaGEuYWRuLnYxLlN0cmVhbUJhdGNoUmVxdWVzdBohLm1hbGhhLmFkbi52MS5TdHJlYW1CYXRjaFJlc3BvbnNlMAESUQoKU3RyZWFtRmVlZBIfLm1hbGhhLmFkbi52MS5TdHJlYW1GZWVkUmVxdWVzdBogLm1hbGhhLmFkbi52MS5TdHJlYW1GZWVkUmVzcG9uc2UwARJSCgtGZXRjaFNpbmdsZRIgLm1hbGhhLmFkbi52MS5GZXRjaFNpbmdsZVJlcXVlc3QaIS5tYWxoYS5hZG4udjEuRmV0Y2hTaW5nbGVSZXNwb25zZRJnChJHZXREb2N1bWVudEJ5Q2hhdmUSJy5tYWxoYS5hZG4udjEuR2V0RG9jdW1lbnRCeUNoYXZlUmVxdWVzdBooLm1hbGhhLmFkbi52MS5HZXREb2N1bWVudEJ5Q2hhdmVSZXNwb25zZWIGcHJvdG8z", [file_buf_validate_validate, file_google_protobuf_duration, file_google_protobuf_timestamp, file_malha_adn_v1_errors, file_malha_nfse_v1_distribution, file_malha_nfse_v1_feed]);
+  fileDesc("Ch5tYWxoYS9hZG4vdjEvYWRuX2dhdGV3YXkucHJvdG8SDG1hbGhhLmFkbi52MSLYAQoIQ2FsbEluZm8SNAoQYWRuX3Byb2Nlc3NlZF9hdBgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGQoRdmVyc2FvX2FwbGljYXRpdm8YAiABKAkSKAoGYWxlcnRzGAMgAygLMhgubWFsaGEuYWRuLnYxLkFkbk1lc3NhZ2USEAoIYXR0ZW1wdHMYBCABKAUSKgoHZWxhcHNlZBgFIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhITCgtodHRwX3N0YXR1cxgGIAEoBSJMChFGZXRjaEJhdGNoUmVxdWVzdBIkCgRmZWVkGAEgASgLMhYubWFsaGEubmZzZS52MS5GZWVkS2V5EhEKCWFmdGVyX25zdRgCIAEoBCLZAQoSRmV0Y2hCYXRjaFJlc3BvbnNlEikKBnN0YXR1cxgBIAEoDjIZLm1hbGhhLmFkbi52MS5CYXRjaFN0YXR1cxIuCgVpdGVtcxgCIAMoCzIfLm1hbGhhLm5mc2UudjEuRGlzdHJpYnV0aW9uSXRlbRITCgtoaWdoZXN0X25zdRgDIAEoBBIWCg5wYWdlX3NpemVfc2VlbhgEIAEoBRIVCg1kcm9wcGVkX2NvdW50GAUgASgFEiQKBGNhbGwYBiABKAsyFi5tYWxoYS5hZG4udjEuQ2FsbEluZm8itAEKCUJhdGNoSGVhZBIpCgZzdGF0dXMYASABKA4yGS5tYWxoYS5hZG4udjEuQmF0Y2hTdGF0dXMSEwoLaGlnaGVzdF9uc3UYAiABKAQSEgoKaXRlbV9jb3VudBgDIAEoBRIWCg5wYWdlX3NpemVfc2VlbhgEIAEoBRIVCg1kcm9wcGVkX2NvdW50GAUgASgFEiQKBGNhbGwYBiABKAsyFi5tYWxoYS5hZG4udjEuQ2FsbEluZm8ikwEKEkRlbGl2ZXJGZWVkUmVxdWVzdBIvCgVzdGFydBgBIAEoCzIeLm1hbGhhLmFkbi52MS5EZWxpdmVyRmVlZFN0YXJ0SAASFQoLYWNrZWRfcGFnZXMYAiABKARIABItCgRzdG9wGAMgASgLMh0ubWFsaGEuYWRuLnYxLkRlbGl2ZXJGZWVkU3RvcEgAQgYKBHBhcnQiegoQRGVsaXZlckZlZWRTdGFydBIkCgRmZWVkGAEgASgLMhYubWFsaGEubmZzZS52MS5GZWVkS2V5EhEKCWFmdGVyX25zdRgCIAEoBBIYCgZydW5faWQYAyABKAlCCLpIBXIDGIABEhMKC2ZlbmNlX3Rva2VuGAQgASgEIhEKD0RlbGl2ZXJGZWVkU3RvcCKhAQoTRGVsaXZlckZlZWRSZXNwb25zZRIMCgRwYWdlGAEgASgEEiUKBGhlYWQYAiABKAsyFy5tYWxoYS5hZG4udjEuQmF0Y2hIZWFkEisKBmNvdW50cxgDIAEoCzIbLm1hbGhhLnN0b3JlLnYxLkFwcGx5Q291bnRzEg4KBmN1cnNvchgEIAEoBBIYChBjYW5jZWxfcmVxdWVzdGVkGAUgASgIIkcKEkZldGNoU2luZ2xlUmVxdWVzdBIkCgRmZWVkGAEgASgLMhYubWFsaGEubmZzZS52MS5GZWVkS2V5EgsKA25zdRgCIAEoBCKkAQoTRmV0Y2hTaW5nbGVSZXNwb25zZRIvCgRpdGVtGAEgASgLMh8ubWFsaGEubmZzZS52MS5EaXN0cmlidXRpb25JdGVtSAASLAoEaG9sZRgCIAEoCzIcLm1hbGhhLm5mc2UudjEuQ29uZmlybWVkSG9sZUgAEiQKBGNhbGwYAyABKAsyFi5tYWxoYS5hZG4udjEuQ2FsbEluZm9CCAoGcmVzdWx0IoABChlHZXREb2N1bWVudEJ5Q2hhdmVSZXF1ZXN0EhUKBGliZ2UYASABKAlCB7pIBHICGEASMwoIYW1iaWVudGUYAiABKA4yFy5tYWxoYS5uZnNlLnYxLkFtYmllbnRlQgi6SAWCAQIQARIXCgVjaGF2ZRgDIAEoCUIIukgFcgMYgAgi1wEKGkdldERvY3VtZW50QnlDaGF2ZVJlc3BvbnNlEjEKCGRvY3VtZW50GAEgASgLMh8ubWFsaGEubmZzZS52MS5EaXN0cmlidXRpb25JdGVtEi8KBmV2ZW50cxgCIAMoCzIfLm1hbGhhLm5mc2UudjEuRGlzdHJpYnV0aW9uSXRlbRIvCgZmYXVsdHMYAyADKAsyHy5tYWxoYS5uZnNlLnYxLkRpc3RyaWJ1dGlvbkl0ZW0SJAoEY2FsbBgEIAEoCzIWLm1hbGhhLmFkbi52MS5DYWxsSW5mbyptCgtCYXRjaFN0YXR1cxIcChhCQVRDSF9TVEFUVVNfVU5TUEVDSUZJRUQQABIgChxCQVRDSF9TVEFUVVNfRE9DVU1FTlRTX0ZPVU5EEAESHgoaQkFUQ0hfU1RBVFVTX0VORF9PRl9TVFJFQU0QAjL5AgoRQWRuR2F0ZXdheVNlcnZpY2USTwoKRmV0Y2hCYXRjaBIfLm1hbGhhLmFkbi52MS5GZXRjaEJhdGNoUmVxdWVzdBogLm1hbGhhLmFkbi52MS5GZXRjaEJhdGNoUmVzcG9uc2USVgoLRGVsaXZlckZlZWQSIC5tYWxoYS5hZG4udjEuRGVsaXZlckZlZWRSZXF1ZXN0GiEubWFsaGEuYWRuLnYxLkRlbGl2ZXJGZWVkUmVzcG9uc2UoATABElIKC0ZldGNoU2luZ2xlEiAubWFsaGEuYWRuLnYxLkZldGNoU2luZ2xlUmVxdWVzdBohLm1hbGhhLmFkbi52MS5GZXRjaFNpbmdsZVJlc3BvbnNlEmcKEkdldERvY3VtZW50QnlDaGF2ZRInLm1hbGhhLmFkbi52MS5HZXREb2N1bWVudEJ5Q2hhdmVSZXF1ZXN0GigubWFsaGEuYWRuLnYxLkdldERvY3VtZW50QnlDaGF2ZVJlc3BvbnNlYgZwcm90bzM", [file_buf_validate_validate, file_google_protobuf_duration, file_google_protobuf_timestamp, file_malha_adn_v1_errors, file_malha_nfse_v1_distribution, file_malha_nfse_v1_feed, file_malha_store_v1_types]);
 
 /**
  * Facts about the ADN exchange common to every response, for logs, metrics and run records.
@@ -184,56 +186,27 @@ export const FetchBatchResponseSchema: GenMessage<FetchBatchResponse> = /*@__PUR
   messageDesc(file_malha_adn_v1_adn_gateway, 2);
 
 /**
- * Request of StreamBatch.
- *
- * @generated from message malha.adn.v1.StreamBatchRequest
- */
-export type StreamBatchRequest = Message<"malha.adn.v1.StreamBatchRequest"> & {
-  /**
-   * The feed to read. Its municipality's active certificate is used.
-   *
-   * @generated from field: malha.nfse.v1.FeedKey feed = 1;
-   */
-  feed?: FeedKey | undefined;
-
-  /**
-   * Highest NSU the caller has persisted (0 to start from the beginning).
-   *
-   * @generated from field: uint64 after_nsu = 2;
-   */
-  afterNsu: bigint;
-};
-
-/**
- * Describes the message malha.adn.v1.StreamBatchRequest.
- * Use `create(StreamBatchRequestSchema)` to create a new message.
- */
-export const StreamBatchRequestSchema: GenMessage<StreamBatchRequest> = /*@__PURE__*/
-  messageDesc(file_malha_adn_v1_adn_gateway, 3);
-
-/**
- * First message of a StreamBatch: what FetchBatchResponse says about the batch, without the items.
+ * What a page's head says about it, before its items are decoded (a DeliverFeed report carries it).
  *
  * @generated from message malha.adn.v1.BatchHead
  */
 export type BatchHead = Message<"malha.adn.v1.BatchHead"> & {
   /**
-   * DOCUMENTS_FOUND (item chunks follow) or END_OF_STREAM (nothing follows).
+   * DOCUMENTS_FOUND (the page has items) or END_OF_STREAM (nothing newer than the page's after_nsu).
    *
    * @generated from field: malha.adn.v1.BatchStatus status = 1;
    */
   status: BatchStatus;
 
   /**
-   * Highest NSU among the items that follow; 0 on END_OF_STREAM. The caller's next after_nsu once the
-   * items are persisted.
+   * Highest NSU among the page's items; 0 on END_OF_STREAM.
    *
    * @generated from field: uint64 highest_nsu = 2;
    */
   highestNsu: bigint;
 
   /**
-   * Number of items the chunks will carry in total (documents, events and faults).
+   * Number of items in the page (documents, events and faults).
    *
    * @generated from field: int32 item_count = 3;
    */
@@ -266,52 +239,59 @@ export type BatchHead = Message<"malha.adn.v1.BatchHead"> & {
  * Use `create(BatchHeadSchema)` to create a new message.
  */
 export const BatchHeadSchema: GenMessage<BatchHead> = /*@__PURE__*/
-  messageDesc(file_malha_adn_v1_adn_gateway, 4);
+  messageDesc(file_malha_adn_v1_adn_gateway, 3);
 
 /**
- * One message of a StreamBatch: the head first, then item chunks.
+ * One message of the caller of a DeliverFeed.
  *
- * @generated from message malha.adn.v1.StreamBatchResponse
+ * @generated from message malha.adn.v1.DeliverFeedRequest
  */
-export type StreamBatchResponse = Message<"malha.adn.v1.StreamBatchResponse"> & {
+export type DeliverFeedRequest = Message<"malha.adn.v1.DeliverFeedRequest"> & {
   /**
-   * Which part of the answer this is.
+   * Which message this is.
    *
-   * @generated from oneof malha.adn.v1.StreamBatchResponse.part
+   * @generated from oneof malha.adn.v1.DeliverFeedRequest.part
    */
   part: {
     /**
      * Always and only the first message.
      *
-     * @generated from field: malha.adn.v1.BatchHead head = 1;
+     * @generated from field: malha.adn.v1.DeliverFeedStart start = 1;
      */
-    value: BatchHead;
-    case: "head";
+    value: DeliverFeedStart;
+    case: "start";
   } | {
     /**
-     * A serialized malha.nfse.v1.DistributionBatch with the next items. Concatenate the chunks in order
-     * to get the serialized DistributionBatch of the whole batch (what ApplyBatch `encoded_items` takes).
+     * The caller has taken this many reports (cumulative): lets the gateway apply further pages.
      *
-     * @generated from field: bytes items_chunk = 2;
+     * @generated from field: uint64 acked_pages = 2;
      */
-    value: Uint8Array;
-    case: "itemsChunk";
+    value: bigint;
+    case: "ackedPages";
+  } | {
+    /**
+     * End after the page being applied (or at once when none is); the stream then ends with OK.
+     *
+     * @generated from field: malha.adn.v1.DeliverFeedStop stop = 3;
+     */
+    value: DeliverFeedStop;
+    case: "stop";
   } | { case: undefined; value?: undefined };
 };
 
 /**
- * Describes the message malha.adn.v1.StreamBatchResponse.
- * Use `create(StreamBatchResponseSchema)` to create a new message.
+ * Describes the message malha.adn.v1.DeliverFeedRequest.
+ * Use `create(DeliverFeedRequestSchema)` to create a new message.
  */
-export const StreamBatchResponseSchema: GenMessage<StreamBatchResponse> = /*@__PURE__*/
-  messageDesc(file_malha_adn_v1_adn_gateway, 5);
+export const DeliverFeedRequestSchema: GenMessage<DeliverFeedRequest> = /*@__PURE__*/
+  messageDesc(file_malha_adn_v1_adn_gateway, 4);
 
 /**
- * Request of StreamFeed.
+ * What a DeliverFeed reads and under which run it writes.
  *
- * @generated from message malha.adn.v1.StreamFeedRequest
+ * @generated from message malha.adn.v1.DeliverFeedStart
  */
-export type StreamFeedRequest = Message<"malha.adn.v1.StreamFeedRequest"> & {
+export type DeliverFeedStart = Message<"malha.adn.v1.DeliverFeedStart"> & {
   /**
    * The feed to read. Its municipality's active certificate is used.
    *
@@ -320,79 +300,98 @@ export type StreamFeedRequest = Message<"malha.adn.v1.StreamFeedRequest"> & {
   feed?: FeedKey | undefined;
 
   /**
-   * Highest NSU the caller has persisted (0 to start from the beginning).
+   * The cursor StoreService.BeginRun returned: the first ADN call asks for NSUs after it.
    *
    * @generated from field: uint64 after_nsu = 2;
    */
   afterNsu: bigint;
+
+  /**
+   * The run from BeginRun, passed to every ApplyBatch.
+   *
+   * @generated from field: string run_id = 3;
+   */
+  runId: string;
+
+  /**
+   * The run's fence token (the lease revision), passed to every ApplyBatch.
+   *
+   * @generated from field: uint64 fence_token = 4;
+   */
+  fenceToken: bigint;
 };
 
 /**
- * Describes the message malha.adn.v1.StreamFeedRequest.
- * Use `create(StreamFeedRequestSchema)` to create a new message.
+ * Describes the message malha.adn.v1.DeliverFeedStart.
+ * Use `create(DeliverFeedStartSchema)` to create a new message.
  */
-export const StreamFeedRequestSchema: GenMessage<StreamFeedRequest> = /*@__PURE__*/
+export const DeliverFeedStartSchema: GenMessage<DeliverFeedStart> = /*@__PURE__*/
+  messageDesc(file_malha_adn_v1_adn_gateway, 5);
+
+/**
+ * Asks a DeliverFeed to end after the page being applied.
+ *
+ * @generated from message malha.adn.v1.DeliverFeedStop
+ */
+export type DeliverFeedStop = Message<"malha.adn.v1.DeliverFeedStop"> & {
+};
+
+/**
+ * Describes the message malha.adn.v1.DeliverFeedStop.
+ * Use `create(DeliverFeedStopSchema)` to create a new message.
+ */
+export const DeliverFeedStopSchema: GenMessage<DeliverFeedStop> = /*@__PURE__*/
   messageDesc(file_malha_adn_v1_adn_gateway, 6);
 
 /**
- * One message of a StreamFeed: per page, its head, its item chunks, then its end.
+ * One message of a DeliverFeed: the report of one page, in page order.
  *
- * @generated from message malha.adn.v1.StreamFeedResponse
+ * @generated from message malha.adn.v1.DeliverFeedResponse
  */
-export type StreamFeedResponse = Message<"malha.adn.v1.StreamFeedResponse"> & {
+export type DeliverFeedResponse = Message<"malha.adn.v1.DeliverFeedResponse"> & {
   /**
-   * Which part of the answer this is.
+   * 1 for the first page of the stream, then 2, 3, … (what `acked_pages` counts).
    *
-   * @generated from oneof malha.adn.v1.StreamFeedResponse.part
+   * @generated from field: uint64 page = 1;
    */
-  part: {
-    /**
-     * Starts a page, as StreamBatch's head.
-     *
-     * @generated from field: malha.adn.v1.BatchHead head = 1;
-     */
-    value: BatchHead;
-    case: "head";
-  } | {
-    /**
-     * As StreamBatch's `items_chunk`, for the current page.
-     *
-     * @generated from field: bytes items_chunk = 2;
-     */
-    value: Uint8Array;
-    case: "itemsChunk";
-  } | {
-    /**
-     * The current page's items are complete.
-     *
-     * @generated from field: malha.adn.v1.PageEnd page_end = 3;
-     */
-    value: PageEnd;
-    case: "pageEnd";
-  } | { case: undefined; value?: undefined };
+  page: bigint;
+
+  /**
+   * The page's head.
+   *
+   * @generated from field: malha.adn.v1.BatchHead head = 2;
+   */
+  head?: BatchHead | undefined;
+
+  /**
+   * What the page's ApplyBatch changed; absent when the page had no items (END_OF_STREAM), which was
+   * not applied.
+   *
+   * @generated from field: malha.store.v1.ApplyCounts counts = 3;
+   */
+  counts?: ApplyCounts | undefined;
+
+  /**
+   * The store's cursor after the page (ApplyBatchResponse.cursor; after_nsu until a page is applied).
+   *
+   * @generated from field: uint64 cursor = 4;
+   */
+  cursor: bigint;
+
+  /**
+   * The page's ApplyBatch said an operator asked to cancel the run: this is the last report.
+   *
+   * @generated from field: bool cancel_requested = 5;
+   */
+  cancelRequested: boolean;
 };
 
 /**
- * Describes the message malha.adn.v1.StreamFeedResponse.
- * Use `create(StreamFeedResponseSchema)` to create a new message.
+ * Describes the message malha.adn.v1.DeliverFeedResponse.
+ * Use `create(DeliverFeedResponseSchema)` to create a new message.
  */
-export const StreamFeedResponseSchema: GenMessage<StreamFeedResponse> = /*@__PURE__*/
+export const DeliverFeedResponseSchema: GenMessage<DeliverFeedResponse> = /*@__PURE__*/
   messageDesc(file_malha_adn_v1_adn_gateway, 7);
-
-/**
- * Marks the end of a StreamFeed page.
- *
- * @generated from message malha.adn.v1.PageEnd
- */
-export type PageEnd = Message<"malha.adn.v1.PageEnd"> & {
-};
-
-/**
- * Describes the message malha.adn.v1.PageEnd.
- * Use `create(PageEndSchema)` to create a new message.
- */
-export const PageEndSchema: GenMessage<PageEnd> = /*@__PURE__*/
-  messageDesc(file_malha_adn_v1_adn_gateway, 8);
 
 /**
  * Request of FetchSingle.
@@ -420,7 +419,7 @@ export type FetchSingleRequest = Message<"malha.adn.v1.FetchSingleRequest"> & {
  * Use `create(FetchSingleRequestSchema)` to create a new message.
  */
 export const FetchSingleRequestSchema: GenMessage<FetchSingleRequest> = /*@__PURE__*/
-  messageDesc(file_malha_adn_v1_adn_gateway, 9);
+  messageDesc(file_malha_adn_v1_adn_gateway, 8);
 
 /**
  * Response of FetchSingle.
@@ -464,7 +463,7 @@ export type FetchSingleResponse = Message<"malha.adn.v1.FetchSingleResponse"> & 
  * Use `create(FetchSingleResponseSchema)` to create a new message.
  */
 export const FetchSingleResponseSchema: GenMessage<FetchSingleResponse> = /*@__PURE__*/
-  messageDesc(file_malha_adn_v1_adn_gateway, 10);
+  messageDesc(file_malha_adn_v1_adn_gateway, 9);
 
 /**
  * Request of GetDocumentByChave.
@@ -499,7 +498,7 @@ export type GetDocumentByChaveRequest = Message<"malha.adn.v1.GetDocumentByChave
  * Use `create(GetDocumentByChaveRequestSchema)` to create a new message.
  */
 export const GetDocumentByChaveRequestSchema: GenMessage<GetDocumentByChaveRequest> = /*@__PURE__*/
-  messageDesc(file_malha_adn_v1_adn_gateway, 11);
+  messageDesc(file_malha_adn_v1_adn_gateway, 10);
 
 /**
  * Response of GetDocumentByChave. Items keep the NSU the ADN sent with them (0 if none).
@@ -541,7 +540,7 @@ export type GetDocumentByChaveResponse = Message<"malha.adn.v1.GetDocumentByChav
  * Use `create(GetDocumentByChaveResponseSchema)` to create a new message.
  */
 export const GetDocumentByChaveResponseSchema: GenMessage<GetDocumentByChaveResponse> = /*@__PURE__*/
-  messageDesc(file_malha_adn_v1_adn_gateway, 12);
+  messageDesc(file_malha_adn_v1_adn_gateway, 11);
 
 /**
  * Outcome of a FetchBatch call.
@@ -600,43 +599,34 @@ export const AdnGatewayService: GenService<{
     output: typeof FetchBatchResponseSchema;
   },
   /**
-   * The same distribution call as FetchBatch, answered in two steps so that a caller can overlap its
-   * next call with this one's decoding. The FIRST message is the head (status, highest NSU, counts,
-   * envelope facts), sent as soon as the ADN's JSON envelope is parsed and before any item is decoded:
-   * the NSUs are in the envelope. On DOCUMENTS_FOUND, `items_chunk` messages follow, each a serialized
-   * malha.nfse.v1.DistributionBatch of the next items in ascending NSU order, together exactly the items
-   * FetchBatch would return; on END_OF_STREAM the head is the only message. A chunk holds at most about
-   * 1 MiB unless a single item is larger. The head is only sent once the ADN has answered, so a caller
-   * that waits for it before asking again still has one ADN call in flight per feed. The items are
-   * complete only when the stream ends with OK: an error after the head (e.g. RESOURCE_EXHAUSTED when
-   * the decoded items exceed ADN_MAX_BATCH_BYTES, or the caller cancelling) ends the stream with that
-   * code, and the chunks already received must be discarded. Per-item faults are fault items, as in
-   * FetchBatch. Errors before the head: see the package comment.
+   * A sync run's pages, fetched from the ADN and applied to the store in one hop: the page bytes go from
+   * this gateway to StoreService.ApplyBatch (as `encoded_items`, under the run's id and fence token) and
+   * never through the caller, who sees each page's head and what its ApplyBatch answered. The caller
+   * (the coordinator, holding the feed's lease) sends `start` first, then `ack` as it takes the reports,
+   * and `stop` to end early (a bootstrap slice); cancelling the call stops it at once (a lost lease).
+   *   - One ADN call of the feed in flight, never two: the gateway asks for page k+1 as soon as it has
+   *     read page k's envelope (the next after_nsu is that page's highest NSU), so the next call overlaps
+   *     this page's decoding and applying.
+   *   - Pages are applied in NSU order, one ApplyBatch at a time; at most 2 decoded pages wait for the
+   *     store, and a page is applied only while fewer than 2 reports are unacknowledged. A caller that
+   *     stops reading or acknowledging (paused, partitioned) thereby stops the gateway within 2 pages,
+   *     and the ADN within 2 more calls.
+   *   - Fencing stays in the store: a page of a holder whose fence is stale is refused there, and the
+   *     store's FAILED_PRECONDITION + StaleFence ends this stream unchanged.
+   * The stream ends with OK after the report of the page whose head says END_OF_STREAM, of the page whose
+   * ApplyBatch answered `cancel_requested`, or of the page being applied when `stop` (or the end of the
+   * caller's messages) arrived. An error ends it with its code and details: the ADN's (see the package
+   * comment; e.g. RESOURCE_EXHAUSTED + RateLimited), RESOURCE_EXHAUSTED when a page's decoded items exceed
+   * ADN_MAX_BATCH_BYTES, or the store's for the page it refused (which wrote nothing of that page). The
+   * pages reported before the error are committed. Errors before any ADN call: INVALID_ARGUMENT when the
+   * first message is not `start`, or for a bad feed, an empty run_id or a zero fence_token.
    *
-   * @generated from rpc malha.adn.v1.AdnGatewayService.StreamBatch
+   * @generated from rpc malha.adn.v1.AdnGatewayService.DeliverFeed
    */
-  streamBatch: {
-    methodKind: "server_streaming";
-    input: typeof StreamBatchRequestSchema;
-    output: typeof StreamBatchResponseSchema;
-  },
-  /**
-   * The feed page after page, for a sync run: StreamBatch's pages in sequence on one stream, each as a
-   * head, its item chunks and a `page_end`. The gateway asks the ADN for the next page as soon as it has
-   * read the previous answer's envelope (the next after_nsu is that page's highest NSU), so there is one
-   * ADN call of the feed in flight and never two, and the next call overlaps this page's decoding and
-   * delivery. A caller that stops reading holds the gateway back (HTTP/2 flow control) after at most one
-   * more ADN call. The stream ends with OK after the page whose head says END_OF_STREAM; the caller
-   * cancels to stop earlier (a page fetched ahead is then dropped unread). An error ends the stream with
-   * its code; the pages whose `page_end` was received are complete, the chunks of an unfinished page must
-   * be discarded. Errors: as StreamBatch, for whichever page meets them.
-   *
-   * @generated from rpc malha.adn.v1.AdnGatewayService.StreamFeed
-   */
-  streamFeed: {
-    methodKind: "server_streaming";
-    input: typeof StreamFeedRequestSchema;
-    output: typeof StreamFeedResponseSchema;
+  deliverFeed: {
+    methodKind: "bidi_streaming";
+    input: typeof DeliverFeedRequestSchema;
+    output: typeof DeliverFeedResponseSchema;
   },
   /**
    * Asks for exactly one NSU (`lote=false`), to back-fill a gap. Answers the item (possibly a fault) or a

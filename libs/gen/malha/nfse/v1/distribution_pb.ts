@@ -157,15 +157,15 @@ export const DistributionItemSchema: GenMessage<DistributionItem> = /*@__PURE__*
 
 /**
  * A list of distribution items as one message, so that a batch can travel as opaque bytes: the gateway
- * serializes it once (StreamBatch) and the coordinator hands the bytes to the store (ApplyBatch
- * `encoded_items`) without decoding them. Serialized DistributionBatch messages concatenate: the bytes of
+ * serializes it once while decoding the ADN's page (DeliverFeed) and hands the bytes to the store
+ * (ApplyBatch `encoded_items`), which keeps each item's bytes as they arrived. Serialized DistributionBatch messages concatenate: the bytes of
  * several chunks, joined, are the serialized DistributionBatch of all their items in order.
  *
  * @generated from message malha.nfse.v1.DistributionBatch
  */
 export type DistributionBatch = Message<"malha.nfse.v1.DistributionBatch"> & {
   /**
-   * The items, in the order they were produced (ascending NSU for a StreamBatch).
+   * The items, in the order they were produced (ascending NSU for a DeliverFeed page).
    *
    * @generated from field: repeated malha.nfse.v1.DistributionItem items = 1;
    */

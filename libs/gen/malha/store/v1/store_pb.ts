@@ -6,7 +6,8 @@
 // `nfse_eventos_{ibge}`), the fenced sync cursor (`nfse_sync_state`), run logs, quarantine, confirmed
 // holes, and the query API over documents and events.
 //
-// Write protocol for one feed (only the coordinator writes):
+// Write protocol for one feed (the coordinator holding the feed's lease begins and finishes the run; the
+// ADN gateway's DeliverFeed applies its pages under the run's id and fence token):
 //   BeginRun(fence) → ApplyBatch(fence)* → FinishRun(fence)
 // The fence token is the NATS KV lease revision at acquire time. BeginRun records it when it is not older
 // than the stored one; every later write of the run is a conditional write on `fence_token = ?`, so a
@@ -467,8 +468,8 @@ export type ApplyBatchRequest = Message<"malha.store.v1.ApplyBatchRequest"> & {
   progress?: BatchProgress | undefined;
 
   /**
-   * The same items as a serialized malha.nfse.v1.DistributionBatch, e.g. the concatenated `items_chunk`s
-   * of an AdnGatewayService.StreamBatch, passed through without decoding. Use it INSTEAD of `items`:
+   * The same items as a serialized malha.nfse.v1.DistributionBatch, as the ADN gateway's DeliverFeed
+   * serialized them while decoding the ADN's page. Use it INSTEAD of `items`:
    * setting both is INVALID_ARGUMENT. At most 15 MiB; bytes that do not decode as a DistributionBatch
    * are INVALID_ARGUMENT and nothing is written. Present but empty means an empty batch.
    *
@@ -1860,7 +1861,8 @@ export const StoreService: GenService<{
    * NSUs that are persisted. In a RECONCILIATION run the cursor never moves (new_cursor is ignored). An
    * empty batch with the same cursor is a valid heartbeat that refreshes `locked_at`. A batch of 50–100
    * XMLs can exceed gRPC's default 4 MiB message limit: both ends raise it for this RPC. The items come
-   * either typed (`items`) or as the serialized batch StreamBatch produced (`encoded_items`), never both.
+   * either typed (`items`) or as the serialized batch the gateway's DeliverFeed produced (`encoded_items`),
+   * never both.
    * Errors: FAILED_PRECONDITION STALE_FENCE (+ StaleFence) or RUN_NOT_RUNNING: nothing written;
    * INVALID_ARGUMENT CURSOR_OUT_OF_RANGE, or a run of another feed, or `items` together with
    * `encoded_items`, or `encoded_items` larger than 15 MiB or not a valid serialized DistributionBatch
@@ -1890,8 +1892,8 @@ export const StoreService: GenService<{
   },
   /**
    * Flags a running run for cancellation. The store cannot stop a holder; the holder learns it from
-   * `cancel_requested` in its next ApplyBatch response, stops after that batch and finishes the run as
-   * CANCELLED. Durable and replica-independent, so it works whichever coordinator holds the feed.
+   * `cancel_requested` in its next ApplyBatch response (relayed by the gateway's DeliverFeed), stops after
+   * that batch and finishes the run as CANCELLED. Durable and replica-independent, so it works whichever coordinator holds the feed.
    * Errors: NOT_FOUND (RUN_NOT_FOUND, or no run in progress on the feed); the response says when the run
    * had already finished.
    *

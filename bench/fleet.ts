@@ -1,0 +1,273 @@
+// npm run bench:fleet — the NFS-e sync at the size of a fleet (issue #20): N municipalities (one feed
+// each, two tables each) against the ADN simulator with a realistic latency, in one run:
+//   (1) registration of the fleet (CREATE TABLE … LIKE × 2N);
+//   (2) K feeds bootstrapping at once, for each K: documents/s and CPU-s per 1,000 documents per process;
+//   (3) the first sync of the rest of the fleet (small feeds, bootstrap pool);
+//   (4) a full incremental sweep over every feed by a fresh coordinator: wall time, coordinator CPU per feed,
+//       NATS messages per second (the lease operations: create, renew, delete), peak RSS per service;
+//   and MariaDB's table-cache, open-file and prepared-statement counters across each phase.
+// A benchmark, not a test: it prints figures and says met / MISSED against the issue's targets.
+// Shortcut, said where it happens: before (4) the bench moves every feed's next_eligible_at to now, as if
+// the one-hour wait had passed, instead of waiting an hour.
+import type { RowDataPacket } from "mysql2/promise";
+import { join } from "node:path";
+import { startNfseMesh, type NfseMesh } from "../test/support/nfse-mesh.js";
+import type { ServiceProcess } from "../test/support/service-process.js";
+import { cpuSeconds, peakRssMb, pidFromFile } from "./procstat.js";
+import { prepareRuntime } from "./runtime.js";
+import { fmt } from "./stats.js";
+
+function flag(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  if (i >= 0 && process.argv[i + 1]) return process.argv[i + 1]!;
+  return process.env[`BENCH_FLEET_${name.toUpperCase().replace(/-/g, "_")}`] ?? fallback;
+}
+const N = Number(flag("municipalities", "5570"));
+const LATENCY_MS = Number(flag("latency-ms", "300"));
+const JITTER_MS = Number(flag("jitter-ms", "100"));
+const PAGE = Number(flag("page-size", "50"));
+const KS = flag("bootstraps", "50,200")
+  .split(",")
+  .map(Number)
+  .filter((k) => k > 0);
+const BOOT_DOCS = Number(flag("bootstrap-documents", "1000"));
+const WORKERS = Number(flag("workers", "128"));
+const REGISTER_CONCURRENCY = Number(flag("register-concurrency", "8"));
+const STACK_DIR = process.env.MALHA_STACK_DIR ?? "/tmp/malha-stack";
+const NATS_MON = `http://127.0.0.1:${process.env.MALHA_NATS_MON_PORT ?? "18222"}`;
+
+const log = (msg: string) => console.error(`[fleet ${new Date().toISOString().slice(11, 19)}] ${msg}`);
+const rows: [string, string, string?][] = [];
+const row = (figure: string, value: string, target?: string) => rows.push([figure, value, target]);
+
+const MYSQL_GAUGES = ["Open_tables", "Open_table_definitions", "Open_files", "Prepared_stmt_count"] as const;
+const MYSQL_SETTINGS = ["table_open_cache", "table_definition_cache", "open_files_limit", "innodb_open_files", "max_prepared_stmt_count"];
+
+async function mysqlStatus(mesh: NfseMesh): Promise<Record<string, number>> {
+  const [r] = await mesh.db.pool.query<RowDataPacket[]>("SHOW GLOBAL STATUS");
+  return Object.fromEntries(r.map((x) => [x.Variable_name as string, Number(x.Value)]));
+}
+
+async function natsInMsgs(): Promise<number> {
+  const varz = (await (await fetch(`${NATS_MON}/varz`)).json()) as { in_msgs: number };
+  return varz.in_msgs;
+}
+
+async function until(cond: () => Promise<boolean>, what: string, timeoutMs: number): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+const inList = (ibges: string[]) => ibges.map((i) => `'${i}'`).join(",");
+
+async function caughtUp(mesh: NfseMesh, ibges: string[], since: string): Promise<number> {
+  const [r] = await mesh.db.pool.query<RowDataPacket[]>(
+    `SELECT COUNT(*) AS n FROM nfse_sync_state WHERE ibge IN (${inList(ibges)}) AND last_success_at >= ? AND status = 'idle'`,
+    [since],
+  );
+  return Number(r[0]!.n);
+}
+
+async function dbNow(mesh: NfseMesh): Promise<string> {
+  const [r] = await mesh.db.pool.query<RowDataPacket[]>("SELECT DATE_FORMAT(UTC_TIMESTAMP(), '%Y-%m-%d %H:%i:%s') AS t");
+  return r[0]!.t as string;
+}
+
+/** Runs started since `since` of these feeds: documents + events, and the span from the first start to the last finish. */
+async function runsSince(mesh: NfseMesh, ibges: string[], since: string) {
+  const [r] = await mesh.db.pool.query<RowDataPacket[]>(
+    `SELECT COUNT(*) AS runs, COALESCE(SUM(documents + events + faults), 0) AS items,
+            TIMESTAMPDIFF(MICROSECOND, MIN(started_at), MAX(finished_at)) / 1e6 AS span
+       FROM nfse_sync_runs WHERE ibge IN (${inList(ibges)}) AND started_at >= ?`,
+    [since],
+  );
+  return { runs: Number(r[0]!.runs), items: Number(r[0]!.items), spanS: Number(r[0]!.span) };
+}
+
+async function activate(mesh: NfseMesh, ibges: string[]): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < ibges.length) await mesh.storeClient.updateMunicipality({ ibge: ibges[next++]!, active: true, requestedBy: "bench" });
+  };
+  await Promise.all(Array.from({ length: 8 }, worker));
+}
+
+type Meter = "store" | "adn-gateway" | "coordinator" | "mariadbd";
+function meters(mesh: NfseMesh, coordinator: ServiceProcess): [Meter, number][] {
+  const out: [Meter, number][] = [
+    ["store", mesh.store.proc.pid!],
+    ["adn-gateway", mesh.gateway.proc.pid!],
+    ["coordinator", coordinator.proc.pid!],
+  ];
+  const maria = pidFromFile(join(STACK_DIR, "mysql", "mysqld.pid"));
+  if (maria) out.push(["mariadbd", maria]);
+  return out;
+}
+const cpuOf = (m: [Meter, number][]) => new Map(m.map(([k, pid]) => [k, cpuSeconds(pid) ?? 0]));
+
+function mysqlRows(phase: string, before: Record<string, number>, after: Record<string, number>): void {
+  const d = (k: string) => (after[k] ?? 0) - (before[k] ?? 0);
+  row(
+    `    MariaDB during ${phase}`,
+    `table cache: ${d("Table_open_cache_misses")} misses / ${d("Table_open_cache_hits")} hits, ${d("Table_open_cache_overflows")} overflows, ${d("Opened_tables")} tables opened, ${d("Opened_table_definitions")} definitions opened`,
+  );
+  row(
+    "",
+    `files opened ${d("Opened_files")}; statements prepared ${d("Com_stmt_prepare")} / closed ${d("Com_stmt_close")}; now open: ${MYSQL_GAUGES.map((g) => `${g} ${after[g] ?? "-"}`).join(", ")}`,
+  );
+}
+
+async function stopProcess(p: ServiceProcess): Promise<void> {
+  if (p.proc.exitCode !== null || p.proc.signalCode !== null) return;
+  p.kill("SIGTERM");
+  const timer = setTimeout(() => p.kill("SIGKILL"), 30_000);
+  await p.exited;
+  clearTimeout(timer);
+}
+
+async function main(): Promise<void> {
+  const runtime = prepareRuntime(log);
+  const bigCount = KS.reduce((a, b) => a + b, 0);
+  if (bigCount > N) throw new Error(`--bootstraps ${KS.join(",")} need ${bigCount} municipalities, more than --municipalities ${N}`);
+  log(`issuing ${N} test certificates and starting the mesh`);
+  const mesh = await startNfseMesh({
+    municipalities: N,
+    feedSize: 2,
+    coordinators: 0,
+    compiled: runtime.compiled,
+    switches: { latencyMs: LATENCY_MS, latencyJitterMs: JITTER_MS, pageSize: PAGE },
+    serviceEnv: {
+      // A directory of 2N files re-read every second (the dev default) would be a benchmark of its own.
+      "adn-gateway": { ADN_CREDENTIALS_REFRESH_SECONDS: "3600", NFSE_REQUEST_TIMEOUT_SECONDS: "60" },
+    },
+  });
+  const coordinatorEnv = (bootstraps: number, backoffS: number) => ({
+    NFSE_WORKER_CONCURRENCY: String(WORKERS),
+    NFSE_BOOTSTRAP_CONCURRENCY: String(bootstraps),
+    NFSE_SYNC_INTERVAL_SECONDS: "2",
+    NFSE_EMPTY_RESULT_BACKOFF_SECONDS: String(backoffS),
+    NFSE_RECONCILIATION_INTERVAL_SECONDS: "86400",
+    COORDINATOR_LEASE_TTL_SECONDS: "30",
+  });
+  try {
+    const all = mesh.municipalities.map((m) => m.ibge);
+    const sets: string[][] = [];
+    let offset = 0;
+    for (const k of KS) {
+      sets.push(all.slice(offset, offset + k));
+      offset += k;
+    }
+    const rest = all.slice(offset);
+    for (const ibge of all.slice(0, offset)) mesh.sim.feed(ibge, "DISTRIBUICAO").append(BOOT_DOCS - 2);
+    for (const ibge of rest) mesh.sim.feed(ibge, "DISTRIBUICAO");
+    const [settings] = await mesh.db.pool.query<RowDataPacket[]>(
+      `SHOW GLOBAL VARIABLES WHERE Variable_name IN (${MYSQL_SETTINGS.map((s) => `'${s}'`).join(",")})`,
+    );
+    row("MariaDB settings", settings.map((s) => `${s.Variable_name} ${s.Value}`).join(", "));
+
+    // (1) Registration, inactive: nothing runs until a phase activates its feeds.
+    log(`registering ${N} municipalities (${2 * N} tables), ${REGISTER_CONCURRENCY} at a time`);
+    let status = await mysqlStatus(mesh);
+    let t = performance.now();
+    await mesh.registerAll({ concurrency: REGISTER_CONCURRENCY, active: false });
+    const registerS = (performance.now() - t) / 1000;
+    let statusAfter = await mysqlStatus(mesh);
+    row("(1) registration", `${N} municipalities, ${2 * N} tables in ${fmt(registerS)} s (${fmt(N / registerS)} municipalities/s)`);
+    mysqlRows("registration", status, statusAfter);
+
+    // (2) K bootstraps at once, a fresh coordinator per K.
+    for (const [i, set] of sets.entries()) {
+      const k = set.length;
+      log(`bootstrap: ${k} feeds × ${BOOT_DOCS} NSUs at once`);
+      const coordinator = await mesh.startCoordinator(coordinatorEnv(k, 3600));
+      const m = meters(mesh, coordinator);
+      const cpu0 = cpuOf(m);
+      status = await mysqlStatus(mesh);
+      const since = await dbNow(mesh);
+      await activate(mesh, set);
+      await until(async () => (await caughtUp(mesh, set, since)) === k, `${k} bootstraps to catch up`, 60 * 60_000);
+      const cpu1 = cpuOf(m);
+      statusAfter = await mysqlStatus(mesh);
+      const r = await runsSince(mesh, set, since);
+      const bound = (k * PAGE) / (LATENCY_MS / 1000);
+      row(
+        `(2.${i + 1}) K = ${k} bootstraps`,
+        `${fmt(r.items / r.spanS, 0)} docs/s (${r.items} docs, ${r.runs} runs in ${fmt(r.spanS)} s); one call in flight per feed bounds it at ${fmt(bound, 0)} docs/s → ${fmt((100 * r.items) / r.spanS / bound)} %`,
+      );
+      let total = 0;
+      for (const [meter] of m) {
+        const s = (cpu1.get(meter)! - cpu0.get(meter)!) / (r.items / 1000);
+        total += s;
+        row(`    CPU s / 1,000 docs: ${meter}`, fmt(s, 3));
+      }
+      row("    CPU s / 1,000 docs: all", `${fmt(total, 3)} (the simulator, in this process, not counted)`, "≤ 0.40");
+      row("    peak RSS: coordinator", `${fmt(peakRssMb(coordinator.proc.pid!) ?? Number.NaN, 0)} MB`, "≤ 256 MB");
+      mysqlRows(`K = ${k}`, status, statusAfter);
+      await stopProcess(coordinator);
+    }
+
+    // (3) The rest of the fleet's first sync: small feeds through the bootstrap pool.
+    if (rest.length > 0) {
+      const k = Math.max(...KS, 1);
+      log(`first sync of the other ${rest.length} feeds (bootstrap pool of ${k})`);
+      const coordinator = await mesh.startCoordinator(coordinatorEnv(k, 3600));
+      const since = await dbNow(mesh);
+      t = performance.now();
+      await activate(mesh, rest);
+      await until(async () => (await caughtUp(mesh, rest, since)) === rest.length, "the fleet's first sync", 2 * 60 * 60_000);
+      row("(3) first sync of the rest", `${rest.length} feeds in ${fmt((performance.now() - t) / 1000)} s, bootstrap pool of ${k}`);
+      await stopProcess(coordinator);
+    }
+
+    // (4) One incremental sweep over the whole fleet by a fresh coordinator. Each feed gets one new NSU;
+    // the one-hour wait is moved to now (the bench's shortcut) so that every feed is eligible at once.
+    log(`incremental sweep over ${N} feeds (${WORKERS} workers)`);
+    for (const ibge of all) mesh.sim.feed(ibge, "DISTRIBUICAO").append(1);
+    await mesh.db.pool.query("UPDATE nfse_sync_state SET next_eligible_at = UTC_TIMESTAMP() - INTERVAL 1 SECOND");
+    status = await mysqlStatus(mesh);
+    const nats0 = await natsInMsgs();
+    const since = await dbNow(mesh);
+    const coordinator = await mesh.startCoordinator(coordinatorEnv(Math.max(...KS, 1), 3600));
+    const m = meters(mesh, coordinator);
+    const cpu0 = cpuOf(m);
+    t = performance.now();
+    await until(async () => (await caughtUp(mesh, all, since)) === N, "the sweep", 60 * 60_000);
+    const wallS = (performance.now() - t) / 1000;
+    const cpu1 = cpuOf(m);
+    const nats1 = await natsInMsgs();
+    statusAfter = await mysqlStatus(mesh);
+    const r = await runsSince(mesh, all, since);
+    row(
+      "(4) incremental sweep",
+      `${N} feeds in ${fmt(r.spanS)} s from the first run's start to the last one's end (${fmt(wallS)} s from the coordinator's start); ${r.runs} runs, ${r.items} docs`,
+      "≤ 30 s",
+    );
+    const coordCpu = cpu1.get("coordinator")! - cpu0.get("coordinator")!;
+    row("    coordinator CPU per feed", `${fmt((1000 * coordCpu) / N, 2)} ms (${fmt(coordCpu, 1)} s for the sweep, start-up included)`);
+    for (const [meter] of m)
+      if (meter !== "coordinator") row(`    CPU s in the sweep: ${meter}`, fmt(cpu1.get(meter)! - cpu0.get(meter)!, 1));
+    row("    NATS messages in / s", `${fmt((nats1 - nats0) / wallS, 0)} (lease create, renew, delete and reads; the stack's whole server)`);
+    for (const [meter, pid] of m)
+      if (meter !== "mariadbd") row(`    peak RSS: ${meter}`, `${fmt(peakRssMb(pid) ?? Number.NaN, 0)} MB`, "≤ 256 MB");
+    mysqlRows("the sweep", status, statusAfter);
+    await stopProcess(coordinator);
+
+    print(runtime.label);
+  } finally {
+    await mesh.stop({ graceful: true });
+  }
+}
+
+function print(label: string): void {
+  const w0 = Math.max(...rows.map((r) => r[0].length));
+  const w1 = Math.min(140, Math.max(...rows.map((r) => r[1].length)));
+  console.log(
+    `NFS-e fleet benchmark — ${new Date().toISOString()} — ${N} municipalities, ADN ${LATENCY_MS} ± ${JITTER_MS} ms, page ${PAGE}, ${WORKERS} workers, services ${label}`,
+  );
+  for (const [a, b, c] of rows) console.log(`${a.padEnd(w0)} | ${b.padEnd(w1)} | ${c ?? ""}`);
+}
+
+await main();

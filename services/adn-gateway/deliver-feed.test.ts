@@ -1,0 +1,254 @@
+// DeliverFeed of the adn-gateway process from main.ts, over real gRPC, against the ADN simulator and a
+// store on a throwaway database: the gateway applies each page to the store itself under the run's fence,
+// one ADN call of the feed at a time, and reports heads and the store's answers; errors of the ADN, of
+// decoding and of the store (a stale fence) end the stream with nothing of the failing page written; a
+// caller that stops acknowledging holds the gateway back.
+import type { RowDataPacket } from "mysql2/promise";
+import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import {
+  AdnGatewayService,
+  BatchStatus,
+  type DeliverFeedRequestSchema,
+  type DeliverFeedResponse,
+} from "../../libs/gen/malha/adn/v1/adn_gateway_pb.js";
+import { RateLimitedSchema } from "../../libs/gen/malha/adn/v1/errors_pb.js";
+import { Ambiente, TipoNsu } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
+import { StoreService } from "../../libs/gen/malha/store/v1/store_pb.js";
+import { RunTrigger, StaleFenceSchema, SyncPool } from "../../libs/gen/malha/store/v1/types_pb.js";
+import { createThrowawayDatabase, type ThrowawayDatabase } from "../../test/support/mysql.js";
+import { startService, type ServiceProcess } from "../../test/support/service-process.js";
+import { startTestAdn, type TestAdn } from "../../tools/adn-sim/index.js";
+import { PAGES_AHEAD_OF_STORE, UNACKNOWLEDGED_PAGES } from "./deliver-feed.js";
+
+const WHOLE = { ibge: "3550308", cnpj: "11222333000181", uf: "SP" };
+const LIMITED = { ibge: "3304557", cnpj: "22333444000181", uf: "RJ" };
+const CAPPED = { ibge: "3106200", cnpj: "33444555000181", uf: "MG" };
+const FENCED = { ibge: "4106902", cnpj: "44555666000181", uf: "PR" };
+const HELD = { ibge: "4314902", cnpj: "55666777000181", uf: "RS" };
+const BAD = { ibge: "5300108", cnpj: "66777888000181", uf: "DF" };
+const ALL = [WHOLE, LIMITED, CAPPED, FENCED, HELD, BAD];
+
+let adn: TestAdn;
+let db: ThrowawayDatabase;
+let store: ServiceProcess;
+let gateway: ServiceProcess;
+let capped: ServiceProcess;
+let client: Client<typeof AdnGatewayService>;
+let cappedClient: Client<typeof AdnGatewayService>;
+let storeClient: Client<typeof StoreService>;
+
+beforeAll(async () => {
+  adn = await startTestAdn(ALL, { seed: 7, feedSize: 400 });
+  db = await createThrowawayDatabase();
+  store = await startService("store", { MYSQL_URL: db.url });
+  const env = { ...adn.gatewayEnv, STORE_URL: store.baseUrl, NFSE_MAX_RETRIES: "0", NFSE_REQUEST_TIMEOUT_SECONDS: "5" };
+  gateway = await startService("adn-gateway", env);
+  // So small that the first decoded item of any page passes it.
+  capped = await startService("adn-gateway", { ...env, ADN_MAX_BATCH_BYTES: "1024" });
+  client = createClient(AdnGatewayService, createGrpcTransport({ baseUrl: gateway.baseUrl }));
+  cappedClient = createClient(AdnGatewayService, createGrpcTransport({ baseUrl: capped.baseUrl }));
+  storeClient = createClient(StoreService, createGrpcTransport({ baseUrl: store.baseUrl }));
+  for (const m of ALL) {
+    await storeClient.registerMunicipality({
+      ibge: m.ibge,
+      name: `Município ${m.ibge}`,
+      uf: m.uf,
+      active: true,
+      feeds: [{ ambiente: Ambiente.PRODUCAO_RESTRITA, tipoNsu: TipoNsu.DISTRIBUICAO }],
+    });
+  }
+});
+
+afterAll(async () => {
+  gateway?.kill("SIGKILL");
+  capped?.kill("SIGKILL");
+  store?.kill("SIGKILL");
+  await db?.drop();
+  await adn?.close();
+});
+
+beforeEach(() => adn.sim.reset());
+
+const feed = (ibge: string) => ({ ibge, ambiente: Ambiente.PRODUCAO_RESTRITA, tipoNsu: TipoNsu.DISTRIBUICAO });
+const batchCalls = (ibge: string) => adn.sim.counters().byFeed[`${ibge}/DISTRIBUICAO`]?.batch ?? 0;
+const visible = (ibge: string) =>
+  adn.sim
+    .feed(ibge)
+    .entries.filter((e) => !e.hidden)
+    .map((e) => e.nsu);
+
+async function beginRun(ibge: string, fenceToken: bigint) {
+  return storeClient.beginRun({
+    feed: feed(ibge),
+    holder: `test-${fenceToken}`,
+    fenceToken,
+    trigger: RunTrigger.SCHEDULED,
+    pool: SyncPool.BOOTSTRAP,
+  });
+}
+
+async function storedNsus(ibge: string): Promise<bigint[]> {
+  const nsus: bigint[] = [];
+  for (const sql of [`SELECT nsu FROM nfse_documentos_${ibge}`, `SELECT nsu FROM nfse_eventos_${ibge}`]) {
+    const [rows] = await db.pool.query<RowDataPacket[]>(sql);
+    nsus.push(...rows.map((r) => BigInt(r.nsu as string)));
+  }
+  const [faults] = await db.pool.query<RowDataPacket[]>("SELECT nsu FROM nfse_quarantine WHERE ibge = ?", [ibge]);
+  nsus.push(...faults.map((r) => BigInt(r.nsu as string)));
+  return nsus.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+type Message = MessageInitShape<typeof DeliverFeedRequestSchema>;
+
+/** The caller's side as a queue: what the test pushes is sent, in order, until it closes. */
+function callerSide(first: Message) {
+  const queue: Message[] = [first];
+  let closed = false;
+  let wake: (() => void) | undefined;
+  return {
+    push(m: Message) {
+      queue.push(m);
+      wake?.();
+    },
+    close() {
+      closed = true;
+      wake?.();
+    },
+    async *messages(): AsyncGenerator<Message> {
+      for (;;) {
+        const m = queue.shift();
+        if (m) yield m;
+        else if (closed) return;
+        else await new Promise<void>((resolve) => (wake = resolve));
+      }
+    },
+  };
+}
+
+/** Runs a DeliverFeed to its end, acknowledging every report as it arrives (as the coordinator does). */
+async function deliver(c: Client<typeof AdnGatewayService>, start: Message) {
+  const side = callerSide(start);
+  const reports: DeliverFeedResponse[] = [];
+  try {
+    for await (const r of c.deliverFeed(side.messages())) {
+      reports.push(r);
+      side.push({ part: { case: "ackedPages", value: r.page } });
+    }
+  } catch (err) {
+    return { reports, error: ConnectError.from(err) };
+  } finally {
+    side.close();
+  }
+  return { reports };
+}
+
+const startOf = (ibge: string, run: { runId: string; cursor: bigint }, fenceToken: bigint): Message => ({
+  part: { case: "start", value: { feed: feed(ibge), afterNsu: run.cursor, runId: run.runId, fenceToken } },
+});
+
+describe("DeliverFeed", () => {
+  it("applies the feed page after page to the store under the run's fence, one ADN call at a time, reporting heads and the store's answers", async () => {
+    const run = await beginRun(WHOLE.ibge, 1n);
+    const { reports, error } = await deliver(client, startOf(WHOLE.ibge, run, 1n));
+    expect(error).toBeUndefined();
+    const expected = visible(WHOLE.ibge);
+    expect(await storedNsus(WHOLE.ibge)).toEqual(expected);
+
+    const pages = Math.ceil(expected.length / 50);
+    expect(reports.map((r) => r.page)).toEqual(Array.from({ length: pages + 1 }, (_, k) => BigInt(k + 1)));
+    expect(reports.at(-1)).toMatchObject({ head: { status: BatchStatus.END_OF_STREAM, itemCount: 0 }, cursor: expected.at(-1) });
+    expect(reports.at(-1)!.counts).toBeUndefined();
+    for (const [k, r] of reports.slice(0, -1).entries()) {
+      const page = expected.slice(50 * k, 50 * (k + 1));
+      expect(r.head).toMatchObject({ status: BatchStatus.DOCUMENTS_FOUND, highestNsu: page.at(-1), itemCount: page.length });
+      expect(r.cursor).toBe(page.at(-1));
+      const c = r.counts!;
+      expect(c.documentsInserted + c.eventsInserted + c.faults).toBe(page.length);
+      expect(r.cancelRequested).toBe(false);
+    }
+    expect(batchCalls(WHOLE.ibge)).toBe(pages + 1);
+    expect(adn.sim.counters().maxConcurrentByFeed[`${WHOLE.ibge}/DISTRIBUICAO`]).toBe(1);
+    // The store kept the cursor with the pages: the next run starts after the last one.
+    expect((await storeClient.getSyncState({ feed: feed(WHOLE.ibge) })).state!.lastNsu).toBe(expected.at(-1));
+  });
+
+  it("ends with the 429 of the page that meets it, keeping the pages reported before it", async () => {
+    // The third call of the feed meets a 429 (a certificate whose window no other test opens).
+    adn.sim.configure({ rateLimit: { maxCalls: 2, windowMs: 60_000 } });
+    const run = await beginRun(LIMITED.ibge, 1n);
+    const { reports, error } = await deliver(client, startOf(LIMITED.ibge, run, 1n));
+    expect(error?.code).toBe(Code.ResourceExhausted);
+    expect(error?.findDetails(RateLimitedSchema)).toHaveLength(1);
+    expect(reports).toHaveLength(2);
+    expect(await storedNsus(LIMITED.ibge)).toEqual(visible(LIMITED.ibge).slice(0, 100));
+  });
+
+  it("fails a page whose decoded items exceed ADN_MAX_BATCH_BYTES: nothing of it is written", async () => {
+    const run = await beginRun(CAPPED.ibge, 1n);
+    const { reports, error } = await deliver(cappedClient, startOf(CAPPED.ibge, run, 1n));
+    expect(reports).toHaveLength(0);
+    expect(error?.code).toBe(Code.ResourceExhausted);
+    expect(error?.rawMessage).toContain("ADN_MAX_BATCH_BYTES (1024 bytes)");
+    expect(await storedNsus(CAPPED.ibge)).toEqual([]);
+  });
+
+  it("passes the store's refusal of a stale fence on unchanged (FAILED_PRECONDITION + StaleFence) and writes nothing", async () => {
+    const stale = await beginRun(FENCED.ibge, 5n);
+    // A newer holder begins its run: the older run is closed and its fence is stale from now on.
+    await beginRun(FENCED.ibge, 6n);
+    const { reports, error } = await deliver(client, startOf(FENCED.ibge, stale, 5n));
+    expect(reports).toHaveLength(0);
+    expect(error?.code).toBe(Code.FailedPrecondition);
+    expect(error?.findDetails(StaleFenceSchema)).toHaveLength(1);
+    expect(await storedNsus(FENCED.ibge)).toEqual([]);
+    // The refused page, the pages decoded behind it, and the call ahead.
+    expect(batchCalls(FENCED.ibge)).toBeLessThanOrEqual(1 + PAGES_AHEAD_OF_STORE + 1);
+  });
+
+  it("holds back while the caller does not acknowledge, and ends with OK after a stop", async () => {
+    const run = await beginRun(HELD.ibge, 1n);
+    const side = callerSide(startOf(HELD.ibge, run, 1n));
+    const reports: DeliverFeedResponse[] = [];
+    const done = (async () => {
+      for await (const r of client.deliverFeed(side.messages())) reports.push(r);
+    })();
+    // No acknowledgement: the gateway applies UNACKNOWLEDGED_PAGES pages and waits, with at most
+    // PAGES_AHEAD_OF_STORE decoded pages and one ADN call more behind them.
+    for (let i = 0; i < 400 && reports.length < UNACKNOWLEDGED_PAGES; i++) await new Promise((r) => setTimeout(r, 10));
+    let calls = -1;
+    while (calls !== batchCalls(HELD.ibge)) {
+      calls = batchCalls(HELD.ibge);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(reports).toHaveLength(UNACKNOWLEDGED_PAGES);
+    expect(calls).toBeLessThanOrEqual(UNACKNOWLEDGED_PAGES + PAGES_AHEAD_OF_STORE + 1);
+    expect(visible(HELD.ibge).length).toBeGreaterThan(50 * (UNACKNOWLEDGED_PAGES + PAGES_AHEAD_OF_STORE + 2));
+    expect(await storedNsus(HELD.ibge)).toEqual(visible(HELD.ibge).slice(0, 50 * UNACKNOWLEDGED_PAGES));
+
+    side.push({ part: { case: "stop", value: {} } });
+    await done;
+    side.close();
+    expect(reports).toHaveLength(UNACKNOWLEDGED_PAGES);
+    expect(batchCalls(HELD.ibge)).toBe(calls);
+    expect(await storedNsus(HELD.ibge)).toEqual(visible(HELD.ibge).slice(0, 50 * UNACKNOWLEDGED_PAGES));
+  });
+
+  it("refuses a first message that is not start, an empty run_id and a zero fence_token before any ADN call", async () => {
+    const run = await beginRun(BAD.ibge, 1n);
+    const notStart = await deliver(client, { part: { case: "ackedPages", value: 1n } });
+    expect(notStart.error?.code).toBe(Code.InvalidArgument);
+    expect(notStart.error?.rawMessage).toMatch(/first DeliverFeed message must be start, not acked_pages/);
+    const noRun = await deliver(client, startOf(BAD.ibge, { ...run, runId: "" }, 1n));
+    expect(noRun.error?.code).toBe(Code.InvalidArgument);
+    expect(noRun.error?.rawMessage).toContain("start.run_id");
+    const noFence = await deliver(client, startOf(BAD.ibge, run, 0n));
+    expect(noFence.error?.code).toBe(Code.InvalidArgument);
+    expect(noFence.error?.rawMessage).toContain("start.fence_token");
+    const badFeed = await deliver(client, startOf("355030", run, 1n));
+    expect(badFeed.error?.code).toBe(Code.InvalidArgument);
+    expect(batchCalls(BAD.ibge)).toBe(0);
+  });
+});
