@@ -128,7 +128,7 @@ export async function startNfseMesh(opts: NfseMeshOptions): Promise<NfseMesh> {
   });
   const db = opts.mysqlUrl ? externalDatabase(opts.mysqlUrl) : await createThrowawayDatabase();
   const spawnOpts = { compiled: opts.compiled ?? false };
-  const storeStarting = startService("store", { MYSQL_URL: db.url, ...opts.serviceEnv?.store }, spawnOpts);
+  const store = await startService("store", { MYSQL_URL: db.url, ...opts.serviceEnv?.store }, spawnOpts);
   const gateways: ServiceProcess[] = [];
   const startGateway = async () => {
     const g = await startService(
@@ -149,8 +149,8 @@ export async function startNfseMesh(opts: NfseMeshOptions): Promise<NfseMesh> {
     gateways.push(g);
     return g;
   };
-  // The store and the first gateway do not need each other: started together.
-  const [store, gateway] = await Promise.all([storeStarting, startGateway()]);
+  // The gateway applies a run's pages to the store itself (decision 0020): the store comes first.
+  const gateway = await startGateway();
   const bucket = `leases_e2e_${randomBytes(4).toString("hex")}`;
   const coordinators: ServiceProcess[] = [];
   const spawnCoordinator = (extraEnv: Record<string, string> = {}) =>
