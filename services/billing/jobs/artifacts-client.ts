@@ -1,0 +1,141 @@
+// The billing side of the artifacts service: streaming puts of whole buffers, reads back into memory
+// (PDFs and the job's JSON files are small) and freshly signed links.
+import { timestampFromDate, type Timestamp } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError } from "@connectrpc/connect";
+import type { Client } from "@connectrpc/connect";
+import type {
+  ArtifactsService,
+  Artifact,
+  PutArtifactRequest,
+  PutArtifactsRequest,
+} from "../../../libs/gen/malha/artifacts/v1/artifacts_pb.js";
+import type { StoredArtifact } from "./job-repo.js";
+import { BATCHABLE_BYTES, PutBatcher } from "./put-batcher.js";
+import { RECENT_BLOB_BYTES, RecentBlobs } from "./recent-blobs.js";
+
+const CHUNK = 256 * 1024;
+
+export class ArtifactsUnavailable extends Error {
+  override name = "ArtifactsUnavailable";
+}
+
+/** The artifacts service signs at most this many links per call. */
+const LINKS_PER_CALL = 1000;
+
+export interface SignedLink {
+  url: string;
+  expiresAt: Date | undefined;
+}
+
+export class ArtifactStore {
+  /**
+   * What this process put recently, by artifact id: a job's finalize zips the PDFs its own items just
+   * stored, and reading them back would cost one round trip each. Artifacts are immutable, so a hit is
+   * exactly the stored content; a miss (another process rendered the item, or after a restart) reads.
+   */
+  private readonly recent = new RecentBlobs(RECENT_BLOB_BYTES);
+
+  constructor(private readonly client: Client<typeof ArtifactsService>) {}
+
+  private readonly batcher = new PutBatcher<PutInput, Artifact>(
+    (batch) => this.putMany(batch),
+    (one) => this.putOne(one),
+  );
+
+  /**
+   * Puts `data` as (tenant, job, name); the same bytes again return the stored artifact (immutable
+   * names). Without `expiresAt` the artifacts service's default retention (ARTIFACT_TTL_DIAS) applies.
+   * Small blobs ride together in PutArtifacts calls (see PutBatcher); large ones stream on their own.
+   */
+  async put(p: PutInput): Promise<StoredArtifact> {
+    const a = p.data.byteLength <= BATCHABLE_BYTES ? await this.batcher.put(p) : await this.putOne(p);
+    this.recent.remember(p.tenant, a.id, p.data);
+    return toStored(a);
+  }
+
+  private async putOne(p: PutInput): Promise<Artifact> {
+    const res = await guard(() => this.client.putArtifact(uploadParts(p) as AsyncIterable<PutArtifactRequest>));
+    if (!res.artifact) throw new Error("artifacts answered a put without an artifact");
+    return res.artifact;
+  }
+
+  private async putMany(batch: readonly PutInput[]): Promise<Artifact[]> {
+    async function* parts(): AsyncIterable<PartialMessage> {
+      for (const p of batch) yield* uploadParts(p);
+    }
+    const res = await guard(() => this.client.putArtifacts(parts() as AsyncIterable<PutArtifactsRequest>));
+    if (res.results.length !== batch.length || res.results.some((r) => !r.artifact)) {
+      throw new Error(`artifacts answered ${res.results.length} results for a batch of ${batch.length}`);
+    }
+    return res.results.map((r) => r.artifact!);
+  }
+
+  async read(tenant: string, id: string): Promise<Buffer> {
+    const known = this.recent.take(tenant, id);
+    if (known) return known;
+    return guard(async () => {
+      const chunks: Uint8Array[] = [];
+      for await (const res of this.client.getArtifact({ tenant, id })) if (res.part.case === "chunk") chunks.push(res.part.value);
+      return Buffer.concat(chunks);
+    });
+  }
+
+  async link(tenant: string, id: string, ttlMs: number): Promise<SignedLink> {
+    const res = await guard(() => this.client.createDownloadLink({ tenant, id, ttl: ttlOf(ttlMs) }));
+    return { url: res.url, expiresAt: dateOf(res.expiresAt) };
+  }
+
+  /** Links for many artifacts (a manifest) in as few calls as the service allows; keyed by artifact id. */
+  async links(tenant: string, ids: readonly string[], ttlMs: number): Promise<Map<string, SignedLink>> {
+    const unique = [...new Set(ids)];
+    const out = new Map<string, SignedLink>();
+    for (let i = 0; i < unique.length; i += LINKS_PER_CALL) {
+      const batch = unique.slice(i, i + LINKS_PER_CALL);
+      const res = await guard(() => this.client.createDownloadLinks({ tenant, ids: batch, ttl: ttlOf(ttlMs) }));
+      for (const l of res.links) out.set(l.id, { url: l.url, expiresAt: dateOf(l.expiresAt) });
+    }
+    return out;
+  }
+}
+
+const ttlOf = (ttlMs: number) => ({ seconds: BigInt(Math.max(1, Math.floor(ttlMs / 1000))), nanos: 0 });
+const dateOf = (t: Timestamp | undefined) => (t ? new Date(Number(t.seconds) * 1000 + Math.floor(t.nanos / 1e6)) : undefined);
+
+export interface PutInput {
+  tenant: string;
+  jobId: string;
+  name: string;
+  contentType: string;
+  data: Uint8Array;
+  expiresAt?: Date;
+}
+
+async function* uploadParts(p: PutInput): AsyncIterable<PartialMessage> {
+  const { tenant, jobId, name, contentType, data, expiresAt } = p;
+  const expiry = expiresAt ? { case: "expiresAt", value: timestampFromDate(expiresAt) } : { case: undefined };
+  yield { part: { case: "header", value: { tenant, name, contentType, jobId, expiry, expectedSizeBytes: BigInt(data.length) } } };
+  for (let o = 0; o < data.length; o += CHUNK) yield { part: { case: "chunk", value: data.subarray(o, o + CHUNK) } };
+}
+
+type PartialMessage = { part: PutArtifactRequest["part"] | { case: "header"; value: Record<string, unknown> } };
+
+const toStored = (a: Artifact): StoredArtifact => ({
+  artifactId: a.id,
+  name: a.name,
+  contentType: a.contentType,
+  sizeBytes: Number(a.sizeBytes),
+  sha256: a.sha256,
+});
+
+/** Transport trouble is transient (retry later); a refusal from artifacts is a bug or a real conflict. */
+async function guard<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    const ce = ConnectError.from(err);
+    if ([Code.Unavailable, Code.DeadlineExceeded, Code.Canceled, Code.ResourceExhausted, Code.Unknown].includes(ce.code)) {
+      throw new ArtifactsUnavailable(`artifacts unavailable: ${ce.message}`);
+    }
+    throw ce;
+  }
+}
