@@ -7,7 +7,7 @@ import { timestampDate, type Duration } from "@bufbuild/protobuf/wkt";
 import { ArtifactExpiredSchema } from "../../../libs/gen/malha/artifacts/v1/artifacts_pb.js";
 import { BoletoSchema, ItemAttemptSchema, ManifestItemSchema, type Boleto } from "../../../libs/gen/malha/billing/v1/boleto_pb.js";
 import { CreateBoletoJobRequestSchema, JobSummarySchema, type BillingService } from "../../../libs/gen/malha/billing/v1/billing_pb.js";
-import { Environment, ItemState, JobKind, JobState } from "../../../libs/gen/malha/billing/v1/types_pb.js";
+import { Environment, ItemState, JobKind } from "../../../libs/gen/malha/billing/v1/types_pb.js";
 import { ErrorInfoSchema } from "../../../libs/gen/malha/common/v1/common_pb.js";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Logger } from "../../../libs/log/logger.js";
@@ -259,11 +259,7 @@ export function createHandlers(d: HandlerDeps): Partial<ServiceImpl<typeof Billi
         else if (named.has(r.itemId)) skipped.push(r.itemId);
       }
       if (positions.length === 0) return { job: await jobMessage(job), requeued: 0, skippedItemIds: skipped };
-      const now = clock();
-      const moved = await d.jobs.transition(job.id, [job.state], JobState.PROCESSING, {
-        retry_rounds: job.retryRounds + 1,
-        round_started_at: now,
-      });
+      const moved = await d.jobs.startRetryRound(job.id, job.state, job.retryRounds);
       if (!moved) throw jobNotFinished(job.id, "changing state");
       const requeued = await d.items.requeueFailed(job.id, positions);
       const answer = await jobMessage((await d.jobs.get(job.tenant, job.id))!);

@@ -1,108 +1,80 @@
-// What the boleto queue's consumers do. Every step is idempotent against redelivery: the job task
-// (re-)enqueues whatever items are unfinished, an item task claims its attempt in MySQL before working
-// and ends it with a conditional update, and the finalize task builds deterministic artifacts under
-// names that are immutable in the artifacts service, then moves the job to its final state once.
-import { checkpoint } from "../../../libs/checkpoint/index.js";
+// The units of a boleto job are its items: an item task claims its attempt in MySQL before working
+// (a redelivery resumes it, a stale duplicate is dropped), allocates a missing nosso número once,
+// renders the PDF in the render pool and stores it immutably, then ends the attempt with a conditional
+// update. A round yields manifest.json, errors.json and boletos-<job>.zip. The lifecycle around the
+// items is the job engine's (jobs/engine.ts).
 import { fromJsonString } from "@bufbuild/protobuf";
 import type { JsMsg } from "@nats-io/jetstream";
+import { checkpoint } from "../../../libs/checkpoint/index.js";
 import { CobrancaError, saoPauloDate } from "../../../libs/cobranca/index.js";
 import { BoletoSchema } from "../../../libs/gen/malha/billing/v1/boleto_pb.js";
-import { Environment, ItemState, JobState } from "../../../libs/gen/malha/billing/v1/types_pb.js";
-import type { Logger } from "../../../libs/log/logger.js";
+import { Environment, ItemState } from "../../../libs/gen/malha/billing/v1/types_pb.js";
 import type { ArtifactStore } from "../jobs/artifacts-client.js";
-import { prepareItem } from "./item.js";
-import { buildJobArtifacts } from "../jobs/round-artifacts.js";
-import type { JobRepo, JobRow, StoredManifest } from "../jobs/job-repo.js";
-import type { PoolConnection } from "mysql2/promise";
-import type { ItemRepo, StoredError } from "../jobs/item-repo.js";
-import type { WorkQueue, Task } from "../jobs/queue.js";
-import { RenderFailure, RenderTimeoutError, type RenderPool } from "./render-pool.js";
+import type { Conclusion, JobUnits, UnitOutcome, UnitTask } from "../jobs/engine.js";
+import type { ItemRepo } from "../jobs/item-repo.js";
+import type { JobRepo, JobRow } from "../jobs/job-repo.js";
+import { allItems, errorsDocument, publishRound } from "../jobs/round-artifacts.js";
+import type { StoredError, StoredResult } from "../jobs/stored.js";
 import type { BillingMetrics } from "../metrics.js";
-import { finalJobState, isFinalJob, RUNNING_JOB_STATES } from "../jobs/states.js";
+import { prepareItem } from "./item.js";
+import { manifestDocument } from "./manifest.js";
+import { RenderFailure, RenderTimeoutError, type RenderPool } from "./render-pool.js";
 
-export interface FinishedJob {
-  state: JobState;
-  counts: Map<ItemState, number>;
-  finishedAt: Date;
-  duracaoMs: number;
-  processed: number;
-  /** Absent for retorno jobs, which produce no artifacts. */
-  manifest?: StoredManifest;
-  artifactsExpiresAt?: Date;
-}
-
-export interface WorkerDeps {
+export interface BoletoUnitsDeps {
   jobs: JobRepo;
   items: ItemRepo;
-  queue: WorkQueue;
   pool: RenderPool;
   artifacts: ArtifactStore;
-  log: Logger;
   ackWaitMs: number;
   jobTimeoutMs: number;
-  tenantMaxRunningJobs: number;
   artifactTtlMs: number;
-  /** Writes the completion event into the outbox, inside the transaction that finishes the job. */
-  completionEvent?: (c: PoolConnection, job: JobRow, finished: FinishedJob) => Promise<void>;
   metrics?: BillingMetrics;
-  /** Told after a job finished (wakes the webhook sender). */
-  onFinished?: (jobId: string) => void;
   clock?: () => Date;
 }
 
 const err = (code: string, message: string, retryable: boolean, field = ""): StoredError => ({ code, field, message, retryable });
+const OPEN_ITEMS: readonly ItemState[] = [ItemState.PENDING, ItemState.VALIDATING, ItemState.RENDERING];
 
-export class BoletoWorker {
+export class BoletoUnits implements JobUnits {
+  readonly kind = "boleto";
   private readonly clock: () => Date;
-  constructor(private readonly d: WorkerDeps) {
+  constructor(private readonly d: BoletoUnitsDeps) {
     this.clock = d.clock ?? (() => new Date());
   }
 
-  handle = async (task: Task, msg: JsMsg): Promise<void | { retryInMs: number }> => {
-    if (task.type === "job") return this.job(task.jobId);
-    if (task.type === "item") return this.item(task.jobId, task.position, msg.seq);
-    return this.finalize(task.jobId);
-  };
+  async openUnits(job: JobRow): Promise<UnitTask[]> {
+    const unfinished = await this.d.items.unfinished(job.id);
+    return unfinished.map((u) => ({ type: "item", jobId: job.id, position: u.position, attempt: u.attempt }));
+  }
 
-  /** Last delivery of a task failed: its item ends FAILED (retryable) so the job can still finish. */
-  onDead = async (task: Task): Promise<void> => {
-    if (task.type !== "item") return;
+  async settled(jobId: string): Promise<boolean> {
+    const counts = await this.d.items.counts(jobId);
+    return OPEN_ITEMS.every((s) => (counts.get(s) ?? 0) === 0);
+  }
+
+  /** Last delivery of an item task failed: the item ends FAILED (retryable) so the job can still finish. */
+  async unitDead(task: UnitTask): Promise<boolean> {
+    if (task.type !== "item") return false;
     const job = await this.d.jobs.byId(task.jobId);
     const item = job && (await this.d.items.page(task.jobId, { afterPosition: task.position - 1, limit: 1 }))[0];
-    if (!item || item.position !== task.position) return;
+    if (!item || item.position !== task.position) return false;
     await this.d.items.finish(task.jobId, task.position, item.attemptCount, ItemState.FAILED, {
       errors: [err("TENTATIVAS_ESGOTADAS", "the item kept failing on transient faults (storage unavailable); retry it later", true)],
     });
-    await this.maybeFinalize(task.jobId);
-  };
-
-  private async job(jobId: string): Promise<void | { retryInMs: number }> {
-    let job = await this.d.jobs.byId(jobId);
-    if (!job || isFinalJob(job.state)) return;
-    if (job.state === JobState.RECEIVED) {
-      const started = await this.d.jobs.start(jobId, job.tenant, this.d.tenantMaxRunningJobs);
-      // The tenant is at its limit: the job waits in RECEIVED and the task comes back later.
-      if (started === "busy") return { retryInMs: 1000 };
-      job = await this.d.jobs.byId(jobId);
-      if (!job || isFinalJob(job.state)) return;
-    }
-    const unfinished = await this.d.items.unfinished(jobId);
-    for (const u of unfinished) await this.d.queue.publish({ type: "item", jobId, position: u.position, attempt: u.attempt });
-    await this.d.jobs.transition(jobId, [JobState.VALIDATING], JobState.PROCESSING);
-    if (unfinished.length === 0) await this.d.queue.publish({ type: "finalize", jobId, round: job.retryRounds });
+    return true;
   }
 
-  private async item(jobId: string, position: number, seq: number): Promise<void> {
-    const job = await this.d.jobs.byId(jobId);
-    if (!job || !(RUNNING_JOB_STATES as readonly JobState[]).includes(job.state)) return;
-    const claim = await this.d.items.claim(jobId, position, seq, this.d.ackWaitMs);
-    if (claim.kind === "held-elsewhere") return;
-    if (claim.kind === "finished") return this.maybeFinalize(jobId);
+  async runUnit(job: JobRow, task: UnitTask, msg: JsMsg): Promise<UnitOutcome> {
+    if (task.type !== "item") return "held";
+    const { jobId, position } = task;
+    const claim = await this.d.items.claim(jobId, position, msg.seq, this.d.ackWaitMs);
+    if (claim.kind === "held-elsewhere") return "held";
+    if (claim.kind === "finished") return "ran";
     const { item, attempt } = claim;
-    const finish = async (state: ItemState, out: Parameters<ItemRepo["finish"]>[4]) => {
+    const finish = async (state: ItemState, out: { result?: StoredResult; errors?: StoredError[] }): Promise<UnitOutcome> => {
       if (await this.d.items.finish(jobId, position, attempt, state, out))
         this.d.metrics?.itemsFinished.inc({ kind: "boleto", state: ItemState[state] });
-      await this.maybeFinalize(jobId);
+      return "ran";
     };
     const now = this.clock();
     if (job.roundStartedAt && now.getTime() - job.roundStartedAt.getTime() > this.d.jobTimeoutMs) {
@@ -159,57 +131,32 @@ export class BoletoWorker {
       expiresAt,
     });
     checkpoint("billing.after-item-artifact");
-    await finish(ItemState.COMPLETED, { result: { ...prepared.result, pdf: stored } });
+    return finish(ItemState.COMPLETED, { result: { ...prepared.result, pdf: stored } });
   }
 
-  private async maybeFinalize(jobId: string): Promise<void> {
-    const counts = await this.d.items.counts(jobId);
-    const open = (counts.get(ItemState.PENDING) ?? 0) + (counts.get(ItemState.VALIDATING) ?? 0) + (counts.get(ItemState.RENDERING) ?? 0);
-    if (open > 0) return;
-    const job = await this.d.jobs.byId(jobId);
-    if (job && !isFinalJob(job.state)) await this.d.queue.publish({ type: "finalize", jobId, round: job.retryRounds });
-  }
-
-  private async finalize(jobId: string): Promise<void> {
-    const job = await this.d.jobs.byId(jobId);
-    if (!job || !(RUNNING_JOB_STATES as readonly JobState[]).includes(job.state)) return;
-    const counts = await this.d.items.counts(jobId);
-    const open = (counts.get(ItemState.PENDING) ?? 0) + (counts.get(ItemState.VALIDATING) ?? 0) + (counts.get(ItemState.RENDERING) ?? 0);
-    if (open > 0) return;
-    const expiresAt = new Date((job.roundStartedAt ?? job.createdAt).getTime() + this.d.artifactTtlMs);
-    const manifest = await buildJobArtifacts({ job, items: this.d.items, artifacts: this.d.artifacts, expiresAt });
-    checkpoint("billing.after-zip");
+  async conclude(job: JobRow, expiresAt: Date): Promise<Conclusion> {
+    const counts = await this.d.items.counts(job.id);
+    const rows = await allItems(this.d.items, job.id);
+    const manifest = await publishRound({
+      job,
+      artifacts: this.d.artifacts,
+      expiresAt,
+      manifest: manifestDocument(job, rows),
+      errors: errorsDocument(rows),
+      zipName: `boletos-${job.id}.zip`,
+      entries: rows.flatMap((r) => (r.state === ItemState.COMPLETED && r.result?.pdf ? [r.result.pdf] : [])),
+    });
     const completed = counts.get(ItemState.COMPLETED) ?? 0;
     const failed = counts.get(ItemState.FAILED) ?? 0;
     const skipped = counts.get(ItemState.SKIPPED) ?? 0;
-    const now = this.clock();
-    const startedAt = job.startedAt ?? job.createdAt;
-    const finished: FinishedJob = {
-      state: finalJobState({ completed, failed, skipped }),
+    return {
+      produced: completed,
+      failed: failed > 0,
       counts,
-      finishedAt: now,
-      duracaoMs: Math.max(0, now.getTime() - startedAt.getTime()),
       processed: completed + failed,
       manifest,
       artifactsExpiresAt: expiresAt,
+      summary: { completed, failed, skipped },
     };
-    const moved = await this.d.jobs.finish(
-      jobId,
-      RUNNING_JOB_STATES,
-      finished.state,
-      {
-        finished_at: now,
-        manifest: JSON.stringify(manifest),
-        duracao_ms: finished.duracaoMs,
-        processed_items: finished.processed,
-        artifacts_expires_at: expiresAt,
-      },
-      async (c) => this.d.completionEvent?.(c, job, finished),
-    );
-    if (moved) {
-      this.d.log.info({ jobId, completed, failed, skipped }, "boleto job finished");
-      this.d.metrics?.jobsFinished.inc({ kind: "boleto", state: JobState[finished.state] });
-      this.d.onFinished?.(jobId);
-    }
   }
 }

@@ -9,7 +9,7 @@ import type {
   PutArtifactRequest,
   PutArtifactsRequest,
 } from "../../../libs/gen/malha/artifacts/v1/artifacts_pb.js";
-import type { StoredArtifact } from "./job-repo.js";
+import type { StoredArtifact } from "./stored.js";
 import { BATCHABLE_BYTES, PutBatcher } from "./put-batcher.js";
 import { RECENT_BLOB_BYTES, RecentBlobs } from "./recent-blobs.js";
 

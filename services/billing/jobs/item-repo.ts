@@ -6,24 +6,7 @@ import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from "mysql
 import { ItemState } from "../../../libs/gen/malha/billing/v1/types_pb.js";
 import { inTransaction } from "./job-repo.js";
 import { ACTIVE_ITEM_STATES, FINAL_ITEM_STATES } from "./states.js";
-
-export interface StoredError {
-  code: string;
-  field: string;
-  message: string;
-  retryable: boolean;
-}
-
-export interface StoredResult {
-  nossoNumero: string;
-  nossoNumeroDv: string;
-  nossoNumeroFormatado: string;
-  linhaDigitavel: string;
-  linhaDigitavelFormatada: string;
-  codigoBarras: string;
-  pixPayload: string;
-  pdf?: { artifactId: string; name: string; contentType: string; sizeBytes: number; sha256: string };
-}
+import { storedErrorsOf, resultOf, type StoredError, type StoredResult } from "./stored.js";
 
 export interface ItemRow {
   jobId: string;
@@ -51,19 +34,65 @@ export interface AttemptRow {
   result: StoredResult | null;
 }
 
-const toItem = (r: RowDataPacket): ItemRow => ({
-  jobId: r["job_id"],
-  position: r["position"],
-  itemId: r["item_id"],
-  state: r["state"],
-  inputJson: r["input"] ?? "",
-  nossoNumero: r["nosso_numero"],
-  subloteIndex: r["sublote_index"] ?? null,
-  result: r["result"] ? JSON.parse(r["result"]) : null,
-  errors: r["errors"] ? JSON.parse(r["errors"]) : [],
-  attemptCount: r["attempt_count"],
-  createdAt: r["created_at"],
-  updatedAt: r["updated_at"],
+interface ItemDbRow extends RowDataPacket {
+  job_id: string;
+  position: number;
+  item_id: string;
+  state: ItemState;
+  /** Absent when the listing leaves the input out. */
+  input?: string;
+  nosso_numero: string | null;
+  sublote_index: number | null;
+  result: string | null;
+  errors: string | null;
+  attempt_count: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+interface AttemptDbRow extends RowDataPacket {
+  number: number;
+  state: ItemState;
+  deliveries: number;
+  renders: number;
+  started_at: Date | null;
+  finished_at: Date | null;
+  errors: string | null;
+  result: string | null;
+}
+
+interface HolderDbRow extends RowDataPacket {
+  holder_seq: number | string | null;
+  held_at: Date | null;
+}
+
+interface PositionDbRow extends RowDataPacket {
+  position: number;
+  attempt_count: number;
+}
+
+interface CountDbRow extends RowDataPacket {
+  state: ItemState;
+  n: number | string;
+}
+
+interface NossoNumeroDbRow extends RowDataPacket {
+  nosso_numero: string | null;
+}
+
+const toItem = (r: ItemDbRow): ItemRow => ({
+  jobId: r.job_id,
+  position: r.position,
+  itemId: r.item_id,
+  state: r.state,
+  inputJson: r.input ?? "",
+  nossoNumero: r.nosso_numero,
+  subloteIndex: r.sublote_index ?? null,
+  result: resultOf(r.result, "billing_boleto_items.result"),
+  errors: storedErrorsOf(r.errors, "billing_boleto_items.errors"),
+  attemptCount: r.attempt_count,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
 });
 
 export type Claim = { kind: "finished" } | { kind: "held-elsewhere" } | { kind: "claimed"; item: ItemRow; attempt: number };
@@ -77,11 +106,11 @@ export class ItemRepo {
   ) {}
 
   async counts(jobId: string): Promise<Map<ItemState, number>> {
-    const [rows] = await this.pool.execute<RowDataPacket[]>(
+    const [rows] = await this.pool.execute<CountDbRow[]>(
       "SELECT state, COUNT(*) AS n FROM billing_boleto_items WHERE job_id = ? GROUP BY state",
       [jobId],
     );
-    return new Map(rows.map((r) => [r["state"] as ItemState, Number(r["n"])]));
+    return new Map(rows.map((r) => [r.state, Number(r.n)]));
   }
 
   async page(
@@ -95,7 +124,7 @@ export class ItemRepo {
     const args: (string | number)[] = [jobId, opts.afterPosition];
     if (opts.state) where.push("state = ?"), args.push(opts.state);
     if (opts.subloteIndex !== undefined) where.push("sublote_index = ?"), args.push(opts.subloteIndex);
-    const [rows] = await this.pool.query<RowDataPacket[]>(
+    const [rows] = await this.pool.query<ItemDbRow[]>(
       `SELECT ${cols} FROM billing_boleto_items WHERE ${where.join(" AND ")} ORDER BY position LIMIT ?`,
       [...args, opts.limit],
     );
@@ -104,7 +133,7 @@ export class ItemRepo {
 
   /** The first item with that id (a later repeat of the id is a SKIPPED duplicate). */
   async byItemId(jobId: string, itemId: string): Promise<ItemRow | undefined> {
-    const [rows] = await this.pool.execute<RowDataPacket[]>(
+    const [rows] = await this.pool.execute<ItemDbRow[]>(
       "SELECT * FROM billing_boleto_items WHERE job_id = ? AND item_id = ? ORDER BY position LIMIT 1",
       [jobId, itemId],
     );
@@ -112,29 +141,29 @@ export class ItemRepo {
   }
 
   async attempts(jobId: string, position: number): Promise<AttemptRow[]> {
-    const [rows] = await this.pool.execute<RowDataPacket[]>(
+    const [rows] = await this.pool.execute<AttemptDbRow[]>(
       "SELECT * FROM billing_item_attempts WHERE job_id = ? AND position = ? ORDER BY number",
       [jobId, position],
     );
     return rows.map((r) => ({
-      number: r["number"],
-      state: r["state"],
-      deliveries: r["deliveries"],
-      renders: r["renders"],
-      startedAt: r["started_at"],
-      finishedAt: r["finished_at"],
-      errors: r["errors"] ? JSON.parse(r["errors"]) : [],
-      result: r["result"] ? JSON.parse(r["result"]) : null,
+      number: r.number,
+      state: r.state,
+      deliveries: r.deliveries,
+      renders: r.renders,
+      startedAt: r.started_at,
+      finishedAt: r.finished_at,
+      errors: storedErrorsOf(r.errors, "billing_item_attempts.errors"),
+      result: resultOf(r.result, "billing_item_attempts.result"),
     }));
   }
 
   /** Positions still to process in the current round, for (re-)enqueuing. */
   async unfinished(jobId: string): Promise<{ position: number; attempt: number }[]> {
-    const [rows] = await this.pool.execute<RowDataPacket[]>(
+    const [rows] = await this.pool.execute<PositionDbRow[]>(
       `SELECT position, attempt_count FROM billing_boleto_items WHERE job_id = ? AND state NOT IN (${placeholders(FINAL_ITEM_STATES.length)}) ORDER BY position`,
       [jobId, ...FINAL_ITEM_STATES],
     );
-    return rows.map((r) => ({ position: r["position"], attempt: Math.max(1, r["attempt_count"] as number) }));
+    return rows.map((r) => ({ position: r.position, attempt: Math.max(1, r.attempt_count) }));
   }
 
   /**
@@ -144,7 +173,7 @@ export class ItemRepo {
    */
   async claim(jobId: string, position: number, seq: number, staleMs: number): Promise<Claim> {
     return inTransaction(this.pool, async (c) => {
-      const [rows] = await c.execute<RowDataPacket[]>("SELECT * FROM billing_boleto_items WHERE job_id = ? AND position = ? FOR UPDATE", [
+      const [rows] = await c.execute<ItemDbRow[]>("SELECT * FROM billing_boleto_items WHERE job_id = ? AND position = ? FOR UPDATE", [
         jobId,
         position,
       ]);
@@ -161,13 +190,13 @@ export class ItemRepo {
           [jobId, position, ItemState.VALIDATING, now, seq, now],
         );
       } else {
-        const [att] = await c.execute<RowDataPacket[]>(
+        const [att] = await c.execute<HolderDbRow[]>(
           "SELECT holder_seq, held_at FROM billing_item_attempts WHERE job_id = ? AND position = ? AND number = ?",
           [jobId, position, attempt],
         );
         const a = att[0];
-        if (a && a["holder_seq"] !== null && Number(a["holder_seq"]) !== seq && (item.state as ItemState) !== ItemState.PENDING) {
-          const heldAt = a["held_at"] as Date | null;
+        if (a && a.holder_seq !== null && Number(a.holder_seq) !== seq && (item.state as ItemState) !== ItemState.PENDING) {
+          const heldAt = a.held_at;
           if (heldAt && now.getTime() - heldAt.getTime() < staleMs) return { kind: "held-elsewhere" };
         }
         await c.execute(
@@ -207,11 +236,11 @@ export class ItemRepo {
     seqKey: { tenant: string; environment: number; banco: string; convenio: string },
   ): Promise<string> {
     return inTransaction(this.pool, async (c) => {
-      const [rows] = await c.execute<RowDataPacket[]>(
+      const [rows] = await c.execute<NossoNumeroDbRow[]>(
         "SELECT nosso_numero FROM billing_boleto_items WHERE job_id = ? AND position = ? FOR UPDATE",
         [jobId, position],
       );
-      const existing = rows[0]?.["nosso_numero"] as string | null | undefined;
+      const existing = rows[0]?.nosso_numero;
       if (existing) return existing;
       const [res] = await c.execute<ResultSetHeader>(
         `INSERT INTO billing_nosso_numero_seq (tenant, environment, banco, convenio, last_value) VALUES (?, ?, ?, ?, LAST_INSERT_ID(1))
@@ -324,11 +353,11 @@ export class ItemRepo {
           [ItemState.PENDING, now, jobId, position, ItemState.FAILED],
         );
         if (res.affectedRows !== 1) continue;
-        const [rows] = await c.execute<RowDataPacket[]>(
-          "SELECT attempt_count FROM billing_boleto_items WHERE job_id = ? AND position = ?",
+        const [rows] = await c.execute<PositionDbRow[]>(
+          "SELECT position, attempt_count FROM billing_boleto_items WHERE job_id = ? AND position = ?",
           [jobId, position],
         );
-        const attempt = rows[0]!["attempt_count"] as number;
+        const attempt = rows[0]!.attempt_count;
         await c.execute("INSERT INTO billing_item_attempts (job_id, position, number, state) VALUES (?, ?, ?, ?)", [
           jobId,
           position,

@@ -5,6 +5,8 @@ import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from "mysql
 import { type ItemState, type JobKind, JobState, type Environment } from "../../../libs/gen/malha/billing/v1/types_pb.js";
 import { keyReused } from "../errors.js";
 import type { OpenJobs } from "../metrics.js";
+import { RUNNING_JOB_STATES } from "./states.js";
+import { manifestOf, metadataOf, type StoredJobMetadata, type StoredManifest } from "./stored.js";
 
 export interface JobRow {
   id: string;
@@ -14,11 +16,12 @@ export interface JobRow {
   environment: Environment;
   idempotencyKey: string;
   requestedBy: string;
-  metadata: Record<string, unknown>;
+  metadata: StoredJobMetadata;
   totalItems: number;
   retryRounds: number;
   manifest: StoredManifest | null;
-  details: Record<string, unknown> | null;
+  /** Kind-specific document (remessa layout, retorno file and outcome), read by its kind's decoder. */
+  detailsJson: string | null;
   duracaoMs: number | null;
   processedItems: number | null;
   createdAt: Date;
@@ -29,27 +32,12 @@ export interface JobRow {
   artifactsExpiresAt: Date | null;
 }
 
-/** Artifact references of a finished round, as stored on the job. */
-export interface StoredArtifact {
-  artifactId: string;
-  name: string;
-  contentType: string;
-  sizeBytes: number;
-  sha256: string;
-}
-
-export interface StoredManifest {
-  zip?: StoredArtifact;
-  manifestJson: StoredArtifact;
-  errorsJson: StoredArtifact;
-}
-
 interface JobDbRow extends RowDataPacket {
   id: string;
   tenant: string;
-  kind: number;
-  state: number;
-  environment: number;
+  kind: JobKind;
+  state: JobState;
+  environment: Environment;
   idempotency_key: string;
   requested_by: string;
   metadata: string;
@@ -67,6 +55,22 @@ interface JobDbRow extends RowDataPacket {
   artifacts_expires_at: Date | null;
 }
 
+interface KeyDbRow extends RowDataPacket {
+  request_sha256: string;
+  job_id: string;
+}
+
+interface StateDbRow extends RowDataPacket {
+  state: JobState;
+}
+
+interface OpenDbRow extends RowDataPacket {
+  kind: JobKind;
+  state: JobState;
+  n: number | string;
+  oldest: Date;
+}
+
 const toJob = (r: JobDbRow): JobRow => ({
   id: r.id,
   tenant: r.tenant,
@@ -75,11 +79,11 @@ const toJob = (r: JobDbRow): JobRow => ({
   environment: r.environment,
   idempotencyKey: r.idempotency_key,
   requestedBy: r.requested_by,
-  metadata: JSON.parse(r.metadata) as Record<string, unknown>,
+  metadata: metadataOf(r.metadata),
   totalItems: r.total_items,
   retryRounds: r.retry_rounds,
-  manifest: r.manifest ? (JSON.parse(r.manifest) as StoredManifest) : null,
-  details: r.details ? (JSON.parse(r.details) as Record<string, unknown>) : null,
+  manifest: manifestOf(r.manifest),
+  detailsJson: r.details,
   duracaoMs: r.duracao_ms === null ? null : Number(r.duracao_ms),
   processedItems: r.processed_items,
   createdAt: r.created_at,
@@ -112,9 +116,9 @@ export interface NewJob {
   idempotencyKey: string;
   requestSha256: string;
   requestedBy: string;
-  metadata: Record<string, unknown>;
-  /** Kind-specific data (remessa layout, retorno file header). */
-  details?: Record<string, unknown>;
+  metadata: StoredJobMetadata;
+  /** Kind-specific document (remessa layout, retorno file header), serialised by its kind. */
+  detailsJson?: string;
   items: NewItem[];
   /** Runs inside the creating transaction (remessa sub-batches, retorno file sha). */
   also?: (c: PoolConnection, jobId: string) => Promise<void>;
@@ -137,6 +141,19 @@ async function inTransaction<T>(pool: Pool, fn: (c: PoolConnection) => Promise<T
 
 export { inTransaction };
 
+/** What finishing a job writes besides its state. */
+export interface FinishColumns {
+  finishedAt: Date;
+  duracaoMs: number;
+  processedItems: number;
+  manifest?: StoredManifest;
+  artifactsExpiresAt?: Date;
+  /** Retorno jobs: the details document with the file's outcome, and the occurrences as their items. */
+  detailsJson?: string;
+  totalItems?: number;
+}
+
+const placeholders = (n: number) => Array.from({ length: n }, () => "?").join(", ");
 const isDuplicate = (err: unknown) => (err as { code?: string }).code === "ER_DUP_ENTRY";
 const keySha = (key: string) => createHash("sha256").update(key, "utf8").digest("hex");
 
@@ -171,7 +188,7 @@ export class JobRepo {
             job.idempotencyKey,
             job.requestedBy,
             JSON.stringify(job.metadata),
-            job.details ? JSON.stringify(job.details) : null,
+            job.detailsJson ?? null,
             job.items.length,
             now,
             now,
@@ -190,14 +207,14 @@ export class JobRepo {
     } catch (err) {
       if (!isDuplicate(err) || job.idempotencyKey === "") throw err;
     }
-    const [rows] = await this.pool.execute<RowDataPacket[]>(
+    const [rows] = await this.pool.execute<KeyDbRow[]>(
       "SELECT request_sha256, job_id FROM billing_idempotency_keys WHERE tenant = ? AND key_sha256 = ?",
       [job.tenant, keySha(job.idempotencyKey)],
     );
     const row = rows[0];
     if (!row) throw new Error("idempotency key vanished after a duplicate-key error");
-    if (row["request_sha256"] !== job.requestSha256) throw keyReused(job.idempotencyKey);
-    return { jobId: row["job_id"] as string, replay: true };
+    if (row.request_sha256 !== job.requestSha256) throw keyReused(job.idempotencyKey);
+    return { jobId: row.job_id, replay: true };
   }
 
   async get(tenant: string, id: string): Promise<JobRow | undefined> {
@@ -222,8 +239,8 @@ export class JobRepo {
         JobState.VALIDATING,
         JobState.PROCESSING,
       ]);
-      const [self] = await c.execute<RowDataPacket[]>("SELECT state FROM billing_jobs WHERE id = ? FOR UPDATE", [id]);
-      if (self[0]?.["state"] !== JobState.RECEIVED) return "not-received";
+      const [self] = await c.execute<StateDbRow[]>("SELECT state FROM billing_jobs WHERE id = ? FOR UPDATE", [id]);
+      if (self[0]?.state !== JobState.RECEIVED) return "not-received";
       if (running.length >= maxRunning) return "busy";
       const now = this.clock();
       await c.execute(
@@ -234,31 +251,41 @@ export class JobRepo {
     });
   }
 
-  async transition(id: string, from: readonly JobState[], to: JobState, extra: Record<string, unknown> = {}): Promise<boolean> {
-    const sets = ["state = ?", "updated_at = ?", ...Object.keys(extra).map((k) => `${k} = ?`)];
+  async transition(id: string, from: readonly JobState[], to: JobState): Promise<boolean> {
     const [res] = await this.pool.execute<ResultSetHeader>(
-      `UPDATE billing_jobs SET ${sets.join(", ")} WHERE id = ? AND state IN (${from.map(() => "?").join(", ")})`,
-      [to, this.clock(), ...(Object.values(extra) as never[]), id, ...from],
+      `UPDATE billing_jobs SET state = ?, updated_at = ? WHERE id = ? AND state IN (${placeholders(from.length)})`,
+      [to, this.clock(), id, ...from],
+    );
+    return res.affectedRows === 1;
+  }
+
+  /** RetryFailedItems: a finished job (still in `from`) opens round `retryRounds + 1`, starting now. */
+  async startRetryRound(id: string, from: JobState, retryRounds: number): Promise<boolean> {
+    const now = this.clock();
+    const [res] = await this.pool.execute<ResultSetHeader>(
+      "UPDATE billing_jobs SET state = ?, updated_at = ?, retry_rounds = ?, round_started_at = ? WHERE id = ? AND state = ?",
+      [JobState.PROCESSING, now, retryRounds + 1, now, id, from],
     );
     return res.affectedRows === 1;
   }
 
   /**
    * Moves a running job to its final state and, in the same transaction, runs `also` (the webhook
-   * outbox insert): either both happen or neither, so a crash never loses or doubles the event.
+   * outbox insert): either both happen or neither, so a crash never loses or doubles the event. Only
+   * while the job is still in `round`: a finalize that concluded an earlier round (a late duplicate
+   * racing a RetryFailedItems) must not end the round that replaced it.
    */
-  async finish(
-    id: string,
-    from: readonly JobState[],
-    to: JobState,
-    extra: Record<string, unknown>,
-    also: (c: PoolConnection) => Promise<void>,
-  ): Promise<boolean> {
+  async finish(id: string, round: number, to: JobState, f: FinishColumns, also: (c: PoolConnection) => Promise<void>): Promise<boolean> {
     return inTransaction(this.pool, async (c) => {
-      const sets = ["state = ?", "updated_at = ?", ...Object.keys(extra).map((k) => `${k} = ?`)];
+      const sets = ["state = ?", "updated_at = ?", "finished_at = ?", "duracao_ms = ?", "processed_items = ?"];
+      const args: (string | number | Date)[] = [to, this.clock(), f.finishedAt, f.duracaoMs, f.processedItems];
+      if (f.manifest) sets.push("manifest = ?"), args.push(JSON.stringify(f.manifest));
+      if (f.artifactsExpiresAt) sets.push("artifacts_expires_at = ?"), args.push(f.artifactsExpiresAt);
+      if (f.detailsJson !== undefined) sets.push("details = ?"), args.push(f.detailsJson);
+      if (f.totalItems !== undefined) sets.push("total_items = ?"), args.push(f.totalItems);
       const [res] = await c.execute<ResultSetHeader>(
-        `UPDATE billing_jobs SET ${sets.join(", ")} WHERE id = ? AND state IN (${from.map(() => "?").join(", ")})`,
-        [to, this.clock(), ...(Object.values(extra) as never[]), id, ...from],
+        `UPDATE billing_jobs SET ${sets.join(", ")} WHERE id = ? AND retry_rounds = ? AND state IN (${placeholders(RUNNING_JOB_STATES.length)})`,
+        [...args, id, round, ...RUNNING_JOB_STATES],
       );
       if (res.affectedRows !== 1) return false;
       await also(c);
@@ -268,16 +295,16 @@ export class JobRepo {
 
   /** Unfinished jobs by kind and state, across tenants (ix_billing_jobs_state_updated). */
   async openJobs(): Promise<OpenJobs[]> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(
+    const [rows] = await this.pool.query<OpenDbRow[]>(
       `SELECT kind, state, COUNT(*) AS n, MIN(COALESCE(round_started_at, created_at)) AS oldest
          FROM billing_jobs WHERE state IN (?, ?, ?) GROUP BY kind, state`,
       [JobState.RECEIVED, JobState.VALIDATING, JobState.PROCESSING],
     );
     return rows.map((r) => ({
-      kind: r["kind"] as JobKind,
-      state: r["state"] as JobState,
-      count: Number(r["n"]),
-      oldestSince: r["oldest"] as Date,
+      kind: r.kind,
+      state: r.state,
+      count: Number(r.n),
+      oldestSince: r.oldest,
     }));
   }
 

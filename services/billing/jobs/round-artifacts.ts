@@ -1,11 +1,12 @@
-// The consolidated artifacts of a finished round: manifest.json (status, hashes and sizes per item plus
-// the job metadata), errors.json (failed and skipped items with their codes) and a zip with every PDF
-// and both JSON files. Everything is a function of the items, so a finalize repeated after a crash
-// produces the same bytes under the same immutable names.
+// The consolidated artifacts of a finished round, for every kind: manifest.json (the kind's document),
+// errors.json (failed and skipped items with their codes) and a zip with every unit's artifact and both
+// JSON files. Everything is a function of the stored rows, so a finalize repeated after a crash produces
+// the same bytes under the same immutable names.
 import { ItemState } from "../../../libs/gen/malha/billing/v1/types_pb.js";
 import type { ArtifactStore } from "./artifacts-client.js";
 import type { ItemRepo, ItemRow } from "./item-repo.js";
-import type { JobRow, StoredManifest } from "./job-repo.js";
+import type { JobRow } from "./job-repo.js";
+import type { StoredArtifact, StoredManifest } from "./stored.js";
 import { buildZip, type ZipEntry } from "./zip.js";
 
 export async function allItems(items: ItemRepo, jobId: string): Promise<ItemRow[]> {
@@ -19,28 +20,6 @@ export async function allItems(items: ItemRepo, jobId: string): Promise<ItemRow[
 
 export const stateName = (s: ItemState) => ItemState[s] ?? String(s);
 
-export function manifestDocument(job: JobRow, rows: readonly ItemRow[]) {
-  return {
-    job_id: job.id,
-    tenant: job.tenant,
-    metadata: job.metadata,
-    retry_round: job.retryRounds,
-    items: rows.map((r) => ({
-      item_id: r.itemId,
-      position: r.position,
-      state: stateName(r.state),
-      ...(r.state === ItemState.COMPLETED && r.result?.pdf
-        ? {
-            pdf: { name: r.result.pdf.name, sha256: r.result.pdf.sha256, size_bytes: r.result.pdf.sizeBytes },
-            linha_digitavel: r.result.linhaDigitavel,
-            nosso_numero: r.result.nossoNumeroFormatado,
-          }
-        : {}),
-      ...(r.errors.length > 0 && r.state !== ItemState.COMPLETED ? { error_codes: r.errors.map((e) => e.code) } : {}),
-    })),
-  };
-}
-
 export function errorsDocument(rows: readonly ItemRow[]) {
   return {
     items: rows
@@ -49,31 +28,33 @@ export function errorsDocument(rows: readonly ItemRow[]) {
   };
 }
 
-export async function buildJobArtifacts(p: {
+const jsonBytes = (doc: object) => Buffer.from(`${JSON.stringify(doc, null, 2)}\n`, "utf8");
+
+/**
+ * Stores the round's manifest.json and errors.json and, when the round produced anything, `zipName`
+ * holding `entries` (in order) followed by both documents.
+ */
+export async function publishRound(p: {
   job: JobRow;
-  items: ItemRepo;
   artifacts: ArtifactStore;
   expiresAt: Date;
+  manifest: object;
+  errors: object;
+  zipName: string;
+  entries: readonly StoredArtifact[];
 }): Promise<StoredManifest> {
   const { job, artifacts, expiresAt } = p;
-  const rows = await allItems(p.items, job.id);
-  const manifestBytes = Buffer.from(`${JSON.stringify(manifestDocument(job, rows), null, 2)}\n`, "utf8");
-  const errorsBytes = Buffer.from(`${JSON.stringify(errorsDocument(rows), null, 2)}\n`, "utf8");
-  // Round 0 keeps the plain names; a RetryFailedItems round gets its own (names are immutable).
+  // Round 0 keeps the plain names; a retry round gets its own (names are immutable).
   const dir = job.retryRounds === 0 ? "" : `rounds/${job.retryRounds}/`;
   const put = (name: string, contentType: string, data: Uint8Array) =>
     artifacts.put({ tenant: job.tenant, jobId: job.id, name: `${dir}${name}`, contentType, data, expiresAt });
-  const entries: ZipEntry[] = [];
-  for (const r of rows) {
-    if (r.state !== ItemState.COMPLETED || !r.result?.pdf) continue;
-    entries.push({ name: r.result.pdf.name, data: await artifacts.read(job.tenant, r.result.pdf.artifactId) });
-  }
+  const manifestBytes = jsonBytes(p.manifest);
+  const errorsBytes = jsonBytes(p.errors);
   const manifestJson = await put("manifest.json", "application/json", manifestBytes);
   const errorsJson = await put("errors.json", "application/json", errorsBytes);
-  let zip;
-  if (entries.length > 0) {
-    entries.push({ name: "manifest.json", data: manifestBytes }, { name: "errors.json", data: errorsBytes });
-    zip = await put(`boletos-${job.id}.zip`, "application/zip", buildZip(entries));
-  }
-  return { manifestJson, errorsJson, ...(zip ? { zip } : {}) };
+  if (p.entries.length === 0) return { manifestJson, errorsJson };
+  const files: ZipEntry[] = [];
+  for (const a of p.entries) files.push({ name: a.name, data: await artifacts.read(job.tenant, a.artifactId) });
+  files.push({ name: "manifest.json", data: manifestBytes }, { name: "errors.json", data: errorsBytes });
+  return { manifestJson, errorsJson, zip: await put(p.zipName, "application/zip", buildZip(files)) };
 }

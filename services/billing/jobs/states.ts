@@ -10,10 +10,13 @@ export const ACTIVE_ITEM_STATES = [ItemState.VALIDATING, ItemState.RENDERING] as
 export const isFinalJob = (s: JobState) => (FINAL_JOB_STATES as readonly JobState[]).includes(s);
 export const isFinalItem = (s: ItemState) => (FINAL_ITEM_STATES as readonly ItemState[]).includes(s);
 
-/** The job's final state from its items: one bad item never fails the job; FAILED means nothing was produced. */
-export function finalJobState(counts: { completed: number; failed: number; skipped: number }): JobState {
-  if (counts.failed === 0) return JobState.COMPLETED;
-  return counts.completed > 0 ? JobState.PARTIALLY_COMPLETED : JobState.FAILED;
+/**
+ * The job's final state, the same rule for every kind: one bad unit never fails the job, FAILED means a
+ * failure left nothing produced (no PDF, no file, no occurrence), and a round without failures completes.
+ */
+export function finalJobState(round: { produced: number; failed: boolean }): JobState {
+  if (!round.failed) return JobState.COMPLETED;
+  return round.produced > 0 ? JobState.PARTIALLY_COMPLETED : JobState.FAILED;
 }
 
 export const jobStateName = (s: JobState) => JobState[s] ?? String(s);

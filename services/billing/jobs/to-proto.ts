@@ -16,8 +16,9 @@ import {
   type ArtifactRef,
   type JobCounters,
 } from "../../../libs/gen/malha/billing/v1/types_pb.js";
-import type { ItemRow, StoredError, StoredResult } from "./item-repo.js";
-import type { JobRow, StoredArtifact } from "./job-repo.js";
+import type { ItemRow } from "./item-repo.js";
+import type { JobRow } from "./job-repo.js";
+import type { StoredArtifact, StoredError, StoredResult } from "./stored.js";
 
 export const ts = (d: Date | null | undefined) => (d ? timestampFromDate(d) : undefined);
 
@@ -40,7 +41,7 @@ export function boletoJobOf(job: JobRow, counts: Map<ItemState, number>): Boleto
     tenant: job.tenant,
     state: job.state,
     counters: countersOf(job.totalItems, counts),
-    metadata: job.metadata as never,
+    metadata: job.metadata,
     ...(done
       ? { metrics: { duracaoMs: BigInt(job.duracaoMs!), msPorItem: job.processedItems ? job.duracaoMs! / job.processedItems : 0 } }
       : {}),

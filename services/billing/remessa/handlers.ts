@@ -18,7 +18,7 @@ import {
   SubloteState,
   type RemessaJob,
 } from "../../../libs/gen/malha/billing/v1/cnab_pb.js";
-import { Environment, ItemState, JobKind, JobState } from "../../../libs/gen/malha/billing/v1/types_pb.js";
+import { Environment, ItemState, JobKind } from "../../../libs/gen/malha/billing/v1/types_pb.js";
 import type { Logger } from "../../../libs/log/logger.js";
 import type { ArtifactStore } from "../jobs/artifacts-client.js";
 import { badRequest, invalidPageToken, checkTenant, itemNotFound, jobNotFinished, jobNotFound, noItems, tooManyItems } from "../errors.js";
@@ -31,6 +31,7 @@ import type { RemessaRepo, SubloteRow } from "./repo.js";
 import { isFinalJob, jobStateName } from "../jobs/states.js";
 import { artifactRefOf, countersOf, errorsOf, ts } from "../jobs/to-proto.js";
 import { BANK_RULES_VERSION, TEMPLATE_VERSION } from "../versions.js";
+import { remessaDetailsJson, remessaDetailsOf } from "./details.js";
 
 export interface RemessaHandlerDeps {
   jobs: JobRepo;
@@ -78,7 +79,7 @@ export function remessaHandlers(d: RemessaHandlerDeps): Partial<ServiceImpl<type
       jobId: job.id,
       tenant: job.tenant,
       state: job.state,
-      layout: (job.details?.["layout"] as CnabLayout | undefined) ?? CnabLayout.CNAB_LAYOUT_UNSPECIFIED,
+      layout: remessaDetailsOf(job.detailsJson)?.layout ?? CnabLayout.CNAB_LAYOUT_UNSPECIFIED,
       counters: countersOf(job.totalItems, await d.items.counts(job.id)),
       sublotes: subs.map((s) =>
         create(SubloteSchema, {
@@ -92,7 +93,7 @@ export function remessaHandlers(d: RemessaHandlerDeps): Partial<ServiceImpl<type
           ...(s.file ? { file: fileOf(s) } : {}),
         }),
       ),
-      metadata: job.metadata as never,
+      metadata: job.metadata,
       ...(job.duracaoMs !== null
         ? { metrics: { duracaoMs: BigInt(job.duracaoMs), msPorItem: job.processedItems ? job.duracaoMs / job.processedItems : 0 } }
         : {}),
@@ -176,7 +177,7 @@ export function remessaHandlers(d: RemessaHandlerDeps): Partial<ServiceImpl<type
           requestedBy: req.requestedBy,
           environment: req.environment,
         },
-        details: { layout: req.layout, template: TEMPLATE_VERSION },
+        detailsJson: remessaDetailsJson({ layout: req.layout, template: TEMPLATE_VERSION }),
         items: ids.map((a, i) => {
           const pre = preErrors.get(a.position);
           return {
@@ -305,12 +306,7 @@ export function remessaHandlers(d: RemessaHandlerDeps): Partial<ServiceImpl<type
         (s) => s.state === SubloteState.FAILED && (req.subloteIds.length === 0 || req.subloteIds.includes(s.subloteId)),
       );
       if (chosen.length === 0) return { job: await message(job), requeued: 0 };
-      if (
-        !(await d.jobs.transition(job.id, [job.state], JobState.PROCESSING, {
-          retry_rounds: job.retryRounds + 1,
-          round_started_at: (d.clock ?? (() => new Date()))(),
-        }))
-      ) {
+      if (!(await d.jobs.startRetryRound(job.id, job.state, job.retryRounds))) {
         throw jobNotFinished(job.id, "changing state");
       }
       const requeued = await d.sublotes.requeueFailed(

@@ -2,8 +2,9 @@
 import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from "mysql2/promise";
 import { SubloteState } from "../../../libs/gen/malha/billing/v1/cnab_pb.js";
 import type { ChaveAgrupamento } from "../../../libs/cobranca/index.js";
-import { inTransaction, type StoredArtifact } from "../jobs/job-repo.js";
-import type { StoredError } from "../jobs/item-repo.js";
+import { inTransaction } from "../jobs/job-repo.js";
+import { Doc } from "../jobs/json-doc.js";
+import { artifactOf, storedErrorsOf, type StoredArtifact, type StoredError } from "../jobs/stored.js";
 
 export type SubloteChave = Required<Omit<ChaveAgrupamento, "pix">> & { pix: boolean };
 
@@ -29,19 +30,71 @@ export interface SubloteRow {
   file: StoredRemessaFile | null;
 }
 
-const toRow = (r: RowDataPacket): SubloteRow => ({
-  jobId: r["job_id"],
-  index: r["idx"],
-  subloteId: r["sublote_id"],
-  chave: JSON.parse(r["sublote_key"]) as SubloteChave,
-  state: r["state"],
-  titulos: r["titulos"],
-  valorTotalCents: Number(r["valor_total_cents"]),
-  nsa: r["nsa"],
-  generatedAt: r["generated_at"],
-  attemptCount: r["attempt_count"],
-  errors: r["errors"] ? JSON.parse(r["errors"]) : [],
-  file: r["file"] ? JSON.parse(r["file"]) : null,
+interface SubloteDbRow extends RowDataPacket {
+  job_id: string;
+  idx: number;
+  sublote_id: string;
+  sublote_key: string;
+  state: SubloteState;
+  titulos: number;
+  valor_total_cents: number | string;
+  nsa: number | null;
+  generated_at: Date | null;
+  attempt_count: number;
+  errors: string | null;
+  file: string | null;
+}
+
+interface NsaDbRow extends RowDataPacket {
+  nsa: number | null;
+  generated_at: Date | null;
+}
+
+interface CountDbRow extends RowDataPacket {
+  n: number | string;
+}
+
+// Key order as grouped by libs/cobranca: manifest.json repeats the key, and its bytes must not change.
+function chaveOf(text: string): SubloteChave {
+  const d = Doc.parse(text, "billing_remessa_sublotes.sublote_key");
+  const layout = d.num("layout");
+  if (layout !== 240 && layout !== 400) throw new Error(`billing_remessa_sublotes.sublote_key.layout is ${layout}`);
+  return {
+    banco: d.str("banco"),
+    layout,
+    convenio: d.str("convenio"),
+    carteira: d.str("carteira"),
+    conta: d.str("conta"),
+    agencia: d.str("agencia"),
+    variacao: d.str("variacao"),
+    pix: d.bool("pix"),
+  };
+}
+
+function fileOf(text: string | null): StoredRemessaFile | null {
+  if (!text) return null;
+  const d = Doc.parse(text, "billing_remessa_sublotes.file");
+  return {
+    artifact: artifactOf(d.doc("artifact")),
+    registros: d.num("registros"),
+    titulos: d.num("titulos"),
+    valorTotalCents: d.num("valorTotalCents"),
+  };
+}
+
+const toRow = (r: SubloteDbRow): SubloteRow => ({
+  jobId: r.job_id,
+  index: r.idx,
+  subloteId: r.sublote_id,
+  chave: chaveOf(r.sublote_key),
+  state: r.state,
+  titulos: r.titulos,
+  valorTotalCents: Number(r.valor_total_cents),
+  nsa: r.nsa,
+  generatedAt: r.generated_at,
+  attemptCount: r.attempt_count,
+  errors: storedErrorsOf(r.errors, "billing_remessa_sublotes.errors"),
+  file: fileOf(r.file),
 });
 
 export class RemessaRepo {
@@ -65,14 +118,12 @@ export class RemessaRepo {
   }
 
   async list(jobId: string): Promise<SubloteRow[]> {
-    const [rows] = await this.pool.execute<RowDataPacket[]>("SELECT * FROM billing_remessa_sublotes WHERE job_id = ? ORDER BY idx", [
-      jobId,
-    ]);
+    const [rows] = await this.pool.execute<SubloteDbRow[]>("SELECT * FROM billing_remessa_sublotes WHERE job_id = ? ORDER BY idx", [jobId]);
     return rows.map(toRow);
   }
 
   async get(jobId: string, index: number): Promise<SubloteRow | undefined> {
-    const [rows] = await this.pool.execute<RowDataPacket[]>("SELECT * FROM billing_remessa_sublotes WHERE job_id = ? AND idx = ?", [
+    const [rows] = await this.pool.execute<SubloteDbRow[]>("SELECT * FROM billing_remessa_sublotes WHERE job_id = ? AND idx = ?", [
       jobId,
       index,
     ]);
@@ -82,7 +133,7 @@ export class RemessaRepo {
   /** PENDING → GENERATING (a new attempt); a redelivery of a GENERATING one resumes it; final ones are left alone. */
   async claim(jobId: string, index: number): Promise<SubloteRow | undefined> {
     return inTransaction(this.pool, async (c) => {
-      const [rows] = await c.execute<RowDataPacket[]>("SELECT * FROM billing_remessa_sublotes WHERE job_id = ? AND idx = ? FOR UPDATE", [
+      const [rows] = await c.execute<SubloteDbRow[]>("SELECT * FROM billing_remessa_sublotes WHERE job_id = ? AND idx = ? FOR UPDATE", [
         jobId,
         index,
       ]);
@@ -110,12 +161,12 @@ export class RemessaRepo {
     seq: { tenant: string; environment: number; banco: string; convenio: string },
   ): Promise<{ nsa: number; generatedAt: Date }> {
     return inTransaction(this.pool, async (c) => {
-      const [rows] = await c.execute<RowDataPacket[]>(
+      const [rows] = await c.execute<NsaDbRow[]>(
         "SELECT nsa, generated_at FROM billing_remessa_sublotes WHERE job_id = ? AND idx = ? FOR UPDATE",
         [jobId, index],
       );
       const r = rows[0];
-      if (r && r["nsa"] !== null) return { nsa: r["nsa"] as number, generatedAt: r["generated_at"] as Date };
+      if (r && r.nsa !== null && r.generated_at !== null) return { nsa: r.nsa, generatedAt: r.generated_at };
       const [res] = await c.execute<ResultSetHeader>(
         `INSERT INTO billing_nsa_seq (tenant, environment, banco, convenio, last_nsa) VALUES (?, ?, ?, ?, LAST_INSERT_ID(1))
          ON DUPLICATE KEY UPDATE last_nsa = LAST_INSERT_ID(last_nsa + 1)`,
@@ -168,10 +219,10 @@ export class RemessaRepo {
   }
 
   async open(jobId: string): Promise<number> {
-    const [rows] = await this.pool.execute<RowDataPacket[]>(
+    const [rows] = await this.pool.execute<CountDbRow[]>(
       "SELECT COUNT(*) AS n FROM billing_remessa_sublotes WHERE job_id = ? AND state IN (?, ?)",
       [jobId, SubloteState.PENDING, SubloteState.GENERATING],
     );
-    return Number(rows[0]!["n"]);
+    return Number(rows[0]!.n);
   }
 }

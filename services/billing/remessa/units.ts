@@ -1,20 +1,19 @@
-// The CNAB queue's consumers: a remessa job task enqueues its open sub-batches; a sub-batch task
-// validates its títulos one by one (a bad título fails alone), takes the sub-batch's NSA once, writes
-// the file (checked structurally by the writer), stores it immutably and completes; the finalize task
-// zips every published file with a manifest and moves the job to its final state with its webhook.
+// The units of a remessa job are its sub-batches: a sub-batch task validates its títulos one by one
+// (a bad título fails alone), takes the sub-batch's NSA once, writes the file (checked structurally by
+// the writer), stores it immutably and completes its títulos. A round yields manifest.json (the files
+// with their keys, NSAs and hashes), errors.json and remessas-<job>.zip. The lifecycle around the
+// sub-batches is the job engine's (jobs/engine.ts).
 import { create, fromJsonString } from "@bufbuild/protobuf";
-import type { PoolConnection } from "mysql2/promise";
 import { CobrancaError, saoPauloDate, saoPauloDateTime, type Titulo } from "../../../libs/cobranca/index.js";
 import { BoletoSchema } from "../../../libs/gen/malha/billing/v1/boleto_pb.js";
 import { RemessaTituloSchema, SubloteState } from "../../../libs/gen/malha/billing/v1/cnab_pb.js";
-import { ItemState, JobState } from "../../../libs/gen/malha/billing/v1/types_pb.js";
-import type { Logger } from "../../../libs/log/logger.js";
+import { ItemState } from "../../../libs/gen/malha/billing/v1/types_pb.js";
 import type { ArtifactStore } from "../jobs/artifacts-client.js";
-import type { FinishedJob } from "../boleto/units.js";
-import type { ItemRepo, ItemRow, StoredError } from "../jobs/item-repo.js";
-import { allItems } from "../jobs/round-artifacts.js";
-import type { JobRepo, JobRow, StoredManifest } from "../jobs/job-repo.js";
-import type { WorkQueue, Task } from "../jobs/queue.js";
+import type { Conclusion, JobUnits, UnitOutcome, UnitTask } from "../jobs/engine.js";
+import type { ItemRepo, ItemRow } from "../jobs/item-repo.js";
+import type { JobRepo, JobRow } from "../jobs/job-repo.js";
+import { allItems, errorsDocument, publishRound } from "../jobs/round-artifacts.js";
+import type { StoredError } from "../jobs/stored.js";
 import {
   BENEFICIARIO_FIELD,
   beneficiarioDivergente,
@@ -26,23 +25,13 @@ import {
   validarTitulo,
 } from "./input.js";
 import type { RemessaRepo, SubloteRow } from "./repo.js";
-import type { BillingMetrics } from "../metrics.js";
-import { isFinalJob, RUNNING_JOB_STATES } from "../jobs/states.js";
-import { buildZip } from "../jobs/zip.js";
 
-export interface RemessaWorkerDeps {
+export interface RemessaUnitsDeps {
   jobs: JobRepo;
   items: ItemRepo;
   sublotes: RemessaRepo;
-  queue: WorkQueue;
   artifacts: ArtifactStore;
-  log: Logger;
-  tenantMaxRunningJobs: number;
   artifactTtlMs: number;
-  completionEvent?: (c: PoolConnection, job: JobRow, finished: FinishedJob) => Promise<void>;
-  onFinished?: (jobId: string) => void;
-  metrics?: BillingMetrics;
-  clock?: () => Date;
 }
 
 const OPEN_ITEMS = [ItemState.PENDING, ItemState.VALIDATING, ItemState.RENDERING] as const;
@@ -50,20 +39,28 @@ const err = (code: string, message: string, retryable: boolean, field = ""): Sto
 const fileName = (s: SubloteRow, nsa: number) =>
   `remessas/${String(s.index + 1).padStart(3, "0")}-${s.chave.banco}-${s.chave.layout}-nsa${nsa}.rem`;
 
-export class RemessaWorker {
-  private readonly clock: () => Date;
-  constructor(private readonly d: RemessaWorkerDeps) {
-    this.clock = d.clock ?? (() => new Date());
+export class RemessaUnits implements JobUnits {
+  readonly kind = "remessa";
+  constructor(private readonly d: RemessaUnitsDeps) {}
+
+  async openUnits(job: JobRow): Promise<UnitTask[]> {
+    const open = (await this.d.sublotes.list(job.id)).filter(
+      (s) => s.state === SubloteState.PENDING || s.state === SubloteState.GENERATING,
+    );
+    return open.map((s) => ({
+      type: "sublote",
+      jobId: job.id,
+      index: s.index,
+      attempt: Math.max(1, s.attemptCount + (s.state === SubloteState.PENDING ? 1 : 0)),
+    }));
   }
 
-  handle = async (task: Task): Promise<void | { retryInMs: number }> => {
-    if (task.type === "job") return this.job(task.jobId);
-    if (task.type === "sublote") return this.sublote(task.jobId, task.index);
-    if (task.type === "finalize") return this.finalize(task.jobId);
-  };
+  async settled(jobId: string): Promise<boolean> {
+    return (await this.d.sublotes.open(jobId)) === 0;
+  }
 
-  onDead = async (task: Task): Promise<void> => {
-    if (task.type !== "sublote") return;
+  async unitDead(task: UnitTask): Promise<boolean> {
+    if (task.type !== "sublote") return false;
     const e = [err("TENTATIVAS_ESGOTADAS", "the sub-batch kept failing on transient faults (storage unavailable); retry it later", true)];
     if (await this.d.sublotes.finish(task.jobId, task.index, SubloteState.FAILED, { errors: e })) {
       const rows = await this.subloteItems(task.jobId, task.index);
@@ -75,27 +72,7 @@ export class RemessaWorker {
         OPEN_ITEMS,
       );
     }
-    await this.maybeFinalize(task.jobId);
-  };
-
-  private async job(jobId: string): Promise<void | { retryInMs: number }> {
-    let job = await this.d.jobs.byId(jobId);
-    if (!job || isFinalJob(job.state)) return;
-    if (job.state === JobState.RECEIVED) {
-      if ((await this.d.jobs.start(jobId, job.tenant, this.d.tenantMaxRunningJobs)) === "busy") return { retryInMs: 1000 };
-      job = await this.d.jobs.byId(jobId);
-      if (!job || isFinalJob(job.state)) return;
-    }
-    const open = (await this.d.sublotes.list(jobId)).filter((s) => s.state === SubloteState.PENDING || s.state === SubloteState.GENERATING);
-    for (const s of open)
-      await this.d.queue.publish({
-        type: "sublote",
-        jobId,
-        index: s.index,
-        attempt: Math.max(1, s.attemptCount + (s.state === SubloteState.PENDING ? 1 : 0)),
-      });
-    await this.d.jobs.transition(jobId, [JobState.VALIDATING], JobState.PROCESSING);
-    if (open.length === 0) await this.d.queue.publish({ type: "finalize", jobId, round: job.retryRounds });
+    return true;
   }
 
   private async subloteItems(jobId: string, index: number): Promise<ItemRow[]> {
@@ -112,11 +89,11 @@ export class RemessaWorker {
     }
   }
 
-  private async sublote(jobId: string, index: number): Promise<void> {
-    const job = await this.d.jobs.byId(jobId);
-    if (!job || !(RUNNING_JOB_STATES as readonly JobState[]).includes(job.state)) return;
+  async runUnit(job: JobRow, task: UnitTask): Promise<UnitOutcome> {
+    if (task.type !== "sublote") return "held";
+    const { jobId, index } = task;
     const s = await this.d.sublotes.claim(jobId, index);
-    if (!s) return this.maybeFinalize(jobId);
+    if (!s) return "ran";
     const rows = await this.subloteItems(jobId, index);
     const emissao = saoPauloDate(job.createdAt);
     // Validation uses the job's creation time: a título's verdict must not depend on when it runs.
@@ -162,7 +139,7 @@ export class RemessaWorker {
       await this.d.sublotes.finish(jobId, index, SubloteState.FAILED, {
         errors: [err("SUBLOTE_SEM_TITULOS_VALIDOS", "every título of the sub-batch failed validation", false)],
       });
-      return this.maybeFinalize(jobId);
+      return "ran";
     }
     const { nsa, generatedAt } = await this.d.sublotes.allocateNsa(jobId, index, {
       tenant: job.tenant,
@@ -190,7 +167,7 @@ export class RemessaWorker {
         errors,
         OPEN_ITEMS,
       );
-      return this.maybeFinalize(jobId);
+      return "ran";
     }
     const expiresAt = new Date((job.roundStartedAt ?? job.createdAt).getTime() + this.d.artifactTtlMs);
     const artifact = await this.d.artifacts.put({
@@ -212,102 +189,57 @@ export class RemessaWorker {
       null,
       [...OPEN_ITEMS, ItemState.FAILED],
     );
-    await this.maybeFinalize(jobId);
+    return "ran";
   }
 
-  private async maybeFinalize(jobId: string): Promise<void> {
-    if ((await this.d.sublotes.open(jobId)) > 0) return;
-    const job = await this.d.jobs.byId(jobId);
-    if (job && !isFinalJob(job.state)) await this.d.queue.publish({ type: "finalize", jobId, round: job.retryRounds });
-  }
-
-  private async finalize(jobId: string): Promise<void> {
-    const job = await this.d.jobs.byId(jobId);
-    if (!job || !(RUNNING_JOB_STATES as readonly JobState[]).includes(job.state)) return;
-    if ((await this.d.sublotes.open(jobId)) > 0) return;
-    const subs = await this.d.sublotes.list(jobId);
+  async conclude(job: JobRow, expiresAt: Date): Promise<Conclusion> {
+    const subs = await this.d.sublotes.list(job.id);
     // Títulos left open belong to sub-batches that never ran (e.g. all their títulos were refused).
-    const rows = await allItems(this.d.items, jobId);
+    const open = await allItems(this.d.items, job.id);
     await this.d.items.markMany(
-      jobId,
-      rows.filter((r) => (OPEN_ITEMS as readonly ItemState[]).includes(r.state)).map((r) => r.position),
+      job.id,
+      open.filter((r) => (OPEN_ITEMS as readonly ItemState[]).includes(r.state)).map((r) => r.position),
       ItemState.FAILED,
       [err("SUBLOTE_FALHOU", "its sub-batch failed", true)],
       OPEN_ITEMS,
     );
-    const counts = await this.d.items.counts(jobId);
-    const expiresAt = new Date((job.roundStartedAt ?? job.createdAt).getTime() + this.d.artifactTtlMs);
-    const manifest = await this.buildArtifacts(job, subs, expiresAt);
-    const files = subs.filter((s) => s.state === SubloteState.COMPLETED).length;
-    const failed = (counts.get(ItemState.FAILED) ?? 0) > 0 || subs.some((s) => s.state === SubloteState.FAILED);
-    const state = files === 0 ? JobState.FAILED : failed ? JobState.PARTIALLY_COMPLETED : JobState.COMPLETED;
-    const now = this.clock();
-    const startedAt = job.startedAt ?? job.createdAt;
-    const processed = (counts.get(ItemState.COMPLETED) ?? 0) + (counts.get(ItemState.FAILED) ?? 0);
-    const finished: FinishedJob = {
-      state,
-      counts,
-      finishedAt: now,
-      duracaoMs: Math.max(0, now.getTime() - startedAt.getTime()),
-      processed,
-      manifest,
-      artifactsExpiresAt: expiresAt,
-    };
-    const moved = await this.d.jobs.finish(
-      jobId,
-      RUNNING_JOB_STATES,
-      state,
-      {
-        finished_at: now,
-        manifest: JSON.stringify(manifest),
-        duracao_ms: finished.duracaoMs,
-        processed_items: processed,
-        artifacts_expires_at: expiresAt,
-      },
-      async (c) => this.d.completionEvent?.(c, job, finished),
-    );
-    if (moved) {
-      this.d.log.info({ jobId, files, state: JobState[state] }, "remessa job finished");
-      this.d.metrics?.jobsFinished.inc({ kind: "remessa", state: JobState[state] });
-      this.d.onFinished?.(jobId);
-    }
-  }
-
-  private async buildArtifacts(job: JobRow, subs: SubloteRow[], expiresAt: Date): Promise<StoredManifest> {
-    const dir = job.retryRounds === 0 ? "" : `rounds/${job.retryRounds}/`;
-    const put = (name: string, contentType: string, data: Uint8Array) =>
-      this.d.artifacts.put({ tenant: job.tenant, jobId: job.id, name: `${dir}${name}`, contentType, data, expiresAt });
-    const doc = {
-      job_id: job.id,
-      tenant: job.tenant,
-      metadata: job.metadata,
-      files: subs
-        .filter((s) => s.file)
-        .map((s) => ({
+    const counts = await this.d.items.counts(job.id);
+    const rows = await allItems(this.d.items, job.id);
+    const withFile = subs.flatMap((s) => (s.file ? [{ s, file: s.file }] : []));
+    const manifest = await publishRound({
+      job,
+      artifacts: this.d.artifacts,
+      expiresAt,
+      manifest: {
+        job_id: job.id,
+        tenant: job.tenant,
+        metadata: job.metadata,
+        files: withFile.map(({ s, file }) => ({
           sublote_id: s.subloteId,
           key: s.chave,
-          name: s.file!.artifact.name,
-          sha256: s.file!.artifact.sha256,
-          size_bytes: s.file!.artifact.sizeBytes,
-          registros: s.file!.registros,
-          titulos: s.file!.titulos,
+          name: file.artifact.name,
+          sha256: file.artifact.sha256,
+          size_bytes: file.artifact.sizeBytes,
+          registros: file.registros,
+          titulos: file.titulos,
           nsa: s.nsa,
         })),
-      failed_sublotes: subs.filter((s) => s.state === SubloteState.FAILED).map((s) => ({ sublote_id: s.subloteId, errors: s.errors })),
+        failed_sublotes: subs.filter((s) => s.state === SubloteState.FAILED).map((s) => ({ sublote_id: s.subloteId, errors: s.errors })),
+      },
+      errors: errorsDocument(rows),
+      zipName: `remessas-${job.id}.zip`,
+      entries: withFile.map(({ file }) => file.artifact),
+    });
+    const files = subs.filter((s) => s.state === SubloteState.COMPLETED).length;
+    const failed = (counts.get(ItemState.FAILED) ?? 0) > 0 || subs.some((s) => s.state === SubloteState.FAILED);
+    return {
+      produced: files,
+      failed,
+      counts,
+      processed: (counts.get(ItemState.COMPLETED) ?? 0) + (counts.get(ItemState.FAILED) ?? 0),
+      manifest,
+      artifactsExpiresAt: expiresAt,
+      summary: { files },
     };
-    const manifestBytes = Buffer.from(`${JSON.stringify(doc, null, 2)}\n`, "utf8");
-    const rows = await allItems(this.d.items, job.id);
-    const errorsBytes = Buffer.from(
-      `${JSON.stringify({ items: rows.filter((r) => r.state === ItemState.FAILED || r.state === ItemState.SKIPPED).map((r) => ({ item_id: r.itemId, position: r.position, state: ItemState[r.state], errors: r.errors })) }, null, 2)}\n`,
-      "utf8",
-    );
-    const manifestJson = await put("manifest.json", "application/json", manifestBytes);
-    const errorsJson = await put("errors.json", "application/json", errorsBytes);
-    const entries = [];
-    for (const s of subs)
-      if (s.file) entries.push({ name: s.file.artifact.name, data: await this.d.artifacts.read(job.tenant, s.file.artifact.artifactId) });
-    if (entries.length === 0) return { manifestJson, errorsJson };
-    entries.push({ name: "manifest.json", data: manifestBytes }, { name: "errors.json", data: errorsBytes });
-    return { manifestJson, errorsJson, zip: await put(`remessas-${job.id}.zip`, "application/zip", buildZip(entries)) };
   }
 }

@@ -13,7 +13,7 @@ import { badRequest, billingError, invalidPageToken, checkTenant, jobNotFound } 
 import type { JobRepo, JobRow } from "../jobs/job-repo.js";
 import type { WorkQueue } from "../jobs/queue.js";
 import { AlreadyParsed, type RetornoRepo } from "./repo.js";
-import type { RetornoDetails } from "./units.js";
+import { retornoDetailsOf, type RetornoDetails } from "./details.js";
 import { ts } from "../jobs/to-proto.js";
 import { BANK_RULES_VERSION } from "../versions.js";
 
@@ -33,7 +33,7 @@ const tooLarge = (size: number, max: number, how: string) =>
   });
 
 function message(job: JobRow): RetornoJob {
-  const d = (job.details ?? {}) as unknown as RetornoDetails;
+  const d = retornoDetailsOf(job.detailsJson);
   return create(RetornoJobSchema, {
     jobId: job.id,
     tenant: job.tenant,
@@ -57,7 +57,7 @@ function message(job: JobRow): RetornoJob {
       valorLiquidoCents: BigInt(s.valorLiquidoCents),
     })),
     issues: d.issues ?? [],
-    metadata: job.metadata as never,
+    metadata: job.metadata,
     ...(job.duracaoMs !== null
       ? { metrics: { duracaoMs: BigInt(job.duracaoMs), msPorItem: job.processedItems ? job.duracaoMs / job.processedItems : 0 } }
       : {}),
@@ -140,7 +140,7 @@ export function retornoHandlers(d: RetornoHandlerDeps): Partial<ServiceImpl<type
             requestedBy: req.requestedBy,
             environment,
           },
-          details: details as unknown as Record<string, unknown>,
+          detailsJson: JSON.stringify(details),
           items: [],
           also: (c, jobId) => d.retornos.claimFile(c, req.tenant, sha, jobId),
         });

@@ -1,5 +1,6 @@
 // Retorno occurrences and the tenant-wide fingerprint index that flags events already ingested from an
 // earlier file. Inserts are idempotent (a re-run after a crash rewrites nothing).
+import type { JsonObject } from "@bufbuild/protobuf";
 import type { Pool, PoolConnection, RowDataPacket } from "mysql2/promise";
 import { inTransaction } from "../jobs/job-repo.js";
 
@@ -16,19 +17,32 @@ export interface OccurrenceInsert {
   nossoNumero: string;
   boletoId: string;
   fingerprintSha256: string;
-  /** JSON of the RetornoOccurrence without `duplicate` (decided here). */
-  body: Record<string, unknown>;
+  /** The RetornoOccurrence in its JSON form, without `duplicate` (decided here). */
+  body: JsonObject;
+}
+
+interface FileDbRow extends RowDataPacket {
+  job_id: string;
+}
+
+interface OwnerDbRow extends RowDataPacket {
+  fingerprint_sha256: string;
+  job_id: string;
+}
+
+interface BodyDbRow extends RowDataPacket {
+  body: string;
 }
 
 export class RetornoRepo {
   constructor(private readonly pool: Pool) {}
 
   async jobForFile(tenant: string, sha256: string): Promise<string | undefined> {
-    const [rows] = await this.pool.execute<RowDataPacket[]>(
-      "SELECT job_id FROM billing_retorno_files WHERE tenant = ? AND file_sha256 = ?",
-      [tenant, sha256],
-    );
-    return rows[0]?.["job_id"] as string | undefined;
+    const [rows] = await this.pool.execute<FileDbRow[]>("SELECT job_id FROM billing_retorno_files WHERE tenant = ? AND file_sha256 = ?", [
+      tenant,
+      sha256,
+    ]);
+    return rows[0]?.job_id;
   }
 
   /** Inside the creating transaction: the file's sha256 belongs to one job per tenant. */
@@ -37,11 +51,13 @@ export class RetornoRepo {
       await c.execute("INSERT INTO billing_retorno_files (tenant, file_sha256, job_id) VALUES (?, ?, ?)", [tenant, sha256, jobId]);
     } catch (err) {
       if ((err as { code?: string }).code !== "ER_DUP_ENTRY") throw err;
-      const [rows] = await c.execute<RowDataPacket[]>("SELECT job_id FROM billing_retorno_files WHERE tenant = ? AND file_sha256 = ?", [
+      const [rows] = await c.execute<FileDbRow[]>("SELECT job_id FROM billing_retorno_files WHERE tenant = ? AND file_sha256 = ?", [
         tenant,
         sha256,
       ]);
-      throw new AlreadyParsed(rows[0]?.["job_id"] as string);
+      const owner = rows[0];
+      if (!owner) throw err;
+      throw new AlreadyParsed(owner.job_id);
     }
   }
 
@@ -54,11 +70,11 @@ export class RetornoRepo {
         await c.query("INSERT IGNORE INTO billing_retorno_fingerprints (tenant, fingerprint_sha256, job_id) VALUES ?", [
           chunk.map((o) => [tenant, o.fingerprintSha256, jobId]),
         ]);
-        const [owners] = await c.query<RowDataPacket[]>(
+        const [owners] = await c.query<OwnerDbRow[]>(
           "SELECT fingerprint_sha256, job_id FROM billing_retorno_fingerprints WHERE tenant = ? AND fingerprint_sha256 IN (?)",
           [tenant, chunk.map((o) => o.fingerprintSha256)],
         );
-        const owner = new Map(owners.map((r) => [r["fingerprint_sha256"] as string, r["job_id"] as string]));
+        const owner = new Map(owners.map((r) => [r.fingerprint_sha256, r.job_id]));
         // The same event twice in one file: the first line owns it.
         const seen = new Set<string>();
         const rows = chunk.map((o) => {
@@ -95,10 +111,10 @@ export class RetornoRepo {
     if (f.nossoNumero) where.push("nosso_numero = ?"), args.push(f.nossoNumero);
     if (f.boletoId) where.push("boleto_id = ?"), args.push(f.boletoId);
     if (f.excludeDuplicates) where.push("duplicate = 0");
-    const [rows] = await this.pool.query<RowDataPacket[]>(
+    const [rows] = await this.pool.query<BodyDbRow[]>(
       `SELECT body FROM billing_retorno_occurrences WHERE ${where.join(" AND ")} ORDER BY line_number LIMIT ?`,
       [...args, f.limit],
     );
-    return rows.map((r) => r["body"] as string);
+    return rows.map((r) => r.body);
   }
 }

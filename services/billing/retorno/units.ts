@@ -1,48 +1,22 @@
-// The retorno queue's consumer: reads the stored file, parses it with libs/cobranca (canonical states,
-// idempotency keys), stores the occurrences, and finishes the job with its header, per-state summary and
-// issues. An unreadable file fails the job (nothing could be produced), with the checker's findings.
+// The single unit of a retorno job is its file: the task reads the stored file, parses it with
+// libs/cobranca (canonical states, idempotency keys), stores the occurrences and concludes the job with
+// the header, per-state summary and issues in its details. An unreadable file fails the job (nothing
+// could be produced), with the checker's findings. The lifecycle around it is the job engine's.
+import type { JsonObject } from "@bufbuild/protobuf";
 import { createHash } from "node:crypto";
-import type { PoolConnection } from "mysql2/promise";
 import { CobrancaError, lerRetorno, type CalendarDate, type EventoRetorno } from "../../../libs/cobranca/index.js";
 import { IssueSeverity, OcorrenciaState } from "../../../libs/gen/malha/billing/v1/cnab_pb.js";
 import { ItemState, JobState } from "../../../libs/gen/malha/billing/v1/types_pb.js";
-import type { Logger } from "../../../libs/log/logger.js";
 import type { ArtifactStore } from "../jobs/artifacts-client.js";
-import type { FinishedJob } from "../boleto/units.js";
+import type { Conclusion, JobUnits, UnitOutcome, UnitTask } from "../jobs/engine.js";
 import type { JobRepo, JobRow } from "../jobs/job-repo.js";
-import type { Task } from "../jobs/queue.js";
+import { retornoDetailsOf, type RetornoDetails, type RetornoSummary } from "./details.js";
 import type { OccurrenceInsert, RetornoRepo } from "./repo.js";
-import type { BillingMetrics } from "../metrics.js";
-import { isFinalJob } from "../jobs/states.js";
 
-export interface RetornoWorkerDeps {
+export interface RetornoUnitsDeps {
   jobs: JobRepo;
   retornos: RetornoRepo;
   artifacts: ArtifactStore;
-  log: Logger;
-  tenantMaxRunningJobs: number;
-  completionEvent?: (c: PoolConnection, job: JobRow, finished: FinishedJob) => Promise<void>;
-  onFinished?: (jobId: string) => void;
-  metrics?: BillingMetrics;
-  clock?: () => Date;
-}
-
-export interface RetornoDetails {
-  fileName: string;
-  fileSha256: string;
-  fileSizeBytes: number;
-  fileArtifactId: string;
-  bancoHint: string;
-  layoutHint: number;
-  banco?: string;
-  layout?: number;
-  convenio?: string;
-  nsa?: number;
-  dataGeracao?: CalendarDate;
-  occurrencesTotal?: number;
-  duplicates?: number;
-  summary?: { state: number; count: number; valorPagoCents: number; valorLiquidoCents: number }[];
-  issues?: { lineNumber: number; severity: number; code: string; message: string }[];
 }
 
 const STATE: Record<string, OcorrenciaState> = {
@@ -66,13 +40,15 @@ function headerDate(s: string | undefined): CalendarDate | undefined {
   return month >= 1 && month <= 12 && day >= 1 && day <= 31 ? { year, month, day } : undefined;
 }
 
+const dateJson = (d: CalendarDate): JsonObject => ({ year: d.year, month: d.month, day: d.day });
+
 const lineOf = (field: string) => Number(/linha (\d+)/.exec(field)?.[1] ?? 0);
 
 function occurrence(e: EventoRetorno, banco: string): OccurrenceInsert {
   const fp = createHash("sha256").update(e.chaveIdempotencia).digest("hex");
   const state = STATE[e.estado] ?? OcorrenciaState.UNKNOWN;
   const cents = (v: number | undefined) => String(v ?? 0);
-  const body: Record<string, unknown> = {
+  const body: JsonObject = {
     occurrenceId: `${fp.slice(0, 16)}-${e.linha}`,
     lineNumber: e.linha,
     banco,
@@ -83,7 +59,7 @@ function occurrence(e: EventoRetorno, banco: string): OccurrenceInsert {
     state: OcorrenciaState[state] ? `OCORRENCIA_STATE_${OcorrenciaState[state]}` : "OCORRENCIA_STATE_UNKNOWN",
     codigoOcorrencia: e.ocorrencia,
     descricaoOcorrencia: e.descricao,
-    motivos: e.motivos,
+    motivos: [...e.motivos],
     valorTituloCents: cents(e.valorCentavos),
     valorPagoCents: cents(e.valorPagoCentavos),
     valorLiquidoCents: cents(e.valorLiquidoCentavos),
@@ -92,9 +68,9 @@ function occurrence(e: EventoRetorno, banco: string): OccurrenceInsert {
     valorDescontoCents: cents(e.descontoCentavos),
     valorAbatimentoCents: cents(e.abatimentoCentavos),
     valorIofCents: cents(e.iofCentavos),
-    ...(e.vencimento ? { vencimento: e.vencimento } : {}),
-    ...(e.dataOcorrencia ? { dataOcorrencia: e.dataOcorrencia } : {}),
-    ...(e.dataCredito ? { dataCredito: e.dataCredito } : {}),
+    ...(e.vencimento ? { vencimento: dateJson(e.vencimento) } : {}),
+    ...(e.dataOcorrencia ? { dataOcorrencia: dateJson(e.dataOcorrencia) } : {}),
+    ...(e.dataCredito ? { dataCredito: dateJson(e.dataCredito) } : {}),
     fingerprint: fp,
     pixPayload: e.pix?.emv ?? "",
     pixLocation: e.pix?.url ?? "",
@@ -110,21 +86,46 @@ function occurrence(e: EventoRetorno, banco: string): OccurrenceInsert {
   };
 }
 
-export class RetornoWorker {
-  private readonly clock: () => Date;
-  constructor(private readonly d: RetornoWorkerDeps) {
-    this.clock = d.clock ?? (() => new Date());
+/** The job's conclusion from the file's outcome: its occurrences are the job's items. */
+function concluded(details: RetornoDetails, failed: boolean): UnitOutcome {
+  const total = details.occurrencesTotal ?? 0;
+  const c: Conclusion = {
+    produced: total,
+    failed,
+    counts: new Map<ItemState, number>([[ItemState.COMPLETED, total]]),
+    processed: total,
+    detailsJson: JSON.stringify(details),
+    totalItems: total,
+    summary: { occurrences: total },
+  };
+  return { concluded: c };
+}
+
+export class RetornoUnits implements JobUnits {
+  readonly kind = "retorno";
+  readonly singleUnit = true;
+  constructor(private readonly d: RetornoUnitsDeps) {}
+
+  async openUnits(job: JobRow): Promise<UnitTask[]> {
+    return [{ type: "retorno", jobId: job.id }];
   }
 
-  handle = async (task: Task): Promise<void | { retryInMs: number }> => {
-    if (task.type !== "retorno") return;
-    let job = await this.d.jobs.byId(task.jobId);
-    if (!job || isFinalJob(job.state)) return;
-    if (job.state === JobState.RECEIVED) {
-      if ((await this.d.jobs.start(job.id, job.tenant, this.d.tenantMaxRunningJobs)) === "busy") return { retryInMs: 1000 };
-      job = (await this.d.jobs.byId(task.jobId))!;
-    }
-    const details = job.details as unknown as RetornoDetails;
+  /** The file is the job's only unit, and its outcome concludes the job directly. */
+  async settled(): Promise<boolean> {
+    return false;
+  }
+
+  async unitDead(): Promise<boolean> {
+    return false;
+  }
+
+  async conclude(): Promise<Conclusion> {
+    throw new Error("a retorno job concludes with its file's unit");
+  }
+
+  async runUnit(job: JobRow, task: UnitTask): Promise<UnitOutcome> {
+    if (task.type !== "retorno") return "held";
+    const details = retornoDetailsOf(job.detailsJson);
     const bytes = await this.d.artifacts.read(job.tenant, details.fileArtifactId);
     let parsed;
     try {
@@ -140,28 +141,31 @@ export class RetornoWorker {
             message: f.message ?? e.message,
           }))
         : [{ lineNumber: 0, severity: IssueSeverity.ERROR, code: e.code, message: e.message }];
-      return this.finish(job, JobState.FAILED, { ...details, occurrencesTotal: 0, duplicates: 0, summary: [], issues });
+      return concluded({ ...details, occurrencesTotal: 0, duplicates: 0, summary: [], issues }, true);
     }
     if (details.bancoHint && details.bancoHint !== parsed.banco) {
-      return this.finish(job, JobState.FAILED, {
-        ...details,
-        occurrencesTotal: 0,
-        duplicates: 0,
-        summary: [],
-        issues: [
-          {
-            lineNumber: 1,
-            severity: IssueSeverity.ERROR,
-            code: "BANCO_DIVERGENTE",
-            message: `the header says bank ${parsed.banco}, the request said ${details.bancoHint}`,
-          },
-        ],
-      });
+      return concluded(
+        {
+          ...details,
+          occurrencesTotal: 0,
+          duplicates: 0,
+          summary: [],
+          issues: [
+            {
+              lineNumber: 1,
+              severity: IssueSeverity.ERROR,
+              code: "BANCO_DIVERGENTE",
+              message: `the header says bank ${parsed.banco}, the request said ${details.bancoHint}`,
+            },
+          ],
+        },
+        true,
+      );
     }
     await this.d.jobs.transition(job.id, [JobState.VALIDATING], JobState.PROCESSING);
     const occ = parsed.eventos.map((e) => occurrence(e, parsed.banco));
     const duplicates = await this.d.retornos.store(job.tenant, job.id, occ);
-    const summary = new Map<number, { state: number; count: number; valorPagoCents: number; valorLiquidoCents: number }>();
+    const summary = new Map<number, RetornoSummary>();
     for (const e of parsed.eventos) {
       const st = STATE[e.estado] ?? OcorrenciaState.UNKNOWN;
       const s = summary.get(st) ?? { state: st, count: 0, valorPagoCents: 0, valorLiquidoCents: 0 };
@@ -171,51 +175,25 @@ export class RetornoWorker {
       summary.set(st, s);
     }
     const first = parsed.eventos[0];
-    await this.finish(job, JobState.COMPLETED, {
-      ...details,
-      banco: parsed.banco,
-      layout: parsed.layout,
-      ...(first?.convenio || first?.conta ? { convenio: first.convenio ?? first.conta } : {}),
-      ...(parsed.nsa !== undefined ? { nsa: parsed.nsa } : {}),
-      ...(headerDate(parsed.dataArquivo) ? { dataGeracao: headerDate(parsed.dataArquivo) } : {}),
-      occurrencesTotal: occ.length,
-      duplicates,
-      summary: [...summary.values()].sort((a, b) => a.state - b.state),
-      issues: parsed.warnings.map((w) => ({
-        lineNumber: lineOf(w.field),
-        severity: IssueSeverity.WARNING,
-        code: w.code,
-        message: w.message,
-      })),
-    });
-  };
-
-  onDead = async (): Promise<void> => undefined;
-
-  private async finish(job: JobRow, state: JobState, details: RetornoDetails): Promise<void> {
-    const now = this.clock();
-    const started = job.startedAt ?? job.createdAt;
-    const total = details.occurrencesTotal ?? 0;
-    const counts = new Map<ItemState, number>([[ItemState.COMPLETED, total]]);
-    const duracaoMs = Math.max(0, now.getTime() - started.getTime());
-    const finished: FinishedJob = {
-      state,
-      counts,
-      finishedAt: now,
-      duracaoMs,
-      processed: total,
-    };
-    const moved = await this.d.jobs.finish(
-      job.id,
-      [JobState.VALIDATING, JobState.PROCESSING],
-      state,
-      { finished_at: now, details: JSON.stringify(details), duracao_ms: duracaoMs, processed_items: total, total_items: total },
-      async (c) => this.d.completionEvent?.(c, { ...job, totalItems: total }, finished),
+    return concluded(
+      {
+        ...details,
+        banco: parsed.banco,
+        layout: parsed.layout,
+        ...(first?.convenio || first?.conta ? { convenio: first.convenio ?? first.conta } : {}),
+        ...(parsed.nsa !== undefined ? { nsa: parsed.nsa } : {}),
+        ...(headerDate(parsed.dataArquivo) ? { dataGeracao: headerDate(parsed.dataArquivo) } : {}),
+        occurrencesTotal: occ.length,
+        duplicates,
+        summary: [...summary.values()].sort((a, b) => a.state - b.state),
+        issues: parsed.warnings.map((w) => ({
+          lineNumber: lineOf(w.field),
+          severity: IssueSeverity.WARNING,
+          code: w.code,
+          message: w.message,
+        })),
+      },
+      false,
     );
-    if (moved) {
-      this.d.log.info({ jobId: job.id, state: JobState[state], occurrences: total }, "retorno job finished");
-      this.d.metrics?.jobsFinished.inc({ kind: "retorno", state: JobState[state] });
-      this.d.onFinished?.(job.id);
-    }
   }
 }

@@ -3,7 +3,7 @@ import { create, toJsonString } from "@bufbuild/protobuf";
 import type { PoolConnection } from "mysql2/promise";
 import { JobKind, JobState } from "../../../libs/gen/malha/billing/v1/types_pb.js";
 import { WebhookEventSchema } from "../../../libs/gen/malha/billing/v1/webhook_pb.js";
-import type { FinishedJob } from "../boleto/units.js";
+import type { FinishedJob } from "../jobs/engine.js";
 import type { JobRow } from "../jobs/job-repo.js";
 import { countersOf, ts } from "../jobs/to-proto.js";
 import { deliveryId, type WebhookRepo } from "./repo.js";
