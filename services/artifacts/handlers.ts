@@ -12,7 +12,9 @@ import { artifactExpired, artifactNotFound, badRequest, contentMissing, invalidP
 import type { LinkSigner } from "./links.js";
 import { isExpired, type ArtifactMetadataStore, type ArtifactRecord, type ListCursor } from "./metadata.js";
 import { ARTIFACT_ID, checkJobId, checkTenant } from "./names.js";
-import { putArtifact } from "./put.js";
+import { composeZip } from "./compose-zip.js";
+import type { ArtifactsMetrics } from "./metrics.js";
+import { putArtifact, type UploadPart } from "./put.js";
 import { putArtifacts } from "./put-many.js";
 import { BlobNotFoundError, type BlobStore } from "./storage/blob-store.js";
 
@@ -28,7 +30,16 @@ export interface HandlerDeps {
   defaultTtlMs: number;
   /** Base of signed links; known only once the HTTP port is bound. */
   linkBaseUrl: () => string;
+  metrics?: ArtifactsMetrics;
   now?: () => Date;
+}
+
+/** The upload stream, counting its content bytes as they arrive. */
+async function* counted<T extends UploadPart>(requests: AsyncIterable<T>, add: (n: number) => void): AsyncIterable<T> {
+  for await (const r of requests) {
+    if (r.part.case === "chunk") add(r.part.value.byteLength);
+    yield r;
+  }
 }
 
 export function toArtifact(r: ArtifactRecord, now: Date): Artifact {
@@ -120,14 +131,17 @@ function signLink(deps: HandlerDeps, record: ArtifactRecord, now: Date, ttlMs: n
 
 export function createHandlers(deps: HandlerDeps): Partial<ServiceImpl<typeof ArtifactsService>> {
   const clock = deps.now ?? (() => new Date());
+  const bytes = (method: string, direction: "received" | "sent") => (n: number) => deps.metrics?.contentBytes.inc({ method, direction }, n);
   return {
     async putArtifact(requests) {
-      const { record, created } = await guard(() => putArtifact({ ...deps, now: clock }, requests));
+      const { record, created } = await guard(() =>
+        putArtifact({ ...deps, now: clock }, counted(requests, bytes("PutArtifact", "received"))),
+      );
       return { artifact: toArtifact(record, clock()), created };
     },
 
     async putArtifacts(requests) {
-      const results = await guard(() => putArtifacts({ ...deps, now: clock }, requests));
+      const results = await guard(() => putArtifacts({ ...deps, now: clock }, counted(requests, bytes("PutArtifacts", "received"))));
       const now = clock();
       return { results: results.map(({ record, created }) => ({ artifact: toArtifact(record, now), created })) };
     },
@@ -149,7 +163,17 @@ export function createHandlers(deps: HandlerDeps): Partial<ServiceImpl<typeof Ar
         throw contentMissing(record.id);
       }
       yield { part: { case: "metadata", value: toArtifact(record, now) } };
-      for await (const chunk of content) yield { part: { case: "chunk", value: chunk } };
+      const sent = bytes("GetArtifact", "sent");
+      for await (const chunk of content) {
+        sent(chunk.byteLength);
+        yield { part: { case: "chunk", value: chunk } };
+      }
+    },
+
+    async composeZip(req) {
+      bytes("ComposeZip", "received")(req.entries.reduce((n, e) => n + (e.source.case === "inline" ? e.source.value.byteLength : 0), 0));
+      const { record, created } = await guard(() => composeZip({ ...deps, now: clock }, req));
+      return { artifact: toArtifact(record, clock()), created };
     },
 
     async statArtifact(req) {

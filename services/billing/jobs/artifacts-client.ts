@@ -1,17 +1,18 @@
-// The billing side of the artifacts service: streaming puts of whole buffers, reads back into memory
-// (PDFs and the job's JSON files are small) and freshly signed links.
+// The billing side of the artifacts service: streaming puts of whole buffers, zips composed where the
+// blobs live (ComposeZip: billing never reads a PDF back to zip it), metadata, reads of the few files
+// billing parses (retorno files) and freshly signed links.
 import { timestampFromDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Client } from "@connectrpc/connect";
-import type {
-  ArtifactsService,
-  Artifact,
-  PutArtifactRequest,
-  PutArtifactsRequest,
+import {
+  ArtifactState,
+  type ArtifactsService,
+  type Artifact,
+  type PutArtifactRequest,
+  type PutArtifactsRequest,
 } from "../../../libs/gen/malha/artifacts/v1/artifacts_pb.js";
 import type { StoredArtifact } from "./stored.js";
 import { BATCHABLE_BYTES, PutBatcher } from "./put-batcher.js";
-import { RECENT_BLOB_BYTES, RecentBlobs } from "./recent-blobs.js";
 
 const CHUNK = 256 * 1024;
 
@@ -27,14 +28,14 @@ export interface SignedLink {
   expiresAt: Date | undefined;
 }
 
-export class ArtifactStore {
-  /**
-   * What this process put recently, by artifact id: a job's finalize zips the PDFs its own items just
-   * stored, and reading them back would cost one round trip each. Artifacts are immutable, so a hit is
-   * exactly the stored content; a miss (another process rendered the item, or after a restart) reads.
-   */
-  private readonly recent = new RecentBlobs(RECENT_BLOB_BYTES);
+/** A file of a composed zip: a stored artifact of the tenant, or bytes given here (the round's documents). */
+export type ZipSource = { name: string; artifactId: string } | { name: string; data: Uint8Array };
 
+export interface ArtifactStat extends StoredArtifact {
+  expired: boolean;
+}
+
+export class ArtifactStore {
   constructor(private readonly client: Client<typeof ArtifactsService>) {}
 
   private readonly batcher = new PutBatcher<PutInput, Artifact>(
@@ -49,7 +50,6 @@ export class ArtifactStore {
    */
   async put(p: PutInput): Promise<StoredArtifact> {
     const a = p.data.byteLength <= BATCHABLE_BYTES ? await this.batcher.put(p) : await this.putOne(p);
-    this.recent.remember(p.tenant, a.id, p.data);
     return toStored(a);
   }
 
@@ -70,9 +70,41 @@ export class ArtifactStore {
     return res.results.map((r) => r.artifact!);
   }
 
+  /**
+   * Stores (tenant, job, name) as a zip of `entries` in order, composed by the artifacts service from
+   * the stored blobs; the same entries again return the same artifact (deterministic bytes).
+   */
+  async composeZip(p: {
+    tenant: string;
+    jobId: string;
+    name: string;
+    entries: readonly ZipSource[];
+    expiresAt?: Date;
+  }): Promise<StoredArtifact> {
+    const res = await guard(() =>
+      this.client.composeZip({
+        tenant: p.tenant,
+        jobId: p.jobId,
+        name: p.name,
+        entries: p.entries.map((e) => ({
+          name: e.name,
+          source: "artifactId" in e ? { case: "artifactId", value: e.artifactId } : { case: "inline", value: e.data },
+        })),
+        ...(p.expiresAt ? { expiresAt: timestampFromDate(p.expiresAt) } : {}),
+      }),
+    );
+    if (!res.artifact) throw new Error("artifacts answered ComposeZip without an artifact");
+    return toStored(res.artifact);
+  }
+
+  /** Metadata only (sha256, size), also of an expired artifact. */
+  async stat(tenant: string, id: string): Promise<ArtifactStat> {
+    const res = await guard(() => this.client.statArtifact({ tenant, id }));
+    if (!res.artifact) throw new Error("artifacts answered StatArtifact without an artifact");
+    return { ...toStored(res.artifact), expired: res.artifact.state === ArtifactState.EXPIRED };
+  }
+
   async read(tenant: string, id: string): Promise<Buffer> {
-    const known = this.recent.take(tenant, id);
-    if (known) return known;
     return guard(async () => {
       const chunks: Uint8Array[] = [];
       for await (const res of this.client.getArtifact({ tenant, id })) if (res.part.case === "chunk") chunks.push(res.part.value);

@@ -1,13 +1,13 @@
 // The consolidated artifacts of a finished round, for every kind: manifest.json (the kind's document),
 // errors.json (failed and skipped items with their codes) and a zip with every unit's artifact and both
-// JSON files. Everything is a function of the stored rows, so a finalize repeated after a crash produces
-// the same bytes under the same immutable names.
+// JSON files. The zip is composed by the artifacts service from the stored blobs, so no unit's bytes
+// come back to billing. Everything is a function of the stored rows, so a finalize repeated after a
+// crash produces the same bytes under the same immutable names.
 import { ItemState } from "../../../libs/gen/malha/billing/v1/types_pb.js";
 import type { ArtifactStore } from "./artifacts-client.js";
 import type { ItemRepo, ItemRow } from "./item-repo.js";
 import type { JobRow } from "./job-repo.js";
 import type { StoredArtifact, StoredManifest } from "./stored.js";
-import { buildZip, type ZipEntry } from "./zip.js";
 
 export async function allItems(items: ItemRepo, jobId: string): Promise<ItemRow[]> {
   const out: ItemRow[] = [];
@@ -53,8 +53,16 @@ export async function publishRound(p: {
   const manifestJson = await put("manifest.json", "application/json", manifestBytes);
   const errorsJson = await put("errors.json", "application/json", errorsBytes);
   if (p.entries.length === 0) return { manifestJson, errorsJson };
-  const files: ZipEntry[] = [];
-  for (const a of p.entries) files.push({ name: a.name, data: await artifacts.read(job.tenant, a.artifactId) });
-  files.push({ name: "manifest.json", data: manifestBytes }, { name: "errors.json", data: errorsBytes });
-  return { manifestJson, errorsJson, zip: await put(p.zipName, "application/zip", buildZip(files)) };
+  const zip = await artifacts.composeZip({
+    tenant: job.tenant,
+    jobId: job.id,
+    name: `${dir}${p.zipName}`,
+    entries: [
+      ...p.entries.map((a) => ({ name: a.name, artifactId: a.artifactId })),
+      { name: "manifest.json", data: manifestBytes },
+      { name: "errors.json", data: errorsBytes },
+    ],
+    expiresAt,
+  });
+  return { manifestJson, errorsJson, zip };
 }

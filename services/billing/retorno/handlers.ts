@@ -82,38 +82,51 @@ export function retornoHandlers(d: RetornoHandlerDeps): Partial<ServiceImpl<type
       if (req.idempotencyKey.length > 255) throw badRequest("idempotency_key is longer than 255 characters");
       if (req.fileName.length > 255) throw badRequest("file_name is longer than 255 characters");
       if (req.banco !== "" && !/^\d{3}$/.test(req.banco)) throw badRequest("banco must be a 3-digit COMPE code");
-      let bytes: Buffer;
+      // The file's identity: hashed here when inline, from the artifacts service's metadata when stored
+      // (no download of up to BILLING_RETORNO_MAX_BYTES just to hash it; the worker reads it once).
+      let file: { sha: string; size: number } & ({ bytes: Buffer } | { artifactId: string });
       if (req.source.case === "file") {
         if (req.source.value.length === 0) throw badRequest("the file is empty");
         if (req.source.value.length > d.inlineMaxBytes)
           throw tooLarge(req.source.value.length, d.inlineMaxBytes, "for inline files (upload to artifacts and pass artifact_id)");
-        bytes = Buffer.from(req.source.value);
+        const bytes = Buffer.from(req.source.value);
+        file = { sha: createHash("sha256").update(bytes).digest("hex"), size: bytes.length, bytes };
       } else if (req.source.case === "artifactId") {
+        let stat;
         try {
-          bytes = await d.artifacts.read(req.tenant, req.source.value);
+          stat = await d.artifacts.stat(req.tenant, req.source.value);
         } catch (err) {
           if (err instanceof ConnectError && (err.code === Code.NotFound || err.code === Code.InvalidArgument))
             throw badRequest(`unknown artifact ${JSON.stringify(req.source.value.slice(0, 64))}`);
           throw err;
         }
-        if (bytes.length === 0) throw badRequest("the file is empty");
-        if (bytes.length > d.maxBytes) throw tooLarge(bytes.length, d.maxBytes, "for retorno files");
+        if (stat.expired)
+          throw billingError(`artifact_id ${JSON.stringify(stat.artifactId)} has expired`, Code.FailedPrecondition, "ARTIFACTS_EXPIRED");
+        if (stat.sizeBytes === 0) throw badRequest("the file is empty");
+        if (stat.sizeBytes > d.maxBytes) throw tooLarge(stat.sizeBytes, d.maxBytes, "for retorno files");
+        file = { sha: stat.sha256, size: stat.sizeBytes, artifactId: stat.artifactId };
       } else {
         throw badRequest("file or artifact_id is required");
       }
-      const sha = createHash("sha256").update(bytes).digest("hex");
+      const sha = file.sha;
       const environment = req.environment === Environment.UNSPECIFIED ? Environment.PRODUCTION : req.environment;
       // The cheap path for the common replay; the unique key below settles races.
       const known = await d.retornos.jobForFile(req.tenant, sha);
       if (known && req.idempotencyKey === "") return { job: message((await d.jobs.get(req.tenant, known))!), idempotentReplay: true };
       const stored =
-        req.source.case === "artifactId"
-          ? { artifactId: req.source.value }
-          : await d.artifacts.put({ tenant: req.tenant, jobId: "", name: `retornos/${sha}.ret`, contentType: "text/plain", data: bytes });
+        "artifactId" in file
+          ? { artifactId: file.artifactId }
+          : await d.artifacts.put({
+              tenant: req.tenant,
+              jobId: "",
+              name: `retornos/${sha}.ret`,
+              contentType: "text/plain",
+              data: file.bytes,
+            });
       const details: RetornoDetails = {
         fileName: req.fileName,
         fileSha256: sha,
-        fileSizeBytes: bytes.length,
+        fileSizeBytes: file.size,
         fileArtifactId: stored.artifactId,
         bancoHint: req.banco,
         layoutHint: req.layout,
