@@ -8,6 +8,7 @@ import {
   type ArtifactsService,
   type GetArtifactResponseSchema,
 } from "../../libs/gen/malha/artifacts/v1/artifacts_pb.js";
+import { pageSizeOf } from "../../libs/rpc/page-size.js";
 import { artifactExpired, artifactNotFound, badRequest, contentMissing, invalidPageToken, unavailable } from "./errors.js";
 import type { LinkSigner } from "./links.js";
 import { isExpired, type ArtifactMetadataStore, type ArtifactRecord, type ListCursor } from "./metadata.js";
@@ -184,7 +185,7 @@ export function createHandlers(deps: HandlerDeps): Partial<ServiceImpl<typeof Ar
     async listArtifacts(req) {
       const tenant = checkTenant(req.tenant);
       const jobId = checkJobId(req.jobId);
-      const pageSize = req.pageSize <= 0 ? 50 : Math.min(req.pageSize, 500);
+      const pageSize = pageSizeOf(req.pageSize);
       const filter = `${jobId}|${req.includeExpired ? 1 : 0}`;
       const after = req.pageToken === "" ? undefined : decodePageToken(req.pageToken, filter);
       const now = clock();

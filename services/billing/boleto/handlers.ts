@@ -11,6 +11,7 @@ import { Environment, ItemState, JobKind } from "../../../libs/gen/malha/billing
 import { ErrorInfoSchema } from "../../../libs/gen/malha/common/v1/common_pb.js";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Logger } from "../../../libs/log/logger.js";
+import { pageSizeOf } from "../../../libs/rpc/page-size.js";
 import type { ArtifactStore } from "../jobs/artifacts-client.js";
 import {
   badRequest,
@@ -51,11 +52,6 @@ function linkTtl(d: Duration | undefined): number {
   const ms = Number(d.seconds) * 1000 + Math.floor(d.nanos / 1e6);
   if (!(ms > 0)) throw badRequest("link_ttl must be positive");
   return Math.min(ms, MAX_LINK_TTL_MS);
-}
-
-function pageSize(n: number, def: number, max: number): number {
-  if (n < 0) throw badRequest("page_size must not be negative");
-  return n === 0 ? def : Math.min(n, max);
 }
 
 /** Opaque keyset tokens bound to the query's filter: reused with another filter they are refused. */
@@ -153,7 +149,7 @@ export function createHandlers(d: HandlerDeps): Partial<ServiceImpl<typeof Billi
 
     async listBoletoJobItems(req) {
       const job = await loadJob(req.tenant, req.jobId);
-      const size = pageSize(req.pageSize, 50, 500);
+      const size = pageSizeOf(req.pageSize);
       const filter = `${job.id}:${req.state}`;
       const after = decodeToken<number>(req.pageToken, filter, "number") ?? 0;
       const rows = await d.items.page(job.id, { ...(req.state ? { state: req.state } : {}), afterPosition: after, limit: size + 1 });
@@ -272,7 +268,7 @@ export function createHandlers(d: HandlerDeps): Partial<ServiceImpl<typeof Billi
 
     async listJobs(req) {
       checkTenant(req.tenant);
-      const size = pageSize(req.pageSize, 50, 500);
+      const size = pageSizeOf(req.pageSize);
       const filter = `${req.kind}:${req.state}:${req.created?.start?.seconds ?? ""}:${req.created?.end?.seconds ?? ""}`;
       const before = decodeToken<string>(req.pageToken, filter, "string");
       const from = req.created?.start ? timestampDate(req.created.start) : undefined;

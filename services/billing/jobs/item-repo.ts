@@ -4,7 +4,7 @@
 // never processed again.
 import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from "mysql2/promise";
 import { ItemState } from "../../../libs/gen/malha/billing/v1/types_pb.js";
-import { inTransaction } from "./job-repo.js";
+import { inTransaction } from "../../../libs/db/tx.js";
 import { ACTIVE_ITEM_STATES, FINAL_ITEM_STATES } from "./states.js";
 import { storedErrorsOf, resultOf, type StoredError, type StoredResult } from "./stored.js";
 

@@ -3,6 +3,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from "mysql2/promise";
 import { type ItemState, type JobKind, JobState, type Environment } from "../../../libs/gen/malha/billing/v1/types_pb.js";
+import { inTransaction } from "../../../libs/db/tx.js";
 import { keyReused } from "../errors.js";
 import type { OpenJobs } from "../metrics.js";
 import { RUNNING_JOB_STATES } from "./states.js";
@@ -123,23 +124,6 @@ export interface NewJob {
   /** Runs inside the creating transaction (remessa sub-batches, retorno file sha). */
   also?: (c: PoolConnection, jobId: string) => Promise<void>;
 }
-
-async function inTransaction<T>(pool: Pool, fn: (c: PoolConnection) => Promise<T>): Promise<T> {
-  const c = await pool.getConnection();
-  try {
-    await c.beginTransaction();
-    const out = await fn(c);
-    await c.commit();
-    return out;
-  } catch (err) {
-    await c.rollback().catch(() => undefined);
-    throw err;
-  } finally {
-    c.release();
-  }
-}
-
-export { inTransaction };
 
 /** What finishing a job writes besides its state. */
 export interface FinishColumns {

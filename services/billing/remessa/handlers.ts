@@ -20,6 +20,7 @@ import {
 } from "../../../libs/gen/malha/billing/v1/cnab_pb.js";
 import { Environment, ItemState, JobKind } from "../../../libs/gen/malha/billing/v1/types_pb.js";
 import type { Logger } from "../../../libs/log/logger.js";
+import { pageSizeOf } from "../../../libs/rpc/page-size.js";
 import type { ArtifactStore } from "../jobs/artifacts-client.js";
 import { badRequest, invalidPageToken, checkTenant, itemNotFound, jobNotFinished, jobNotFound, noItems, tooManyItems } from "../errors.js";
 import { assignItemIds } from "../jobs/item-ids.js";
@@ -242,7 +243,7 @@ export function remessaHandlers(d: RemessaHandlerDeps): Partial<ServiceImpl<type
 
     async listRemessaTitulos(req) {
       const job = await load(req.tenant, req.jobId);
-      const size = req.pageSize <= 0 ? 100 : Math.min(req.pageSize, 1000);
+      const size = pageSizeOf(req.pageSize, { default: 100, max: 1000 });
       let subloteIndex: number | undefined;
       const subs = await d.sublotes.list(job.id);
       if (req.subloteId !== "") {
@@ -279,7 +280,7 @@ export function remessaHandlers(d: RemessaHandlerDeps): Partial<ServiceImpl<type
       const job = await load(req.tenant, req.jobId);
       const ttl = linkTtl(req.linkTtl);
       const all = (await d.sublotes.list(job.id)).filter((s) => s.state === SubloteState.COMPLETED && s.file);
-      const size = req.pageSize <= 0 ? 50 : Math.min(req.pageSize, 500);
+      const size = pageSizeOf(req.pageSize);
       const after = untoken(req.pageToken, "files");
       const page = all.filter((s) => s.index + 1 > after).slice(0, size);
       const zipRef = isFinalJob(job.state) ? job.manifest?.zip : undefined;

@@ -2,7 +2,7 @@
 import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from "mysql2/promise";
 import { SubloteState } from "../../../libs/gen/malha/billing/v1/cnab_pb.js";
 import type { ChaveAgrupamento } from "../../../libs/cobranca/index.js";
-import { inTransaction } from "../jobs/job-repo.js";
+import { inTransaction } from "../../../libs/db/tx.js";
 import { Doc } from "../jobs/json-doc.js";
 import { artifactOf, storedErrorsOf, type StoredArtifact, type StoredError } from "../jobs/stored.js";
 

@@ -8,6 +8,7 @@ import type { BillingService } from "../../../libs/gen/malha/billing/v1/billing_
 import { CnabLayout, RetornoJobSchema, RetornoOccurrenceSchema, type RetornoJob } from "../../../libs/gen/malha/billing/v1/cnab_pb.js";
 import { Environment, JobKind } from "../../../libs/gen/malha/billing/v1/types_pb.js";
 import type { Logger } from "../../../libs/log/logger.js";
+import { pageSizeOf } from "../../../libs/rpc/page-size.js";
 import type { ArtifactStore } from "../jobs/artifacts-client.js";
 import { badRequest, billingError, invalidPageToken, checkTenant, jobNotFound } from "../errors.js";
 import type { JobRepo, JobRow } from "../jobs/job-repo.js";
@@ -176,7 +177,7 @@ export function retornoHandlers(d: RetornoHandlerDeps): Partial<ServiceImpl<type
 
     async listRetornoOccurrences(req) {
       const job = await load(req.tenant, req.jobId);
-      const size = req.pageSize <= 0 ? 100 : Math.min(req.pageSize, 1000);
+      const size = pageSizeOf(req.pageSize, { default: 100, max: 1000 });
       const filter = `${req.state}:${req.nossoNumero}:${req.boletoId}:${req.excludeDuplicates}`;
       let after = 0;
       if (req.pageToken !== "") {

@@ -2,7 +2,7 @@
 // earlier file. Inserts are idempotent (a re-run after a crash rewrites nothing).
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { Pool, PoolConnection, RowDataPacket } from "mysql2/promise";
-import { inTransaction } from "../jobs/job-repo.js";
+import { inTransaction } from "../../../libs/db/tx.js";
 
 export class AlreadyParsed extends Error {
   override name = "AlreadyParsed";

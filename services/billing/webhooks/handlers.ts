@@ -3,6 +3,7 @@ import { create, fromJsonString } from "@bufbuild/protobuf";
 import type { Duration } from "@bufbuild/protobuf/wkt";
 import { Code, type ServiceImpl } from "@connectrpc/connect";
 import type { BillingService } from "../../../libs/gen/malha/billing/v1/billing_pb.js";
+import { pageSizeOf } from "../../../libs/rpc/page-size.js";
 import { WebhookDeliverySchema, WebhookEndpointSchema, WebhookEventSchema } from "../../../libs/gen/malha/billing/v1/webhook_pb.js";
 import { badRequest, billingError, invalidPageToken, checkTenant } from "../errors.js";
 import { ts } from "../jobs/to-proto.js";
@@ -126,8 +127,7 @@ export function webhookHandlers(d: WebhookHandlerDeps): Partial<ServiceImpl<type
 
     async listWebhookDeliveries(req) {
       checkTenant(req.tenant);
-      if (req.pageSize < 0) throw badRequest("page_size must not be negative");
-      const size = req.pageSize === 0 ? 50 : Math.min(req.pageSize, 500);
+      const size = pageSizeOf(req.pageSize);
       const filter = `${req.jobId}:${req.state}`;
       let before: [number, string] | undefined;
       if (req.pageToken !== "") {
