@@ -69,6 +69,19 @@ for (const name of Object.keys(e2e.runs[0]!.cpu)) {
   const rss = e2e.peakRssMb[name];
   row(`  ${name}: CPU s per job / peak RSS MB`, `${fmt(cpu, 2)} / ${rss === undefined ? "-" : fmt(rss, 0)}`, "", null);
 }
+// Bytes between billing and artifacts. Before ComposeZip billing also uploaded the zip it had built
+// (and, on another replica or after its 64 MiB cache, read every PDF back first): the zip's size on top
+// of today's figure is that former path's lower bound (measured on 2026-12-02: see bench/README.md).
+const moved = median(e2e.runs.map((r) => r.artifactBytes.received + r.artifactBytes.sent));
+const formerPath = median(e2e.runs.map((r) => r.artifactBytes.received + r.artifactBytes.sent + r.zipBytes));
+row(
+  "  bytes billing ↔ artifacts per job, KiB (received / sent by artifacts)",
+  `${fmt(moved / 1024, 0)} (${fmt(median(e2e.runs.map((r) => r.artifactBytes.received)) / 1024, 0)} / ${fmt(median(e2e.runs.map((r) => r.artifactBytes.sent)) / 1024, 0)})`,
+  "",
+  null,
+);
+row("  bytes per job before ComposeZip (+ the zip uploaded by billing), KiB", fmt(formerPath / 1024, 0), "", null);
+row("  after / before", fmt(moved / formerPath, 2), "≈ 0.5", null);
 row("  MariaDB statements per item (all services)", fmt(median(e2e.runs.map((r) => r.sqlStatements)) / 200), "", null);
 const serviceCpu = median(
   e2e.runs.map((r) =>

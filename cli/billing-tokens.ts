@@ -1,8 +1,8 @@
 // `billing tokens new`: a tenant API token and the line that grants it in billing's tokens file
 // (BILLING_TENANT_TOKENS_FILE). Made here, offline: the file holds only the token's SHA-256, so the
 // token exists only in this output until it reaches the tenant.
-import { newTenantToken, tokensFileLine } from "../services/billing/tenant-auth.js";
-import { isTenantName, TENANT_RULE } from "../services/billing/tenant-name.js";
+import { newTenantToken, tokensFileLine } from "../services/billing/auth/tenant-auth.js";
+import { isTenantName, TENANT_RULE } from "../services/billing/auth/tenant-name.js";
 import { tenantOption } from "./billing-common.js";
 import { str, type Command } from "./command.js";
 import { UsageError } from "./exit-codes.js";

@@ -12,6 +12,7 @@ import { DEFAULT_RENDER_CONCURRENCY, defaultRenderThreads } from "../../services
 import { boletoValido } from "../../services/billing/testing/fixtures.js";
 import { benchRuntime } from "../runtime.js";
 import { startBillingMesh, type BillingMesh } from "../../test/support/billing-mesh.js";
+import { scrape } from "../../test/support/prom-text.js";
 import { pidFromFile, procSample, type ProcSample } from "./proc.js";
 
 const FINAL = [JobState.COMPLETED, JobState.PARTIALLY_COMPLETED, JobState.FAILED];
@@ -24,6 +25,12 @@ export interface E2eRun {
   duracaoMs: number;
   msPorItem: number;
   zipBytes: number;
+  /**
+   * Artifact content that crossed between billing and the artifacts service during the job, from the
+   * artifacts service's malha_artifacts_content_bytes_total (received: PDFs, documents, inline entries;
+   * sent: what billing read back). The client's zip download goes over the signed link, not counted.
+   */
+  artifactBytes: { received: number; sent: number };
   /** Statements the MariaDB server executed during the job (server-wide `Questions`: an upper bound). */
   sqlStatements: number;
   /** CPU seconds spent during the job, per process. */
@@ -59,9 +66,16 @@ function watched(mesh: BillingMesh): Record<string, number> {
 const snapshot = (pids: Record<string, number>) =>
   Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, procSample(pid)])) as Record<string, ProcSample>;
 
+async function contentBytes(mesh: BillingMesh): Promise<{ received: number; sent: number }> {
+  const samples = (await scrape(mesh.artifacts.metricsPort)).filter((s) => s.name === "malha_artifacts_content_bytes_total");
+  const sum = (direction: string) => samples.filter((s) => s.labels.direction === direction).reduce((n, s) => n + s.value, 0);
+  return { received: sum("received"), sent: sum("sent") };
+}
+
 async function oneJob(mesh: BillingMesh, admin: Pool, pids: Record<string, number>, key: string, n: number): Promise<E2eRun> {
   const c = mesh.billingClient();
   const items = Array.from({ length: n }, (_, i) => boletoValido(i + 1));
+  const bytes0 = await contentBytes(mesh);
   const q0 = await questions(admin);
   const before = snapshot(pids);
   const clientCpu0 = process.cpuUsage();
@@ -89,6 +103,7 @@ async function oneJob(mesh: BillingMesh, admin: Pool, pids: Record<string, numbe
   await c.getBoletoJob({ tenant: "bench", jobId });
   const perPoll = (await questions(admin)) - q1 - 1;
   const sqlStatements = q1 - q0 - 1 - polls * perPoll;
+  const bytes1 = await contentBytes(mesh);
   if (job.state !== JobState.COMPLETED) throw new Error(`bench job ${jobId} ended ${JobState[job.state]}: ${JSON.stringify(job.counters)}`);
   const art = await c.getBoletoJobArtifacts({ tenant: "bench", jobId });
   const zip = Buffer.from(await (await fetch(art.zip!.downloadUrl)).arrayBuffer());
@@ -102,6 +117,7 @@ async function oneJob(mesh: BillingMesh, admin: Pool, pids: Record<string, numbe
     duracaoMs: Number(job.metrics?.duracaoMs ?? 0n),
     msPorItem: job.metrics?.msPorItem ?? 0,
     zipBytes: zip.length,
+    artifactBytes: { received: bytes1.received - bytes0.received, sent: bytes1.sent - bytes0.sent },
     sqlStatements,
     cpu,
   };

@@ -8,11 +8,14 @@ import {
   type ArtifactsService,
   type GetArtifactResponseSchema,
 } from "../../libs/gen/malha/artifacts/v1/artifacts_pb.js";
+import { pageSizeOf } from "../../libs/rpc/page-size.js";
 import { artifactExpired, artifactNotFound, badRequest, contentMissing, invalidPageToken, unavailable } from "./errors.js";
 import type { LinkSigner } from "./links.js";
 import { isExpired, type ArtifactMetadataStore, type ArtifactRecord, type ListCursor } from "./metadata.js";
 import { ARTIFACT_ID, checkJobId, checkTenant } from "./names.js";
-import { putArtifact } from "./put.js";
+import { composeZip } from "./compose-zip.js";
+import type { ArtifactsMetrics } from "./metrics.js";
+import { putArtifact, type UploadPart } from "./put.js";
 import { putArtifacts } from "./put-many.js";
 import { BlobNotFoundError, type BlobStore } from "./storage/blob-store.js";
 
@@ -28,7 +31,16 @@ export interface HandlerDeps {
   defaultTtlMs: number;
   /** Base of signed links; known only once the HTTP port is bound. */
   linkBaseUrl: () => string;
+  metrics?: ArtifactsMetrics;
   now?: () => Date;
+}
+
+/** The upload stream, counting its content bytes as they arrive. */
+async function* counted<T extends UploadPart>(requests: AsyncIterable<T>, add: (n: number) => void): AsyncIterable<T> {
+  for await (const r of requests) {
+    if (r.part.case === "chunk") add(r.part.value.byteLength);
+    yield r;
+  }
 }
 
 export function toArtifact(r: ArtifactRecord, now: Date): Artifact {
@@ -120,14 +132,17 @@ function signLink(deps: HandlerDeps, record: ArtifactRecord, now: Date, ttlMs: n
 
 export function createHandlers(deps: HandlerDeps): Partial<ServiceImpl<typeof ArtifactsService>> {
   const clock = deps.now ?? (() => new Date());
+  const bytes = (method: string, direction: "received" | "sent") => (n: number) => deps.metrics?.contentBytes.inc({ method, direction }, n);
   return {
     async putArtifact(requests) {
-      const { record, created } = await guard(() => putArtifact({ ...deps, now: clock }, requests));
+      const { record, created } = await guard(() =>
+        putArtifact({ ...deps, now: clock }, counted(requests, bytes("PutArtifact", "received"))),
+      );
       return { artifact: toArtifact(record, clock()), created };
     },
 
     async putArtifacts(requests) {
-      const results = await guard(() => putArtifacts({ ...deps, now: clock }, requests));
+      const results = await guard(() => putArtifacts({ ...deps, now: clock }, counted(requests, bytes("PutArtifacts", "received"))));
       const now = clock();
       return { results: results.map(({ record, created }) => ({ artifact: toArtifact(record, now), created })) };
     },
@@ -149,7 +164,17 @@ export function createHandlers(deps: HandlerDeps): Partial<ServiceImpl<typeof Ar
         throw contentMissing(record.id);
       }
       yield { part: { case: "metadata", value: toArtifact(record, now) } };
-      for await (const chunk of content) yield { part: { case: "chunk", value: chunk } };
+      const sent = bytes("GetArtifact", "sent");
+      for await (const chunk of content) {
+        sent(chunk.byteLength);
+        yield { part: { case: "chunk", value: chunk } };
+      }
+    },
+
+    async composeZip(req) {
+      bytes("ComposeZip", "received")(req.entries.reduce((n, e) => n + (e.source.case === "inline" ? e.source.value.byteLength : 0), 0));
+      const { record, created } = await guard(() => composeZip({ ...deps, now: clock }, req));
+      return { artifact: toArtifact(record, clock()), created };
     },
 
     async statArtifact(req) {
@@ -160,7 +185,7 @@ export function createHandlers(deps: HandlerDeps): Partial<ServiceImpl<typeof Ar
     async listArtifacts(req) {
       const tenant = checkTenant(req.tenant);
       const jobId = checkJobId(req.jobId);
-      const pageSize = req.pageSize <= 0 ? 50 : Math.min(req.pageSize, 500);
+      const pageSize = pageSizeOf(req.pageSize);
       const filter = `${jobId}|${req.includeExpired ? 1 : 0}`;
       const after = req.pageToken === "" ? undefined : decodePageToken(req.pageToken, filter);
       const now = clock();

@@ -10,11 +10,12 @@ import { readArtifactsConfig } from "./config.js";
 import { createHandlers } from "./handlers.js";
 import { startDownloadServer, type DownloadServer } from "./http.js";
 import { LinkSigner } from "./links.js";
+import { createArtifactsMetrics } from "./metrics.js";
 import { ArtifactMetadataStore } from "./metadata.js";
 import { DiskBlobStore } from "./storage/disk.js";
 import { startSweeper, type Sweeper } from "./sweep.js";
 
-await runService("artifacts", async ({ env, log }) => {
+await runService("artifacts", async ({ env, log, metrics }) => {
   const config = readArtifactsConfig(env);
   const blobs = await DiskBlobStore.open(config.dir);
   const pool = createMysqlPool(config.mysqlUrl, { connectionLimit: config.mysqlConnectionLimit });
@@ -31,7 +32,15 @@ await runService("artifacts", async ({ env, log }) => {
     services: [
       serve(
         ArtifactsService,
-        createHandlers({ blobs, meta, signer, maxBytes: config.maxBytes, defaultTtlMs: config.defaultTtlMs, linkBaseUrl }),
+        createHandlers({
+          blobs,
+          meta,
+          signer,
+          maxBytes: config.maxBytes,
+          defaultTtlMs: config.defaultTtlMs,
+          linkBaseUrl,
+          metrics: createArtifactsMetrics(metrics.registry),
+        }),
       ),
     ],
     async ready() {

@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { CNAB_FIXTURES } from "../../libs/cobranca/testing/fixtures.js";
 import { OcorrenciaState } from "../../libs/gen/malha/billing/v1/cnab_pb.js";
 import { boletoValido } from "./testing/fixtures.js";
-import { beneficiarioOf, gerarArquivoSublote, tituloOf } from "./remessa-input.js";
+import { beneficiarioOf, gerarArquivoSublote, tituloOf } from "./remessa/input.js";
 
 let mesh: BillingMesh;
 beforeAll(async () => {

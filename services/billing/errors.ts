@@ -2,7 +2,7 @@
 // billing.proto lists them. Messages are precise and never carry a stack or another tenant's data.
 import { Code, type ConnectError } from "@connectrpc/connect";
 import { reasonedError } from "../../libs/rpc/errors.js";
-import { isTenantName, TENANT_RULE } from "./tenant-name.js";
+import { isTenantName, TENANT_RULE } from "./auth/tenant-name.js";
 
 export const BILLING_ERROR_DOMAIN = "malha.billing";
 

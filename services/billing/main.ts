@@ -1,5 +1,5 @@
 // Wiring only: config, MySQL, NATS work queues (boleto, cnab, retorno), the artifacts client, the PDF
-// render threads, the queue consumers, the webhook sender and the RPC handlers. Migrations are applied
+// render threads, one job engine per kind on its queue, the webhook sender and the RPC handlers. Migrations are applied
 // in ready(); consumers start only after them.
 import type { ServiceImpl } from "@connectrpc/connect";
 import { connect } from "@nats-io/transport-node";
@@ -11,28 +11,29 @@ import { JobKind } from "../../libs/gen/malha/billing/v1/types_pb.js";
 import { peerClient } from "../../libs/rpc/peers.js";
 import { runService } from "../../libs/rpc/run.js";
 import { serve } from "../../libs/rpc/server.js";
-import { ArtifactStore } from "./artifacts-client.js";
-import { BoletoWorker } from "./boleto-worker.js";
+import { ArtifactStore } from "./jobs/artifacts-client.js";
+import { BoletoUnits } from "./boleto/units.js";
 import { readBillingConfig } from "./config.js";
-import { createHandlers } from "./handlers.js";
-import { ItemRepo } from "./item-repo.js";
-import { JobRepo } from "./job-repo.js";
-import { ensureQueues, queueNames, WorkQueue } from "./queue.js";
-import { startReconciler } from "./reconcile.js";
-import { startRetention } from "./retention.js";
-import { remessaHandlers } from "./remessa-handlers.js";
-import { RemessaRepo } from "./remessa-repo.js";
-import { RemessaWorker } from "./remessa-worker.js";
-import { RenderPool } from "./render-pool.js";
-import { retornoHandlers } from "./retorno-handlers.js";
-import { RetornoRepo } from "./retorno-repo.js";
-import { RetornoWorker } from "./retorno-worker.js";
+import { createHandlers } from "./boleto/handlers.js";
+import { JobEngine, type JobUnits } from "./jobs/engine.js";
+import { ItemRepo } from "./jobs/item-repo.js";
+import { JobRepo } from "./jobs/job-repo.js";
+import { ensureQueues, queueNames, WorkQueue } from "./jobs/queue.js";
+import { startReconciler } from "./jobs/reconcile.js";
+import { startRetention } from "./jobs/retention.js";
+import { remessaHandlers } from "./remessa/handlers.js";
+import { RemessaRepo } from "./remessa/repo.js";
+import { RemessaUnits } from "./remessa/units.js";
+import { RenderPool } from "./boleto/render-pool.js";
+import { retornoHandlers } from "./retorno/handlers.js";
+import { RetornoRepo } from "./retorno/repo.js";
+import { RetornoUnits } from "./retorno/units.js";
 import { createBillingMetrics, registerOpenJobGauges } from "./metrics.js";
-import { loadTenantTokens, requireTenantTokens } from "./tenant-auth.js";
-import { completionEventWriter } from "./webhook-events.js";
-import { webhookHandlers } from "./webhook-handlers.js";
-import { WebhookRepo } from "./webhook-repo.js";
-import { WebhookSender } from "./webhook-sender.js";
+import { loadTenantTokens, requireTenantTokens } from "./auth/tenant-auth.js";
+import { completionEventWriter } from "./webhooks/events.js";
+import { webhookHandlers } from "./webhooks/handlers.js";
+import { WebhookRepo } from "./webhooks/repo.js";
+import { WebhookSender } from "./webhooks/sender.js";
 
 await runService("billing", async ({ env, log, metrics }) => {
   const config = readBillingConfig(env);
@@ -57,26 +58,32 @@ await runService("billing", async ({ env, log, metrics }) => {
   const sender = new WebhookSender(webhooks, config.webhook, log, billingMetrics);
   const completionEvent = completionEventWriter(webhooks, config.webhook.maxAttempts);
   const onFinished = () => sender.wake();
-  const common = {
-    jobs,
-    items,
-    artifacts,
-    log,
-    tenantMaxRunningJobs: config.tenantMaxRunningJobs,
-    artifactTtlMs: config.artifactTtlMs,
-    completionEvent,
-    onFinished,
-    metrics: billingMetrics,
-  };
-  const boletoWorker = new BoletoWorker({
-    ...common,
-    queue: boletoQueue,
-    pool: renderPool,
-    ackWaitMs: config.ackWaitMs,
-    jobTimeoutMs: config.jobTimeoutMs,
-  });
-  const remessaWorker = new RemessaWorker({ ...common, sublotes, queue: cnabQueue });
-  const retornoWorker = new RetornoWorker({ ...common, retornos });
+  const engine = (units: JobUnits, queue: WorkQueue) =>
+    new JobEngine(units, {
+      jobs,
+      queue,
+      log,
+      tenantMaxRunningJobs: config.tenantMaxRunningJobs,
+      artifactTtlMs: config.artifactTtlMs,
+      completionEvent,
+      onFinished,
+      metrics: billingMetrics,
+    });
+  const boletoEngine = engine(
+    new BoletoUnits({
+      jobs,
+      items,
+      pool: renderPool,
+      artifacts,
+      ackWaitMs: config.ackWaitMs,
+      jobTimeoutMs: config.jobTimeoutMs,
+      artifactTtlMs: config.artifactTtlMs,
+      metrics: billingMetrics,
+    }),
+    boletoQueue,
+  );
+  const remessaEngine = engine(new RemessaUnits({ jobs, items, sublotes, artifacts, artifactTtlMs: config.artifactTtlMs }), cnabQueue);
+  const retornoEngine = engine(new RetornoUnits({ jobs, retornos, artifacts }), retornoQueue);
   const stops: (() => Promise<void> | void)[] = [];
   const handlers: Partial<ServiceImpl<typeof BillingService>> = {
     ...createHandlers({
@@ -129,14 +136,15 @@ await runService("billing", async ({ env, log, metrics }) => {
       await ensureQueues(nc, boletoQueue.names, settings(config.renderConcurrency));
       await ensureQueues(nc, cnabQueue.names, settings(config.cnabConcurrency));
       await ensureQueues(nc, retornoQueue.names, settings(config.retornoConcurrency));
-      const run = (q: WorkQueue, consumer: string, n: number, w: BoletoWorker | RemessaWorker | RetornoWorker) =>
-        q.run(consumer, n, config.ackWaitMs, config.maxDeliver, w.handle, w.onDead, log).stop;
+      const run = (q: WorkQueue, consumer: string, n: number, e: JobEngine) =>
+        q.run(consumer, n, config.ackWaitMs, config.maxDeliver, e.handle, e.onDead, log).stop;
       stops.push(
-        run(boletoQueue, boletoQueue.names.controlConsumer, 2, boletoWorker),
-        run(boletoQueue, boletoQueue.names.itemConsumer, config.renderConcurrency, boletoWorker),
-        run(cnabQueue, cnabQueue.names.controlConsumer, 1, remessaWorker),
-        run(cnabQueue, cnabQueue.names.itemConsumer, config.cnabConcurrency, remessaWorker),
-        run(retornoQueue, retornoQueue.names.itemConsumer, config.retornoConcurrency, retornoWorker),
+        run(boletoQueue, boletoQueue.names.controlConsumer, 2, boletoEngine),
+        run(boletoQueue, boletoQueue.names.itemConsumer, config.renderConcurrency, boletoEngine),
+        run(cnabQueue, cnabQueue.names.controlConsumer, 1, remessaEngine),
+        run(cnabQueue, cnabQueue.names.itemConsumer, config.cnabConcurrency, remessaEngine),
+        // A retorno's single unit starts and concludes its job: no control consumer.
+        run(retornoQueue, retornoQueue.names.itemConsumer, config.retornoConcurrency, retornoEngine),
       );
       const reconciler = startReconciler({
         pool,

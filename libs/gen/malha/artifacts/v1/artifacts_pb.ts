@@ -30,7 +30,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file malha/artifacts/v1/artifacts.proto.
  */
 export const file_malha_artifacts_v1_artifacts: GenFile = /*@__PURE__*/
-  fileDesc("CiJtYWxoYS9hcnRpZmFjdHMvdjEvYXJ0aWZhY3RzLnByb3RvEhJtYWxoYS5hcnRpZmFjdHMudjEikAIKCEFydGlmYWN0EgoKAmlkGAEgASgJEg4KBnRlbmFudBgCIAEoCRIMCgRuYW1lGAMgASgJEhQKDGNvbnRlbnRfdHlwZRgEIAEoCRISCgpzaXplX2J5dGVzGAUgASgDEg4KBnNoYTI1NhgGIAEoCRIOCgZqb2JfaWQYByABKAkSLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKZXhwaXJlc19hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoFc3RhdGUYCiABKA4yIS5tYWxoYS5hcnRpZmFjdHMudjEuQXJ0aWZhY3RTdGF0ZSJWCg9BcnRpZmFjdEV4cGlyZWQSEwoLYXJ0aWZhY3RfaWQYASABKAkSLgoKZXhwaXJlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAijQIKDkFydGlmYWN0SGVhZGVyEg4KBnRlbmFudBgBIAEoCRIMCgRuYW1lGAIgASgJEhQKDGNvbnRlbnRfdHlwZRgDIAEoCRIOCgZqb2JfaWQYBCABKAkSMAoKZXhwaXJlc19hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIABIoCgN0dGwYBiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb25IABIXCg9leHBlY3RlZF9zaGEyNTYYByABKAkSIAoTZXhwZWN0ZWRfc2l6ZV9ieXRlcxgIIAEoA0gBiAEBQggKBmV4cGlyeUIWChRfZXhwZWN0ZWRfc2l6ZV9ieXRlcyJjChJQdXRBcnRpZmFjdFJlcXVlc3QSNAoGaGVhZGVyGAEgASgLMiIubWFsaGEuYXJ0aWZhY3RzLnYxLkFydGlmYWN0SGVhZGVySAASDwoFY2h1bmsYAiABKAxIAEIGCgRwYXJ0IlYKE1B1dEFydGlmYWN0UmVzcG9uc2USLgoIYXJ0aWZhY3QYASABKAsyHC5tYWxoYS5hcnRpZmFjdHMudjEuQXJ0aWZhY3QSDwoHY3JlYXRlZBgCIAEoCCJkChNQdXRBcnRpZmFjdHNSZXF1ZXN0EjQKBmhlYWRlchgBIAEoCzIiLm1hbGhhLmFydGlmYWN0cy52MS5BcnRpZmFjdEhlYWRlckgAEg8KBWNodW5rGAIgASgMSABCBgoEcGFydCJPChRQdXRBcnRpZmFjdHNSZXNwb25zZRI3CgdyZXN1bHRzGAEgAygLMiYubWFsaGEuYXJ0aWZhY3RzLnYxLlB1dEFydGlmYWN0c1Jlc3VsdCJVChJQdXRBcnRpZmFjdHNSZXN1bHQSLgoIYXJ0aWZhY3QYASABKAsyHC5tYWxoYS5hcnRpZmFjdHMudjEuQXJ0aWZhY3QSDwoHY3JlYXRlZBgCIAEoCCJzChJHZXRBcnRpZmFjdFJlcXVlc3QSFwoGdGVuYW50GAEgASgJQge6SARyAhhAEhQKAmlkGAIgASgJQgi6SAVyAxiAARIOCgZvZmZzZXQYAyABKAMSEwoGbGVuZ3RoGAQgASgDSACIAQFCCQoHX2xlbmd0aCJgChNHZXRBcnRpZmFjdFJlc3BvbnNlEjAKCG1ldGFkYXRhGAEgASgLMhwubWFsaGEuYXJ0aWZhY3RzLnYxLkFydGlmYWN0SAASDwoFY2h1bmsYAiABKAxIAEIGCgRwYXJ0IkQKE1N0YXRBcnRpZmFjdFJlcXVlc3QSFwoGdGVuYW50GAEgASgJQge6SARyAhhAEhQKAmlkGAIgASgJQgi6SAVyAxiAASJGChRTdGF0QXJ0aWZhY3RSZXNwb25zZRIuCghhcnRpZmFjdBgBIAEoCzIcLm1hbGhhLmFydGlmYWN0cy52MS5BcnRpZmFjdCKTAQoUTGlzdEFydGlmYWN0c1JlcXVlc3QSFwoGdGVuYW50GAEgASgJQge6SARyAhhAEhgKBmpvYl9pZBgCIAEoCUIIukgFcgMYgAESFwoPaW5jbHVkZV9leHBpcmVkGAMgASgIEhEKCXBhZ2Vfc2l6ZRgEIAEoBRIcCgpwYWdlX3Rva2VuGAUgASgJQgi6SAVyAxiACCJhChVMaXN0QXJ0aWZhY3RzUmVzcG9uc2USLwoJYXJ0aWZhY3RzGAEgAygLMhwubWFsaGEuYXJ0aWZhY3RzLnYxLkFydGlmYWN0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJyChlDcmVhdGVEb3dubG9hZExpbmtSZXF1ZXN0EhcKBnRlbmFudBgBIAEoCUIHukgEcgIYQBIUCgJpZBgCIAEoCUIIukgFcgMYgAESJgoDdHRsGAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIl8KGkNyZWF0ZURvd25sb2FkTGlua1Jlc3BvbnNlEhEKA3VybBgBIAEoCUIEiLUYARIuCgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJ5ChpDcmVhdGVEb3dubG9hZExpbmtzUmVxdWVzdBIXCgZ0ZW5hbnQYASABKAlCB7pIBHICGEASGgoDaWRzGAIgAygJQg26SAqSAQciBXIDGIAIEiYKA3R0bBgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiJdCgxEb3dubG9hZExpbmsSCgoCaWQYASABKAkSEQoDdXJsGAIgASgJQgSItRgBEi4KCmV4cGlyZXNfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIk4KG0NyZWF0ZURvd25sb2FkTGlua3NSZXNwb25zZRIvCgVsaW5rcxgBIAMoCzIgLm1hbGhhLmFydGlmYWN0cy52MS5Eb3dubG9hZExpbmsqaQoNQXJ0aWZhY3RTdGF0ZRIeChpBUlRJRkFDVF9TVEFURV9VTlNQRUNJRklFRBAAEhwKGEFSVElGQUNUX1NUQVRFX0FWQUlMQUJMRRABEhoKFkFSVElGQUNUX1NUQVRFX0VYUElSRUQQAjLxBQoQQXJ0aWZhY3RzU2VydmljZRJgCgtQdXRBcnRpZmFjdBImLm1hbGhhLmFydGlmYWN0cy52MS5QdXRBcnRpZmFjdFJlcXVlc3QaJy5tYWxoYS5hcnRpZmFjdHMudjEuUHV0QXJ0aWZhY3RSZXNwb25zZSgBEmMKDFB1dEFydGlmYWN0cxInLm1hbGhhLmFydGlmYWN0cy52MS5QdXRBcnRpZmFjdHNSZXF1ZXN0GigubWFsaGEuYXJ0aWZhY3RzLnYxLlB1dEFydGlmYWN0c1Jlc3BvbnNlKAESYAoLR2V0QXJ0aWZhY3QSJi5tYWxoYS5hcnRpZmFjdHMudjEuR2V0QXJ0aWZhY3RSZXF1ZXN0GicubWFsaGEuYXJ0aWZhY3RzLnYxLkdldEFydGlmYWN0UmVzcG9uc2UwARJhCgxTdGF0QXJ0aWZhY3QSJy5tYWxoYS5hcnRpZmFjdHMudjEuU3RhdEFydGlmYWN0UmVxdWVzdBooLm1hbGhhLmFydGlmYWN0cy52MS5TdGF0QXJ0aWZhY3RSZXNwb25zZRJkCg1MaXN0QXJ0aWZhY3RzEigubWFsaGEuYXJ0aWZhY3RzLnYxLkxpc3RBcnRpZmFjdHNSZXF1ZXN0GikubWFsaGEuYXJ0aWZhY3RzLnYxLkxpc3RBcnRpZmFjdHNSZXNwb25zZRJzChJDcmVhdGVEb3dubG9hZExpbmsSLS5tYWxoYS5hcnRpZmFjdHMudjEuQ3JlYXRlRG93bmxvYWRMaW5rUmVxdWVzdBouLm1hbGhhLmFydGlmYWN0cy52MS5DcmVhdGVEb3dubG9hZExpbmtSZXNwb25zZRJ2ChNDcmVhdGVEb3dubG9hZExpbmtzEi4ubWFsaGEuYXJ0aWZhY3RzLnYxLkNyZWF0ZURvd25sb2FkTGlua3NSZXF1ZXN0Gi8ubWFsaGEuYXJ0aWZhY3RzLnYxLkNyZWF0ZURvd25sb2FkTGlua3NSZXNwb25zZWIGcHJvdG8z", [file_buf_validate_validate, file_google_protobuf_duration, file_google_protobuf_timestamp, file_malha_common_v1_options]);
+  fileDesc("CiJtYWxoYS9hcnRpZmFjdHMvdjEvYXJ0aWZhY3RzLnByb3RvEhJtYWxoYS5hcnRpZmFjdHMudjEikAIKCEFydGlmYWN0EgoKAmlkGAEgASgJEg4KBnRlbmFudBgCIAEoCRIMCgRuYW1lGAMgASgJEhQKDGNvbnRlbnRfdHlwZRgEIAEoCRISCgpzaXplX2J5dGVzGAUgASgDEg4KBnNoYTI1NhgGIAEoCRIOCgZqb2JfaWQYByABKAkSLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKZXhwaXJlc19hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoFc3RhdGUYCiABKA4yIS5tYWxoYS5hcnRpZmFjdHMudjEuQXJ0aWZhY3RTdGF0ZSJWCg9BcnRpZmFjdEV4cGlyZWQSEwoLYXJ0aWZhY3RfaWQYASABKAkSLgoKZXhwaXJlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAijQIKDkFydGlmYWN0SGVhZGVyEg4KBnRlbmFudBgBIAEoCRIMCgRuYW1lGAIgASgJEhQKDGNvbnRlbnRfdHlwZRgDIAEoCRIOCgZqb2JfaWQYBCABKAkSMAoKZXhwaXJlc19hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIABIoCgN0dGwYBiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb25IABIXCg9leHBlY3RlZF9zaGEyNTYYByABKAkSIAoTZXhwZWN0ZWRfc2l6ZV9ieXRlcxgIIAEoA0gBiAEBQggKBmV4cGlyeUIWChRfZXhwZWN0ZWRfc2l6ZV9ieXRlcyJjChJQdXRBcnRpZmFjdFJlcXVlc3QSNAoGaGVhZGVyGAEgASgLMiIubWFsaGEuYXJ0aWZhY3RzLnYxLkFydGlmYWN0SGVhZGVySAASDwoFY2h1bmsYAiABKAxIAEIGCgRwYXJ0IlYKE1B1dEFydGlmYWN0UmVzcG9uc2USLgoIYXJ0aWZhY3QYASABKAsyHC5tYWxoYS5hcnRpZmFjdHMudjEuQXJ0aWZhY3QSDwoHY3JlYXRlZBgCIAEoCCJkChNQdXRBcnRpZmFjdHNSZXF1ZXN0EjQKBmhlYWRlchgBIAEoCzIiLm1hbGhhLmFydGlmYWN0cy52MS5BcnRpZmFjdEhlYWRlckgAEg8KBWNodW5rGAIgASgMSABCBgoEcGFydCJPChRQdXRBcnRpZmFjdHNSZXNwb25zZRI3CgdyZXN1bHRzGAEgAygLMiYubWFsaGEuYXJ0aWZhY3RzLnYxLlB1dEFydGlmYWN0c1Jlc3VsdCJVChJQdXRBcnRpZmFjdHNSZXN1bHQSLgoIYXJ0aWZhY3QYASABKAsyHC5tYWxoYS5hcnRpZmFjdHMudjEuQXJ0aWZhY3QSDwoHY3JlYXRlZBgCIAEoCCJzChJHZXRBcnRpZmFjdFJlcXVlc3QSFwoGdGVuYW50GAEgASgJQge6SARyAhhAEhQKAmlkGAIgASgJQgi6SAVyAxiAARIOCgZvZmZzZXQYAyABKAMSEwoGbGVuZ3RoGAQgASgDSACIAQFCCQoHX2xlbmd0aCJgChNHZXRBcnRpZmFjdFJlc3BvbnNlEjAKCG1ldGFkYXRhGAEgASgLMhwubWFsaGEuYXJ0aWZhY3RzLnYxLkFydGlmYWN0SAASDwoFY2h1bmsYAiABKAxIAEIGCgRwYXJ0IkQKE1N0YXRBcnRpZmFjdFJlcXVlc3QSFwoGdGVuYW50GAEgASgJQge6SARyAhhAEhQKAmlkGAIgASgJQgi6SAVyAxiAASJGChRTdGF0QXJ0aWZhY3RSZXNwb25zZRIuCghhcnRpZmFjdBgBIAEoCzIcLm1hbGhhLmFydGlmYWN0cy52MS5BcnRpZmFjdCLJAQoRQ29tcG9zZVppcFJlcXVlc3QSFwoGdGVuYW50GAEgASgJQge6SARyAhhAEhgKBmpvYl9pZBgCIAEoCUIIukgFcgMYgAESFgoEbmFtZRgDIAEoCUIIukgFcgMY/wESOQoHZW50cmllcxgEIAMoCzIcLm1hbGhhLmFydGlmYWN0cy52MS5aaXBFbnRyeUIKukgHkgEEEP//AxIuCgpleHBpcmVzX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJfCghaaXBFbnRyeRIWCgRuYW1lGAEgASgJQgi6SAVyAxj/ARIfCgthcnRpZmFjdF9pZBgCIAEoCUIIukgFcgMYgAFIABIQCgZpbmxpbmUYAyABKAxIAEIICgZzb3VyY2UiVQoSQ29tcG9zZVppcFJlc3BvbnNlEi4KCGFydGlmYWN0GAEgASgLMhwubWFsaGEuYXJ0aWZhY3RzLnYxLkFydGlmYWN0Eg8KB2NyZWF0ZWQYAiABKAgikwEKFExpc3RBcnRpZmFjdHNSZXF1ZXN0EhcKBnRlbmFudBgBIAEoCUIHukgEcgIYQBIYCgZqb2JfaWQYAiABKAlCCLpIBXIDGIABEhcKD2luY2x1ZGVfZXhwaXJlZBgDIAEoCBIRCglwYWdlX3NpemUYBCABKAUSHAoKcGFnZV90b2tlbhgFIAEoCUIIukgFcgMYgAgiYQoVTGlzdEFydGlmYWN0c1Jlc3BvbnNlEi8KCWFydGlmYWN0cxgBIAMoCzIcLm1hbGhhLmFydGlmYWN0cy52MS5BcnRpZmFjdBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkicgoZQ3JlYXRlRG93bmxvYWRMaW5rUmVxdWVzdBIXCgZ0ZW5hbnQYASABKAlCB7pIBHICGEASFAoCaWQYAiABKAlCCLpIBXIDGIABEiYKA3R0bBgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiJfChpDcmVhdGVEb3dubG9hZExpbmtSZXNwb25zZRIRCgN1cmwYASABKAlCBIi1GAESLgoKZXhwaXJlc19hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAieQoaQ3JlYXRlRG93bmxvYWRMaW5rc1JlcXVlc3QSFwoGdGVuYW50GAEgASgJQge6SARyAhhAEhoKA2lkcxgCIAMoCUINukgKkgEHIgVyAxiACBImCgN0dGwYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iXQoMRG93bmxvYWRMaW5rEgoKAmlkGAEgASgJEhEKA3VybBgCIAEoCUIEiLUYARIuCgpleHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJOChtDcmVhdGVEb3dubG9hZExpbmtzUmVzcG9uc2USLwoFbGlua3MYASADKAsyIC5tYWxoYS5hcnRpZmFjdHMudjEuRG93bmxvYWRMaW5rKmkKDUFydGlmYWN0U3RhdGUSHgoaQVJUSUZBQ1RfU1RBVEVfVU5TUEVDSUZJRUQQABIcChhBUlRJRkFDVF9TVEFURV9BVkFJTEFCTEUQARIaChZBUlRJRkFDVF9TVEFURV9FWFBJUkVEEAIyzgYKEEFydGlmYWN0c1NlcnZpY2USYAoLUHV0QXJ0aWZhY3QSJi5tYWxoYS5hcnRpZmFjdHMudjEuUHV0QXJ0aWZhY3RSZXF1ZXN0GicubWFsaGEuYXJ0aWZhY3RzLnYxLlB1dEFydGlmYWN0UmVzcG9uc2UoARJjCgxQdXRBcnRpZmFjdHMSJy5tYWxoYS5hcnRpZmFjdHMudjEuUHV0QXJ0aWZhY3RzUmVxdWVzdBooLm1hbGhhLmFydGlmYWN0cy52MS5QdXRBcnRpZmFjdHNSZXNwb25zZSgBEmAKC0dldEFydGlmYWN0EiYubWFsaGEuYXJ0aWZhY3RzLnYxLkdldEFydGlmYWN0UmVxdWVzdBonLm1hbGhhLmFydGlmYWN0cy52MS5HZXRBcnRpZmFjdFJlc3BvbnNlMAESYQoMU3RhdEFydGlmYWN0EicubWFsaGEuYXJ0aWZhY3RzLnYxLlN0YXRBcnRpZmFjdFJlcXVlc3QaKC5tYWxoYS5hcnRpZmFjdHMudjEuU3RhdEFydGlmYWN0UmVzcG9uc2USZAoNTGlzdEFydGlmYWN0cxIoLm1hbGhhLmFydGlmYWN0cy52MS5MaXN0QXJ0aWZhY3RzUmVxdWVzdBopLm1hbGhhLmFydGlmYWN0cy52MS5MaXN0QXJ0aWZhY3RzUmVzcG9uc2UScwoSQ3JlYXRlRG93bmxvYWRMaW5rEi0ubWFsaGEuYXJ0aWZhY3RzLnYxLkNyZWF0ZURvd25sb2FkTGlua1JlcXVlc3QaLi5tYWxoYS5hcnRpZmFjdHMudjEuQ3JlYXRlRG93bmxvYWRMaW5rUmVzcG9uc2USdgoTQ3JlYXRlRG93bmxvYWRMaW5rcxIuLm1hbGhhLmFydGlmYWN0cy52MS5DcmVhdGVEb3dubG9hZExpbmtzUmVxdWVzdBovLm1hbGhhLmFydGlmYWN0cy52MS5DcmVhdGVEb3dubG9hZExpbmtzUmVzcG9uc2USWwoKQ29tcG9zZVppcBIlLm1hbGhhLmFydGlmYWN0cy52MS5Db21wb3NlWmlwUmVxdWVzdBomLm1hbGhhLmFydGlmYWN0cy52MS5Db21wb3NlWmlwUmVzcG9uc2ViBnByb3RvMw", [file_buf_validate_validate, file_google_protobuf_duration, file_google_protobuf_timestamp, file_malha_common_v1_options]);
 
 /**
  * Metadata of a stored artifact.
@@ -504,6 +504,127 @@ export const StatArtifactResponseSchema: GenMessage<StatArtifactResponse> = /*@_
   messageDesc(file_malha_artifacts_v1_artifacts, 11);
 
 /**
+ * Request of ComposeZip.
+ *
+ * @generated from message malha.artifacts.v1.ComposeZipRequest
+ */
+export type ComposeZipRequest = Message<"malha.artifacts.v1.ComposeZipRequest"> & {
+  /**
+   * Owning tenant, of the zip and of every artifact it names.
+   *
+   * @generated from field: string tenant = 1;
+   */
+  tenant: string;
+
+  /**
+   * Job the zip belongs to (as in ArtifactHeader); empty for tenant-level artifacts.
+   *
+   * @generated from field: string job_id = 2;
+   */
+  jobId: string;
+
+  /**
+   * Name of the zip artifact, e.g. "boletos-<job>.zip".
+   *
+   * @generated from field: string name = 3;
+   */
+  name: string;
+
+  /**
+   * The zip's entries, in order.
+   *
+   * @generated from field: repeated malha.artifacts.v1.ZipEntry entries = 4;
+   */
+  entries: ZipEntry[];
+
+  /**
+   * Absolute expiry of the zip; absent = the service's default retention.
+   *
+   * @generated from field: google.protobuf.Timestamp expires_at = 5;
+   */
+  expiresAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message malha.artifacts.v1.ComposeZipRequest.
+ * Use `create(ComposeZipRequestSchema)` to create a new message.
+ */
+export const ComposeZipRequestSchema: GenMessage<ComposeZipRequest> = /*@__PURE__*/
+  messageDesc(file_malha_artifacts_v1_artifacts, 12);
+
+/**
+ * One file of a composed zip.
+ *
+ * @generated from message malha.artifacts.v1.ZipEntry
+ */
+export type ZipEntry = Message<"malha.artifacts.v1.ZipEntry"> & {
+  /**
+   * Path inside the zip (the rules of artifact names).
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * Where the content comes from.
+   *
+   * @generated from oneof malha.artifacts.v1.ZipEntry.source
+   */
+  source: {
+    /**
+     * A stored artifact of the tenant.
+     *
+     * @generated from field: string artifact_id = 2;
+     */
+    value: string;
+    case: "artifactId";
+  } | {
+    /**
+     * Content given in the call (a manifest, an errors document).
+     *
+     * @generated from field: bytes inline = 3;
+     */
+    value: Uint8Array;
+    case: "inline";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message malha.artifacts.v1.ZipEntry.
+ * Use `create(ZipEntrySchema)` to create a new message.
+ */
+export const ZipEntrySchema: GenMessage<ZipEntry> = /*@__PURE__*/
+  messageDesc(file_malha_artifacts_v1_artifacts, 13);
+
+/**
+ * Response of ComposeZip.
+ *
+ * @generated from message malha.artifacts.v1.ComposeZipResponse
+ */
+export type ComposeZipResponse = Message<"malha.artifacts.v1.ComposeZipResponse"> & {
+  /**
+   * The stored zip (the pre-existing one when identical bytes were already stored under the name).
+   *
+   * @generated from field: malha.artifacts.v1.Artifact artifact = 1;
+   */
+  artifact?: Artifact | undefined;
+
+  /**
+   * False when an identical artifact already existed under that name.
+   *
+   * @generated from field: bool created = 2;
+   */
+  created: boolean;
+};
+
+/**
+ * Describes the message malha.artifacts.v1.ComposeZipResponse.
+ * Use `create(ComposeZipResponseSchema)` to create a new message.
+ */
+export const ComposeZipResponseSchema: GenMessage<ComposeZipResponse> = /*@__PURE__*/
+  messageDesc(file_malha_artifacts_v1_artifacts, 14);
+
+/**
  * Request of ListArtifacts.
  *
  * @generated from message malha.artifacts.v1.ListArtifactsRequest
@@ -550,7 +671,7 @@ export type ListArtifactsRequest = Message<"malha.artifacts.v1.ListArtifactsRequ
  * Use `create(ListArtifactsRequestSchema)` to create a new message.
  */
 export const ListArtifactsRequestSchema: GenMessage<ListArtifactsRequest> = /*@__PURE__*/
-  messageDesc(file_malha_artifacts_v1_artifacts, 12);
+  messageDesc(file_malha_artifacts_v1_artifacts, 15);
 
 /**
  * Response of ListArtifacts.
@@ -578,7 +699,7 @@ export type ListArtifactsResponse = Message<"malha.artifacts.v1.ListArtifactsRes
  * Use `create(ListArtifactsResponseSchema)` to create a new message.
  */
 export const ListArtifactsResponseSchema: GenMessage<ListArtifactsResponse> = /*@__PURE__*/
-  messageDesc(file_malha_artifacts_v1_artifacts, 13);
+  messageDesc(file_malha_artifacts_v1_artifacts, 16);
 
 /**
  * Request of CreateDownloadLink.
@@ -613,7 +734,7 @@ export type CreateDownloadLinkRequest = Message<"malha.artifacts.v1.CreateDownlo
  * Use `create(CreateDownloadLinkRequestSchema)` to create a new message.
  */
 export const CreateDownloadLinkRequestSchema: GenMessage<CreateDownloadLinkRequest> = /*@__PURE__*/
-  messageDesc(file_malha_artifacts_v1_artifacts, 14);
+  messageDesc(file_malha_artifacts_v1_artifacts, 17);
 
 /**
  * Response of CreateDownloadLink.
@@ -641,7 +762,7 @@ export type CreateDownloadLinkResponse = Message<"malha.artifacts.v1.CreateDownl
  * Use `create(CreateDownloadLinkResponseSchema)` to create a new message.
  */
 export const CreateDownloadLinkResponseSchema: GenMessage<CreateDownloadLinkResponse> = /*@__PURE__*/
-  messageDesc(file_malha_artifacts_v1_artifacts, 15);
+  messageDesc(file_malha_artifacts_v1_artifacts, 18);
 
 /**
  * Request of CreateDownloadLinks.
@@ -676,7 +797,7 @@ export type CreateDownloadLinksRequest = Message<"malha.artifacts.v1.CreateDownl
  * Use `create(CreateDownloadLinksRequestSchema)` to create a new message.
  */
 export const CreateDownloadLinksRequestSchema: GenMessage<CreateDownloadLinksRequest> = /*@__PURE__*/
-  messageDesc(file_malha_artifacts_v1_artifacts, 16);
+  messageDesc(file_malha_artifacts_v1_artifacts, 19);
 
 /**
  * One signed link of CreateDownloadLinks.
@@ -711,7 +832,7 @@ export type DownloadLink = Message<"malha.artifacts.v1.DownloadLink"> & {
  * Use `create(DownloadLinkSchema)` to create a new message.
  */
 export const DownloadLinkSchema: GenMessage<DownloadLink> = /*@__PURE__*/
-  messageDesc(file_malha_artifacts_v1_artifacts, 17);
+  messageDesc(file_malha_artifacts_v1_artifacts, 20);
 
 /**
  * Response of CreateDownloadLinks.
@@ -732,7 +853,7 @@ export type CreateDownloadLinksResponse = Message<"malha.artifacts.v1.CreateDown
  * Use `create(CreateDownloadLinksResponseSchema)` to create a new message.
  */
 export const CreateDownloadLinksResponseSchema: GenMessage<CreateDownloadLinksResponse> = /*@__PURE__*/
-  messageDesc(file_malha_artifacts_v1_artifacts, 18);
+  messageDesc(file_malha_artifacts_v1_artifacts, 21);
 
 /**
  * Whether an artifact's content can still be read.
@@ -870,6 +991,29 @@ export const ArtifactsService: GenService<{
     methodKind: "unary";
     input: typeof CreateDownloadLinksRequestSchema;
     output: typeof CreateDownloadLinksResponseSchema;
+  },
+  /**
+   * Stores a zip (STORE method, no compression) of stored artifacts of the tenant and small inline files,
+   * in request order, as a new artifact of (tenant, job_id, name): the bytes never travel to the caller
+   * and back. Deterministic: the same entries give the same bytes (fixed timestamps), so the call is
+   * idempotent under PutArtifact's name rule. The zip streams from storage into the upload; the
+   * artifact returned carries its sha256 and size. At most 65,535 entries (no ZIP64) and 4 MiB of inline content.
+   * Errors:
+   *   INVALID_ARGUMENT    INVALID_TENANT, INVALID_NAME (of the zip or of an entry), no entries, a repeated
+   *                       entry name, an entry with neither artifact_id nor inline content, too many
+   *                       entries or inline bytes, expiry in the past.
+   *   NOT_FOUND           an artifact_id the tenant does not have (the message names the entry).
+   *   FAILED_PRECONDITION ArtifactExpired for an expired entry.
+   *   ALREADY_EXISTS      NAME_TAKEN: the name exists with different content.
+   *   RESOURCE_EXHAUSTED  TOO_LARGE (the zip exceeds the maximum artifact size) or STORAGE_FULL.
+   *   UNAVAILABLE         backend unreachable.
+   *
+   * @generated from rpc malha.artifacts.v1.ArtifactsService.ComposeZip
+   */
+  composeZip: {
+    methodKind: "unary";
+    input: typeof ComposeZipRequestSchema;
+    output: typeof ComposeZipResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_malha_artifacts_v1_artifacts, 0);

@@ -1,0 +1,63 @@
+// The transaction helper against real InnoDB: a deadlock victim is rolled back and run again, and
+// infrastructure failures surface as UNAVAILABLE, never as a raw driver error.
+import { Code, ConnectError } from "@connectrpc/connect";
+import type { RowDataPacket } from "mysql2/promise";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createThrowawayDatabase, type ThrowawayDatabase } from "../../test/support/mysql.js";
+import { createMysqlPool } from "./pool.js";
+import { inTransaction, mapDbError } from "./tx.js";
+
+let db: ThrowawayDatabase;
+beforeAll(async () => {
+  db = await createThrowawayDatabase();
+  await db.pool.query("CREATE TABLE t (id INT NOT NULL PRIMARY KEY, v INT NOT NULL) ENGINE=InnoDB");
+  await db.pool.query("INSERT INTO t VALUES (1, 0), (2, 0)");
+});
+afterAll(async () => {
+  await db?.drop();
+});
+
+describe("inTransaction", () => {
+  it("retries the deadlock victim so that both transactions commit exactly once", async () => {
+    let arrived = 0;
+    let open!: () => void;
+    const bothLocked = new Promise<void>((r) => (open = r));
+    const attempts = { a: 0, b: 0 };
+    const work = (name: "a" | "b", first: number, second: number) =>
+      inTransaction(db.pool, async (conn) => {
+        attempts[name]++;
+        await conn.query("UPDATE t SET v = v + 1 WHERE id = ?", [first]);
+        if (++arrived === 2) open();
+        await bothLocked; // only the first attempts wait: the crossing order guarantees a deadlock
+        await conn.query("UPDATE t SET v = v + 1 WHERE id = ?", [second]);
+      });
+    await Promise.all([work("a", 1, 2), work("b", 2, 1)]);
+    expect(attempts.a + attempts.b).toBe(3);
+    const [rows] = await db.pool.query<RowDataPacket[]>("SELECT v FROM t ORDER BY id");
+    expect(rows.map((r) => r.v)).toEqual([2, 2]);
+  });
+
+  it("rolls back on a deliberate error and passes it through unchanged", async () => {
+    const refusal = new ConnectError("no", Code.FailedPrecondition);
+    await expect(
+      inTransaction(db.pool, async (conn) => {
+        await conn.query("UPDATE t SET v = 100");
+        throw refusal;
+      }),
+    ).rejects.toBe(refusal);
+    const [rows] = await db.pool.query<RowDataPacket[]>("SELECT MAX(v) AS m FROM t");
+    expect(rows[0]!.m).toBe(2);
+  });
+
+  it("reports an unreachable server as UNAVAILABLE", async () => {
+    const dead = createMysqlPool("mysql://malha:malha@127.0.0.1:1/malha", { connectionLimit: 1, connectTimeoutMs: 2000 });
+    try {
+      const err = await inTransaction(dead, async () => undefined).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ConnectError);
+      expect((err as ConnectError).code).toBe(Code.Unavailable);
+    } finally {
+      await dead.end();
+    }
+    expect(mapDbError(Object.assign(new Error("x"), { code: "ER_PARSE_ERROR" }))).not.toBeInstanceOf(ConnectError);
+  });
+});

@@ -1,0 +1,120 @@
+// Retorno occurrences and the tenant-wide fingerprint index that flags events already ingested from an
+// earlier file. Inserts are idempotent (a re-run after a crash rewrites nothing).
+import type { JsonObject } from "@bufbuild/protobuf";
+import type { Pool, PoolConnection, RowDataPacket } from "mysql2/promise";
+import { inTransaction } from "../../../libs/db/tx.js";
+
+export class AlreadyParsed extends Error {
+  override name = "AlreadyParsed";
+  constructor(readonly jobId: string) {
+    super(`file already parsed by job ${jobId}`);
+  }
+}
+
+export interface OccurrenceInsert {
+  line: number;
+  state: number;
+  nossoNumero: string;
+  boletoId: string;
+  fingerprintSha256: string;
+  /** The RetornoOccurrence in its JSON form, without `duplicate` (decided here). */
+  body: JsonObject;
+}
+
+interface FileDbRow extends RowDataPacket {
+  job_id: string;
+}
+
+interface OwnerDbRow extends RowDataPacket {
+  fingerprint_sha256: string;
+  job_id: string;
+}
+
+interface BodyDbRow extends RowDataPacket {
+  body: string;
+}
+
+export class RetornoRepo {
+  constructor(private readonly pool: Pool) {}
+
+  async jobForFile(tenant: string, sha256: string): Promise<string | undefined> {
+    const [rows] = await this.pool.execute<FileDbRow[]>("SELECT job_id FROM billing_retorno_files WHERE tenant = ? AND file_sha256 = ?", [
+      tenant,
+      sha256,
+    ]);
+    return rows[0]?.job_id;
+  }
+
+  /** Inside the creating transaction: the file's sha256 belongs to one job per tenant. */
+  async claimFile(c: PoolConnection, tenant: string, sha256: string, jobId: string): Promise<void> {
+    try {
+      await c.execute("INSERT INTO billing_retorno_files (tenant, file_sha256, job_id) VALUES (?, ?, ?)", [tenant, sha256, jobId]);
+    } catch (err) {
+      if ((err as { code?: string }).code !== "ER_DUP_ENTRY") throw err;
+      const [rows] = await c.execute<FileDbRow[]>("SELECT job_id FROM billing_retorno_files WHERE tenant = ? AND file_sha256 = ?", [
+        tenant,
+        sha256,
+      ]);
+      const owner = rows[0];
+      if (!owner) throw err;
+      throw new AlreadyParsed(owner.job_id);
+    }
+  }
+
+  /** Stores the occurrences; returns how many were already known to the tenant from other jobs. */
+  async store(tenant: string, jobId: string, occ: OccurrenceInsert[]): Promise<number> {
+    let duplicates = 0;
+    for (let i = 0; i < occ.length; i += 500) {
+      const chunk = occ.slice(i, i + 500);
+      duplicates += await inTransaction(this.pool, async (c) => {
+        await c.query("INSERT IGNORE INTO billing_retorno_fingerprints (tenant, fingerprint_sha256, job_id) VALUES ?", [
+          chunk.map((o) => [tenant, o.fingerprintSha256, jobId]),
+        ]);
+        const [owners] = await c.query<OwnerDbRow[]>(
+          "SELECT fingerprint_sha256, job_id FROM billing_retorno_fingerprints WHERE tenant = ? AND fingerprint_sha256 IN (?)",
+          [tenant, chunk.map((o) => o.fingerprintSha256)],
+        );
+        const owner = new Map(owners.map((r) => [r.fingerprint_sha256, r.job_id]));
+        // The same event twice in one file: the first line owns it.
+        const seen = new Set<string>();
+        const rows = chunk.map((o) => {
+          const dup = owner.get(o.fingerprintSha256) !== jobId || seen.has(o.fingerprintSha256);
+          seen.add(o.fingerprintSha256);
+          return [
+            jobId,
+            o.line,
+            o.state,
+            o.nossoNumero,
+            o.boletoId.slice(0, 64),
+            o.fingerprintSha256,
+            dup ? 1 : 0,
+            JSON.stringify({ ...o.body, duplicate: dup }),
+          ];
+        });
+        await c.query(
+          "INSERT IGNORE INTO billing_retorno_occurrences (job_id, line_number, state, nosso_numero, boleto_id, fingerprint_sha256, duplicate, body) VALUES ?",
+          [rows],
+        );
+        return rows.filter((r) => r[6] === 1).length;
+      });
+    }
+    return duplicates;
+  }
+
+  async page(
+    jobId: string,
+    f: { state?: number; nossoNumero?: string; boletoId?: string; excludeDuplicates: boolean; afterLine: number; limit: number },
+  ): Promise<string[]> {
+    const where = ["job_id = ?", "line_number > ?"];
+    const args: (string | number)[] = [jobId, f.afterLine];
+    if (f.state) where.push("state = ?"), args.push(f.state);
+    if (f.nossoNumero) where.push("nosso_numero = ?"), args.push(f.nossoNumero);
+    if (f.boletoId) where.push("boleto_id = ?"), args.push(f.boletoId);
+    if (f.excludeDuplicates) where.push("duplicate = 0");
+    const [rows] = await this.pool.query<BodyDbRow[]>(
+      `SELECT body FROM billing_retorno_occurrences WHERE ${where.join(" AND ")} ORDER BY line_number LIMIT ?`,
+      [...args, f.limit],
+    );
+    return rows.map((r) => r.body);
+  }
+}
