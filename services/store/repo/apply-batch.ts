@@ -23,7 +23,7 @@ import {
 import { big } from "../mapping/records.js";
 import { insertRows } from "../sql/insert-rows.js";
 import type { SqlFragment } from "../sql/keyset.js";
-import { inTransaction } from "../sql/tx.js";
+import { inTransaction } from "../../../libs/db/tx.js";
 import type { StoreDb } from "./context.js";
 import { explainFencedMiss, FEED_WHERE, feedParams, loadRun } from "./state.js";
 

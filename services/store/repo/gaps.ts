@@ -10,7 +10,7 @@ import type { Feed } from "../codes.js";
 import { municipalityTables } from "../ibge.js";
 import { big } from "../mapping/records.js";
 import { asciiCode, text } from "../mapping/columns.js";
-import { inTransaction, withDb } from "../sql/tx.js";
+import { inTransaction, withDb } from "../../../libs/db/tx.js";
 import type { StoreDb } from "./context.js";
 import { claimFence } from "./apply-batch.js";
 import { FEED_WHERE, feedParams, loadRun, loadState } from "./state.js";

@@ -9,7 +9,7 @@ import { municipalityTables, type Ibge } from "../ibge.js";
 import { municipalityFromRows } from "../mapping/records.js";
 import { keysetAfter, orderBy, Where } from "../sql/keyset.js";
 import { pageSize } from "../sql/page-token.js";
-import { inTransaction, withDb } from "../sql/tx.js";
+import { inTransaction, withDb } from "../../../libs/db/tx.js";
 import type { Row, StoreDb } from "./context.js";
 
 export interface FeedSpecCols {

@@ -9,7 +9,7 @@ import { sqlDateTime } from "../mapping/columns.js";
 import { documentFromRow, eventFromRow, quarantineFromRow, runFromRow } from "../mapping/records.js";
 import { keysetAfter, orderBy, Where, type KeyColumn } from "../sql/keyset.js";
 import { pageSize } from "../sql/page-token.js";
-import { withDb } from "../sql/tx.js";
+import { withDb } from "../../../libs/db/tx.js";
 import type { Row, StoreDb } from "./context.js";
 import { requireMunicipality } from "./municipalities.js";
 

@@ -6,7 +6,7 @@ import { FAILED_OUTCOMES, feedLabel, OK_OUTCOMES, RUNNING, type Feed } from "../
 import { feedDisabled, notEligible, runNotFound, staleFence } from "../errors.js";
 import { municipalityTables } from "../ibge.js";
 import { big, runFromRow, syncStateFromRow } from "../mapping/records.js";
-import { inTransaction, withDb } from "../sql/tx.js";
+import { inTransaction, withDb } from "../../../libs/db/tx.js";
 import type { Row, StoreDb } from "./context.js";
 import { dbNow, explainFencedMiss, FEED_WHERE, feedParams, loadRun, loadState, requireRunOfFeed } from "./state.js";
 

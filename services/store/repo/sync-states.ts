@@ -7,7 +7,7 @@ import type { Ibge } from "../ibge.js";
 import { cursorResetFromRow, syncStateFromRow } from "../mapping/records.js";
 import { keysetAfter, orderBy, Where } from "../sql/keyset.js";
 import { pageSize } from "../sql/page-token.js";
-import { inTransaction, withDb } from "../sql/tx.js";
+import { inTransaction, withDb } from "../../../libs/db/tx.js";
 import type { StoreDb } from "./context.js";
 import { requireMunicipality } from "./municipalities.js";
 import { FEED_WHERE, feedParams, loadState } from "./state.js";
