@@ -126,6 +126,34 @@ describe("queries", () => {
     expect((await rejection(client.getDocument({ ibge: IBGE, chave: chaveOf(999) }))).code).toBe(Code.NotFound);
   });
 
+  it("reads many notes at once, in the order asked, as GetDocument answers each", async () => {
+    const asked = [chaveOf(4), chaveOf(999), chaveOf(3), chaveOf(10)];
+    const { results } = await client.batchGetDocuments({ ibge: IBGE, chaves: asked, includeXml: true });
+    expect(results.map((r) => r.chave)).toEqual(asked);
+    expect(results[1]).toMatchObject({ chave: chaveOf(999), events: [] });
+    expect(results[1]?.document).toBeUndefined();
+    for (const i of [0, 2, 3]) {
+      const one = await client.getDocument({ ibge: IBGE, chave: asked[i]!, includeXml: true });
+      expect(results[i]?.document).toEqual(one.document);
+      expect(results[i]?.events).toEqual(one.events);
+      expect(results[i]?.document?.xml.length).toBeGreaterThan(0);
+    }
+    expect(results[2]?.events.map((e) => e.event?.codigo)).toEqual(["101101"]);
+    const lean = await client.batchGetDocuments({ ibge: IBGE, chaves: [chaveOf(3)] });
+    expect(lean.results[0]?.document?.xml).toHaveLength(0);
+
+    const twice = await rejection(client.batchGetDocuments({ ibge: IBGE, chaves: [chaveOf(4), chaveOf(4)] }));
+    expect(twice.code).toBe(Code.InvalidArgument);
+    expect(twice.rawMessage).toContain("chaves[1]");
+    const bad = await rejection(client.batchGetDocuments({ ibge: IBGE, chaves: [chaveOf(4), "123"] }));
+    expect(bad.code).toBe(Code.InvalidArgument);
+    expect(bad.rawMessage).toContain("chaves[1]");
+    const tooMany = Array.from({ length: 101 }, (_, i) => chaveOf(1000 + i));
+    expect((await rejection(client.batchGetDocuments({ ibge: IBGE, chaves: tooMany }))).code).toBe(Code.InvalidArgument);
+    expect((await rejection(client.batchGetDocuments({ ibge: IBGE, chaves: [] }))).code).toBe(Code.InvalidArgument);
+    expect((await rejection(client.batchGetDocuments({ ibge: "5300108", chaves: [chaveOf(4)] }))).code).toBe(Code.NotFound);
+  });
+
   it("lists events by chave and type, with document presence", async () => {
     const evs = await client.listEvents({ ibge: IBGE, chave: chaveOf(3) });
     expect(evs.events).toHaveLength(1);

@@ -8,7 +8,7 @@ import { CODIGO_BY_TIPO_EVENTO, documentStatusCodes, faultReasonCodes, optionalA
 import { badRequest, documentNotFound } from "../errors.js";
 import { parseIbge } from "../ibge.js";
 import type { StoreDb } from "../repo/context.js";
-import { getDocument, listDocuments, listEvents, listQuarantine, listRuns } from "../repo/queries.js";
+import { batchGetDocuments, getDocument, listDocuments, listEvents, listQuarantine, listRuns } from "../repo/queries.js";
 import { chave, nsuRange, optionalChave, optionalIbge, optionalTime, partyDocument, protoDate } from "./validate.js";
 
 type Impl = Partial<ServiceImpl<typeof StoreService>>;
@@ -21,6 +21,19 @@ export function queryHandlers(db: StoreDb): Impl {
       const { document, events } = await getDocument(db, ibge, key, req.includeXml);
       if (!document) throw documentNotFound(ibge, key);
       return { document, events };
+    },
+
+    async batchGetDocuments(req) {
+      const ibge = parseIbge(req.ibge);
+      if (req.chaves.length === 0) throw badRequest("chaves is required");
+      const seen = new Set<string>();
+      const keys = req.chaves.map((c, i) => {
+        const key = chave(c, `chaves[${i}]`);
+        if (seen.has(key)) throw badRequest(`chaves[${i}] repeats ${key}`);
+        seen.add(key);
+        return key;
+      });
+      return { results: await batchGetDocuments(db, ibge, keys, req.includeXml) };
     },
 
     async listDocuments(req) {

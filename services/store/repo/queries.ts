@@ -160,6 +160,36 @@ export async function getDocument(
   return { document: documentFromRow(ibge, doc, includeXml), events: events.map((e) => eventFromRow(ibge, e, includeXml, true)) };
 }
 
+/**
+ * Many notes by chave in two statements (the notes, then all their events), answered in the order asked;
+ * a chave not held has no document and no events.
+ */
+export async function batchGetDocuments(
+  db: StoreDb,
+  ibge: Ibge,
+  chaves: readonly string[],
+  includeXml: boolean,
+): Promise<{ chave: string; document?: DocumentRecord; events: EventRecord[] }[]> {
+  await requireMunicipality(db, ibge);
+  const t = municipalityTables(ibge);
+  const xml = includeXml ? ", xml" : "";
+  const [docs] = await withDb(() =>
+    db.pool.query<RowDataPacket[]>(`SELECT ${DOC_COLUMNS}${xml} FROM ${t.documentos} WHERE chave IN (?)`, [chaves]),
+  );
+  const byChave = new Map<string, { document: DocumentRecord; events: EventRecord[] }>();
+  for (const d of docs) byChave.set(String(d.chave), { document: documentFromRow(ibge, d, includeXml), events: [] });
+  if (byChave.size > 0) {
+    const [events] = await withDb(() =>
+      db.pool.query<RowDataPacket[]>(
+        `SELECT ${EVENT_COLUMNS}${xml} FROM ${t.eventos} WHERE chave IN (?) ORDER BY chave, data_processamento, nsu`,
+        [[...byChave.keys()]],
+      ),
+    );
+    for (const e of events) byChave.get(String(e.chave))?.events.push(eventFromRow(ibge, e, includeXml, true));
+  }
+  return chaves.map((chave) => ({ chave, ...(byChave.get(chave) ?? { events: [] }) }));
+}
+
 export interface EventFilter {
   ibge: Ibge;
   chave?: string;
