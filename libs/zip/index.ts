@@ -5,6 +5,8 @@
 // (`ZipWriter`, the DANFSe exports) or composed around data streamed from storage (the artifacts service's
 // ComposeZip).
 
+import * as zlib from "node:zlib";
+
 const CRC_TABLE = (() => {
   const t = new Uint32Array(256);
   for (let n = 0; n < 256; n++) {
@@ -15,20 +17,30 @@ const CRC_TABLE = (() => {
   return t;
 })();
 
+/** zlib's own CRC-32 (Node ≥ 20.15), about 20 times faster than the table loop kept for older Nodes. */
+const nativeCrc32 = (zlib as { crc32?: (data: Uint8Array, value?: number) => number }).crc32;
+
+function tableCrc32(data: Uint8Array, value: number): number {
+  let c = (value ^ 0xffffffff) >>> 0;
+  for (let i = 0; i < data.length; i++) c = CRC_TABLE[(c ^ data[i]!) & 0xff]! ^ (c >>> 8);
+  return (c ^ 0xffffffff) >>> 0;
+}
+
 /** CRC-32 computed over chunks as they stream. */
 export class Crc32 {
-  private c = 0xffffffff;
+  private value = 0;
 
   update(data: Uint8Array): void {
-    let c = this.c;
-    for (let i = 0; i < data.length; i++) c = CRC_TABLE[(c ^ data[i]!) & 0xff]! ^ (c >>> 8);
-    this.c = c;
+    this.value = nativeCrc32 ? nativeCrc32(data, this.value) : tableCrc32(data, this.value);
   }
 
   digest(): number {
-    return (this.c ^ 0xffffffff) >>> 0;
+    return this.value >>> 0;
   }
 }
+
+/** The table loop alone, for tests that hold it against zlib's. */
+export const crc32ByTable = (data: Uint8Array): number => tableCrc32(data, 0);
 
 export function crc32(data: Uint8Array): number {
   const c = new Crc32();
