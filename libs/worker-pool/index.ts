@@ -7,7 +7,7 @@
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { parentPort, Worker, type Transferable } from "node:worker_threads";
+import { parentPort, type ResourceLimits, Worker, type Transferable } from "node:worker_threads";
 
 /** The task ran longer than the pool's timeout; its thread was replaced (a stuck task cannot be interrupted). */
 export class TaskTimeoutError extends Error {
@@ -37,13 +37,14 @@ export function workerUrl(callerUrl: string, relative: string): URL {
   return new URL(`${relative}${callerUrl.endsWith(".ts") ? ".ts" : ".js"}`, callerUrl);
 }
 
-function spawnWorker(url: URL): Worker {
-  if (!url.pathname.endsWith(".ts")) return new Worker(url);
+function spawnWorker(url: URL, resourceLimits: ResourceLimits | undefined): Worker {
+  const limits = resourceLimits ? { resourceLimits } : {};
+  if (!url.pathname.endsWith(".ts")) return new Worker(url, limits);
   // The ESM entry of tsx's API (require.resolve would pick its CommonJS one).
   const tsxDir = dirname(createRequire(import.meta.url).resolve("tsx/package.json"));
   const tsx = pathToFileURL(join(tsxDir, "dist/esm/api/index.mjs")).href;
   const bootstrap = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(url.href)}); })`;
-  return new Worker(bootstrap, { eval: true });
+  return new Worker(bootstrap, { eval: true, ...limits });
 }
 
 interface Slot {
@@ -69,6 +70,12 @@ export class WorkerPool<I, O, F> {
     private readonly module: URL,
     threads: number,
     private readonly timeoutMs: number,
+    /**
+     * V8 heap limits of each thread. Without them a thread's heap grows to V8's defaults for the whole
+     * machine, and a few busy threads hold far more memory than their live data; a task that needs more than
+     * the limit kills its thread (WorkerDiedError), which is then replaced.
+     */
+    private readonly resourceLimits?: ResourceLimits,
   ) {
     for (let i = 0; i < threads; i++) this.slots.push(this.spawn());
   }
@@ -78,7 +85,7 @@ export class WorkerPool<I, O, F> {
   }
 
   private spawn(): Slot {
-    const slot: Slot = { worker: spawnWorker(this.module), busy: false };
+    const slot: Slot = { worker: spawnWorker(this.module, this.resourceLimits), busy: false };
     slot.worker.on("message", (reply: Reply<O, F>) => this.settle(reply));
     slot.worker.on("error", (err) => this.failSlot(slot, err));
     slot.worker.unref();
