@@ -6,9 +6,10 @@ const base = { MYSQL_URL: "mysql://malha:malha@127.0.0.1:3306/malha" };
 const read = (env: Record<string, string>) => readDanfseConfig(new EnvReader(env));
 
 describe("danfse config", () => {
-  it("defaults: 16 notes in flight, 10,000 notes per export, 2 s heartbeats, 60 s to call an export interrupted", () => {
+  it("defaults: 64 notes in flight (batches of 32), 64 MB per render thread, 10,000 notes per export, 2 s heartbeats, 60 s to call an export interrupted", () => {
     expect(read(base)).toMatchObject({
-      exportConcurrency: 16,
+      exportConcurrency: 64,
+      renderThreadHeapMb: 64,
       exportMaxNotes: 10_000,
       heartbeatMs: 2_000,
       exportStaleMs: 60_000,

@@ -14,7 +14,9 @@ export interface DanfseConfig {
   renderThreads: number;
   /** A render slower than this fails its note (the thread is replaced). */
   renderTimeoutMs: number;
-  /** Notes of one export fetched and rendered at once (the zip keeps their order). */
+  /** V8 heap limit of each render thread, MB (old generation; the young one is a quarter of it, at most 16). */
+  renderThreadHeapMb: number;
+  /** Notes of one export in flight: read in batches of half as many, one batch read while the other is drawn (the zip keeps their order). */
   exportConcurrency: number;
   /** Most notes one export may hold (RESOURCE_EXHAUSTED TOO_MANY_NOTES above). */
   exportMaxNotes: number;
@@ -56,7 +58,8 @@ export function readDanfseConfig(env: EnvReader): DanfseConfig {
     migrationsDir: env.string("MIGRATIONS_DIR", { default: join(projectRoot(), "migrations") }),
     renderThreads: env.int("DANFSE_RENDER_THREADS", { default: defaultRenderThreads(), min: 1, max: 64 }),
     renderTimeoutMs: env.durationMs("DANFSE_RENDER_TIMEOUT_SECONDS", { default: 30_000, minSeconds: 0.001, maxSeconds: 600 }),
-    exportConcurrency: env.int("DANFSE_EXPORT_CONCURRENCY", { default: 16, min: 1, max: 256 }),
+    renderThreadHeapMb: env.int("DANFSE_RENDER_THREAD_HEAP_MB", { default: 64, min: 32, max: 4096 }),
+    exportConcurrency: env.int("DANFSE_EXPORT_CONCURRENCY", { default: 64, min: 1, max: 200 }),
     exportMaxNotes: env.int("DANFSE_EXPORT_MAX_NOTES", { default: 10_000, min: 1, max: EXPORT_MAX_NOTES_LIMIT }),
     exportTtlMs: env.durationMs("DANFSE_EXPORT_TTL_SECONDS", { default: 7 * 86_400_000, minSeconds: 1, maxSeconds: 3650 * 86_400 }),
     exportTimeoutMs: env.durationMs("DANFSE_EXPORT_TIMEOUT_SECONDS", { default: 3_600_000, minSeconds: 1, maxSeconds: 86_400 }),

@@ -1,7 +1,8 @@
-// One export: the notes' DANFSe, fetched and rendered a window at a time, streamed into a zip that is
-// streamed into the artifacts service as it is written; manifest.json (per note: file, sha256, size,
-// or the error) closes the zip. Nothing of the zip is held beyond the window and a chunk or two, so
-// memory stays flat with the export's size. A note that cannot be rendered is a manifest entry; trouble
+// One export: the notes' DANFSe, read from the store a batch at a time (one BatchGetDocuments each) and
+// rendered with two batches in flight, so one is read while the other is drawn; written into a zip that is
+// streamed into the artifacts service as it is written; manifest.json (per note: file, sha256, size, or
+// the error) closes the zip. Nothing of the zip is held beyond the batches in flight and a chunk or two,
+// so memory stays flat with the export's size. A note that cannot be rendered is a manifest entry; trouble
 // with the store or artifacts fails the whole export, and the aborted upload leaves nothing stored.
 import { createHash } from "node:crypto";
 import { Code, ConnectError, type Client } from "@connectrpc/connect";
@@ -13,7 +14,7 @@ import { ZipWriter } from "../../libs/zip/index.js";
 import type { ExportRepo } from "./export-repo.js";
 import { mapInOrder } from "./in-order.js";
 import type { DanfseMetrics } from "./metrics.js";
-import type { Renderer } from "./renderer.js";
+import { MAX_BATCH, type NoteOutcome, type Renderer } from "./renderer.js";
 
 export interface ManifestEntry {
   chave: string;
@@ -39,10 +40,8 @@ export interface ExportDeps {
 /** The artifacts tenant of a municipality's exports. */
 export const exportTenant = (ibge: string) => `danfse-${ibge}`;
 
-type Outcome = { chave: string; pdf: Uint8Array } | { chave: string; error: NonNullable<ManifestEntry["error"]> };
-
-/** Refusals that belong to one note; anything else (store or artifacts away) stops the export. */
-const NOTE_CODES = new Set([Code.NotFound, Code.FailedPrecondition, Code.InvalidArgument, Code.DeadlineExceeded]);
+/** Notes per store read: half the notes in flight, so one batch is read while the other is drawn. */
+export const batchSizeOf = (concurrency: number) => Math.min(MAX_BATCH, Math.max(1, Math.ceil(concurrency / 2)));
 
 export async function runExport(d: ExportDeps, exp: { id: string; ibge: string; chaves: readonly string[] }): Promise<void> {
   let rendered = 0;
@@ -58,30 +57,34 @@ export async function runExport(d: ExportDeps, exp: { id: string; ibge: string; 
   }, d.heartbeatMs);
   heartbeat.unref();
 
-  const renderOne = async (chave: string): Promise<Outcome> => {
-    try {
-      return { chave, pdf: await d.renderer.render(exp.ibge, chave, abort.signal) };
-    } catch (err) {
-      if (!(err instanceof ConnectError) || !NOTE_CODES.has(err.code) || abort.signal.aborted) throw err;
-      const info = err.findDetails(ErrorInfoSchema)[0];
-      const field = info?.metadata.field;
-      return { chave, error: { reason: info?.reason || Code[err.code], ...(field ? { field } : {}), message: err.rawMessage } };
-    }
+  const size = batchSizeOf(d.concurrency);
+  const batches: string[][] = [];
+  for (let i = 0; i < exp.chaves.length; i += size) batches.push(exp.chaves.slice(i, i + size));
+  const renderBatch = async (chaves: string[]): Promise<NoteOutcome[]> => {
+    if (abort.signal.aborted) throw abort.signal.reason;
+    return d.renderer.renderMany(exp.ibge, chaves, abort.signal);
   };
 
   async function* zipContent(): AsyncGenerator<Uint8Array> {
     const zip = new ZipWriter();
     const manifest: ManifestEntry[] = [];
-    for await (const o of mapInOrder(exp.chaves, d.concurrency, renderOne)) {
-      if ("error" in o) {
-        failed++;
-        manifest.push({ chave: o.chave, error: o.error });
-        continue;
+    for await (const batch of mapInOrder(batches, Math.ceil(d.concurrency / size), renderBatch)) {
+      for (const o of batch) {
+        if ("error" in o) {
+          failed++;
+          const info = o.error.findDetails(ErrorInfoSchema)[0];
+          const field = info?.metadata.field;
+          manifest.push({
+            chave: o.chave,
+            error: { reason: info?.reason || Code[o.error.code], ...(field ? { field } : {}), message: o.error.rawMessage },
+          });
+          continue;
+        }
+        const file = `${o.chave}.pdf`;
+        manifest.push({ chave: o.chave, file, sha256: createHash("sha256").update(o.pdf).digest("hex"), size_bytes: o.pdf.length });
+        yield* zip.add({ name: file, data: o.pdf });
+        rendered++;
       }
-      const file = `${o.chave}.pdf`;
-      manifest.push({ chave: o.chave, file, sha256: createHash("sha256").update(o.pdf).digest("hex"), size_bytes: o.pdf.length });
-      yield* zip.add({ name: file, data: o.pdf });
-      rendered++;
     }
     const doc = { export_id: exp.id, ibge: exp.ibge, total: exp.chaves.length, rendered, failed, notes: manifest };
     yield* zip.add({ name: "manifest.json", data: Buffer.from(`${JSON.stringify(doc, null, 2)}\n`, "utf8") });

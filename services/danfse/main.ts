@@ -27,6 +27,7 @@ await runService("danfse", ({ env, log, metrics }) => {
     store: storePeer.client,
     threads: config.renderThreads,
     timeoutMs: config.renderTimeoutMs,
+    threadHeap: { oldMb: config.renderThreadHeapMb, youngMb: Math.min(16, Math.floor(config.renderThreadHeapMb / 4)) },
     metrics: danfseMetrics,
   });
   const handlers = createHandlers({
