@@ -17,7 +17,17 @@ import type { CallerAuth } from "./authorize.js";
 import { type Caller, callerName, callerOf } from "./caller.js";
 import { secretDigest, sharedSecretResolver } from "./resolvers.js";
 
-const quiet = createLogger({ service: "test", level: "silent", destination: new Writable({ write: (_c, _e, cb) => cb() }) });
+const lines: Record<string, unknown>[] = [];
+const quiet = createLogger({
+  service: "test",
+  level: "info",
+  destination: new Writable({
+    write(chunk: Buffer, _e, cb) {
+      for (const line of chunk.toString().split("\n").filter(Boolean)) lines.push(JSON.parse(line));
+      cb();
+    },
+  }),
+});
 const running: RpcServer[] = [];
 afterEach(async () => {
   await Promise.all(running.splice(0).map((s) => s.shutdown({ drainMs: 0, timeoutMs: 1000 })));
@@ -98,6 +108,7 @@ async function* onePart() {
 
 describe("authInterceptor", () => {
   it("hands an admitted caller to unary and streaming handlers through the context, without touching the request", async () => {
+    lines.length = 0;
     const { as, seen } = await start();
     const admin = as({ "x-admin": "admin-0123456789" });
     const parts = [];
@@ -106,6 +117,12 @@ describe("authInterceptor", () => {
     expect((await admin.putArtifact(onePart())).artifact?.id).toBe("operator");
     expect((await as({ "x-peer": "peer-0123456789" }).statArtifact({ id: "a" })).artifact?.id).toBe("billing");
     expect(seen.map((c) => c?.kind)).toEqual(["admin", "admin", "meshPeer"]);
+    // The access log names the authenticated caller.
+    expect(lines.filter((l) => l.msg === "rpc" && String(l.rpc).startsWith("malha.artifacts")).map((l) => [l.rpc, l.caller])).toEqual([
+      ["malha.artifacts.v1.ArtifactsService/GetArtifact", "operator"],
+      ["malha.artifacts.v1.ArtifactsService/PutArtifact", "operator"],
+      ["malha.artifacts.v1.ArtifactsService/StatArtifact", "billing"],
+    ]);
   });
 
   it("refuses unary, server-streaming and client-streaming calls before their handler runs", async () => {
