@@ -10,11 +10,15 @@ import {
   timeoutMsFrom,
   type RequestScope,
 } from "./context.js";
+import { callerKey, callerName } from "./auth/caller.js";
 import { logLevelOf, toWireError } from "./errors.js";
 import type { Metrics } from "./metrics.js";
 
 export interface ServerInterceptorOptions {
-  /** One info line per RPC (method, code, duration, request id, caller); off: only failures are logged. */
+  /**
+   * One info line per RPC (method, code, duration, request id, caller: the authenticated one, else the
+   * client certificate's CN); off: only failures are logged.
+   */
   accessLog: boolean;
 }
 
@@ -55,11 +59,13 @@ export function serverInterceptor(log: Logger, metrics: Metrics, opts: ServerInt
       else if (level !== undefined) scope.log[level]({ code, reason: wire?.rawMessage }, "rpc refused");
       if (opts.accessLog || level === undefined) {
         const identity = req.contextValues.get(peerIdentityKey);
+        // Set by the authentication interceptor on the way in, when the method is not public.
+        const caller = req.contextValues.get(callerKey);
         const line = {
           code,
           durationMs: Math.round((performance.now() - started) * 1000) / 1000,
           protocol: req.requestMethod === "GET" ? "connect" : protocolOf(req.header),
-          caller: identity?.subjectCommonName ?? null,
+          caller: caller ? callerName(caller) : (identity?.subjectCommonName ?? null),
           peer: req.contextValues.get(peerAddressKey) ?? null,
         };
         if (opts.accessLog && !QUIET_SERVICES.has(service)) scope.log.info(line, "rpc");

@@ -7,6 +7,8 @@ import { MESH, type MeshServiceName } from "./mesh.js";
 import { readRuntimeConfig, type RuntimeConfig } from "./runtime-config.js";
 import { startRpcServer, type RpcServer, type ServedService } from "./server.js";
 import { startTracing } from "../tracing/sdk.js";
+import { checkAccessTable } from "./auth/access.js";
+import type { CallerAuth } from "./auth/authorize.js";
 import { useNodeTextEncoding } from "./text-encoding.js";
 
 /** sysexits EX_CONFIG: systemd units can use it to stop restarting a misconfigured service. */
@@ -21,6 +23,8 @@ export interface ServiceContext {
 
 export interface ServiceSetup {
   services: ServedService[];
+  /** How callers prove who they are to the methods the services' access tables do not make public. */
+  auth?: CallerAuth;
   /** Ready check before SERVING (migrations applied, connections up…). */
   ready?: () => Promise<void>;
   /** Releases resources after the server stopped (pools, NATS connections…). */
@@ -54,6 +58,8 @@ export async function runService(
     config = readRuntimeConfig(env, MESH[name]);
     log = createLogger({ service: name, level: config.logLevel });
     built = await setup({ env, config, log, metrics });
+    // Fail closed before listening: a method nobody decided the callers of is a wiring mistake.
+    for (const s of built.services) checkAccessTable(s.service, s.access);
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`${name}: ${err.message}\n`);
@@ -73,6 +79,7 @@ export async function runService(
     maxTimeoutMs: config.maxRpcTimeoutMs,
     accessLog: config.accessLog,
     ...(config.http1 ? { http1: config.http1 } : {}),
+    ...(built.auth ? { auth: built.auth } : {}),
   }).catch((err: unknown) =>
     (err as { listener?: string }).listener === "http1" && config.http1
       ? exitCannotListen(name, "HTTP/1.1", config.http1.host, config.http1.port, err)

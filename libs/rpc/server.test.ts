@@ -1,8 +1,8 @@
 import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { create } from "@bufbuild/protobuf";
+import { create, type DescService } from "@bufbuild/protobuf";
 import { Writable } from "node:stream";
-import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { Code, ConnectError, createClient, type ServiceImpl } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { afterEach, describe, expect, it } from "vitest";
 import { createMeshTls } from "../../test/support/mesh-tls.js";
@@ -13,6 +13,11 @@ import { createLogger } from "../log/logger.js";
 import { createServiceClient } from "./client.js";
 import { Metrics, serveMetrics } from "./metrics.js";
 import { peerIdentityKey, serve, startRpcServer, type RpcServer, type RpcServerOptions } from "./server.js";
+import { type AccessTable, publicTable } from "./auth/access.js";
+
+/** These tests are about the runtime, not about callers: every method public. */
+const serveOpen = <S extends DescService>(service: S, impl: Partial<ServiceImpl<S>>) =>
+  serve(service, impl, publicTable(service) as AccessTable<S>);
 
 function capturedLogger() {
   const lines: Record<string, unknown>[] = [];
@@ -44,7 +49,7 @@ describe("RPC runtime", () => {
     const ended = new Promise<void>((resolve) => (handlerEnded = resolve));
     let sent = 0;
     const { baseUrl, metrics } = await start([
-      serve(AdnGatewayService, {
+      serveOpen(AdnGatewayService, {
         async *deliverFeed() {
           try {
             // Far more than the stream's flow-control window: the writes block once the client stops reading.
@@ -82,7 +87,7 @@ describe("RPC runtime", () => {
   });
 
   it("answers methods without an implementation with UNIMPLEMENTED", async () => {
-    const { baseUrl } = await start([serve(VaultService, {})]);
+    const { baseUrl } = await start([serveOpen(VaultService, {})]);
     const vault = createClient(VaultService, createGrpcTransport({ baseUrl }));
     const err = await vault.getCertificate({ id: "1" }).catch((e: unknown) => ConnectError.from(e));
     expect(err).toBeInstanceOf(ConnectError);
@@ -91,7 +96,7 @@ describe("RPC runtime", () => {
 
   it("keeps deliberate errors and hides unexpected ones behind INTERNAL + request id", async () => {
     const { baseUrl, lines } = await start([
-      serve(VaultService, {
+      serveOpen(VaultService, {
         getCertificate: () => {
           throw new ConnectError("certificate 42 not found", Code.NotFound);
         },
@@ -119,7 +124,7 @@ describe("RPC runtime", () => {
 
   it("writes one access line per RPC at info: method, code, duration, request id, caller, peer", async () => {
     const { baseUrl, lines, server } = await start([
-      serve(VaultService, {
+      serveOpen(VaultService, {
         getCertificate: () => ({}),
         listCertificates: () => {
           throw new ConnectError("ibge must be 7 digits", Code.InvalidArgument);
@@ -151,7 +156,7 @@ describe("RPC runtime", () => {
   it("with the access log off (RPC_ACCESS_LOG=false) logs only failures at info and above", async () => {
     const { baseUrl, lines } = await start(
       [
-        serve(VaultService, {
+        serveOpen(VaultService, {
           getCertificate: () => ({}),
           listCertificates: () => {
             throw new ConnectError("no", Code.NotFound);
@@ -168,7 +173,7 @@ describe("RPC runtime", () => {
   });
 
   it("echoes a caller's request id and makes one up otherwise", async () => {
-    const { baseUrl } = await start([serve(VaultService, { getCertificate: () => ({}) })]);
+    const { baseUrl } = await start([serveOpen(VaultService, { getCertificate: () => ({}) })]);
     const vault = createClient(VaultService, createGrpcTransport({ baseUrl }));
     let header: Headers | undefined;
     await vault.getCertificate({ id: "1" }, { headers: { "x-request-id": "given-1" }, onHeader: (h) => (header = h) });
@@ -180,7 +185,7 @@ describe("RPC runtime", () => {
   it("passes request id, cancellation and the remaining deadline to downstream calls", async () => {
     const seen: { requestId: string | null; timeoutMs: number | undefined }[] = [];
     const downstream = await start([
-      serve(VaultService, {
+      serveOpen(VaultService, {
         getCertificate: (_req, ctx) => {
           seen.push({ requestId: ctx.requestHeader.get("x-request-id"), timeoutMs: ctx.timeoutMs() });
           return {};
@@ -189,7 +194,7 @@ describe("RPC runtime", () => {
     ]);
     const peer = createServiceClient(VaultService, { baseUrl: downstream.baseUrl, defaultTimeoutMs: 60_000 });
     const upstream = await start([
-      serve(VaultService, {
+      serveOpen(VaultService, {
         getCertificate: async () => {
           await peer.client.getCertificate({ id: "down" });
           return {};
@@ -210,7 +215,7 @@ describe("RPC runtime", () => {
   });
 
   it("streams SERVING then NOT_SERVING on Health.Watch during shutdown, and ends the stream", async () => {
-    const { server, baseUrl } = await start([serve(VaultService, {})]);
+    const { server, baseUrl } = await start([serveOpen(VaultService, {})]);
     running.pop();
     const { ServingStatus } = await import("./health.js");
     server.health.setAll(ServingStatus.SERVING);
@@ -233,7 +238,7 @@ describe("RPC runtime", () => {
     const released = new Promise<void>((r) => (release = r));
     let aborted = false;
     const { server, baseUrl } = await start([
-      serve(VaultService, {
+      serveOpen(VaultService, {
         getCertificate: async () => {
           await released;
           return { certificate: { id: "done" } };
@@ -266,7 +271,7 @@ describe("RPC runtime", () => {
   });
 
   it("reports per-service status, NOT_FOUND for unknown services, and all statuses on List", async () => {
-    const { server, baseUrl } = await start([serve(VaultService, {})]);
+    const { server, baseUrl } = await start([serveOpen(VaultService, {})]);
     const health = createClient(Health, createGrpcTransport({ baseUrl }));
     expect((await health.check({ service: "" })).status).toBe(Status.NOT_SERVING);
     server.health.set("malha.vault.v1.VaultService", Status.SERVING);
@@ -278,7 +283,7 @@ describe("RPC runtime", () => {
   });
 
   it("counts RPCs by code on the Prometheus endpoint", async () => {
-    const { baseUrl, metrics } = await start([serve(VaultService, {})]);
+    const { baseUrl, metrics } = await start([serveOpen(VaultService, {})]);
     const http = await serveMetrics(metrics, "127.0.0.1", 0);
     try {
       const vault = createClient(VaultService, createGrpcTransport({ baseUrl }));
@@ -307,7 +312,7 @@ describe("RPC runtime on a plaintext HTTP/1.1 port (HTTP1_PORT)", () => {
 
   it("answers plain curl (HTTP/1.1, no TLS, no prior knowledge) with Connect/JSON, while the main port stays h2c", async () => {
     const { server, lines } = await start(
-      [serve(VaultService, { getCertificate: (req) => ({ certificate: { id: req.id, ibge: "3550308" } }) })],
+      [serveOpen(VaultService, { getCertificate: (req) => ({ certificate: { id: req.id, ibge: "3550308" } }) })],
       {
         http1: { host: "127.0.0.1", port: 0 },
       },
@@ -362,7 +367,7 @@ describe("RPC runtime on a plaintext HTTP/1.1 port (HTTP1_PORT)", () => {
   });
 
   it("serves Connect and gRPC-Web clients over HTTP/1.1 (what a browser speaks), and refuses gRPC, which needs HTTP/2", async () => {
-    const { server, lines } = await start([serve(VaultService, { getCertificate: (req) => ({ certificate: { id: req.id } }) })], {
+    const { server, lines } = await start([serveOpen(VaultService, { getCertificate: (req) => ({ certificate: { id: req.id } }) })], {
       http1: { host: "127.0.0.1", port: 0 },
     });
     const baseUrl = `http://127.0.0.1:${server.http1Port}`;
@@ -376,7 +381,7 @@ describe("RPC runtime on a plaintext HTTP/1.1 port (HTTP1_PORT)", () => {
   });
 
   it("shuts down with idle keep-alive connections open", async () => {
-    const { server } = await start([serve(VaultService, { getCertificate: () => ({}) })], { http1: { host: "127.0.0.1", port: 0 } });
+    const { server } = await start([serveOpen(VaultService, { getCertificate: () => ({}) })], { http1: { host: "127.0.0.1", port: 0 } });
     const { Agent, request } = await import("undici");
     const agent = new Agent({ keepAliveTimeout: 60_000 });
     const res = await request(`http://127.0.0.1:${server.http1Port}/malha.vault.v1.VaultService/GetCertificate`, {
@@ -401,7 +406,7 @@ describe("RPC runtime over TLS", () => {
     const identities: (string | undefined)[] = [];
     const { server, lines } = await start(
       [
-        serve(VaultService, {
+        serveOpen(VaultService, {
           getCertificate: (_req, ctx) => {
             identities.push(ctx.values.get(peerIdentityKey)?.subjectCommonName);
             return {};
@@ -435,7 +440,7 @@ describe("RPC runtime over TLS", () => {
   });
 
   it("speaks Connect/JSON over HTTP/1.1 when TLS is on", async () => {
-    const { server } = await start([serve(VaultService, {})], {
+    const { server } = await start([serveOpen(VaultService, {})], {
       tls: { cert: read(pki.serverCert), key: read(pki.serverKey) },
     });
     server.health.setAll(Status.SERVING);

@@ -15,16 +15,28 @@ import { createHttp1Listener, createListener, type TlsFiles } from "./listener.j
 import type { Metrics } from "./metrics.js";
 import { reflectionServices } from "./reflection.js";
 import { validationInterceptor } from "./validation.js";
+import { type AccessTable, checkAccessTable, type MethodAccess, publicTable } from "./auth/access.js";
+import type { CallerAuth } from "./auth/authorize.js";
+import { authInterceptor } from "./auth/interceptor.js";
 
-/** A service and its (possibly partial) implementation; missing methods answer UNIMPLEMENTED. */
+/**
+ * A service, its (possibly partial) implementation — missing methods answer UNIMPLEMENTED — and who may
+ * call each of its methods.
+ */
 export interface ServedService<S extends DescService = DescService> {
   service: S;
   impl: Partial<ServiceImpl<S>>;
+  access: Readonly<Record<string, MethodAccess>>;
 }
 
-/** Pairs a service with its implementation with the types checked against each other. */
-export function serve<S extends DescService>(service: S, impl: Partial<ServiceImpl<S>>): ServedService {
-  return { service, impl } as unknown as ServedService;
+/**
+ * Pairs a service with its implementation and its access table, the types checked against each other;
+ * a table missing a method throws here, so the service does not start (docs/decisions/0022-authentication-interceptor.md).
+ */
+export function serve<S extends DescService>(service: S, impl: Partial<ServiceImpl<S>>, access: AccessTable<S>): ServedService {
+  const table = access as Readonly<Record<string, MethodAccess>>;
+  checkAccessTable(service, table);
+  return { service, impl, access: table } as unknown as ServedService;
 }
 
 export { peerIdentityKey, type PeerIdentity } from "./context.js";
@@ -44,6 +56,8 @@ export interface RpcServerOptions {
   accessLog?: boolean;
   /** A second, plaintext HTTP/1.1 listener (HTTP1_HOST/HTTP1_PORT) for Connect/JSON and gRPC-Web. */
   http1?: { host: string; port: number };
+  /** How callers are authenticated for the methods the access tables do not make public. */
+  auth?: CallerAuth;
 }
 
 export interface RpcServer {
@@ -62,6 +76,11 @@ export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer>
   const health = new HealthRegistry(opts.services.map((s) => s.service.typeName));
   const reflection = reflectionServices([...opts.services.map((s) => s.service), Health]);
   const shutdownController = new AbortController();
+  for (const s of opts.services) checkAccessTable(s.service, s.access);
+  const tables = new Map([
+    ...opts.services.map((s) => [s.service.typeName, s.access] as const),
+    ...[Health, reflectionV1.ServerReflection, reflectionV1alpha.ServerReflection].map((s) => [s.typeName, publicTable(s)] as const),
+  ]);
 
   const handler = connectNodeAdapter({
     grpc: true,
@@ -79,10 +98,12 @@ export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer>
     // wire format's forward compatibility wants.
     jsonOptions: { ignoreUnknownFields: false },
     // Tracing first, so the request scope, its log lines and the handler run inside the call's span;
-    // validation last, so a refusal is logged and counted like any other.
+    // authentication and then validation last, so a refusal is logged and counted like any other, and a
+    // caller without the right learns nothing from validation.
     interceptors: [
       tracingServerInterceptor(),
       serverInterceptor(opts.log, opts.metrics, { accessLog: opts.accessLog ?? true }),
+      authInterceptor(tables, opts.auth ?? { resolvers: [] }),
       validationInterceptor(),
     ],
     contextValues: (req) => {

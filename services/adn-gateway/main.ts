@@ -9,6 +9,7 @@ import { peerClient } from "../../libs/rpc/peers.js";
 import { peerUrlVariable, MESH } from "../../libs/rpc/mesh.js";
 import { runService } from "../../libs/rpc/run.js";
 import { serve } from "../../libs/rpc/server.js";
+import { gatewayAccess } from "./access.js";
 import { readGatewayConfig } from "./config.js";
 import { Cooldowns } from "./cooldown.js";
 import { DirectoryCredentialSource } from "./credentials-dir.js";
@@ -52,7 +53,7 @@ await runService("adn-gateway", ({ env, log, metrics }) => {
     "ADN gateway configured",
   );
   return {
-    services: [serve(AdnGatewayService, createHandlers(gateway, store.client, adnMetrics, log))],
+    services: [serve(AdnGatewayService, createHandlers(gateway, store.client, adnMetrics, log), gatewayAccess)],
     async close() {
       credentials.close();
       store.close();

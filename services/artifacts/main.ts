@@ -6,6 +6,7 @@ import { ensureSchema } from "../../libs/db/schema-ready.js";
 import { ArtifactsService } from "../../libs/gen/malha/artifacts/v1/artifacts_pb.js";
 import { runService } from "../../libs/rpc/run.js";
 import { serve } from "../../libs/rpc/server.js";
+import { artifactsAccess } from "./access.js";
 import { readArtifactsConfig } from "./config.js";
 import { createHandlers } from "./handlers.js";
 import { startDownloadServer, type DownloadServer } from "./http.js";
@@ -41,6 +42,7 @@ await runService("artifacts", async ({ env, log, metrics }) => {
           linkBaseUrl,
           metrics: createArtifactsMetrics(metrics.registry),
         }),
+        artifactsAccess,
       ),
     ],
     async ready() {

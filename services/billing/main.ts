@@ -29,7 +29,7 @@ import { retornoHandlers } from "./retorno/handlers.js";
 import { RetornoRepo } from "./retorno/repo.js";
 import { RetornoUnits } from "./retorno/units.js";
 import { createBillingMetrics, registerOpenJobGauges } from "./metrics.js";
-import { loadTenantTokens, requireTenantTokens } from "./auth/tenant-auth.js";
+import { billingAccess, loadTenantTokens, tenantTokenResolver, trustedNetworkResolver } from "./auth/tenant-auth.js";
 import { completionEventWriter } from "./webhooks/events.js";
 import { webhookHandlers } from "./webhooks/handlers.js";
 import { WebhookRepo } from "./webhooks/repo.js";
@@ -124,7 +124,8 @@ await runService("billing", async ({ env, log, metrics }) => {
   };
 
   return {
-    services: [serve(BillingService, tenantTokens ? requireTenantTokens(BillingService, handlers, tenantTokens) : handlers)],
+    services: [serve(BillingService, handlers, billingAccess)],
+    auth: { resolvers: [tenantTokens ? tenantTokenResolver(tenantTokens) : trustedNetworkResolver()] },
     async ready() {
       await ensureSchema(pool, config, log);
       const settings = (concurrency: number) => ({

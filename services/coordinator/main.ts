@@ -10,6 +10,7 @@ import { KvSlots } from "../../libs/leases/slots.js";
 import { peerClient } from "../../libs/rpc/peers.js";
 import { runService } from "../../libs/rpc/run.js";
 import { serve } from "../../libs/rpc/server.js";
+import { coordinatorAccess } from "./access.js";
 import { ActiveCertificates } from "./certificates.js";
 import { readCoordinatorConfig } from "./config.js";
 import { createCoordinatorMetrics } from "./metrics.js";
@@ -74,6 +75,7 @@ await runService("coordinator", async ({ env, log, metrics: serviceMetrics }) =>
           now,
           hasActiveCertificate: (ibge) => certificates.has(ibge),
         }),
+        coordinatorAccess,
       ),
     ],
     async ready() {

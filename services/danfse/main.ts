@@ -9,6 +9,7 @@ import { StoreService } from "../../libs/gen/malha/store/v1/store_pb.js";
 import { peerClient } from "../../libs/rpc/peers.js";
 import { runService } from "../../libs/rpc/run.js";
 import { serve } from "../../libs/rpc/server.js";
+import { danfseAccess } from "./access.js";
 import { readDanfseConfig } from "./config.js";
 import { ExportRepo } from "./export-repo.js";
 import { createHandlers } from "./handlers.js";
@@ -46,7 +47,7 @@ await runService("danfse", ({ env, log, metrics }) => {
   });
   let sweep: { stop(): void } | undefined;
   return {
-    services: [serve(DanfseService, handlers.impl)],
+    services: [serve(DanfseService, handlers.impl, danfseAccess)],
     async ready() {
       await ensureSchema(pool, config, log);
       sweep = startSweep({

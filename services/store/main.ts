@@ -5,6 +5,7 @@ import { ensureSchema } from "../../libs/db/schema-ready.js";
 import { StoreService } from "../../libs/gen/malha/store/v1/store_pb.js";
 import { runService } from "../../libs/rpc/run.js";
 import { serve } from "../../libs/rpc/server.js";
+import { storeAccess } from "./access.js";
 import { readStoreConfig } from "./config.js";
 import { createStoreDb, fitStatementBudget, preparedStatementsPerConnection } from "./db.js";
 import { createStoreHandlers } from "./handlers/index.js";
@@ -19,7 +20,7 @@ await runService("store", ({ env, log }) => {
   const db = createStoreDb(pool, config);
   if (config.pageTokenSecretGenerated) log.info("STORE_PAGE_TOKEN_SECRET unset: page tokens are valid for this process only");
   return {
-    services: [serve(StoreService, createStoreHandlers(db, log))],
+    services: [serve(StoreService, createStoreHandlers(db, log), storeAccess)],
     async ready() {
       await ensureSchema(pool, config, log);
       // Always, not only with migrations on: the store creates these tables at run time, so it owns their shape.

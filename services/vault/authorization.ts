@@ -1,6 +1,9 @@
-import { createHash, timingSafeEqual } from "node:crypto";
-import type { PeerIdentity } from "../../libs/rpc/server.js";
-import { permissionDenied } from "../../libs/rpc/errors.js";
+// Who may call which vault method, and how callers prove who they are: the vault's access table and
+// resolvers for the one authentication interceptor (docs/decisions/0022-authentication-interceptor.md).
+import type { VaultService } from "../../libs/gen/malha/vault/v1/vault_pb.js";
+import { type AccessTable, adminCaller, meshPeerCaller } from "../../libs/rpc/auth/access.js";
+import type { CallerAuth, CallerResolver } from "../../libs/rpc/auth/authorize.js";
+import { certificateAdminResolver, certificatePeerResolver, secretDigest, sharedSecretResolver } from "../../libs/rpc/auth/resolvers.js";
 
 export const SECRET_HEADER = "x-malha-vault-secret";
 export const ADMIN_SECRET_HEADER = "x-malha-vault-admin-secret";
@@ -12,35 +15,7 @@ export const ADMIN_SECRET_HEADER = "x-malha-vault-admin-secret";
 export type CredentialsAuth = { mode: "mtls"; identity: string } | { mode: "secret"; secretDigest: Buffer } | { mode: "closed" };
 
 export function secretAuth(secret: string): CredentialsAuth {
-  return { mode: "secret", secretDigest: digest(secret) };
-}
-
-/** Throws PERMISSION_DENIED unless the caller is the ADN gateway. */
-export function authorizeCredentialsCaller(auth: CredentialsAuth, peer: PeerIdentity | undefined, headers: Headers): void {
-  switch (auth.mode) {
-    case "closed":
-      throw permissionDenied(
-        "GetClientCredentials is disabled: the vault has neither an mTLS client CA (TLS_CLIENT_CA_FILE) nor VAULT_CREDENTIALS_SECRET configured",
-      );
-    case "mtls": {
-      if (peerNames(peer).includes(auth.identity)) return;
-      const shown = peer?.subjectCommonName ?? "no client certificate";
-      throw permissionDenied(
-        `only the ADN gateway (identity '${auth.identity}') may fetch client credentials; the caller is '${printable(shown)}'`,
-      );
-    }
-    case "secret": {
-      const given = headers.get(SECRET_HEADER);
-      if (given === null || given === "") {
-        throw permissionDenied(`only the ADN gateway may fetch client credentials: the ${SECRET_HEADER} header is missing`);
-      }
-      // Digests have equal length whatever was sent, so the comparison time says nothing about the secret.
-      if (!timingSafeEqual(digest(given), auth.secretDigest)) {
-        throw permissionDenied(`only the ADN gateway may fetch client credentials: the ${SECRET_HEADER} header is wrong`);
-      }
-      return;
-    }
-  }
+  return { mode: "secret", secretDigest: secretDigest(secret) };
 }
 
 /**
@@ -54,39 +29,59 @@ export interface AdminAuth {
 }
 
 export function adminAuth(identities: readonly string[], secret: string | undefined): AdminAuth {
-  return { identities, ...(secret !== undefined ? { secretDigest: digest(secret) } : {}) };
+  return { identities, ...(secret !== undefined ? { secretDigest: secretDigest(secret) } : {}) };
 }
 
-/** Throws PERMISSION_DENIED unless the caller is an administrator; `call` names the RPC in the message. */
-export function authorizeAdminCaller(auth: AdminAuth, call: string, peer: PeerIdentity | undefined, headers: Headers): void {
-  if (auth.identities.length === 0 && !auth.secretDigest) {
-    throw permissionDenied(
-      `${call} is disabled: the vault has neither VAULT_ADMIN_SECRET nor VAULT_ADMIN_IDENTITIES configured, so nobody may change its certificates or keys`,
+/** The ADN gateway as a mesh peer: its certificate identity under mTLS, else the holder of the credentials secret. */
+const gatewayName = (credentials: CredentialsAuth) => (credentials.mode === "mtls" ? credentials.identity : "adn-gateway");
+
+/** Administrators change; reading metadata is open to the mesh (the coordinator lists who has a certificate); credentials go to the gateway alone. */
+export function vaultAccess(credentials: CredentialsAuth): AccessTable<typeof VaultService> {
+  return {
+    importCertificate: [adminCaller],
+    listCertificates: "public",
+    getCertificate: "public",
+    deactivateCertificate: [adminCaller],
+    activateCertificate: [adminCaller],
+    rotateMasterKey: [adminCaller],
+    getClientCredentials: [meshPeerCaller(gatewayName(credentials))],
+  };
+}
+
+/**
+ * The vault's resolvers. A wrong admin secret is refused even from an admin certificate: whoever sent
+ * it has a problem to fix.
+ */
+export function vaultCallers(credentials: CredentialsAuth, admin: AdminAuth): CallerAuth {
+  const resolvers: CallerResolver[] = [];
+  if (admin.secretDigest)
+    resolvers.push(
+      sharedSecretResolver({
+        kind: "admin",
+        name: "administrator",
+        header: ADMIN_SECRET_HEADER,
+        setting: "VAULT_ADMIN_SECRET",
+        digest: admin.secretDigest,
+      }),
     );
-  }
-  const given = headers.get(ADMIN_SECRET_HEADER);
-  if (auth.secretDigest && given !== null && given !== "") {
-    if (timingSafeEqual(digest(given), auth.secretDigest)) return;
-    throw permissionDenied(`${call} is an administrative call: the ${ADMIN_SECRET_HEADER} header is wrong`);
-  }
-  if (auth.identities.length > 0 && peerNames(peer).some((n) => auth.identities.includes(n))) return;
-  const ways = [
-    ...(auth.secretDigest ? [`the ${ADMIN_SECRET_HEADER} header (VAULT_ADMIN_SECRET)`] : []),
-    ...(auth.identities.length > 0 ? [`a client certificate named ${auth.identities.map((i) => `'${i}'`).join(" or ")}`] : []),
-  ];
-  const shown = peer?.subjectCommonName ?? "no client certificate";
-  throw permissionDenied(`${call} is an administrative call and needs ${ways.join(" or ")}; the caller is '${printable(shown)}'`);
-}
-
-function peerNames(peer: PeerIdentity | undefined): string[] {
-  const names = (peer?.subjectAltNames ?? []).filter((n) => n.startsWith("DNS:")).map((n) => n.slice(4));
-  return peer?.subjectCommonName ? [peer.subjectCommonName, ...names] : names;
-}
-
-function digest(value: string): Buffer {
-  return createHash("sha256").update(value, "utf8").digest();
-}
-
-function printable(text: string): string {
-  return text.replace(/[^\x20-\x7e]/g, "?").slice(0, 128);
+  if (admin.identities.length > 0) resolvers.push(certificateAdminResolver(admin.identities));
+  if (credentials.mode === "secret")
+    resolvers.push(
+      sharedSecretResolver({
+        kind: "meshPeer",
+        name: gatewayName(credentials),
+        header: SECRET_HEADER,
+        setting: "VAULT_CREDENTIALS_SECRET",
+        digest: credentials.secretDigest,
+      }),
+    );
+  if (credentials.mode === "mtls") resolvers.push(certificatePeerResolver([credentials.identity]));
+  return {
+    resolvers,
+    unconfigured: {
+      admin:
+        "the vault has neither VAULT_ADMIN_SECRET nor VAULT_ADMIN_IDENTITIES configured, so nobody may change its certificates or keys",
+      meshPeer: "the vault has neither an mTLS client CA (TLS_CLIENT_CA_FILE) nor VAULT_CREDENTIALS_SECRET configured",
+    },
+  };
 }

@@ -1,9 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
-import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import type { ServiceImpl } from "@connectrpc/connect";
 import { CertificateSchema, type Certificate, type VaultService } from "../../libs/gen/malha/vault/v1/vault_pb.js";
-import { peerIdentityKey } from "../../libs/rpc/server.js";
-import { authorizeAdminCaller, authorizeCredentialsCaller, type AdminAuth, type CredentialsAuth } from "./authorization.js";
 import type { Keyring } from "./crypto.js";
 import { ImportRefusal } from "./import-refusal.js";
 import { effectiveStatus } from "./listing.js";
@@ -15,25 +13,16 @@ export interface HandlerDeps {
   vault: Vault;
   repo: CertificateRepository;
   keyring: Keyring;
-  credentialsAuth: CredentialsAuth;
-  adminAuth: AdminAuth;
 }
 
-/** The VaultService methods: request validation and proto mapping around Vault. */
-export function createVaultHandlers({
-  vault,
-  repo,
-  keyring,
-  credentialsAuth,
-  adminAuth,
-}: HandlerDeps): Partial<ServiceImpl<typeof VaultService>> {
+/**
+ * The VaultService methods: request validation and proto mapping around Vault. Who may call each one is
+ * decided before they run, by the access table in authorization.ts.
+ */
+export function createVaultHandlers({ vault, repo, keyring }: HandlerDeps): Partial<ServiceImpl<typeof VaultService>> {
   const toProto = (row: CertificateRow) => toCertificate(row, vault.now());
-  // Checked before the request is looked at: a caller without the right learns nothing from validation.
-  const admin = (call: string, ctx: HandlerContext) =>
-    authorizeAdminCaller(adminAuth, call, ctx.values.get(peerIdentityKey), ctx.requestHeader);
   return {
-    async importCertificate(req, ctx) {
-      admin("ImportCertificate", ctx);
+    async importCertificate(req) {
       try {
         const outcome = await vault.importCertificate({
           ibge: req.ibge,
@@ -67,19 +56,16 @@ export function createVaultHandlers({
       return { certificate: toProto(await vault.get(req.id)) };
     },
 
-    async deactivateCertificate(req, ctx) {
-      admin("DeactivateCertificate", ctx);
+    async deactivateCertificate(req) {
       return { certificate: toProto(await vault.deactivate(req.id, req.reason, req.requestedBy)) };
     },
 
-    async activateCertificate(req, ctx) {
-      admin("ActivateCertificate", ctx);
+    async activateCertificate(req) {
       const result = await vault.activate(req.id, req.requestedBy);
       return { certificate: toProto(result.row), replacedCertificateId: result.replacedId ?? "" };
     },
 
-    async rotateMasterKey(req, ctx) {
-      admin("RotateMasterKey", ctx);
+    async rotateMasterKey(req) {
       const result = await rotateMasterKey(repo, keyring, req.targetKeyId, req.maxRows);
       return {
         targetKeyId: result.targetKeyId,
@@ -90,8 +76,7 @@ export function createVaultHandlers({
       };
     },
 
-    async getClientCredentials(req, ctx) {
-      authorizeCredentialsCaller(credentialsAuth, ctx.values.get(peerIdentityKey), ctx.requestHeader);
+    async getClientCredentials(req) {
       const creds = await vault.clientCredentials(req.ibge, req.knownVersion);
       if (creds.unchanged) return { unchanged: true, version: creds.version };
       return {

@@ -264,15 +264,18 @@ describe("vault over gRPC with a shared secret for the gateway", () => {
     for (const [call, attempt] of attempts) {
       const missing = await failure(attempt(anyone));
       expect([Code[missing.code], missing.rawMessage]).toEqual([
-        "PermissionDenied",
+        "Unauthenticated",
         `${call} is an administrative call and needs the x-malha-vault-admin-secret header (VAULT_ADMIN_SECRET); the caller is 'no client certificate'`,
       ]);
-      // The gateway's secret is not an admin secret.
+      // The gateway's secret proves the gateway, which is not an administrator.
       const asGateway = await failure(attempt(gateway));
-      expect([Code[asGateway.code], asGateway.rawMessage]).toEqual(["PermissionDenied", missing.rawMessage]);
+      expect([Code[asGateway.code], asGateway.rawMessage]).toEqual([
+        "PermissionDenied",
+        `${call} is an administrative call and needs the x-malha-vault-admin-secret header (VAULT_ADMIN_SECRET); the caller is 'adn-gateway'`,
+      ]);
       const bad = await failure(attempt(wrong));
       expect([Code[bad.code], bad.rawMessage]).toEqual([
-        "PermissionDenied",
+        "Unauthenticated",
         `${call} is an administrative call: the x-malha-vault-admin-secret header is wrong`,
       ]);
     }
@@ -285,14 +288,20 @@ describe("vault over gRPC with a shared secret for the gateway", () => {
 
   it("hands credentials only to a caller with the gateway's secret", async () => {
     const missing = await failure(vault.getClientCredentials({ ibge }));
+    // The operator's client sends the admin secret only: an administrator, not the gateway.
     expect([Code[missing.code], missing.rawMessage]).toEqual([
       "PermissionDenied",
-      expect.stringMatching(/x-malha-vault-secret header is missing/),
+      "GetClientCredentials is a call for the mesh peer 'adn-gateway' and needs the x-malha-vault-secret header (VAULT_CREDENTIALS_SECRET); the caller is 'administrator'",
     ]);
-    const wrong = await failure(vault.getClientCredentials({ ibge }, secretHeader(`${SECRET}x`)));
+    const anonymous = await failure(anonymousClientOf(svc).getClientCredentials({ ibge }));
+    expect([Code[anonymous.code], anonymous.rawMessage]).toEqual([
+      "Unauthenticated",
+      expect.stringMatching(/needs the x-malha-vault-secret header \(VAULT_CREDENTIALS_SECRET\); the caller is 'no client certificate'$/),
+    ]);
+    const wrong = await failure(anonymousClientOf(svc).getClientCredentials({ ibge }, secretHeader(`${SECRET}x`)));
     expect([Code[wrong.code], wrong.rawMessage]).toEqual([
-      "PermissionDenied",
-      expect.stringMatching(/x-malha-vault-secret header is wrong/),
+      "Unauthenticated",
+      "GetClientCredentials is a call for the mesh peer 'adn-gateway': the x-malha-vault-secret header is wrong",
     ]);
   });
 
@@ -445,7 +454,7 @@ describe("vault with mesh mTLS", () => {
       expect(creds.fingerprintSha256).toBe(leaf.fingerprint256);
       const denied = await failure(other.client.getClientCredentials({ ibge: "4106902" }, secretHeader()));
       expect(Code[denied.code]).toBe("PermissionDenied");
-      expect(denied.rawMessage).toMatch(/identity 'adn-gateway'.*the caller is 'billing'/);
+      expect(denied.rawMessage).toMatch(/certificate named 'adn-gateway'; the caller is 'billing'$/);
     } finally {
       gateway.close();
       other.close();

@@ -5,6 +5,7 @@ import { ensureSchema } from "../../libs/db/schema-ready.js";
 import { VaultService } from "../../libs/gen/malha/vault/v1/vault_pb.js";
 import { runService } from "../../libs/rpc/run.js";
 import { serve } from "../../libs/rpc/server.js";
+import { vaultAccess, vaultCallers } from "./authorization.js";
 import { readVaultConfig } from "./config.js";
 import { Keyring } from "./crypto.js";
 import { createVaultHandlers } from "./handlers.js";
@@ -21,12 +22,8 @@ await runService("vault", ({ env, config: runtime, log, metrics }) => {
   const vault = new Vault(repo, keyring, log);
   registerCertificateMetrics(metrics.registry, repo, config.expiringSoonDays);
   return {
-    services: [
-      serve(
-        VaultService,
-        createVaultHandlers({ vault, repo, keyring, credentialsAuth: config.credentialsAuth, adminAuth: config.adminAuth }),
-      ),
-    ],
+    services: [serve(VaultService, createVaultHandlers({ vault, repo, keyring }), vaultAccess(config.credentialsAuth))],
+    auth: vaultCallers(config.credentialsAuth, config.adminAuth),
     async ready() {
       await ensureSchema(pool, config, log);
       await reportAtStart({

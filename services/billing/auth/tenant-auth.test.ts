@@ -1,7 +1,8 @@
 // Tenant API tokens: a billing process started with a tokens file refuses every RPC without a known
-// token (UNAUTHENTICATED) and every request naming another tenant than its token's (PERMISSION_DENIED),
-// before any handler runs; the file is re-read when it changes; a bad file or no choice at all stops
-// the process at start with one line.
+// token (UNAUTHENTICATED, in the authentication interceptor, before any handler runs) and every request
+// naming another tenant than its token's (PERMISSION_DENIED, from actingTenant, the first line of every
+// handler: an RPC whose handler forgot it fails here); the file is re-read when it changes; a bad file
+// or no choice at all stops the process at start with one line.
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -73,7 +74,7 @@ describe("a billing process with tenant tokens", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it("refuses every RPC without a known token, and every request naming another tenant, before any handler runs", async () => {
+  it("refuses every RPC without a known token, and every request naming another tenant, before anything is done", async () => {
     const clients = {
       none: mesh.billingClient(),
       malformed: clientWithHeaders(BillingService, mesh.billing[0]!.baseUrl, { authorization: "Basic YWNtZTp4" }),

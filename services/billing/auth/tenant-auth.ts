@@ -2,11 +2,12 @@
 // seed's bapi_ token) and may only name the tenant its token belongs to; the file holds the tokens'
 // SHA-256, never the tokens. Without it the deployment says explicitly that its network authenticates
 // callers (BILLING_TRUST_NETWORK=true); neither is a configuration error (fail closed).
-// docs/decisions/0013-tenant-api-tokens.md.
+// docs/decisions/0013-tenant-api-tokens.md; the interceptor that applies it: 0022.
 import { createHash, randomBytes } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
-import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
-import type { DescService } from "@bufbuild/protobuf";
+import type { BillingService } from "../../../libs/gen/malha/billing/v1/billing_pb.js";
+import { type AccessTable, tenantCaller } from "../../../libs/rpc/auth/access.js";
+import type { CallerResolver } from "../../../libs/rpc/auth/authorize.js";
 import { ConfigError } from "../../../libs/config/env.js";
 import type { Logger } from "../../../libs/log/logger.js";
 import { isTenantName, TENANT_RULE } from "./tenant-name.js";
@@ -102,42 +103,59 @@ export function loadTenantTokens(path: string, log: Logger): TenantTokens {
   return tokens;
 }
 
-const unauthenticated = (why: string) => new ConnectError(why, Code.Unauthenticated);
-
-/** The tenant the caller's token grants; throws UNAUTHENTICATED without a known token. */
-export function callerTenant(tokens: TenantTokens, headers: Headers): string {
-  const header = headers.get("authorization");
-  if (header === null || header === "") throw unauthenticated("billing needs the tenant's API token: send authorization: Bearer bapi_…");
-  const m = /^Bearer\s+(\S+)$/i.exec(header);
-  if (!m || !TOKEN.test(m[1]!)) throw unauthenticated("the authorization header must be Bearer followed by a bapi_ token");
-  const tenant = tokens.tenantOf(m[1]!);
-  if (tenant === undefined) throw unauthenticated("unknown or revoked API token");
-  return tenant;
+/**
+ * Callers by their tenant's API token: `authorization: Bearer bapi_…`. No header is no credential; a
+ * malformed, unknown or revoked token is a wrong one (UNAUTHENTICATED).
+ */
+export function tenantTokenResolver(tokens: TenantTokens): CallerResolver {
+  return {
+    kind: "tenant",
+    proof: () => "the tenant's API token (authorization: Bearer bapi_…)",
+    resolve({ header }) {
+      const value = header.get("authorization");
+      if (value === null || value === "") return undefined;
+      const m = /^Bearer\s+(\S+)$/i.exec(value);
+      if (!m || !TOKEN.test(m[1]!)) return { rejected: "the authorization header must be Bearer followed by a bapi_ token" };
+      const tenant = tokens.tenantOf(m[1]!);
+      if (tenant === undefined) return { rejected: "unknown or revoked API token" };
+      return { caller: { kind: "tenant", tenant, proof: "API token" } };
+    },
+  };
 }
-
-type UnaryWithTenant = (req: { tenant?: string }, ctx: HandlerContext) => unknown;
 
 /**
- * Every method of `impl` behind the token check: the request's tenant must be the token's (an empty one
- * is filled in from it), else PERMISSION_DENIED. Every billing request names its tenant; the check reads
- * it from the request, so only unary methods can be guarded (refused at wiring otherwise).
+ * BILLING_TRUST_NETWORK=true: whoever reaches billing was authenticated in front of it and may act for
+ * the tenant its request names.
  */
-export function requireTenantTokens<S extends DescService>(
-  service: S,
-  impl: Partial<ServiceImpl<S>>,
-  tokens: TenantTokens,
-): Partial<ServiceImpl<S>> {
-  const streaming = service.methods.filter((m) => m.methodKind !== "unary").map((m) => m.name);
-  if (streaming.length > 0) throw new Error(`tenant tokens guard unary methods only; ${service.typeName} streams ${streaming.join(", ")}`);
-  const guarded: Record<string, unknown> = {};
-  for (const [name, method] of Object.entries(impl as unknown as Record<string, UnaryWithTenant>)) {
-    guarded[name] = (req: { tenant?: string }, ctx: HandlerContext) => {
-      const tenant = callerTenant(tokens, ctx.requestHeader);
-      if (req.tenant === undefined || req.tenant === "") req.tenant = tenant;
-      else if (req.tenant !== tenant)
-        throw new ConnectError(`this API token acts for tenant ${tenant}, not for the tenant the request names`, Code.PermissionDenied);
-      return method.call(impl, req, ctx);
-    };
-  }
-  return guarded as Partial<ServiceImpl<S>>;
+export function trustedNetworkResolver(): CallerResolver {
+  return {
+    kind: "tenant",
+    proof: () => "a network that authenticates callers (BILLING_TRUST_NETWORK)",
+    resolve: () => ({ caller: { kind: "tenant", tenant: null, proof: "BILLING_TRUST_NETWORK" } }),
+  };
 }
+
+/** Every billing method is a tenant's; handlers take the tenant they act for from `actingTenant`. */
+export const billingAccess: AccessTable<typeof BillingService> = {
+  createBoletoJob: [tenantCaller],
+  getBoletoJob: [tenantCaller],
+  listBoletoJobItems: [tenantCaller],
+  getBoletoJobItem: [tenantCaller],
+  getBoletoJobArtifacts: [tenantCaller],
+  retryFailedItems: [tenantCaller],
+  createRemessaJob: [tenantCaller],
+  getRemessaJob: [tenantCaller],
+  listRemessaTitulos: [tenantCaller],
+  listRemessaFiles: [tenantCaller],
+  retryRemessaSublotes: [tenantCaller],
+  createRetornoJob: [tenantCaller],
+  getRetornoJob: [tenantCaller],
+  listRetornoOccurrences: [tenantCaller],
+  listJobs: [tenantCaller],
+  countJobs: [tenantCaller],
+  setWebhookEndpoint: [tenantCaller],
+  getWebhookEndpoint: [tenantCaller],
+  deleteWebhookEndpoint: [tenantCaller],
+  listWebhookDeliveries: [tenantCaller],
+  redeliverWebhook: [tenantCaller],
+};

@@ -24,6 +24,7 @@ import {
   noItems,
   tooManyItems,
 } from "../errors.js";
+import { actingTenant } from "../auth/acting-tenant.js";
 import { assignItemIds } from "../jobs/item-ids.js";
 import { allItems } from "../jobs/round-artifacts.js";
 import type { ItemRepo, ItemRow } from "../jobs/item-repo.js";
@@ -95,8 +96,8 @@ export function createHandlers(d: HandlerDeps): Partial<ServiceImpl<typeof Billi
   const jobMessage = async (job: JobRow) => boletoJobOf(job, await d.items.counts(job.id));
 
   return {
-    async createBoletoJob(req) {
-      checkTenant(req.tenant);
+    async createBoletoJob(req, ctx) {
+      const tenant = actingTenant(ctx, req.tenant);
       if (req.environment === Environment.UNSPECIFIED) throw badRequest("environment is required (PRODUCTION or SANDBOX)");
       if (req.items.length === 0) throw noItems();
       if (req.items.length > d.maxItems) throw tooManyItems(req.items.length, d.maxItems);
@@ -109,16 +110,16 @@ export function createHandlers(d: HandlerDeps): Partial<ServiceImpl<typeof Billi
         banco: shared(req.items, (b) => b.conta?.banco ?? ""),
         carteira: shared(req.items, (b) => b.conta?.carteira ?? ""),
         convenio: shared(req.items, (b) => b.conta?.convenio ?? ""),
-        tenant: req.tenant,
+        tenant,
         requestedBy: req.requestedBy,
         environment: req.environment,
       };
       const { jobId, replay } = await d.jobs.create({
-        tenant: req.tenant,
+        tenant,
         kind: JobKind.BOLETO,
         environment: req.environment,
         idempotencyKey: req.idempotencyKey,
-        requestSha256: requestSha256("boleto", req),
+        requestSha256: requestSha256("boleto", { ...req, tenant }),
         requestedBy: req.requestedBy,
         metadata,
         items: ids.map((a, i) => ({
@@ -131,7 +132,7 @@ export function createHandlers(d: HandlerDeps): Partial<ServiceImpl<typeof Billi
       });
       // Read before enqueueing: the answer is the job as committed, not whatever state a fast worker has
       // already moved it to.
-      const job = await d.jobs.get(req.tenant, jobId);
+      const job = await d.jobs.get(tenant, jobId);
       if (!job) throw new Error("created job not found");
       const answer = { job: await jobMessage(job), idempotentReplay: replay };
       if (!replay) {
@@ -143,12 +144,14 @@ export function createHandlers(d: HandlerDeps): Partial<ServiceImpl<typeof Billi
       return answer;
     },
 
-    async getBoletoJob(req) {
-      return { job: await jobMessage(await loadJob(req.tenant, req.jobId)) };
+    async getBoletoJob(req, ctx) {
+      const tenant = actingTenant(ctx, req.tenant);
+      return { job: await jobMessage(await loadJob(tenant, req.jobId)) };
     },
 
-    async listBoletoJobItems(req) {
-      const job = await loadJob(req.tenant, req.jobId);
+    async listBoletoJobItems(req, ctx) {
+      const tenant = actingTenant(ctx, req.tenant);
+      const job = await loadJob(tenant, req.jobId);
       const size = pageSizeOf(req.pageSize);
       const filter = `${job.id}:${req.state}`;
       const after = decodeToken<number>(req.pageToken, filter, "number") ?? 0;
@@ -157,8 +160,9 @@ export function createHandlers(d: HandlerDeps): Partial<ServiceImpl<typeof Billi
       return { items: page.map(itemOf), nextPageToken: rows.length > size ? encodeToken(page.at(-1)!.position, filter) : "" };
     },
 
-    async getBoletoJobItem(req) {
-      const job = await loadJob(req.tenant, req.jobId);
+    async getBoletoJobItem(req, ctx) {
+      const tenant = actingTenant(ctx, req.tenant);
+      const job = await loadJob(tenant, req.jobId);
       if (req.itemId === "") throw badRequest("item_id is required");
       const row = await d.items.byItemId(job.id, req.itemId);
       if (!row) throw itemNotFound(job.id, req.itemId);
@@ -185,8 +189,9 @@ export function createHandlers(d: HandlerDeps): Partial<ServiceImpl<typeof Billi
       return { item };
     },
 
-    async getBoletoJobArtifacts(req) {
-      const job = await loadJob(req.tenant, req.jobId);
+    async getBoletoJobArtifacts(req, ctx) {
+      const tenant = actingTenant(ctx, req.tenant);
+      const job = await loadJob(tenant, req.jobId);
       if (!isFinalJob(job.state) || !job.manifest) throw jobNotFinished(job.id, jobStateName(job.state));
       const now = clock();
       if (job.artifactsExpiresAt && job.artifactsExpiresAt.getTime() <= now.getTime()) {
@@ -239,8 +244,9 @@ export function createHandlers(d: HandlerDeps): Partial<ServiceImpl<typeof Billi
       };
     },
 
-    async retryFailedItems(req) {
-      const job = await loadJob(req.tenant, req.jobId);
+    async retryFailedItems(req, ctx) {
+      const tenant = actingTenant(ctx, req.tenant);
+      const job = await loadJob(tenant, req.jobId);
       if (!isFinalJob(job.state)) throw jobNotFinished(job.id, jobStateName(job.state));
       const named = new Set(req.itemIds);
       const positions: number[] = [];
@@ -266,8 +272,8 @@ export function createHandlers(d: HandlerDeps): Partial<ServiceImpl<typeof Billi
       return { job: answer, requeued: requeued.length, skippedItemIds: skipped };
     },
 
-    async listJobs(req) {
-      checkTenant(req.tenant);
+    async listJobs(req, ctx) {
+      const tenant = actingTenant(ctx, req.tenant);
       const size = pageSizeOf(req.pageSize);
       // The look-up filters extend the token's filter only when set, so tokens issued before them stay valid.
       const lookups =
@@ -276,7 +282,7 @@ export function createHandlers(d: HandlerDeps): Partial<ServiceImpl<typeof Billi
       const before = decodeToken<string>(req.pageToken, filter, "string");
       const from = req.created?.start ? timestampDate(req.created.start) : undefined;
       const to = req.created?.end ? timestampDate(req.created.end) : undefined;
-      const rows = await d.jobs.list(req.tenant, {
+      const rows = await d.jobs.list(tenant, {
         ...(req.kind ? { kind: req.kind } : {}),
         ...(req.state ? { state: req.state } : {}),
         ...(before ? { before } : {}),
@@ -311,11 +317,11 @@ export function createHandlers(d: HandlerDeps): Partial<ServiceImpl<typeof Billi
       return { jobs, nextPageToken: rows.length > size ? encodeToken(page.at(-1)!.id, filter) : "" };
     },
 
-    async countJobs(req) {
-      checkTenant(req.tenant);
+    async countJobs(req, ctx) {
+      const tenant = actingTenant(ctx, req.tenant);
       const from = req.created?.start ? timestampDate(req.created.start) : undefined;
       const to = req.created?.end ? timestampDate(req.created.end) : undefined;
-      const counts = await d.jobs.countByState(req.tenant, { ...(from ? { from } : {}), ...(to ? { to } : {}) });
+      const counts = await d.jobs.countByState(tenant, { ...(from ? { from } : {}), ...(to ? { to } : {}) });
       return { counts };
     },
   };

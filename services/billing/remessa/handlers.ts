@@ -23,6 +23,7 @@ import type { Logger } from "../../../libs/log/logger.js";
 import { pageSizeOf } from "../../../libs/rpc/page-size.js";
 import type { ArtifactStore } from "../jobs/artifacts-client.js";
 import { badRequest, invalidPageToken, checkTenant, itemNotFound, jobNotFinished, jobNotFound, noItems, tooManyItems } from "../errors.js";
+import { actingTenant } from "../auth/acting-tenant.js";
 import { assignItemIds } from "../jobs/item-ids.js";
 import type { ItemRepo } from "../jobs/item-repo.js";
 import type { JobRepo, JobRow } from "../jobs/job-repo.js";
@@ -122,8 +123,8 @@ export function remessaHandlers(d: RemessaHandlerDeps): Partial<ServiceImpl<type
     });
 
   return {
-    async createRemessaJob(req) {
-      checkTenant(req.tenant);
+    async createRemessaJob(req, ctx) {
+      const tenant = actingTenant(ctx, req.tenant);
       if (req.environment === Environment.UNSPECIFIED)
         throw badRequest("environment is required (PRODUCTION or SANDBOX: separate NSA sequences)");
       if (req.layout === CnabLayout.CNAB_LAYOUT_UNSPECIFIED) throw badRequest("layout is required (CNAB_LAYOUT_240 or CNAB_LAYOUT_400)");
@@ -159,10 +160,10 @@ export function remessaHandlers(d: RemessaHandlerDeps): Partial<ServiceImpl<type
         boletos.every((b) => pick(b) === pick(boletos[0]!)) ? pick(boletos[0]!) : "";
       const requestSha256 = createHash("sha256")
         .update("remessa")
-        .update(toBinary(CreateRemessaJobRequestSchema, create(CreateRemessaJobRequestSchema, { ...req, requestedBy: "" })))
+        .update(toBinary(CreateRemessaJobRequestSchema, create(CreateRemessaJobRequestSchema, { ...req, tenant, requestedBy: "" })))
         .digest("hex");
       const { jobId, replay } = await d.jobs.create({
-        tenant: req.tenant,
+        tenant,
         kind: JobKind.REMESSA,
         environment: req.environment,
         idempotencyKey: req.idempotencyKey,
@@ -174,7 +175,7 @@ export function remessaHandlers(d: RemessaHandlerDeps): Partial<ServiceImpl<type
           banco: shared((b) => b.conta?.banco ?? ""),
           carteira: shared((b) => b.conta?.carteira ?? ""),
           convenio: shared((b) => b.conta?.convenio ?? ""),
-          tenant: req.tenant,
+          tenant,
           requestedBy: req.requestedBy,
           environment: req.environment,
         },
@@ -222,14 +223,14 @@ export function remessaHandlers(d: RemessaHandlerDeps): Partial<ServiceImpl<type
             await d.items.allocateBlock(
               c,
               id,
-              { tenant: req.tenant, environment: req.environment, banco: b.banco, convenio: b.convenio },
+              { tenant, environment: req.environment, banco: b.banco, convenio: b.convenio },
               b.positions.sort((x, y) => x - y),
             );
           }
         },
       });
       // Read before enqueueing: the answer is the job as committed, not a fast worker's later state.
-      const answer = { job: await message((await d.jobs.get(req.tenant, jobId))!), idempotentReplay: replay };
+      const answer = { job: await message((await d.jobs.get(tenant, jobId))!), idempotentReplay: replay };
       if (!replay)
         await d.queue
           .publish({ type: "job", jobId, round: 0 })
@@ -237,12 +238,14 @@ export function remessaHandlers(d: RemessaHandlerDeps): Partial<ServiceImpl<type
       return answer;
     },
 
-    async getRemessaJob(req) {
-      return { job: await message(await load(req.tenant, req.jobId)) };
+    async getRemessaJob(req, ctx) {
+      const tenant = actingTenant(ctx, req.tenant);
+      return { job: await message(await load(tenant, req.jobId)) };
     },
 
-    async listRemessaTitulos(req) {
-      const job = await load(req.tenant, req.jobId);
+    async listRemessaTitulos(req, ctx) {
+      const tenant = actingTenant(ctx, req.tenant);
+      const job = await load(tenant, req.jobId);
       const size = pageSizeOf(req.pageSize, { default: 100, max: 1000 });
       let subloteIndex: number | undefined;
       const subs = await d.sublotes.list(job.id);
@@ -276,8 +279,9 @@ export function remessaHandlers(d: RemessaHandlerDeps): Partial<ServiceImpl<type
       };
     },
 
-    async listRemessaFiles(req) {
-      const job = await load(req.tenant, req.jobId);
+    async listRemessaFiles(req, ctx) {
+      const tenant = actingTenant(ctx, req.tenant);
+      const job = await load(tenant, req.jobId);
       const ttl = linkTtl(req.linkTtl);
       const all = (await d.sublotes.list(job.id)).filter((s) => s.state === SubloteState.COMPLETED && s.file);
       const size = pageSizeOf(req.pageSize);
@@ -298,8 +302,9 @@ export function remessaHandlers(d: RemessaHandlerDeps): Partial<ServiceImpl<type
       };
     },
 
-    async retryRemessaSublotes(req) {
-      const job = await load(req.tenant, req.jobId);
+    async retryRemessaSublotes(req, ctx) {
+      const tenant = actingTenant(ctx, req.tenant);
+      const job = await load(tenant, req.jobId);
       if (!isFinalJob(job.state)) throw jobNotFinished(job.id, jobStateName(job.state));
       const subs = await d.sublotes.list(job.id);
       for (const id of req.subloteIds) if (!subs.some((s) => s.subloteId === id)) throw itemNotFound(job.id, id);

@@ -11,6 +11,7 @@ import type { Logger } from "../../../libs/log/logger.js";
 import { pageSizeOf } from "../../../libs/rpc/page-size.js";
 import type { ArtifactStore } from "../jobs/artifacts-client.js";
 import { badRequest, billingError, invalidPageToken, checkTenant, jobNotFound } from "../errors.js";
+import { actingTenant } from "../auth/acting-tenant.js";
 import type { JobRepo, JobRow } from "../jobs/job-repo.js";
 import type { WorkQueue } from "../jobs/queue.js";
 import { AlreadyParsed, type RetornoRepo } from "./repo.js";
@@ -78,8 +79,8 @@ export function retornoHandlers(d: RetornoHandlerDeps): Partial<ServiceImpl<type
   }
 
   return {
-    async createRetornoJob(req) {
-      checkTenant(req.tenant);
+    async createRetornoJob(req, ctx) {
+      const tenant = actingTenant(ctx, req.tenant);
       if (req.idempotencyKey.length > 255) throw badRequest("idempotency_key is longer than 255 characters");
       if (req.fileName.length > 255) throw badRequest("file_name is longer than 255 characters");
       if (req.banco !== "" && !/^\d{3}$/.test(req.banco)) throw badRequest("banco must be a 3-digit COMPE code");
@@ -95,7 +96,7 @@ export function retornoHandlers(d: RetornoHandlerDeps): Partial<ServiceImpl<type
       } else if (req.source.case === "artifactId") {
         let stat;
         try {
-          stat = await d.artifacts.stat(req.tenant, req.source.value);
+          stat = await d.artifacts.stat(tenant, req.source.value);
         } catch (err) {
           if (err instanceof ConnectError && (err.code === Code.NotFound || err.code === Code.InvalidArgument))
             throw badRequest(`unknown artifact ${JSON.stringify(req.source.value.slice(0, 64))}`);
@@ -112,13 +113,13 @@ export function retornoHandlers(d: RetornoHandlerDeps): Partial<ServiceImpl<type
       const sha = file.sha;
       const environment = req.environment === Environment.UNSPECIFIED ? Environment.PRODUCTION : req.environment;
       // The cheap path for the common replay; the unique key below settles races.
-      const known = await d.retornos.jobForFile(req.tenant, sha);
-      if (known && req.idempotencyKey === "") return { job: message((await d.jobs.get(req.tenant, known))!), idempotentReplay: true };
+      const known = await d.retornos.jobForFile(tenant, sha);
+      if (known && req.idempotencyKey === "") return { job: message((await d.jobs.get(tenant, known))!), idempotentReplay: true };
       const stored =
         "artifactId" in file
           ? { artifactId: file.artifactId }
           : await d.artifacts.put({
-              tenant: req.tenant,
+              tenant,
               jobId: "",
               name: `retornos/${sha}.ret`,
               contentType: "text/plain",
@@ -138,7 +139,7 @@ export function retornoHandlers(d: RetornoHandlerDeps): Partial<ServiceImpl<type
       let created: { jobId: string; replay: boolean };
       try {
         created = await d.jobs.create({
-          tenant: req.tenant,
+          tenant,
           kind: JobKind.RETORNO,
           environment,
           idempotencyKey: req.idempotencyKey,
@@ -150,20 +151,20 @@ export function retornoHandlers(d: RetornoHandlerDeps): Partial<ServiceImpl<type
             banco: req.banco,
             carteira: "",
             convenio: "",
-            tenant: req.tenant,
+            tenant,
             requestedBy: req.requestedBy,
             environment,
           },
           detailsJson: JSON.stringify(details),
           items: [],
-          also: (c, jobId) => d.retornos.claimFile(c, req.tenant, sha, jobId),
+          also: (c, jobId) => d.retornos.claimFile(c, tenant, sha, jobId),
         });
       } catch (err) {
-        if (err instanceof AlreadyParsed) return { job: message((await d.jobs.get(req.tenant, err.jobId))!), idempotentReplay: true };
+        if (err instanceof AlreadyParsed) return { job: message((await d.jobs.get(tenant, err.jobId))!), idempotentReplay: true };
         throw err;
       }
       // Read before enqueueing: the answer is the job as committed, not a fast worker's later state.
-      const answer = { job: message((await d.jobs.get(req.tenant, created.jobId))!), idempotentReplay: created.replay };
+      const answer = { job: message((await d.jobs.get(tenant, created.jobId))!), idempotentReplay: created.replay };
       if (!created.replay)
         await d.queue
           .publish({ type: "retorno", jobId: created.jobId })
@@ -171,12 +172,14 @@ export function retornoHandlers(d: RetornoHandlerDeps): Partial<ServiceImpl<type
       return answer;
     },
 
-    async getRetornoJob(req) {
-      return { job: message(await load(req.tenant, req.jobId)) };
+    async getRetornoJob(req, ctx) {
+      const tenant = actingTenant(ctx, req.tenant);
+      return { job: message(await load(tenant, req.jobId)) };
     },
 
-    async listRetornoOccurrences(req) {
-      const job = await load(req.tenant, req.jobId);
+    async listRetornoOccurrences(req, ctx) {
+      const tenant = actingTenant(ctx, req.tenant);
+      const job = await load(tenant, req.jobId);
       const size = pageSizeOf(req.pageSize, { default: 100, max: 1000 });
       const filter = `${req.state}:${req.nossoNumero}:${req.boletoId}:${req.excludeDuplicates}`;
       let after = 0;

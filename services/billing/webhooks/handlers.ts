@@ -5,7 +5,8 @@ import { Code, type ServiceImpl } from "@connectrpc/connect";
 import type { BillingService } from "../../../libs/gen/malha/billing/v1/billing_pb.js";
 import { pageSizeOf } from "../../../libs/rpc/page-size.js";
 import { WebhookDeliverySchema, WebhookEndpointSchema, WebhookEventSchema } from "../../../libs/gen/malha/billing/v1/webhook_pb.js";
-import { badRequest, billingError, invalidPageToken, checkTenant } from "../errors.js";
+import { badRequest, billingError, invalidPageToken } from "../errors.js";
+import { actingTenant } from "../auth/acting-tenant.js";
 import { ts } from "../jobs/to-proto.js";
 import type { DeliveryRow, EndpointRow, WebhookRepo } from "./repo.js";
 import type { WebhookSender } from "./sender.js";
@@ -93,40 +94,40 @@ const deliveryOf = (d: DeliveryRow) =>
 
 export function webhookHandlers(d: WebhookHandlerDeps): Partial<ServiceImpl<typeof BillingService>> {
   return {
-    async setWebhookEndpoint(req) {
-      checkTenant(req.tenant);
+    async setWebhookEndpoint(req, ctx) {
+      const tenant = actingTenant(ctx, req.tenant);
       const url = checkUrl(req.url, d.allowHttp, d.allowPrivate);
       for (const t of req.eventTypes)
         if (!EVENT_TYPE.test(t)) throw badRequest(`event type ${JSON.stringify(t.slice(0, 64))} is not of the form job.<kind>.<state>`);
       const graceMs = previousSecretGraceMs(req.previousSecretGrace, req.rotateSecret);
-      const existing = await d.repo.endpoint(req.tenant);
+      const existing = await d.repo.endpoint(tenant);
       const secret = !existing || req.rotateSecret ? newSecret() : undefined;
       await d.repo.upsertEndpoint({
-        tenant: req.tenant,
+        tenant,
         url,
         eventTypes: [...new Set(req.eventTypes)],
         enabled: req.enabled,
         ...(secret ? { secret, previousGraceMs: graceMs } : {}),
       });
-      const saved = await d.repo.endpoint(req.tenant);
+      const saved = await d.repo.endpoint(tenant);
       return { endpoint: endpointOf(saved!), secret: secret ?? "" };
     },
 
-    async getWebhookEndpoint(req) {
-      checkTenant(req.tenant);
-      const e = await d.repo.endpoint(req.tenant);
-      if (!e) throw notConfigured(req.tenant);
+    async getWebhookEndpoint(req, ctx) {
+      const tenant = actingTenant(ctx, req.tenant);
+      const e = await d.repo.endpoint(tenant);
+      if (!e) throw notConfigured(tenant);
       return { endpoint: endpointOf(e) };
     },
 
-    async deleteWebhookEndpoint(req) {
-      checkTenant(req.tenant);
-      if (!(await d.repo.deleteEndpoint(req.tenant))) throw notConfigured(req.tenant);
+    async deleteWebhookEndpoint(req, ctx) {
+      const tenant = actingTenant(ctx, req.tenant);
+      if (!(await d.repo.deleteEndpoint(tenant))) throw notConfigured(tenant);
       return {};
     },
 
-    async listWebhookDeliveries(req) {
-      checkTenant(req.tenant);
+    async listWebhookDeliveries(req, ctx) {
+      const tenant = actingTenant(ctx, req.tenant);
       const size = pageSizeOf(req.pageSize);
       const filter = `${req.jobId}:${req.state}`;
       let before: [number, string] | undefined;
@@ -140,7 +141,7 @@ export function webhookHandlers(d: WebhookHandlerDeps): Partial<ServiceImpl<type
           throw invalidPageToken();
         }
       }
-      const rows = await d.repo.list(req.tenant, {
+      const rows = await d.repo.list(tenant, {
         ...(req.jobId ? { jobId: req.jobId } : {}),
         ...(req.state ? { state: req.state } : {}),
         ...(before ? { before } : {}),
@@ -155,12 +156,12 @@ export function webhookHandlers(d: WebhookHandlerDeps): Partial<ServiceImpl<type
       };
     },
 
-    async redeliverWebhook(req) {
-      checkTenant(req.tenant);
-      if (!(await d.repo.get(req.tenant, req.deliveryId))) throw deliveryNotFound(req.deliveryId);
-      if (!(await d.repo.endpoint(req.tenant))) throw notConfigured(req.tenant);
-      await d.repo.redeliver(req.tenant, req.deliveryId, d.maxAttempts);
-      const row = await d.repo.get(req.tenant, req.deliveryId);
+    async redeliverWebhook(req, ctx) {
+      const tenant = actingTenant(ctx, req.tenant);
+      if (!(await d.repo.get(tenant, req.deliveryId))) throw deliveryNotFound(req.deliveryId);
+      if (!(await d.repo.endpoint(tenant))) throw notConfigured(tenant);
+      await d.repo.redeliver(tenant, req.deliveryId, d.maxAttempts);
+      const row = await d.repo.get(tenant, req.deliveryId);
       d.sender.wake();
       return { delivery: deliveryOf(row!) };
     },

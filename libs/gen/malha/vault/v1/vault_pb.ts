@@ -814,9 +814,11 @@ export const ImportRejectionReasonSchema: GenEnum<ImportRejectionReason> = /*@__
  *
  * ImportCertificate, DeactivateCertificate, ActivateCertificate and RotateMasterKey are administrative:
  * the caller sends the vault's admin secret in the `x-malha-vault-admin-secret` header, or (mesh mTLS)
- * presents a client certificate whose CN or DNS SAN the vault lists as an admin identity. Anyone else,
- * the ADN gateway included, gets PERMISSION_DENIED before the request is looked at, and so does every
- * caller when the vault has no administrators configured. Reading metadata is open to the mesh.
+ * presents a client certificate whose CN or DNS SAN the vault lists as an admin identity. Before the
+ * request is looked at, a caller without such a credential, or with a wrong admin secret, gets
+ * UNAUTHENTICATED; an authenticated caller that is not an administrator (the ADN gateway included)
+ * gets PERMISSION_DENIED, and so does every caller when the vault has no administrators configured.
+ * Reading metadata is open to the mesh.
  *
  * @generated from service malha.vault.v1.VaultService
  */
@@ -828,8 +830,9 @@ export const VaultService: GenService<{
    * status. A new certificate becomes the municipality's ACTIVE one when it expires later than the
    * current active one (or there is none); the previous active one turns INACTIVE and is kept.
    * The municipality does not have to be registered in the store first.
-   * Errors (each but PERMISSION_DENIED with an ImportRejected detail carrying the reason):
-   *   PERMISSION_DENIED   the caller is not an administrator (see the service comment).
+   * Errors (each refusal of the PFX with an ImportRejected detail carrying the reason):
+   *   UNAUTHENTICATED     no admin credential, or a wrong one (see the service comment).
+   *   PERMISSION_DENIED   the caller is not an administrator.
    *   INVALID_ARGUMENT    ibge not 7 digits; empty or oversized pfx; not a PKCS#12; wrong password; no
    *                       private key; key does not match the certificate; no client-authentication
    *                       usage; no CNPJ in the ICP-Brasil otherName (2.16.76.1.3.3) nor in the CN.
@@ -870,8 +873,8 @@ export const VaultService: GenService<{
    * Marks a certificate DEACTIVATED (operator action, e.g. compromised or revoked). Deactivating the
    * ACTIVE certificate leaves the municipality without one: no other certificate is promoted
    * automatically, so its feeds stop until an operator activates or imports one. Idempotent.
-   * Errors: PERMISSION_DENIED for a caller that is not an administrator; NOT_FOUND for an unknown id;
-   * INVALID_ARGUMENT without a reason.
+   * Errors: UNAUTHENTICATED or PERMISSION_DENIED for a caller that is not an administrator; NOT_FOUND
+   * for an unknown id; INVALID_ARGUMENT without a reason.
    *
    * @generated from rpc malha.vault.v1.VaultService.DeactivateCertificate
    */
@@ -883,8 +886,8 @@ export const VaultService: GenService<{
   /**
    * Makes a given certificate the municipality's ACTIVE one (undo a deactivation, or roll back to an
    * older certificate); the current active one turns INACTIVE.
-   * Errors: PERMISSION_DENIED for a caller that is not an administrator; NOT_FOUND for an unknown id;
-   * FAILED_PRECONDITION if it is expired or not yet valid.
+   * Errors: UNAUTHENTICATED or PERMISSION_DENIED for a caller that is not an administrator; NOT_FOUND
+   * for an unknown id; FAILED_PRECONDITION if it is expired or not yet valid.
    *
    * @generated from rpc malha.vault.v1.VaultService.ActivateCertificate
    */
@@ -898,8 +901,8 @@ export const VaultService: GenService<{
    * and idempotent by construction: rows already under the target key are skipped, so the caller just
    * calls again until `done`; an interrupted call loses nothing. Once done, the old key can be removed
    * from the configuration.
-   * Errors: PERMISSION_DENIED for a caller that is not an administrator; FAILED_PRECONDITION if the
-   * target key id is not configured. Rows that no configured key can
+   * Errors: UNAUTHENTICATED or PERMISSION_DENIED for a caller that is not an administrator;
+   * FAILED_PRECONDITION if the target key id is not configured. Rows that no configured key can
    * decrypt are reported in the response (they keep `done` false) rather than failing the call.
    *
    * @generated from rpc malha.vault.v1.VaultService.RotateMasterKey
@@ -916,7 +919,9 @@ export const VaultService: GenService<{
    * passing `known_version`.
    * Errors (the refusals about the certificate carry a malha.common.v1.ErrorInfo, domain "malha.vault",
    * whose reason callers switch on):
-   *   PERMISSION_DENIED   caller is not the ADN gateway.
+   *   UNAUTHENTICATED     no credential of the gateway's kind (client certificate or secret), or a
+   *                       wrong secret.
+   *   PERMISSION_DENIED   the caller is authenticated but is not the ADN gateway.
    *   INVALID_ARGUMENT    ibge not 7 digits.
    *   NOT_FOUND           NO_ACTIVE_CERTIFICATE: the municipality has no ACTIVE certificate.
    *   FAILED_PRECONDITION CERTIFICATE_EXPIRED: the active certificate has expired (status EXPIRED);
