@@ -25,6 +25,7 @@ export const storeAccess: AccessTable<typeof StoreService> = {
   listRuns: "public",
   getRun: "public",
   getDocument: "public",
+  batchGetDocuments: "public",
   listDocuments: "public",
   listEvents: "public",
 };
