@@ -9,7 +9,6 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Writable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import { create, toJsonString } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -24,8 +23,7 @@ import { startBillingMesh, type BillingMesh } from "../test/support/billing-mesh
 import { RETORNO_INLINE_BYTES } from "./billing-cnab.js";
 import { downloadVerified } from "./billing-download.js";
 import { EXIT } from "./exit-codes.js";
-import type { Io } from "./io.js";
-import { run } from "./run.js";
+import { cliRunner } from "./testing/run-cli.js";
 
 const TENANT = "cli-acme";
 let mesh: BillingMesh;
@@ -54,31 +52,10 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-function collector(): { stream: Writable; text: () => string } {
-  const chunks: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      chunks.push(chunk.toString());
-      done();
-    },
-  });
-  return { stream, text: () => chunks.join("") };
-}
-
-async function malha(args: string[], extra: Partial<Io> & { extraEnv?: Record<string, string> } = {}) {
-  const out = collector();
-  const err = collector();
-  const { extraEnv, ...io } = extra;
-  const code = await run(args, {
-    out: out.stream,
-    err: err.stream,
-    env: { ...env, ...extraEnv },
-    tty: false,
-    sleep: (ms) => sleep(ms),
-    ...io,
-  });
-  return { code, out: out.text(), err: err.text() };
-}
+const malha = cliRunner(
+  () => env,
+  (ms) => sleep(ms),
+);
 
 const jsonOf = <T>(text: string): T => JSON.parse(text) as T;
 const sha = (b: Uint8Array) => createHash("sha256").update(b).digest("hex");

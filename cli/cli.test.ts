@@ -5,7 +5,6 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Writable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startAdnSimulator, type AdnSimulator } from "../tools/adn-sim/server.js";
@@ -14,8 +13,7 @@ import { createThrowawayDatabase, type ThrowawayDatabase } from "../test/support
 import { cnpjFrom } from "../test/support/nfse-mesh.js";
 import { startService, type ServiceProcess } from "../test/support/service-process.js";
 import { EXIT } from "./exit-codes.js";
-import type { Io } from "./io.js";
-import { run } from "./run.js";
+import { cliRunner } from "./testing/run-cli.js";
 import { formatTaxId } from "../libs/tax-id/index.js";
 
 const IBGE = "3550308";
@@ -105,31 +103,10 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-function collector(): { stream: Writable; text: () => string } {
-  const chunks: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      chunks.push(chunk.toString());
-      done();
-    },
-  });
-  return { stream, text: () => chunks.join("") };
-}
-
-async function malha(args: string[], extra: Partial<Io> & { extraEnv?: Record<string, string> } = {}) {
-  const out = collector();
-  const err = collector();
-  const { extraEnv, ...io } = extra;
-  const code = await run(args, {
-    out: out.stream,
-    err: err.stream,
-    env: { ...env, ...extraEnv },
-    tty: false,
-    sleep: (ms) => sleep(ms),
-    ...io,
-  });
-  return { code, out: out.text(), err: err.text() };
-}
+const malha = cliRunner(
+  () => env,
+  (ms) => sleep(ms),
+);
 
 const jsonOf = <T>(text: string): T => JSON.parse(text) as T;
 

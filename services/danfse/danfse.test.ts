@@ -7,7 +7,6 @@ import { createHash } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Writable } from "node:stream";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -15,7 +14,7 @@ import { buildChave } from "../../libs/adn/chave.js";
 import { ErrorInfoSchema } from "../../libs/gen/malha/common/v1/common_pb.js";
 import { type DanfseExport, DanfseExportState, DanfseService } from "../../libs/gen/malha/danfse/v1/danfse_pb.js";
 import { EXIT } from "../../cli/exit-codes.js";
-import { run } from "../../cli/run.js";
+import { cliRunner } from "../../cli/testing/run-cli.js";
 import { startDanfseMesh, type DanfseMesh } from "../../test/support/danfse-mesh.js";
 import { sampleValue, scrape } from "../../test/support/prom-text.js";
 import { until } from "../../test/support/sync-checks.js";
@@ -208,30 +207,10 @@ describe("DANFSe exports", () => {
 });
 
 describe("malha documents danfse", () => {
-  function collector(): { stream: Writable; text: () => string } {
-    const chunks: string[] = [];
-    return {
-      stream: new Writable({
-        write(chunk: Buffer, _enc, done) {
-          chunks.push(chunk.toString());
-          done();
-        },
-      }),
-      text: () => chunks.join(""),
-    };
-  }
-  async function malha(args: string[]) {
-    const out = collector();
-    const err = collector();
-    const code = await run(args, {
-      out: out.stream,
-      err: err.stream,
-      env: { MALHA_DANFSE_URL: mesh.danfse.baseUrl },
-      tty: false,
-      sleep: (ms) => new Promise((r) => setTimeout(r, Math.min(ms, 100))),
-    });
-    return { code, out: out.text(), err: err.text() };
-  }
+  const malha = cliRunner(
+    () => ({ MALHA_DANFSE_URL: mesh.danfse.baseUrl }),
+    (ms) => new Promise((r) => setTimeout(r, Math.min(ms, 100))),
+  );
 
   it("writes one note's PDF to --out, and NOT_FOUND (exit 3) for another municipality's chave", async () => {
     const out = join(dir, "nota.pdf");
