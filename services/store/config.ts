@@ -1,8 +1,8 @@
-import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import { ConfigError, type EnvReader } from "../../libs/config/env.js";
+import type { EnvReader } from "../../libs/config/env.js";
 import { projectRoot } from "../../libs/config/paths.js";
 import { MYSQL_URL_FORMAT, parseMysqlUrl } from "../../libs/db/pool.js";
+import { readPageTokenSecret } from "../../libs/rpc/page-token.js";
 
 export interface StoreConfig {
   mysqlUrl: string;
@@ -19,15 +19,14 @@ export interface StoreConfig {
 }
 
 export function readStoreConfig(env: EnvReader): StoreConfig {
-  const secret = env.optionalString("STORE_PAGE_TOKEN_SECRET");
-  if (secret !== undefined && secret.length < 16) throw new ConfigError("STORE_PAGE_TOKEN_SECRET", "must be at least 16 characters");
+  const pageTokens = readPageTokenSecret(env, "STORE_PAGE_TOKEN_SECRET");
   return {
     mysqlUrl: env.parse("MYSQL_URL", (url) => (parseMysqlUrl(url), url), { hint: MYSQL_URL_FORMAT }),
     migrateOnStart: env.bool("STORE_MIGRATE_ON_START", { default: true }),
     migrationsDir: env.string("MIGRATIONS_DIR", { default: join(projectRoot(), "migrations") }),
     mysqlConnectionLimit: env.int("MYSQL_CONNECTION_LIMIT", { default: 20, min: 1, max: 1000 }),
     maxStatementBytes: env.int("STORE_MAX_STATEMENT_BYTES", { default: 16 * 1024 * 1024, min: 16 * 1024, max: 1024 * 1024 * 1024 }),
-    pageTokenSecret: secret !== undefined ? Buffer.from(secret, "utf8") : randomBytes(32),
-    pageTokenSecretGenerated: secret === undefined,
+    pageTokenSecret: pageTokens.secret,
+    pageTokenSecretGenerated: pageTokens.generated,
   };
 }
