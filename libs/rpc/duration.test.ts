@@ -46,6 +46,7 @@ describe("durationMsOf", () => {
 describe("durationOfMs", () => {
   it("splits milliseconds into seconds and nanos and round-trips", () => {
     expect(durationOfMs(1500)).toMatchObject({ seconds: 1n, nanos: 500_000_000 });
+    expect(durationOfMs(2.25)).toMatchObject({ seconds: 0n, nanos: 2_250_000 });
     expect(durationMsOf("ttl", durationOfMs(123_456), LINK)).toBe(123_456);
     expect(() => durationOfMs(-1)).toThrow(RangeError);
   });

@@ -1,7 +1,8 @@
 // google.protobuf.Duration ↔ milliseconds, and the one rule for a duration a caller sends (TTLs, grace
 // periods; docs/decisions/0021-api-conventions.md): absent = the method's default; present = checked and
 // used as given, or INVALID_ARGUMENT naming the field. Never clamped, never silently replaced.
-import type { Duration } from "@bufbuild/protobuf/wkt";
+import { create } from "@bufbuild/protobuf";
+import { DurationSchema, type Duration } from "@bufbuild/protobuf/wkt";
 import { invalidArgument } from "./errors.js";
 
 export interface DurationRule {
@@ -35,10 +36,12 @@ export function durationMsOf(field: string, value: Duration | undefined, rule: D
   return ms;
 }
 
-/** Milliseconds as a Duration (what a client sends). */
+/** Milliseconds (fractions kept to the nanosecond) as a Duration: what a client sends, a server reports. */
 export function durationOfMs(ms: number): Duration {
-  if (!Number.isSafeInteger(ms) || ms < 0) throw new RangeError(`not a duration in ms: ${ms}`);
-  return { $typeName: "google.protobuf.Duration", seconds: BigInt(Math.floor(ms / 1000)), nanos: (ms % 1000) * NANOS_PER_MS };
+  if (!Number.isFinite(ms) || ms < 0 || ms > Number.MAX_SAFE_INTEGER) throw new RangeError(`not a duration in ms: ${ms}`);
+  const seconds = Math.floor(ms / 1000);
+  const nanos = Math.min(MAX_NANOS, Math.round((ms - seconds * 1000) * NANOS_PER_MS));
+  return create(DurationSchema, { seconds: BigInt(seconds), nanos });
 }
 
 const aboveMax = (field: string, maxMs: number) => invalidArgument(`${field} must be at most ${spoken(maxMs)}`);
