@@ -29,7 +29,7 @@ export function createStoreDb(pool: Pool, config: StoreConfig): StoreDb {
   return {
     pool,
     statementBudgetBytes: config.maxStatementBytes,
-    tokens: createPageTokens({ secret: config.pageTokenSecret, errorDomain: STORE_ERROR_DOMAIN }),
+    tokens: createPageTokens({ secret: config.pageTokenSecret.secret, errorDomain: STORE_ERROR_DOMAIN }),
   };
 }
 
