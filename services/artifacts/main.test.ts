@@ -618,6 +618,12 @@ describe("crash safety and replicas", () => {
     const replicaClient = clientFor(replica);
     const { artifact: before } = await put({ name: "before-crash.pdf" }, Buffer.from("durable"));
     expect((await get("acme", before!.id, {}, replicaClient)).content.toString()).toBe("durable");
+    // Replicas share ARTIFACT_PAGE_TOKEN_SECRET: a page token from one continues on the other.
+    const older = (await put({ tenant: "paged", name: "a.pdf" }, Buffer.from("a"))).artifact!.id;
+    await put({ tenant: "paged", name: "b.pdf" }, Buffer.from("b"));
+    const first = await client.listArtifacts({ tenant: "paged", pageSize: 1 });
+    const next = await replicaClient.listArtifacts({ tenant: "paged", pageSize: 1, pageToken: first.nextPageToken });
+    expect([next.artifacts.map((a) => a.id), next.nextPageToken]).toEqual([[older], ""]);
 
     const content = randomBytes(3 * 1024 * 1024);
     let sent = 0;
