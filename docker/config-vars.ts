@@ -13,6 +13,8 @@ export const SERVICE_NAMES = Object.keys(MESH) as MeshServiceName[];
 const READ = /\b(?:env\.\w+|get|ConfigError|readSecretFile)\(\s*"([A-Z][A-Z0-9_]+)"/g;
 // `readSecret(env, "NAME")` (vault): NAME and NAME_FILE.
 const SECRET = /\breadSecret\(\s*env\s*,\s*"([A-Z][A-Z0-9_]+)"/g;
+// `readPageTokenSecret(env, "NAME")` (libs/rpc/page-token.ts): NAME alone.
+const PAGE_TOKEN_SECRET = /\breadPageTokenSecret\(\s*env\s*,\s*"([A-Z][A-Z0-9_]+)"/g;
 const PEER = /\b(?:peerClient\(\s*env\s*,|peerUrlVariable\()\s*"([a-z-]+)"/g;
 
 function sources(dir: string): string[] {
@@ -28,6 +30,7 @@ function scan(dir: string): Set<string> {
     const text = readFileSync(file, "utf8");
     for (const m of text.matchAll(READ)) names.add(m[1]!);
     for (const m of text.matchAll(SECRET)) names.add(m[1]!).add(`${m[1]!}_FILE`);
+    for (const m of text.matchAll(PAGE_TOKEN_SECRET)) names.add(m[1]!);
     for (const m of text.matchAll(PEER)) names.add(peerUrlVariable(m[1] as MeshServiceName));
   }
   return names;

@@ -4,6 +4,7 @@
 import { timestampFromDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import type { Artifact, ArtifactsService, PutArtifactRequest } from "../gen/malha/artifacts/v1/artifacts_pb.js";
+import { durationOfMs, type DurationRule } from "../rpc/duration.js";
 
 /** Chunk size of uploads (the service takes up to 1 MiB per message). */
 export const UPLOAD_CHUNK = 256 * 1024;
@@ -90,7 +91,11 @@ export async function signLink(client: Client<typeof ArtifactsService>, tenant: 
   return { url: res.url, expiresAt: dateOf(res.expiresAt) };
 }
 
-export const ttlOf = (ttlMs: number) => ({ seconds: BigInt(Math.max(1, Math.floor(ttlMs / 1000))), nanos: 0 });
+/** Lifetime of a signed link as CreateDownloadLink(s) takes it: absent = 15 minutes, at most 7 days. */
+export const LINK_TTL: DurationRule = { defaultMs: 15 * 60_000, maxMs: 7 * 86_400_000 };
+
+/** At least a second: a link for an artifact about to expire is still asked for (and answered ARTIFACT_EXPIRED). */
+export const ttlOf = (ttlMs: number) => durationOfMs(Math.max(1000, Math.floor(ttlMs)));
 export const dateOf = (t: Timestamp | undefined) => (t ? new Date(Number(t.seconds) * 1000 + Math.floor(t.nanos / 1e6)) : undefined);
 
 /** Transport trouble becomes ArtifactsUnavailable (retry later); a refusal from artifacts stays as it is. */

@@ -1,10 +1,11 @@
 // ADN envelope → gateway responses (pure: no I/O, testable alone). Items are decoded one by one; a bad
 // item becomes a fault item and never fails the call.
 import { create } from "@bufbuild/protobuf";
-import { DurationSchema, timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import type { AdnEnvelope } from "../../libs/adn/envelope.js";
 import { decodeItem, type DecodeOptions } from "../../libs/adn/item.js";
 import { parseAdnDateTime } from "../../libs/adn/time.js";
+import { durationOfMs } from "../../libs/rpc/duration.js";
 import { BatchStatus, CallInfoSchema, type CallInfo } from "../../libs/gen/malha/adn/v1/adn_gateway_pb.js";
 import type { DistributionItem } from "../../libs/gen/malha/nfse/v1/distribution_pb.js";
 import { ConfirmedHoleSchema, type Ambiente, type ConfirmedHole } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
@@ -41,7 +42,7 @@ export function callInfo(env: AdnEnvelope, attempts: number, elapsedMs: number, 
     versaoAplicativo: env.versaoAplicativo,
     alerts: env.alertas.map(adnMessage),
     attempts,
-    elapsed: create(DurationSchema, { seconds: BigInt(Math.floor(elapsedMs / 1000)), nanos: Math.round((elapsedMs % 1000) * 1e6) }),
+    elapsed: durationOfMs(elapsedMs),
     httpStatus,
   });
 }

@@ -3,6 +3,7 @@ import { isAbsolute, join, resolve } from "node:path";
 import { ConfigError, type EnvReader } from "../../libs/config/env.js";
 import { projectRoot } from "../../libs/config/paths.js";
 import { MYSQL_URL_FORMAT, parseMysqlUrl } from "../../libs/db/pool.js";
+import { readPageTokenSecret, type PageTokenSecret } from "../../libs/rpc/page-token.js";
 
 export const DAY_MS = 24 * 3600 * 1000;
 /** HMAC keys shorter than this are guessable in practice; 32 bytes is the SHA-256 block-size sweet spot. */
@@ -16,6 +17,8 @@ export interface ArtifactsConfig {
   /** Largest accepted upload. */
   maxBytes: number;
   linkSecret: Buffer;
+  /** HMAC key of ListArtifacts page tokens; replicas behind one address must share it. */
+  pageTokenSecret: PageTokenSecret;
   httpHost: string;
   /** 0 picks a free port (tests); the "serving" log line tells which. */
   httpPort: number;
@@ -41,6 +44,7 @@ export function readArtifactsConfig(env: EnvReader): ArtifactsConfig {
     defaultTtlMs: env.int("ARTIFACT_TTL_DIAS", { default: 7, min: 1, max: 3650 }) * DAY_MS,
     maxBytes: env.int("ARTIFACT_MAX_BYTES", { default: 256 * 1024 * 1024, min: 1, max: 64 * 1024 ** 3 }),
     linkSecret: readLinkSecret(env),
+    pageTokenSecret: readPageTokenSecret(env, "ARTIFACT_PAGE_TOKEN_SECRET"),
     httpHost: env.string("ARTIFACT_HTTP_HOST", { default: env.optionalString("GRPC_HOST") ?? "0.0.0.0" }),
     httpPort: env.port("ARTIFACT_HTTP_PORT", { default: 8054 }),
     ...(publicBaseUrl !== undefined ? { publicBaseUrl: publicBaseUrl.replace(/\/+$/, "") } : {}),

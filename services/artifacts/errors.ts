@@ -90,8 +90,6 @@ export const tooLarge = (maxBytes: number) =>
 
 export const storageFull = () => artifactsError("artifact storage is full; nothing was stored", Code.ResourceExhausted, "STORAGE_FULL");
 
-export const invalidPageToken = (why: string) => artifactsError(`invalid page token: ${why}`, Code.InvalidArgument, "INVALID_PAGE_TOKEN");
-
 export const unavailable = (message: string) => artifactsError(message, Code.Unavailable, undefined);
 
 /** Content missing behind a live row: the storage lost data we acknowledged. */

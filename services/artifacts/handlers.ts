@@ -1,5 +1,5 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import { timestampFromDate, type Duration } from "@bufbuild/protobuf/wkt";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import {
   ArtifactSchema,
@@ -8,8 +8,11 @@ import {
   type ArtifactsService,
   type GetArtifactResponseSchema,
 } from "../../libs/gen/malha/artifacts/v1/artifacts_pb.js";
+import { LINK_TTL } from "../../libs/artifacts/client.js";
+import { durationMsOf } from "../../libs/rpc/duration.js";
 import { pageSizeOf } from "../../libs/rpc/page-size.js";
-import { artifactExpired, artifactNotFound, badRequest, contentMissing, invalidPageToken, unavailable } from "./errors.js";
+import type { PageTokens } from "../../libs/rpc/page-token.js";
+import { artifactExpired, artifactNotFound, badRequest, contentMissing, unavailable } from "./errors.js";
 import type { LinkSigner } from "./links.js";
 import { isExpired, type ArtifactMetadataStore, type ArtifactRecord, type ListCursor } from "./metadata.js";
 import { ARTIFACT_ID, checkJobId, checkTenant } from "./names.js";
@@ -20,8 +23,6 @@ import { putArtifacts } from "./put-many.js";
 import { BlobNotFoundError, type BlobStore } from "./storage/blob-store.js";
 
 export const READ_CHUNK_BYTES = 256 * 1024;
-export const DEFAULT_LINK_TTL_MS = 15 * 60 * 1000;
-export const MAX_LINK_TTL_MS = 7 * 24 * 3600 * 1000;
 
 export interface HandlerDeps {
   blobs: BlobStore;
@@ -29,6 +30,7 @@ export interface HandlerDeps {
   signer: LinkSigner;
   maxBytes: number;
   defaultTtlMs: number;
+  pageTokens: PageTokens;
   /** Base of signed links; known only once the HTTP port is bound. */
   linkBaseUrl: () => string;
   metrics?: ArtifactsMetrics;
@@ -83,40 +85,6 @@ function toSafeNumber(value: bigint, field: string): number {
   if (value < 0n) throw badRequest(`${field} must not be negative`);
   if (value > BigInt(Number.MAX_SAFE_INTEGER)) throw badRequest(`${field} is too large`);
   return Number(value);
-}
-
-interface PageToken {
-  createdAtMs: number;
-  id: string;
-  /** The filters the token was issued for: reusing it with others would skip or repeat rows. */
-  filter: string;
-}
-
-function encodePageToken(t: PageToken): string {
-  return Buffer.from(JSON.stringify([t.createdAtMs, t.id, t.filter]), "utf8").toString("base64url");
-}
-
-function decodePageToken(token: string, filter: string): ListCursor {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(token, "base64url").toString("utf8"));
-  } catch {
-    throw invalidPageToken("not a token issued by ListArtifacts");
-  }
-  if (!Array.isArray(parsed) || parsed.length !== 3) throw invalidPageToken("not a token issued by ListArtifacts");
-  const [ms, id, tokenFilter] = parsed as unknown[];
-  if (typeof ms !== "number" || !Number.isSafeInteger(ms) || typeof id !== "string" || !ARTIFACT_ID.test(id)) {
-    throw invalidPageToken("not a token issued by ListArtifacts");
-  }
-  if (tokenFilter !== filter) throw invalidPageToken("issued for a different job_id or include_expired");
-  return { createdAt: new Date(ms), id };
-}
-
-function linkTtlMs(ttl: Duration | undefined): number {
-  if (ttl === undefined) return DEFAULT_LINK_TTL_MS;
-  const ms = Number(ttl.seconds) * 1000 + Math.floor(ttl.nanos / 1e6);
-  if (!(ms > 0)) throw badRequest("ttl must be positive");
-  return Math.min(ms, MAX_LINK_TTL_MS);
 }
 
 /** A manifest's worth of links per call; more would make one response unboundedly large. */
@@ -186,8 +154,9 @@ export function createHandlers(deps: HandlerDeps): Partial<ServiceImpl<typeof Ar
       const tenant = checkTenant(req.tenant);
       const jobId = checkJobId(req.jobId);
       const pageSize = pageSizeOf(req.pageSize);
-      const filter = `${jobId}|${req.includeExpired ? 1 : 0}`;
-      const after = req.pageToken === "" ? undefined : decodePageToken(req.pageToken, filter);
+      const filter = { tenant, jobId, includeExpired: req.includeExpired };
+      const position = deps.pageTokens.decode("ListArtifacts", filter, req.pageToken, ["int", "string"]);
+      const after: ListCursor | undefined = position && { createdAt: new Date(position[0]), id: position[1] };
       const now = clock();
       const rows = await guard(() =>
         deps.meta.list({ tenant, jobId, includeExpired: req.includeExpired, now, limit: pageSize + 1, ...(after ? { after } : {}) }),
@@ -195,18 +164,18 @@ export function createHandlers(deps: HandlerDeps): Partial<ServiceImpl<typeof Ar
       const page = rows.slice(0, pageSize);
       const last = page[page.length - 1];
       const nextPageToken =
-        rows.length > pageSize && last ? encodePageToken({ createdAtMs: last.createdAt.getTime(), id: last.id, filter }) : "";
+        rows.length > pageSize && last ? deps.pageTokens.encode("ListArtifacts", filter, [last.createdAt.getTime(), last.id]) : "";
       return { artifacts: page.map((r) => toArtifact(r, now)), nextPageToken };
     },
 
     async createDownloadLink(req) {
-      const ttlMs = linkTtlMs(req.ttl);
+      const ttlMs = durationMsOf("ttl", req.ttl, LINK_TTL);
       const record = await find(deps, req.tenant, req.id);
       return signLink(deps, record, clock(), ttlMs);
     },
 
     async createDownloadLinks(req) {
-      const ttlMs = linkTtlMs(req.ttl);
+      const ttlMs = durationMsOf("ttl", req.ttl, LINK_TTL);
       checkTenant(req.tenant);
       if (req.ids.length === 0) throw badRequest("ids must name at least one artifact");
       if (req.ids.length > MAX_LINKS_PER_CALL)

@@ -40,6 +40,7 @@ function envFor(): Record<string, string> {
     MYSQL_URL: db.url,
     ARTIFACT_DIR: dir,
     ARTIFACT_LINK_SECRET: "test-link-secret-0123456789abcdef0123456789",
+    ARTIFACT_PAGE_TOKEN_SECRET: "test-page-token-secret-0123456789",
     ARTIFACT_HTTP_PORT: "0",
     ARTIFACT_MAX_BYTES: String(MAX_BYTES),
     ARTIFACT_SWEEP_INTERVAL_SECONDS: "0.2",
@@ -461,7 +462,20 @@ describe("tenant isolation", () => {
     const first = await client.listArtifacts({ tenant: "lister", jobId: "job_l", pageSize: 2 });
     const misuse = await refusal(client.listArtifacts({ tenant: "lister", pageSize: 2, pageToken: first.nextPageToken }));
     expect(misuse.reason).toBe("INVALID_PAGE_TOKEN");
+    expect(misuse.err.rawMessage).toContain("page_token");
+    const [body, sig] = first.nextPageToken.split(".") as [string, string];
+    const moved = JSON.parse(Buffer.from(body, "base64url").toString()) as { k: [number, string] };
+    moved.k[0] += 1;
+    const tampered = `${Buffer.from(JSON.stringify(moved)).toString("base64url")}.${sig}`;
+    const forged = await refusal(client.listArtifacts({ tenant: "lister", jobId: "job_l", pageSize: 2, pageToken: tampered }));
+    expect([forged.err.code, forged.reason]).toEqual([Code.InvalidArgument, "INVALID_PAGE_TOKEN"]);
+    const widened = await refusal(
+      client.listArtifacts({ tenant: "lister", jobId: "job_l", includeExpired: true, pageToken: first.nextPageToken }),
+    );
+    expect([widened.err.code, widened.reason]).toEqual([Code.InvalidArgument, "INVALID_PAGE_TOKEN"]);
     expect((await refusal(client.listArtifacts({ tenant: "lister", pageToken: "garbage" }))).reason).toBe("INVALID_PAGE_TOKEN");
+    const negative = await refusal(client.listArtifacts({ tenant: "lister", pageSize: -1 }));
+    expect([negative.err.code, negative.err.rawMessage]).toEqual([Code.InvalidArgument, "page_size must not be negative (got -1)"]);
     expect((await refusal(client.listArtifacts({ tenant: "" }))).reason).toBe("INVALID_TENANT");
   });
 });
@@ -503,6 +517,11 @@ describe("signed download links", () => {
     expect((await refusal(client.createDownloadLink({ tenant: "acme", id: artifact!.id, ttl: { seconds: 0n, nanos: 0 } }))).err.code).toBe(
       Code.InvalidArgument,
     );
+    // Above the maximum is refused, not clamped (docs/decisions/0021-api-conventions.md).
+    const tooLong = await refusal(
+      client.createDownloadLink({ tenant: "acme", id: artifact!.id, ttl: { seconds: 8n * 86_400n, nanos: 0 } }),
+    );
+    expect([tooLong.err.code, tooLong.err.rawMessage]).toEqual([Code.InvalidArgument, "ttl must be at most 7 days"]);
     // A link is a bearer credential and the secret signs them: neither may reach the logs.
     const logs = svc.lines.join("\n");
     expect(logs).toContain("artifact downloaded");
@@ -599,6 +618,12 @@ describe("crash safety and replicas", () => {
     const replicaClient = clientFor(replica);
     const { artifact: before } = await put({ name: "before-crash.pdf" }, Buffer.from("durable"));
     expect((await get("acme", before!.id, {}, replicaClient)).content.toString()).toBe("durable");
+    // Replicas share ARTIFACT_PAGE_TOKEN_SECRET: a page token from one continues on the other.
+    const older = (await put({ tenant: "paged", name: "a.pdf" }, Buffer.from("a"))).artifact!.id;
+    await put({ tenant: "paged", name: "b.pdf" }, Buffer.from("b"));
+    const first = await client.listArtifacts({ tenant: "paged", pageSize: 1 });
+    const next = await replicaClient.listArtifacts({ tenant: "paged", pageSize: 1, pageToken: first.nextPageToken });
+    expect([next.artifacts.map((a) => a.id), next.nextPageToken]).toEqual([[older], ""]);
 
     const content = randomBytes(3 * 1024 * 1024);
     let sent = 0;

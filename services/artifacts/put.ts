@@ -2,8 +2,9 @@
 // upload; checks; publish under a fresh key; one INSERT makes it visible. Every refusal aborts the upload
 // so that nothing is stored, and a process killed midway leaves only a temp file the sweep removes.
 import { createHash, randomBytes } from "node:crypto";
-import { timestampDate, type Duration, type Timestamp } from "@bufbuild/protobuf/wkt";
+import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import type { ArtifactHeader, PutArtifactRequest } from "../../libs/gen/malha/artifacts/v1/artifacts_pb.js";
+import { durationMsOf } from "../../libs/rpc/duration.js";
 import { DAY_MS } from "./config.js";
 import { artifactExpired, badRequest, checksumMismatch, nameTaken, sizeMismatch, storageFull, tooLarge, unavailable } from "./errors.js";
 import { isExpired, type ArtifactMetadataStore, type ArtifactRecord } from "./metadata.js";
@@ -41,10 +42,6 @@ interface Checked {
 
 export const newArtifactId = () => `art_${randomBytes(16).toString("hex")}`;
 
-function durationMs(d: Duration): number {
-  return Number(d.seconds) * 1000 + Math.floor(d.nanos / 1e6);
-}
-
 function checkHeader(h: ArtifactHeader, deps: PutDeps, now: Date): Checked {
   const tenant = checkTenant(h.tenant);
   const name = checkName(h.name);
@@ -69,10 +66,7 @@ function checkHeader(h: ArtifactHeader, deps: PutDeps, now: Date): Checked {
       break;
     }
     case "ttl": {
-      const ttlMs = durationMs(h.expiry.value);
-      if (!(ttlMs > 0)) throw badRequest("ttl must be positive");
-      if (ttlMs > MAX_EXPIRY_MS) throw badRequest("ttl is longer than 3650 days");
-      expiry = { ttlMs };
+      expiry = { ttlMs: durationMsOf("ttl", h.expiry.value, { defaultMs: deps.defaultTtlMs, maxMs: MAX_EXPIRY_MS }) };
       break;
     }
     default:

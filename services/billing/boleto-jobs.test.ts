@@ -62,7 +62,35 @@ describe("boleto job", () => {
     expect(failed.items.map((i) => i.itemId)).toEqual(["t-0002"]);
     await expect(
       c.listBoletoJobItems({ tenant: "acme", jobId: job.jobId, state: ItemState.FAILED, pageToken: page1.nextPageToken }),
-    ).rejects.toMatchObject({ code: Code.InvalidArgument });
+    ).rejects.toMatchObject({ code: Code.InvalidArgument, rawMessage: expect.stringContaining("page_token") });
+    // A token is signed: moving its position breaks the signature; another method refuses it too.
+    const [body, sig] = page1.nextPageToken.split(".") as [string, string];
+    const moved = JSON.parse(Buffer.from(body, "base64url").toString()) as { k: number[] };
+    moved.k[0] = 1;
+    const tampered = `${Buffer.from(JSON.stringify(moved)).toString("base64url")}.${sig}`;
+    await expect(c.listBoletoJobItems({ tenant: "acme", jobId: job.jobId, pageSize: 3, pageToken: tampered })).rejects.toMatchObject({
+      code: Code.InvalidArgument,
+      rawMessage: expect.stringContaining("signature mismatch"),
+    });
+    await expect(c.listJobs({ tenant: "acme", pageToken: page1.nextPageToken })).rejects.toMatchObject({
+      code: Code.InvalidArgument,
+      rawMessage: expect.stringContaining("issued for ListBoletoJobItems"),
+    });
+    await expect(c.listBoletoJobItems({ tenant: "acme", jobId: job.jobId, pageSize: -1 })).rejects.toMatchObject({
+      code: Code.InvalidArgument,
+      rawMessage: expect.stringContaining("page_size"),
+    });
+    // Link lifetimes follow one rule: absent = default, present = used as given or refused, never clamped.
+    for (const [linkTtl, why] of [
+      [{ seconds: 8n * 86_400n, nanos: 0 }, "link_ttl must be at most 7 days"],
+      [{ seconds: 0n, nanos: 0 }, "link_ttl must be positive"],
+      [{ seconds: -1n, nanos: 0 }, "link_ttl must not be negative"],
+    ] as const) {
+      await expect(c.getBoletoJobItem({ tenant: "acme", jobId: job.jobId, itemId: "t-0001", linkTtl })).rejects.toMatchObject({
+        code: Code.InvalidArgument,
+        rawMessage: expect.stringContaining(why),
+      });
+    }
 
     // Same key + same request (another requested_by) → the same job; a changed body → refused.
     const again = await c.createBoletoJob({

@@ -98,6 +98,19 @@ describe("remessa jobs", () => {
     const files = await c.listRemessaFiles({ tenant: "cnab", jobId: job.jobId });
     expect(files.files).toHaveLength(4);
     expect(files.files.map((f) => f.nsa)).toEqual([1, 1, 1, 1]);
+    // Pages of files: a token of ListRemessaFiles is refused by ListRemessaTitulos; a link_ttl above 7 days
+    // is refused, no longer clamped (docs/decisions/0021-api-conventions.md).
+    const firstFiles = await c.listRemessaFiles({ tenant: "cnab", jobId: job.jobId, pageSize: 3 });
+    expect(firstFiles.files).toHaveLength(3);
+    const restFiles = await c.listRemessaFiles({ tenant: "cnab", jobId: job.jobId, pageSize: 3, pageToken: firstFiles.nextPageToken });
+    expect([...firstFiles.files, ...restFiles.files].map((f) => f.subloteId)).toEqual(files.files.map((f) => f.subloteId));
+    await expect(c.listRemessaTitulos({ tenant: "cnab", jobId: job.jobId, pageToken: firstFiles.nextPageToken })).rejects.toMatchObject({
+      code: Code.InvalidArgument,
+      rawMessage: expect.stringContaining("issued for ListRemessaFiles"),
+    });
+    await expect(
+      c.listRemessaFiles({ tenant: "cnab", jobId: job.jobId, linkTtl: { seconds: 8n * 86_400n, nanos: 0 } }),
+    ).rejects.toMatchObject({ code: Code.InvalidArgument, rawMessage: "link_ttl must be at most 7 days" });
     let registros = 0;
     for (const f of files.files) {
       const bytes = await download(f.artifact!.downloadUrl);

@@ -3,9 +3,12 @@ import { join } from "node:path";
 import { ConfigError, type EnvReader } from "../../libs/config/env.js";
 import { projectRoot } from "../../libs/config/paths.js";
 import { MYSQL_URL_FORMAT, parseMysqlUrl } from "../../libs/db/pool.js";
+import { readPageTokenSecret, type PageTokenSecret } from "../../libs/rpc/page-token.js";
 
 export interface BillingConfig {
   mysqlUrl: string;
+  /** HMAC key of every List RPC's page tokens; replicas behind one address must share it. */
+  pageTokenSecret: PageTokenSecret;
   natsUrl: string;
   /** JetStream replicas of the work-queue and dead-letter streams (NATS_REPLICAS). */
   natsReplicas: number;
@@ -117,6 +120,7 @@ export function readBillingConfig(env: EnvReader): BillingConfig {
     : undefined;
   return {
     mysqlUrl: env.parse("MYSQL_URL", (url) => (parseMysqlUrl(url), url), { hint: MYSQL_URL_FORMAT }),
+    pageTokenSecret: readPageTokenSecret(env, "BILLING_PAGE_TOKEN_SECRET"),
     natsUrl: env.url("NATS_URL", ["nats:", "tls:"]),
     natsReplicas: env.int("NATS_REPLICAS", { default: 1, min: 1, max: 5 }),
     maxItems: env.int("JOB_MAX_ITENS", { default: 200, min: 1, max: 100_000 }),

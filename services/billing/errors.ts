@@ -59,5 +59,3 @@ export const itemNotFound = (jobId: string, itemId: string) =>
   billingError(`item ${quote(itemId)} not found in job ${quote(jobId)}`, Code.NotFound, "ITEM_NOT_FOUND");
 export const jobNotFinished = (id: string, state: string) =>
   billingError(`job ${id} is ${state}; wait until it finishes`, Code.FailedPrecondition, "JOB_NOT_FINISHED");
-export const invalidPageToken = () =>
-  billingError("page_token is malformed or belongs to another query", Code.InvalidArgument, "INVALID_PAGE_TOKEN");

@@ -8,12 +8,14 @@ import { ensureSchema } from "../../libs/db/schema-ready.js";
 import { ArtifactsService } from "../../libs/gen/malha/artifacts/v1/artifacts_pb.js";
 import { BillingService } from "../../libs/gen/malha/billing/v1/billing_pb.js";
 import { JobKind } from "../../libs/gen/malha/billing/v1/types_pb.js";
+import { createPageTokens } from "../../libs/rpc/page-token.js";
 import { peerClient } from "../../libs/rpc/peers.js";
 import { runService } from "../../libs/rpc/run.js";
 import { serve } from "../../libs/rpc/server.js";
 import { ArtifactStore } from "./jobs/artifacts-client.js";
 import { BoletoUnits } from "./boleto/units.js";
 import { readBillingConfig } from "./config.js";
+import { BILLING_ERROR_DOMAIN } from "./errors.js";
 import { createHandlers } from "./boleto/handlers.js";
 import { JobEngine, type JobUnits } from "./jobs/engine.js";
 import { ItemRepo } from "./jobs/item-repo.js";
@@ -85,6 +87,8 @@ await runService("billing", async ({ env, log, metrics }) => {
   const remessaEngine = engine(new RemessaUnits({ jobs, items, sublotes, artifacts, artifactTtlMs: config.artifactTtlMs }), cnabQueue);
   const retornoEngine = engine(new RetornoUnits({ jobs, retornos, artifacts }), retornoQueue);
   const stops: (() => Promise<void> | void)[] = [];
+  if (config.pageTokenSecret.generated) log.info("BILLING_PAGE_TOKEN_SECRET unset: page tokens are valid for this process only");
+  const pageTokens = createPageTokens({ secret: config.pageTokenSecret.secret, errorDomain: BILLING_ERROR_DOMAIN });
   const handlers: Partial<ServiceImpl<typeof BillingService>> = {
     ...createHandlers({
       jobs,
@@ -94,6 +98,7 @@ await runService("billing", async ({ env, log, metrics }) => {
       log,
       maxItems: config.maxItems,
       artifactTtlDays: config.artifactTtlDays,
+      pageTokens,
     }),
     ...remessaHandlers({
       jobs,
@@ -104,6 +109,7 @@ await runService("billing", async ({ env, log, metrics }) => {
       log,
       maxTitulos: config.remessaMaxTitulos,
       ...(config.remessaMaxTitulosPorArquivo ? { maxTitulosPorArquivo: config.remessaMaxTitulosPorArquivo } : {}),
+      pageTokens,
     }),
     ...retornoHandlers({
       jobs,
@@ -113,6 +119,7 @@ await runService("billing", async ({ env, log, metrics }) => {
       log,
       inlineMaxBytes: config.retornoInlineMaxBytes,
       maxBytes: config.retornoMaxBytes,
+      pageTokens,
     }),
     ...webhookHandlers({
       repo: webhooks,
@@ -120,6 +127,7 @@ await runService("billing", async ({ env, log, metrics }) => {
       allowHttp: config.webhook.allowHttp,
       allowPrivate: config.webhook.allowPrivate,
       maxAttempts: config.webhook.maxAttempts,
+      pageTokens,
     }),
   };
 

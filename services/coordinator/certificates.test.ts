@@ -1,7 +1,7 @@
 // has_active_certificate as an operator reads it: a real vault, store and coordinator process each.
 // GetFeedStatus / ListFeedStatus show what the vault holds, from the coordinator's cached listing.
 import { randomBytes } from "node:crypto";
-import { createClient } from "@connectrpc/connect";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CoordinatorService } from "../../libs/gen/malha/coordinator/v1/coordinator_pb.js";
@@ -82,5 +82,29 @@ describe("has_active_certificate", () => {
     await vault.deactivateCertificate({ id: certificates[0]!.id, reason: "revogado", requestedBy: "op" });
     // The cached view is refreshed within COORDINATOR_CERTIFICATE_REFRESH_SECONDS.
     await until(async () => (await shown(WITH)) === false, "the deactivation to show", 30_000);
+  });
+});
+
+describe("ListFeedStatus paging", () => {
+  it("pages with the store's signed tokens and refuses a negative page_size, a token of other filters and a forged one", async () => {
+    const first = await coordinator.listFeedStatus({ pageSize: 1 });
+    expect(first.statuses).toHaveLength(1);
+    const second = await coordinator.listFeedStatus({ pageSize: 1, pageToken: first.nextPageToken });
+    expect(second.statuses.map((s) => JSON.stringify([s.feed!.ibge, s.feed!.ambiente, s.feed!.tipoNsu]))).not.toEqual(
+      first.statuses.map((s) => JSON.stringify([s.feed!.ibge, s.feed!.ambiente, s.feed!.tipoNsu])),
+    );
+    const refusal = (p: Promise<unknown>) =>
+      p.then(
+        () => undefined,
+        (e: unknown) => ConnectError.from(e),
+      );
+    for (const [req, why] of [
+      [{ pageSize: -1 }, "page_size"],
+      [{ pageSize: 1, ibge: WITH, pageToken: first.nextPageToken }, "other filters"],
+      [{ pageSize: 1, pageToken: `${first.nextPageToken.split(".")[0]}.AAAAAAAAAAAAAAAAAAAAAA` }, "signature mismatch"],
+    ] as const) {
+      const err = await refusal(coordinator.listFeedStatus(req));
+      expect([err?.code, err?.rawMessage]).toEqual([Code.InvalidArgument, expect.stringContaining(why)]);
+    }
   });
 });

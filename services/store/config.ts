@@ -1,8 +1,8 @@
-import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import { ConfigError, type EnvReader } from "../../libs/config/env.js";
+import type { EnvReader } from "../../libs/config/env.js";
 import { projectRoot } from "../../libs/config/paths.js";
 import { MYSQL_URL_FORMAT, parseMysqlUrl } from "../../libs/db/pool.js";
+import { readPageTokenSecret, type PageTokenSecret } from "../../libs/rpc/page-token.js";
 
 export interface StoreConfig {
   mysqlUrl: string;
@@ -13,21 +13,16 @@ export interface StoreConfig {
   /** Upper bound for one multi-row INSERT; the server's max_allowed_packet lowers it further. */
   maxStatementBytes: number;
   /** HMAC key of page tokens. Replicas behind one address must share it, or tokens fail across them. */
-  pageTokenSecret: Buffer;
-  /** Whether pageTokenSecret was generated at start-up (tokens then die with the process). */
-  pageTokenSecretGenerated: boolean;
+  pageTokenSecret: PageTokenSecret;
 }
 
 export function readStoreConfig(env: EnvReader): StoreConfig {
-  const secret = env.optionalString("STORE_PAGE_TOKEN_SECRET");
-  if (secret !== undefined && secret.length < 16) throw new ConfigError("STORE_PAGE_TOKEN_SECRET", "must be at least 16 characters");
   return {
     mysqlUrl: env.parse("MYSQL_URL", (url) => (parseMysqlUrl(url), url), { hint: MYSQL_URL_FORMAT }),
     migrateOnStart: env.bool("STORE_MIGRATE_ON_START", { default: true }),
     migrationsDir: env.string("MIGRATIONS_DIR", { default: join(projectRoot(), "migrations") }),
     mysqlConnectionLimit: env.int("MYSQL_CONNECTION_LIMIT", { default: 20, min: 1, max: 1000 }),
     maxStatementBytes: env.int("STORE_MAX_STATEMENT_BYTES", { default: 16 * 1024 * 1024, min: 16 * 1024, max: 1024 * 1024 * 1024 }),
-    pageTokenSecret: secret !== undefined ? Buffer.from(secret, "utf8") : randomBytes(32),
-    pageTokenSecretGenerated: secret === undefined,
+    pageTokenSecret: readPageTokenSecret(env, "STORE_PAGE_TOKEN_SECRET"),
   };
 }

@@ -3,7 +3,8 @@
 import type { Pool, RowDataPacket } from "mysql2/promise";
 import type { StoreConfig } from "./config.js";
 import type { StoreDb } from "./repo/context.js";
-import { createPageTokenCodec } from "./sql/page-token.js";
+import { createPageTokens } from "../../libs/rpc/page-token.js";
+import { STORE_ERROR_DOMAIN } from "./errors.js";
 
 /** What the pool's cached prepared statements may hold in the store's heap, all connections together. */
 export const STATEMENT_CACHE_BYTES = 48 * 1024 * 1024;
@@ -28,7 +29,7 @@ export function createStoreDb(pool: Pool, config: StoreConfig): StoreDb {
   return {
     pool,
     statementBudgetBytes: config.maxStatementBytes,
-    tokens: createPageTokenCodec(config.pageTokenSecret),
+    tokens: createPageTokens({ secret: config.pageTokenSecret.secret, errorDomain: STORE_ERROR_DOMAIN }),
   };
 }
 

@@ -63,8 +63,6 @@ export const runInProgress = (feed: string, runId: string) =>
 
 export const cursorOutOfRange = (message: string) => storeError(message, Code.InvalidArgument, "CURSOR_OUT_OF_RANGE");
 
-export const invalidPageToken = (why: string) => storeError(`invalid page token: ${why}`, Code.InvalidArgument, "INVALID_PAGE_TOKEN");
-
 export function staleFence(feed: string, presented: bigint, current: bigint, holder: string): ConnectError {
   return storeError(
     `stale fence token ${presented} for feed ${feed}: the feed is held with token ${current}; nothing was written`,

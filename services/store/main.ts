@@ -18,7 +18,7 @@ await runService("store", ({ env, log }) => {
     maxPreparedStatements: preparedStatementsPerConnection(config.mysqlConnectionLimit),
   });
   const db = createStoreDb(pool, config);
-  if (config.pageTokenSecretGenerated) log.info("STORE_PAGE_TOKEN_SECRET unset: page tokens are valid for this process only");
+  if (config.pageTokenSecret.generated) log.info("STORE_PAGE_TOKEN_SECRET unset: page tokens are valid for this process only");
   return {
     services: [serve(StoreService, createStoreHandlers(db, log), storeAccess)],
     async ready() {

@@ -91,6 +91,13 @@ describe("queries", () => {
       client.listDocuments({ ibge: IBGE, pageSize: 5, pageToken: first.nextPageToken, prestadorDocument: "11222333000181" }),
     );
     expect(changed.findDetails(ErrorInfoSchema)[0]?.reason).toBe("INVALID_PAGE_TOKEN");
+    expect(changed.rawMessage).toContain("page_token");
+    const otherMethod = await rejection(client.listEvents({ ibge: IBGE, pageSize: 5, pageToken: first.nextPageToken }));
+    expect(otherMethod.code).toBe(Code.InvalidArgument);
+    expect(otherMethod.rawMessage).toContain("issued for ListDocuments");
+    const negative = await rejection(client.listDocuments({ ibge: IBGE, pageSize: -1 }));
+    expect(negative.code).toBe(Code.InvalidArgument);
+    expect(negative.rawMessage).toContain("page_size");
   });
 
   it("filters documents by prestador, emission range, competência, NSU range, status and chave", async () => {

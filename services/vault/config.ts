@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { ConfigError, type EnvReader } from "../../libs/config/env.js";
 import { projectRoot } from "../../libs/config/paths.js";
 import { MYSQL_URL_FORMAT, parseMysqlUrl } from "../../libs/db/pool.js";
+import { readPageTokenSecret, type PageTokenSecret } from "../../libs/rpc/page-token.js";
 import type { RuntimeConfig } from "../../libs/rpc/runtime-config.js";
 import { adminAuth, secretAuth, type AdminAuth, type CredentialsAuth } from "./authorization.js";
 import { readMasterKeys, readSecretFile, type MasterKeys } from "./master-keys.js";
@@ -20,6 +21,8 @@ export interface VaultConfig {
   adminAuth: AdminAuth;
   /** Window of the "expiring soon" gauge and start-up warning. */
   expiringSoonDays: number;
+  /** HMAC key of ListCertificates page tokens; replicas behind one address must share it. */
+  pageTokenSecret: PageTokenSecret;
 }
 
 export function readVaultConfig(env: EnvReader, runtime: RuntimeConfig): VaultConfig {
@@ -31,6 +34,7 @@ export function readVaultConfig(env: EnvReader, runtime: RuntimeConfig): VaultCo
     masterKeys: readMasterKeys((name) => env.optionalString(name)),
     ...readCallerAuth(env, runtime),
     expiringSoonDays: env.int("VAULT_EXPIRING_SOON_DAYS", { default: 30, min: 1, max: 3650 }),
+    pageTokenSecret: readPageTokenSecret(env, "VAULT_PAGE_TOKEN_SECRET"),
   };
 }
 

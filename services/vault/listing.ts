@@ -1,10 +1,9 @@
-import { createHash } from "node:crypto";
 import { CertificateStatus } from "../../libs/gen/malha/vault/v1/vault_pb.js";
 import { invalidArgument } from "../../libs/rpc/errors.js";
+import { pageSizeOf } from "../../libs/rpc/page-size.js";
+import type { PageTokens } from "../../libs/rpc/page-token.js";
 import type { CertificateRow } from "./repository.js";
 
-export const DEFAULT_PAGE_SIZE = 50;
-export const MAX_PAGE_SIZE = 500;
 export const IBGE_PATTERN = /^\d{7}$/;
 
 export interface ListFilter {
@@ -25,23 +24,15 @@ export interface ListQuery {
   nextToken(rows: CertificateRow[]): string;
 }
 
-interface Token {
-  /** Filters the token was issued for. */
-  f: string;
-  /** Keyset of the last row: [not_after ms, id] or [ibge, not_after ms, id]. */
-  k: (string | number)[];
-}
-
 /**
  * Builds the query of one page. "Expiring soon" (expiring_before set) is soonest first; otherwise by
  * municipality, newest first. Pages continue after the last row seen (keyset), so rows inserted or
  * changed between calls neither repeat nor shift a page.
  */
-export function buildListQuery(filter: ListFilter, now: Date): ListQuery {
+export function buildListQuery(filter: ListFilter, now: Date, tokens: PageTokens): ListQuery {
   if (filter.ibge !== "" && !IBGE_PATTERN.test(filter.ibge)) throw invalidArgument("ibge must be 7 digits");
-  if (filter.pageSize < 0) throw invalidArgument("page_size must not be negative");
   if (!(filter.status in CertificateStatus)) throw invalidArgument(`unknown status ${filter.status}`);
-  const limit = filter.pageSize === 0 ? DEFAULT_PAGE_SIZE : Math.min(filter.pageSize, MAX_PAGE_SIZE);
+  const limit = pageSizeOf(filter.pageSize);
   const conditions: string[] = [];
   const params: unknown[] = [];
   if (filter.ibge !== "") {
@@ -69,21 +60,21 @@ export function buildListQuery(filter: ListFilter, now: Date): ListQuery {
     params.push(filter.expiringBefore);
   }
   const byExpiry = filter.expiringBefore !== undefined;
-  const filterKey = createHash("sha256")
-    .update(JSON.stringify([filter.ibge, filter.status, filter.expiringBefore?.getTime() ?? null]))
-    .digest("hex")
-    .slice(0, 16);
-
-  if (filter.pageToken !== "") {
-    const token = decodeToken(filter.pageToken, filterKey);
-    if (byExpiry) {
-      const [after, id] = token.k as [number, string];
+  const filters = { ibge: filter.ibge, status: filter.status, expiringBefore: filter.expiringBefore };
+  // Keyset: [not_after ms, id] when soonest first, else [ibge, not_after ms, id]; ids are BIGINT, so text.
+  if (byExpiry) {
+    const after = tokens.decode("ListCertificates", filters, filter.pageToken, ["int", "string"]);
+    if (after) {
+      const [at, id] = after;
       conditions.push("(not_after > ? OR (not_after = ? AND id > CAST(? AS UNSIGNED)))");
-      params.push(new Date(after), new Date(after), id);
-    } else {
-      const [ibge, after, id] = token.k as [string, number, string];
+      params.push(new Date(at), new Date(at), id);
+    }
+  } else {
+    const after = tokens.decode("ListCertificates", filters, filter.pageToken, ["string", "int", "string"]);
+    if (after) {
+      const [ibge, at, id] = after;
       conditions.push("(ibge > ? OR (ibge = ? AND (not_after < ? OR (not_after = ? AND id < CAST(? AS UNSIGNED)))))");
-      params.push(ibge, ibge, new Date(after), new Date(after), id);
+      params.push(ibge, ibge, new Date(at), new Date(at), id);
     }
   }
   return {
@@ -96,30 +87,9 @@ export function buildListQuery(filter: ListFilter, now: Date): ListQuery {
       if (rows.length <= limit) return "";
       const last = rows[limit - 1]!;
       const k = byExpiry ? [last.notAfter.getTime(), last.id] : [last.ibge, last.notAfter.getTime(), last.id];
-      return Buffer.from(JSON.stringify({ f: filterKey, k } satisfies Token)).toString("base64url");
+      return tokens.encode("ListCertificates", filters, k);
     },
   };
-}
-
-function decodeToken(text: string, filterKey: string): Token {
-  let token: Token;
-  try {
-    token = JSON.parse(Buffer.from(text, "base64url").toString("utf8")) as Token;
-  } catch {
-    throw invalidArgument("page_token is malformed");
-  }
-  const shapeOk =
-    token !== null &&
-    typeof token === "object" &&
-    typeof token.f === "string" &&
-    Array.isArray(token.k) &&
-    (token.k.length === 2 || token.k.length === 3) &&
-    /^\d{1,20}$/.test(String(token.k.at(-1))) &&
-    Number.isFinite(Number(token.k.at(-2)));
-  if (!shapeOk) throw invalidArgument("page_token is malformed");
-  if (token.f !== filterKey) throw invalidArgument("page_token was issued for other filters; repeat the same filters or start over");
-  if (token.k.length === 3 && !IBGE_PATTERN.test(String(token.k[0]))) throw invalidArgument("page_token is malformed");
-  return token;
 }
 
 /** The status a client sees: EXPIRED is derived from not_after at read time. */

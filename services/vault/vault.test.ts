@@ -11,6 +11,7 @@ import { CertificateStatus, ImportRejectionReason } from "../../libs/gen/malha/v
 import { createTestRoot, issueEcnpj, toPfx, type Issued } from "../../tools/adn-sim/icp-brasil.js";
 import { createThrowawayDatabase, type ThrowawayDatabase } from "../../test/support/mysql.js";
 import { ErrorInfoSchema } from "../../libs/gen/malha/common/v1/common_pb.js";
+import { createPageTokens } from "../../libs/rpc/page-token.js";
 import { Keyring } from "./crypto.js";
 import { ImportRefusal } from "./import-refusal.js";
 import { effectiveStatus } from "./listing.js";
@@ -20,6 +21,7 @@ import { Vault } from "./vault.js";
 
 const DAY = 24 * 3600_000;
 const silent = pino({ level: "silent" });
+const pageTokens = createPageTokens({ secret: Buffer.from("vault-test-page-token-secret"), errorDomain: "malha.vault" });
 const k1 = randomBytes(32);
 const k2 = randomBytes(32);
 const root = createTestRoot();
@@ -36,7 +38,7 @@ afterAll(async () => {
 });
 
 const keyring = (keys: Record<string, Buffer>, active: string) => new Keyring({ activeKeyId: active, keys: new Map(Object.entries(keys)) });
-const vaultWith = (ring: Keyring) => new Vault(repo, ring, silent);
+const vaultWith = (ring: Keyring) => new Vault(repo, ring, silent, pageTokens);
 const ibgeSeq = { n: 3_500_000 };
 const newIbge = () => String(ibgeSeq.n++);
 const cert = (days: number, cnpj = "11222333000181"): Issued => issueEcnpj(root, { cnpj, notAfter: new Date(Date.now() + days * DAY) });
@@ -169,7 +171,7 @@ describe("import and lifecycle", () => {
   it("refuses to activate an expired certificate and reports an expired ACTIVE one as EXPIRED", async () => {
     const ibge = newIbge();
     const a = await vault().importCertificate(importOf(ibge, cert(10)));
-    const later = new Vault(repo, keyring({ k1 }, "k1"), silent, () => new Date(Date.now() + 20 * DAY));
+    const later = new Vault(repo, keyring({ k1 }, "k1"), silent, pageTokens, () => new Date(Date.now() + 20 * DAY));
     const expired = await expectCode(later.clientCredentials(ibge, ""), Code.FailedPrecondition, /expired at .*status EXPIRED/);
     expect(expired.findDetails(ErrorInfoSchema).map((d) => d.reason)).toEqual(["CERTIFICATE_EXPIRED"]);
     await expectCode(later.activate(a.row.id, "op"), Code.FailedPrecondition, /expired at/);
@@ -196,7 +198,21 @@ describe("import and lifecycle", () => {
       Code.InvalidArgument,
       /other filters/,
     );
-    await expectCode(vault().list({ ibge, status: 0, pageSize: 2, pageToken: "bm9wZQ" }), Code.InvalidArgument, /page_token is malformed/);
+    await expectCode(
+      vault().list({ ibge, status: 0, pageSize: 2, pageToken: "bm9wZQ" }),
+      Code.InvalidArgument,
+      /invalid page_token: malformed/,
+    );
+    const [body, sig] = all.nextToken.split(".") as [string, string];
+    const moved = JSON.parse(Buffer.from(body, "base64url").toString()) as { k: unknown[] };
+    moved.k[1] = 0;
+    const tampered = `${Buffer.from(JSON.stringify(moved)).toString("base64url")}.${sig}`;
+    await expectCode(vault().list({ ibge, status: 0, pageSize: 2, pageToken: tampered }), Code.InvalidArgument, /signature mismatch/);
+    await expectCode(
+      vault().list({ ibge, status: 0, pageSize: -1, pageToken: "" }),
+      Code.InvalidArgument,
+      /page_size must not be negative/,
+    );
     await expectCode(vault().list({ ibge: "12", status: 0, pageSize: 2, pageToken: "" }), Code.InvalidArgument, /ibge must be 7 digits/);
   });
 });

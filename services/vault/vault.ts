@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Logger } from "../../libs/log/logger.js";
 import { currentScope } from "../../libs/rpc/context.js";
+import type { PageTokens } from "../../libs/rpc/page-token.js";
 import { failedPrecondition, invalidArgument, notFound } from "../../libs/rpc/errors.js";
 import { ALGORITHM, type Keyring } from "./crypto.js";
 import { buildListQuery, IBGE_PATTERN, type ListFilter } from "./listing.js";
@@ -32,6 +33,7 @@ export class Vault {
     private readonly repo: CertificateRepository,
     private readonly keyring: Keyring,
     private readonly log: Logger,
+    private readonly pageTokens: PageTokens,
     readonly now: () => Date = () => new Date(),
   ) {}
 
@@ -88,7 +90,7 @@ export class Vault {
   }
 
   async list(filter: ListFilter): Promise<{ rows: CertificateRow[]; nextToken: string }> {
-    const query = buildListQuery(filter, this.now());
+    const query = buildListQuery(filter, this.now(), this.pageTokens);
     const rows = await this.repo.list(query.where, query.params, query.orderBy, query.limit);
     return { rows: rows.slice(0, query.limit - 1), nextToken: query.nextToken(rows) };
   }

@@ -65,6 +65,8 @@ export async function startBillingMesh(
       NATS_URL: natsUrl,
       ARTIFACTS_URL: artifacts.baseUrl,
       BILLING_NATS_PREFIX: prefix,
+      // Shared by every billing replica of the mesh, as in production: page tokens work across them.
+      BILLING_PAGE_TOKEN_SECRET: "billing-test-only-page-token-secret",
       BILLING_RENDER_CONCURRENCY: "4",
       BILLING_RENDER_THREADS: "2",
       BILLING_ACK_WAIT_SECONDS: "5",

@@ -3,7 +3,7 @@
 import { create, fromJsonString, toBinary, toJsonString } from "@bufbuild/protobuf";
 import { createHash } from "node:crypto";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { timestampDate, type Duration } from "@bufbuild/protobuf/wkt";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { ArtifactExpiredSchema } from "../../../libs/gen/malha/artifacts/v1/artifacts_pb.js";
 import { BoletoSchema, ItemAttemptSchema, ManifestItemSchema, type Boleto } from "../../../libs/gen/malha/billing/v1/boleto_pb.js";
 import { CreateBoletoJobRequestSchema, JobSummarySchema, type BillingService } from "../../../libs/gen/malha/billing/v1/billing_pb.js";
@@ -11,12 +11,14 @@ import { Environment, ItemState, JobKind } from "../../../libs/gen/malha/billing
 import { ErrorInfoSchema } from "../../../libs/gen/malha/common/v1/common_pb.js";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Logger } from "../../../libs/log/logger.js";
+import { LINK_TTL } from "../../../libs/artifacts/client.js";
+import { durationMsOf } from "../../../libs/rpc/duration.js";
 import { pageSizeOf } from "../../../libs/rpc/page-size.js";
+import type { PageTokens } from "../../../libs/rpc/page-token.js";
 import type { ArtifactStore } from "../jobs/artifacts-client.js";
 import {
   badRequest,
   BILLING_ERROR_DOMAIN,
-  invalidPageToken,
   checkTenant,
   itemNotFound,
   jobNotFinished,
@@ -42,32 +44,8 @@ export interface HandlerDeps {
   log: Logger;
   maxItems: number;
   artifactTtlDays: number;
+  pageTokens: PageTokens;
   clock?: () => Date;
-}
-
-const DEFAULT_LINK_TTL_MS = 15 * 60_000;
-const MAX_LINK_TTL_MS = 7 * 86_400_000;
-
-function linkTtl(d: Duration | undefined): number {
-  if (!d) return DEFAULT_LINK_TTL_MS;
-  const ms = Number(d.seconds) * 1000 + Math.floor(d.nanos / 1e6);
-  if (!(ms > 0)) throw badRequest("link_ttl must be positive");
-  return Math.min(ms, MAX_LINK_TTL_MS);
-}
-
-/** Opaque keyset tokens bound to the query's filter: reused with another filter they are refused. */
-function encodeToken(after: string | number, filter: string): string {
-  return Buffer.from(JSON.stringify([after, filter]), "utf8").toString("base64url");
-}
-function decodeToken<T extends string | number>(token: string, filter: string, kind: "string" | "number"): T | undefined {
-  if (token === "") return undefined;
-  try {
-    const v = JSON.parse(Buffer.from(token, "base64url").toString("utf8")) as unknown;
-    if (Array.isArray(v) && v.length === 2 && typeof v[0] === kind && v[1] === filter) return v[0] as T;
-  } catch {
-    // fall through
-  }
-  throw invalidPageToken();
 }
 
 /** Same bank data on every item → recorded; differing → empty (JobMetadata's rule). */
@@ -153,11 +131,14 @@ export function createHandlers(d: HandlerDeps): Partial<ServiceImpl<typeof Billi
       const tenant = actingTenant(ctx, req.tenant);
       const job = await loadJob(tenant, req.jobId);
       const size = pageSizeOf(req.pageSize);
-      const filter = `${job.id}:${req.state}`;
-      const after = decodeToken<number>(req.pageToken, filter, "number") ?? 0;
+      const filter = { tenant: job.tenant, jobId: job.id, state: req.state };
+      const [after] = d.pageTokens.decode("ListBoletoJobItems", filter, req.pageToken, ["int"]) ?? [0];
       const rows = await d.items.page(job.id, { ...(req.state ? { state: req.state } : {}), afterPosition: after, limit: size + 1 });
       const page = rows.slice(0, size);
-      return { items: page.map(itemOf), nextPageToken: rows.length > size ? encodeToken(page.at(-1)!.position, filter) : "" };
+      return {
+        items: page.map(itemOf),
+        nextPageToken: rows.length > size ? d.pageTokens.encode("ListBoletoJobItems", filter, [page.at(-1)!.position]) : "",
+      };
     },
 
     async getBoletoJobItem(req, ctx) {
@@ -166,7 +147,7 @@ export function createHandlers(d: HandlerDeps): Partial<ServiceImpl<typeof Billi
       if (req.itemId === "") throw badRequest("item_id is required");
       const row = await d.items.byItemId(job.id, req.itemId);
       if (!row) throw itemNotFound(job.id, req.itemId);
-      const ttl = linkTtl(req.linkTtl);
+      const ttl = durationMsOf("link_ttl", req.linkTtl, LINK_TTL);
       const signed = async (r: NonNullable<typeof row.result>) => {
         if (!r.pdf) return resultOf(r);
         const link = await d.artifacts.link(job.tenant, r.pdf.artifactId, ttl).catch(() => undefined);
@@ -213,7 +194,10 @@ export function createHandlers(d: HandlerDeps): Partial<ServiceImpl<typeof Billi
           ] as never,
         );
       }
-      const ttl = Math.min(linkTtl(req.linkTtl), job.artifactsExpiresAt ? job.artifactsExpiresAt.getTime() - now.getTime() : Infinity);
+      const ttl = Math.min(
+        durationMsOf("link_ttl", req.linkTtl, LINK_TTL),
+        job.artifactsExpiresAt ? job.artifactsExpiresAt.getTime() - now.getTime() : Infinity,
+      );
       const rows = await allItems(d.items, job.id);
       const pdfOf = (r: ItemRow) => (r.state === ItemState.COMPLETED ? r.result?.pdf : undefined);
       const { zip, manifestJson, errorsJson } = job.manifest;
@@ -275,11 +259,9 @@ export function createHandlers(d: HandlerDeps): Partial<ServiceImpl<typeof Billi
     async listJobs(req, ctx) {
       const tenant = actingTenant(ctx, req.tenant);
       const size = pageSizeOf(req.pageSize);
-      // The look-up filters extend the token's filter only when set, so tokens issued before them stay valid.
-      const lookups =
-        req.jobId || req.idempotencyKey || req.itemId ? `:${JSON.stringify([req.jobId, req.idempotencyKey, req.itemId])}` : "";
-      const filter = `${req.kind}:${req.state}:${req.created?.start?.seconds ?? ""}:${req.created?.end?.seconds ?? ""}${lookups}`;
-      const before = decodeToken<string>(req.pageToken, filter, "string");
+      const { kind, state, created, jobId, idempotencyKey, itemId } = req;
+      const filter = { tenant, kind, state, created, jobId, idempotencyKey, itemId };
+      const [before] = d.pageTokens.decode("ListJobs", filter, req.pageToken, ["string"]) ?? [];
       const from = req.created?.start ? timestampDate(req.created.start) : undefined;
       const to = req.created?.end ? timestampDate(req.created.end) : undefined;
       const rows = await d.jobs.list(tenant, {
@@ -314,7 +296,7 @@ export function createHandlers(d: HandlerDeps): Partial<ServiceImpl<typeof Billi
           }),
         );
       }
-      return { jobs, nextPageToken: rows.length > size ? encodeToken(page.at(-1)!.id, filter) : "" };
+      return { jobs, nextPageToken: rows.length > size ? d.pageTokens.encode("ListJobs", filter, [page.at(-1)!.id]) : "" };
     },
 
     async countJobs(req, ctx) {

@@ -4,7 +4,6 @@
 import { create, toBinary, toJsonString } from "@bufbuild/protobuf";
 import { createHash } from "node:crypto";
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { Duration } from "@bufbuild/protobuf/wkt";
 import { agruparSubLotes } from "../../../libs/cobranca/index.js";
 import { BoletoSchema } from "../../../libs/gen/malha/billing/v1/boleto_pb.js";
 import { CreateRemessaJobRequestSchema, type BillingService } from "../../../libs/gen/malha/billing/v1/billing_pb.js";
@@ -20,9 +19,12 @@ import {
 } from "../../../libs/gen/malha/billing/v1/cnab_pb.js";
 import { Environment, ItemState, JobKind } from "../../../libs/gen/malha/billing/v1/types_pb.js";
 import type { Logger } from "../../../libs/log/logger.js";
+import { LINK_TTL } from "../../../libs/artifacts/client.js";
+import { durationMsOf } from "../../../libs/rpc/duration.js";
 import { pageSizeOf } from "../../../libs/rpc/page-size.js";
+import type { PageTokens } from "../../../libs/rpc/page-token.js";
 import type { ArtifactStore } from "../jobs/artifacts-client.js";
-import { badRequest, invalidPageToken, checkTenant, itemNotFound, jobNotFinished, jobNotFound, noItems, tooManyItems } from "../errors.js";
+import { badRequest, checkTenant, itemNotFound, jobNotFinished, jobNotFound, noItems, tooManyItems } from "../errors.js";
 import { actingTenant } from "../auth/acting-tenant.js";
 import { assignItemIds } from "../jobs/item-ids.js";
 import type { ItemRepo } from "../jobs/item-repo.js";
@@ -44,27 +46,11 @@ export interface RemessaHandlerDeps {
   log: Logger;
   maxTitulos: number;
   maxTitulosPorArquivo?: number;
+  pageTokens: PageTokens;
   clock?: () => Date;
 }
 
-const linkTtl = (d: Duration | undefined) =>
-  d ? Math.max(1000, Math.min(Number(d.seconds) * 1000 + Math.floor(d.nanos / 1e6), 7 * 86_400_000)) : 15 * 60_000;
-
 const keyOf = (s: SubloteRow) => ({ ...s.chave, layout: s.chave.layout === 400 ? CnabLayout.CNAB_LAYOUT_400 : CnabLayout.CNAB_LAYOUT_240 });
-
-function token(after: number, filter: string): string {
-  return Buffer.from(JSON.stringify([after, filter])).toString("base64url");
-}
-function untoken(t: string, filter: string): number {
-  if (t === "") return 0;
-  try {
-    const v = JSON.parse(Buffer.from(t, "base64url").toString("utf8")) as unknown;
-    if (Array.isArray(v) && typeof v[0] === "number" && v[1] === filter) return v[0];
-  } catch {
-    // fall through
-  }
-  throw invalidPageToken();
-}
 
 export function remessaHandlers(d: RemessaHandlerDeps): Partial<ServiceImpl<typeof BillingService>> {
   async function load(tenant: string, jobId: string): Promise<JobRow> {
@@ -254,8 +240,8 @@ export function remessaHandlers(d: RemessaHandlerDeps): Partial<ServiceImpl<type
         if (!s) throw itemNotFound(job.id, req.subloteId);
         subloteIndex = s.index;
       }
-      const filter = `${req.subloteId}:${req.state}`;
-      const after = untoken(req.pageToken, filter);
+      const filter = { tenant: job.tenant, jobId: job.id, subloteId: req.subloteId, state: req.state };
+      const [after] = d.pageTokens.decode("ListRemessaTitulos", filter, req.pageToken, ["int"]) ?? [0];
       const rows = await d.items.page(job.id, {
         ...(req.state ? { state: req.state } : {}),
         ...(subloteIndex !== undefined ? { subloteIndex } : {}),
@@ -275,17 +261,19 @@ export function remessaHandlers(d: RemessaHandlerDeps): Partial<ServiceImpl<type
             errors: r.state === ItemState.COMPLETED ? [] : errorsOf(r.errors),
           }),
         ),
-        nextPageToken: rows.length > size ? token(page.at(-1)!.position, filter) : "",
+        nextPageToken: rows.length > size ? d.pageTokens.encode("ListRemessaTitulos", filter, [page.at(-1)!.position]) : "",
       };
     },
 
     async listRemessaFiles(req, ctx) {
       const tenant = actingTenant(ctx, req.tenant);
       const job = await load(tenant, req.jobId);
-      const ttl = linkTtl(req.linkTtl);
+      const ttl = durationMsOf("link_ttl", req.linkTtl, LINK_TTL);
       const all = (await d.sublotes.list(job.id)).filter((s) => s.state === SubloteState.COMPLETED && s.file);
       const size = pageSizeOf(req.pageSize);
-      const after = untoken(req.pageToken, "files");
+      // link_ttl changes the links, not which files come next, so it is not part of the filter.
+      const filter = { tenant: job.tenant, jobId: job.id };
+      const [after] = d.pageTokens.decode("ListRemessaFiles", filter, req.pageToken, ["int"]) ?? [0];
       const page = all.filter((s) => s.index + 1 > after).slice(0, size);
       const zipRef = isFinalJob(job.state) ? job.manifest?.zip : undefined;
       const ids = [...page.map((s) => s.file!.artifact.artifactId), ...(zipRef ? [zipRef.artifactId] : [])];
@@ -298,7 +286,7 @@ export function remessaHandlers(d: RemessaHandlerDeps): Partial<ServiceImpl<type
         ...(zip ? { zip } : {}),
         totalRegistros: BigInt(all.reduce((n, s) => n + s.file!.registros, 0)),
         expiresAt: ts(job.artifactsExpiresAt),
-        nextPageToken: more ? token(page.at(-1)!.index + 1, "files") : "",
+        nextPageToken: more ? d.pageTokens.encode("ListRemessaFiles", filter, [page.at(-1)!.index + 1]) : "",
       };
     },
 

@@ -9,8 +9,9 @@ import { CnabLayout, RetornoJobSchema, RetornoOccurrenceSchema, type RetornoJob 
 import { Environment, JobKind } from "../../../libs/gen/malha/billing/v1/types_pb.js";
 import type { Logger } from "../../../libs/log/logger.js";
 import { pageSizeOf } from "../../../libs/rpc/page-size.js";
+import type { PageTokens } from "../../../libs/rpc/page-token.js";
 import type { ArtifactStore } from "../jobs/artifacts-client.js";
-import { badRequest, billingError, invalidPageToken, checkTenant, jobNotFound } from "../errors.js";
+import { badRequest, billingError, checkTenant, jobNotFound } from "../errors.js";
 import { actingTenant } from "../auth/acting-tenant.js";
 import type { JobRepo, JobRow } from "../jobs/job-repo.js";
 import type { WorkQueue } from "../jobs/queue.js";
@@ -27,6 +28,7 @@ export interface RetornoHandlerDeps {
   log: Logger;
   inlineMaxBytes: number;
   maxBytes: number;
+  pageTokens: PageTokens;
 }
 
 const tooLarge = (size: number, max: number, how: string) =>
@@ -181,17 +183,9 @@ export function retornoHandlers(d: RetornoHandlerDeps): Partial<ServiceImpl<type
       const tenant = actingTenant(ctx, req.tenant);
       const job = await load(tenant, req.jobId);
       const size = pageSizeOf(req.pageSize, { default: 100, max: 1000 });
-      const filter = `${req.state}:${req.nossoNumero}:${req.boletoId}:${req.excludeDuplicates}`;
-      let after = 0;
-      if (req.pageToken !== "") {
-        try {
-          const v = JSON.parse(Buffer.from(req.pageToken, "base64url").toString("utf8")) as unknown;
-          if (!Array.isArray(v) || typeof v[0] !== "number" || v[1] !== filter) throw new Error();
-          after = v[0];
-        } catch {
-          throw invalidPageToken();
-        }
-      }
+      const { state, nossoNumero, boletoId, excludeDuplicates } = req;
+      const filter = { tenant: job.tenant, jobId: job.id, state, nossoNumero, boletoId, excludeDuplicates };
+      const [after] = d.pageTokens.decode("ListRetornoOccurrences", filter, req.pageToken, ["int"]) ?? [0];
       const rows = await d.retornos.page(job.id, {
         ...(req.state ? { state: req.state } : {}),
         ...(req.nossoNumero ? { nossoNumero: req.nossoNumero } : {}),
@@ -204,7 +198,7 @@ export function retornoHandlers(d: RetornoHandlerDeps): Partial<ServiceImpl<type
       const last = occurrences.at(-1);
       return {
         occurrences,
-        nextPageToken: rows.length > size && last ? Buffer.from(JSON.stringify([last.lineNumber, filter])).toString("base64url") : "",
+        nextPageToken: rows.length > size && last ? d.pageTokens.encode("ListRetornoOccurrences", filter, [last.lineNumber]) : "",
       };
     },
   };

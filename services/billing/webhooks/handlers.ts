@@ -1,11 +1,13 @@
 // Webhook endpoint and delivery-log RPCs. The secret is returned once, when created or rotated.
 import { create, fromJsonString } from "@bufbuild/protobuf";
 import type { Duration } from "@bufbuild/protobuf/wkt";
+import { durationMsOf } from "../../../libs/rpc/duration.js";
 import { Code, type ServiceImpl } from "@connectrpc/connect";
 import type { BillingService } from "../../../libs/gen/malha/billing/v1/billing_pb.js";
 import { pageSizeOf } from "../../../libs/rpc/page-size.js";
+import type { PageTokens } from "../../../libs/rpc/page-token.js";
 import { WebhookDeliverySchema, WebhookEndpointSchema, WebhookEventSchema } from "../../../libs/gen/malha/billing/v1/webhook_pb.js";
-import { badRequest, billingError, invalidPageToken } from "../errors.js";
+import { badRequest, billingError } from "../errors.js";
 import { actingTenant } from "../auth/acting-tenant.js";
 import { ts } from "../jobs/to-proto.js";
 import type { DeliveryRow, EndpointRow, WebhookRepo } from "./repo.js";
@@ -19,6 +21,7 @@ export interface WebhookHandlerDeps {
   allowHttp: boolean;
   allowPrivate: boolean;
   maxAttempts: number;
+  pageTokens: PageTokens;
 }
 
 const EVENT_TYPE = /^job\.[a-z_]+\.[a-z_]+$/;
@@ -51,12 +54,12 @@ const MAX_PREVIOUS_SECRET_GRACE_MS = 7 * 24 * 3600_000;
 
 /** How long a rotated-out secret keeps signing: unset = 24 h, zero = not at all, at most 7 days. */
 function previousSecretGraceMs(grace: Duration | undefined, rotating: boolean): number {
-  if (grace === undefined) return DEFAULT_PREVIOUS_SECRET_GRACE_MS;
-  if (!rotating) throw badRequest("previous_secret_grace applies only with rotate_secret");
-  const ms = Number(grace.seconds) * 1000 + Math.trunc(grace.nanos / 1e6);
-  if (grace.seconds < 0n || grace.nanos < 0 || ms > MAX_PREVIOUS_SECRET_GRACE_MS)
-    throw badRequest("previous_secret_grace must be between 0 and 7 days");
-  return ms;
+  if (grace !== undefined && !rotating) throw badRequest("previous_secret_grace applies only with rotate_secret");
+  return durationMsOf("previous_secret_grace", grace, {
+    defaultMs: DEFAULT_PREVIOUS_SECRET_GRACE_MS,
+    maxMs: MAX_PREVIOUS_SECRET_GRACE_MS,
+    minMs: 0,
+  });
 }
 
 const endpointOf = (e: EndpointRow, now = new Date()) => {
@@ -129,18 +132,8 @@ export function webhookHandlers(d: WebhookHandlerDeps): Partial<ServiceImpl<type
     async listWebhookDeliveries(req, ctx) {
       const tenant = actingTenant(ctx, req.tenant);
       const size = pageSizeOf(req.pageSize);
-      const filter = `${req.jobId}:${req.state}`;
-      let before: [number, string] | undefined;
-      if (req.pageToken !== "") {
-        try {
-          const v = JSON.parse(Buffer.from(req.pageToken, "base64url").toString("utf8")) as unknown;
-          if (!Array.isArray(v) || v.length !== 3 || typeof v[0] !== "number" || typeof v[1] !== "string" || v[2] !== filter)
-            throw new Error();
-          before = [v[0], v[1]];
-        } catch {
-          throw invalidPageToken();
-        }
-      }
+      const filter = { tenant: tenant, jobId: req.jobId, state: req.state };
+      const before = d.pageTokens.decode("ListWebhookDeliveries", filter, req.pageToken, ["int", "string"]);
       const rows = await d.repo.list(tenant, {
         ...(req.jobId ? { jobId: req.jobId } : {}),
         ...(req.state ? { state: req.state } : {}),
@@ -152,7 +145,7 @@ export function webhookHandlers(d: WebhookHandlerDeps): Partial<ServiceImpl<type
       return {
         deliveries: page.map(deliveryOf),
         nextPageToken:
-          rows.length > size && last ? Buffer.from(JSON.stringify([last.createdAt.getTime(), last.id, filter])).toString("base64url") : "",
+          rows.length > size && last ? d.pageTokens.encode("ListWebhookDeliveries", filter, [last.createdAt.getTime(), last.id]) : "",
       };
     },
 

@@ -9,7 +9,7 @@ import type { DistributionItem } from "../../../libs/gen/malha/nfse/v1/distribut
 import { createThrowawayDatabase, type ThrowawayDatabase } from "../../../test/support/mysql.js";
 import { parseFeed } from "../codes.js";
 import { municipalityTables } from "../ibge.js";
-import { createPageTokenCodec } from "../sql/page-token.js";
+import { createPageTokens } from "../../../libs/rpc/page-token.js";
 import { chaveOf, docItem, eventItem, feedOf } from "../testing/fixtures.js";
 import { applyBatch, statusUpdate } from "./apply-batch.js";
 import type { StoreDb } from "./context.js";
@@ -30,7 +30,7 @@ beforeAll(async () => {
   db = {
     pool: tdb.newPool({ connectionLimit: 1 }),
     statementBudgetBytes: 64 * 1024,
-    tokens: createPageTokenCodec(Buffer.from("k".repeat(32))),
+    tokens: createPageTokens({ secret: Buffer.from("k".repeat(32)), errorDomain: "malha.store" }),
   };
   await registerMunicipality(db, {
     ibge: feed.ibge,

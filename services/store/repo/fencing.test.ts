@@ -8,7 +8,7 @@ import { migrate } from "../../../libs/db/migrate.js";
 import { projectRoot } from "../../../libs/config/paths.js";
 import { createThrowawayDatabase, type ThrowawayDatabase } from "../../../test/support/mysql.js";
 import { parseFeed } from "../codes.js";
-import { createPageTokenCodec } from "../sql/page-token.js";
+import { createPageTokens } from "../../../libs/rpc/page-token.js";
 import { docItem, feedOf } from "../testing/fixtures.js";
 import { applyBatch, FENCE_GUARD_SQL } from "./apply-batch.js";
 import type { StoreDb } from "./context.js";
@@ -25,7 +25,7 @@ beforeAll(async () => {
   db = {
     pool: tdb.newPool({ connectionLimit: 8 }),
     statementBudgetBytes: 1 << 20,
-    tokens: createPageTokenCodec(Buffer.from("k".repeat(32))),
+    tokens: createPageTokens({ secret: Buffer.from("k".repeat(32)), errorDomain: "malha.store" }),
   };
   await registerMunicipality(db, {
     ibge: feed.ibge,

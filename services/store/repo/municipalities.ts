@@ -8,7 +8,7 @@ import { alreadyExists, municipalityNotFound } from "../errors.js";
 import { municipalityTables, type Ibge } from "../ibge.js";
 import { municipalityFromRows } from "../mapping/records.js";
 import { keysetAfter, orderBy, Where } from "../sql/keyset.js";
-import { pageSize } from "../sql/page-token.js";
+import { pageSizeOf } from "../../../libs/rpc/page-size.js";
 import { inTransaction, withDb } from "../../../libs/db/tx.js";
 import type { Row, StoreDb } from "./context.js";
 
@@ -141,8 +141,8 @@ export interface MunicipalityFilter {
 
 export async function listMunicipalities(db: StoreDb, f: MunicipalityFilter): Promise<{ items: Municipality[]; next: string }> {
   const filters = { active: f.active, uf: f.uf };
-  const after = db.tokens.decode("ListMunicipalities", filters, f.pageToken);
-  const limit = pageSize(f.pageSize, 50, 500);
+  const after = db.tokens.decode("ListMunicipalities", filters, f.pageToken, ["string"]);
+  const limit = pageSizeOf(f.pageSize);
   const where = new Where();
   if (f.active !== undefined) where.add("active = ?", f.active ? 1 : 0);
   if (f.uf) where.add("uf = ?", f.uf);

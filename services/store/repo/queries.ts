@@ -2,13 +2,12 @@
 // chosen here reach the SQL text; every request value is a bound parameter.
 import type { RowDataPacket } from "mysql2/promise";
 import type { DocumentRecord, EventRecord, QuarantineEntry, Run } from "../../../libs/gen/malha/store/v1/types_pb.js";
-import { invalidPageToken } from "../errors.js";
 import type { Ibge } from "../ibge.js";
 import { municipalityTables } from "../ibge.js";
 import { sqlDateTime } from "../mapping/columns.js";
 import { documentFromRow, eventFromRow, quarantineFromRow, runFromRow } from "../mapping/records.js";
 import { keysetAfter, orderBy, Where, type KeyColumn } from "../sql/keyset.js";
-import { pageSize } from "../sql/page-token.js";
+import { pageSizeOf } from "../../../libs/rpc/page-size.js";
 import { withDb } from "../../../libs/db/tx.js";
 import type { Row, StoreDb } from "./context.js";
 import { requireMunicipality } from "./municipalities.js";
@@ -42,11 +41,13 @@ async function page(
   key: KeyColumn[],
   keyFields: string[],
 ): Promise<{ rows: Row[]; next: string }> {
-  const after = db.tokens.decode(method, filters, pageToken);
-  if (after) {
-    if (after.length !== key.length) throw invalidPageToken("malformed");
-    where.addFragment(keysetAfter(key, after));
-  }
+  const after = db.tokens.decode(
+    method,
+    filters,
+    pageToken,
+    key.map(() => "string" as const),
+  );
+  if (after) where.addFragment(keysetAfter(key, after));
   const [rows] = await withDb(() =>
     db.pool.query<RowDataPacket[]>(`SELECT ${columns} FROM ${from} ${where.sql} ORDER BY ${orderBy(key)} LIMIT ?`, [
       ...where.params,
@@ -122,7 +123,7 @@ export async function listDocuments(
   await requireMunicipality(db, f.ibge);
   const t = municipalityTables(f.ibge);
   const { where, key, keyFields } = documentQuery(f);
-  const limit = pageSize(requestedSize, 50, includeXml ? 100 : 500);
+  const limit = pageSizeOf(requestedSize, { default: 50, max: includeXml ? 100 : 500 });
   const { rows, next } = await page(
     db,
     "ListDocuments",
@@ -228,7 +229,7 @@ export async function listEvents(
   await requireMunicipality(db, f.ibge);
   const t = municipalityTables(f.ibge);
   const { where, key, keyFields } = eventQuery(f);
-  const limit = pageSize(requestedSize, 50, includeXml ? 100 : 500);
+  const limit = pageSizeOf(requestedSize, { default: 50, max: includeXml ? 100 : 500 });
   const { rows, next } = await page(
     db,
     "ListEvents",
@@ -274,7 +275,7 @@ export async function listQuarantine(
   if (f.nsuStart !== undefined) where.add("nsu >= ?", f.nsuStart.toString());
   if (f.nsuEnd !== undefined) where.add("nsu <= ?", f.nsuEnd.toString());
   const key = [{ expr: "ambiente" }, { expr: "tipo_nsu" }, { expr: "nsu" }, { expr: "id" }];
-  const limit = pageSize(requestedSize, 50, 500);
+  const limit = pageSizeOf(requestedSize);
   const columns = QUARANTINE_COLUMNS + (includePayload ? ", payload, xml" : "");
   const { rows, next } = await page(db, "ListQuarantine", f, pageToken, limit, "nfse_quarantine", columns, where, key, [
     "ambiente",
@@ -307,7 +308,7 @@ export async function listRuns(db: StoreDb, f: RunFilter, requestedSize: number,
     { expr: "started_at", desc: true },
     { expr: "id", desc: true },
   ];
-  const limit = pageSize(requestedSize, 50, 500);
+  const limit = pageSizeOf(requestedSize);
   const { rows, next } = await page(db, "ListRuns", f, pageToken, limit, "nfse_sync_runs", "*", where, key, ["started_at", "id"]);
   return { items: rows.map(runFromRow), next };
 }

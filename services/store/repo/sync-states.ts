@@ -6,7 +6,7 @@ import { runInProgress } from "../errors.js";
 import type { Ibge } from "../ibge.js";
 import { cursorResetFromRow, syncStateFromRow } from "../mapping/records.js";
 import { keysetAfter, orderBy, Where } from "../sql/keyset.js";
-import { pageSize } from "../sql/page-token.js";
+import { pageSizeOf } from "../../../libs/rpc/page-size.js";
 import { inTransaction, withDb } from "../../../libs/db/tx.js";
 import type { StoreDb } from "./context.js";
 import { requireMunicipality } from "./municipalities.js";
@@ -30,8 +30,8 @@ export interface SyncStateFilter {
 export async function listSyncStates(db: StoreDb, f: SyncStateFilter): Promise<{ items: SyncState[]; next: string }> {
   const { pageSize: size, pageToken, ...filters } = f;
   if (f.ibge) await requireMunicipality(db, f.ibge);
-  const after = db.tokens.decode("ListSyncStates", filters, pageToken);
-  const limit = pageSize(size, 100, 1000);
+  const after = db.tokens.decode("ListSyncStates", filters, pageToken, ["string", "string", "string"]);
+  const limit = pageSizeOf(size, { default: 100, max: 1000 });
   const where = new Where();
   if (f.ibge) where.add("s.ibge = ?", f.ibge);
   if (f.ambiente !== undefined) where.add("s.ambiente = ?", f.ambiente);
@@ -99,8 +99,8 @@ export interface CursorResetFilter {
 export async function listCursorResets(db: StoreDb, f: CursorResetFilter): Promise<{ items: CursorReset[]; next: string }> {
   const { pageSize: size, pageToken, ...filters } = f;
   if (f.ibge) await requireMunicipality(db, f.ibge);
-  const after = db.tokens.decode("ListCursorResets", filters, pageToken);
-  const limit = pageSize(size, 50, 500);
+  const after = db.tokens.decode("ListCursorResets", filters, pageToken, ["string"]);
+  const limit = pageSizeOf(size);
   const where = new Where();
   if (f.ibge) where.add("ibge = ?", f.ibge);
   if (f.ambiente !== undefined) where.add("ambiente = ?", f.ambiente);

@@ -6,7 +6,7 @@ import { migrate } from "../../../libs/db/migrate.js";
 import { projectRoot } from "../../../libs/config/paths.js";
 import { createLogger } from "../../../libs/log/logger.js";
 import { createThrowawayDatabase, type ThrowawayDatabase } from "../../../test/support/mysql.js";
-import { createPageTokenCodec } from "../sql/page-token.js";
+import { createPageTokens } from "../../../libs/rpc/page-token.js";
 import type { StoreDb } from "./context.js";
 import { alignMunicipalityTables } from "./table-shape.js";
 
@@ -17,7 +17,11 @@ const log = createLogger({ service: "test", level: "silent" });
 beforeAll(async () => {
   tdb = await createThrowawayDatabase();
   await migrate(tdb.pool, join(projectRoot(), "migrations"));
-  db = { pool: tdb.pool, statementBudgetBytes: 64 * 1024, tokens: createPageTokenCodec(Buffer.from("k".repeat(32))) };
+  db = {
+    pool: tdb.pool,
+    statementBudgetBytes: 64 * 1024,
+    tokens: createPageTokens({ secret: Buffer.from("k".repeat(32)), errorDomain: "malha.store" }),
+  };
 });
 afterAll(async () => {
   await tdb?.drop();

@@ -194,7 +194,7 @@ export type ArtifactHeader = Message<"malha.artifacts.v1.ArtifactHeader"> & {
     case: "expiresAt";
   } | {
     /**
-     * Time to live from upload completion; must be positive.
+     * Time to live from upload completion; must be positive and at most 3650 days.
      *
      * @generated from field: google.protobuf.Duration ttl = 6;
      */
@@ -722,7 +722,8 @@ export type CreateDownloadLinkRequest = Message<"malha.artifacts.v1.CreateDownlo
   id: string;
 
   /**
-   * Link lifetime; absent = 15 minutes; capped at 7 days and at the artifact's expiry.
+   * Link lifetime; absent = 15 minutes; zero, negative or above 7 days is INVALID_ARGUMENT; the link
+   * never outlives the artifact.
    *
    * @generated from field: google.protobuf.Duration ttl = 3;
    */
@@ -785,7 +786,8 @@ export type CreateDownloadLinksRequest = Message<"malha.artifacts.v1.CreateDownl
   ids: string[];
 
   /**
-   * Lifetime of every link; absent = 15 minutes; capped at 7 days and at each artifact's expiry.
+   * Lifetime of every link; absent = 15 minutes; zero, negative or above 7 days is INVALID_ARGUMENT; no
+   * link outlives its artifact.
    *
    * @generated from field: google.protobuf.Duration ttl = 3;
    */

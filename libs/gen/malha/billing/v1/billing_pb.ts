@@ -356,7 +356,8 @@ export type GetBoletoJobItemRequest = Message<"malha.billing.v1.GetBoletoJobItem
   itemId: string;
 
   /**
-   * Lifetime of the signed PDF links in the response; absent = 15 minutes.
+   * Lifetime of the signed PDF links in the response; absent = 15 minutes; zero, negative or above 7 days
+   * is INVALID_ARGUMENT.
    *
    * @generated from field: google.protobuf.Duration link_ttl = 4;
    */
@@ -412,7 +413,8 @@ export type GetBoletoJobArtifactsRequest = Message<"malha.billing.v1.GetBoletoJo
   jobId: string;
 
   /**
-   * Lifetime of the signed links; absent = 15 minutes; capped at the artifacts' expiry.
+   * Lifetime of the signed links; absent = 15 minutes; zero, negative or above 7 days is INVALID_ARGUMENT;
+   * capped at the artifacts' expiry.
    *
    * @generated from field: google.protobuf.Duration link_ttl = 3;
    */
@@ -804,7 +806,7 @@ export type ListRemessaFilesRequest = Message<"malha.billing.v1.ListRemessaFiles
   jobId: string;
 
   /**
-   * Lifetime of the signed links; absent = 15 minutes.
+   * Lifetime of the signed links; absent = 15 minutes; zero, negative or above 7 days is INVALID_ARGUMENT.
    *
    * @generated from field: google.protobuf.Duration link_ttl = 3;
    */
