@@ -236,3 +236,100 @@ describe("422 Safra (CNAB 400 manual §7.1–7.2; brcobranca safra_spec and Bole
     }
   });
 });
+
+describe("077 Inter (Manual CNAB400 Inter v1.1 §6.1.3; BoletoNetCore BancoInterCarteira110Tests vectors)", () => {
+  // BoletoNetCore's test class asserts each of these 23 vectors twice (boleto printed by the company and by
+  // the bank: 46 cases, the same values): agência 0001, carteira 110, código do beneficiário 1234567.
+  const inter = (nossoNumero: string): DadosBancarios => ({ banco: "077", carteira: "110", convenio: "1234567", nossoNumero });
+
+  it("nosso número DV: modulo 10 over agência + carteira + NN (five vectors)", () => {
+    const nn = (n: string) => nossoNumero(inter(n)).impresso;
+    expect(["4309540", "1", "4309541", "4309542", "4309543"].map(nn)).toEqual([
+      "0001/110/0004309540-1",
+      "0001/110/0000000001-4",
+      "0001/110/0004309541-9",
+      "0001/110/0004309542-7",
+      "0001/110/0004309543-5",
+    ]);
+  });
+
+  it("campo livre = agência + carteira + operação + NN with DV: barcode, DV geral and linha of six boletos", () => {
+    const cases: Array<[number, string, CalendarDate, string, string, string]> = [
+      [
+        27615,
+        "458",
+        date(2016, 10, 1),
+        "2",
+        "07792693400000276150001110123456700000004586",
+        "07790.00116 10123.456708 00000.045864 2 69340000027615",
+      ],
+      [
+        64734,
+        "451",
+        date(2016, 8, 1),
+        "1",
+        "07791687300000647340001110123456700000004511",
+        "07790.00116 10123.456708 00000.045112 1 68730000064734",
+      ],
+      [
+        29323,
+        "452",
+        date(2016, 10, 2),
+        "3",
+        "07793693500000293230001110123456700000004529",
+        "07790.00116 10123.456708 00000.045294 3 69350000029323",
+      ],
+      [
+        21712,
+        "453",
+        date(2016, 9, 2),
+        "2",
+        "07792690500000217120001110123456700000004537",
+        "07790.00116 10123.456708 00000.045377 2 69050000021712",
+      ],
+      [
+        13157,
+        "457",
+        date(2016, 9, 1),
+        "9",
+        "07799690400000131570001110123456700000004578",
+        "07790.00116 10123.456708 00000.045781 9 69040000013157",
+      ],
+      [
+        500,
+        "1",
+        date(2023, 8, 31),
+        "1",
+        "07791945900000005000001110123456700000000014",
+        "07790.00116 10123.456708 00000.000141 1 94590000000500",
+      ],
+    ];
+    for (const [valor, nn, due, dvGeral, barcode, linha] of cases) {
+      const b = boleto(inter(nn), due, valor);
+      expect([b.codigoBarras[4], b.codigoBarras, b.linhaDigitavelFormatada], nn).toEqual([dvGeral, barcode, linha]);
+    }
+    const b = boleto({ banco: "077", convenio: "1234567", nossoNumero: "1" }, null, 0);
+    expect([b.bancoComDv, b.carteira, b.agenciaCodigoBeneficiario, b.nossoNumero]).toEqual([
+      "077-9",
+      "112",
+      "0001 / 1234567",
+      "00000000010",
+    ]);
+  });
+
+  it("around the fator reset: accepted by both validators and read back", () => {
+    for (const due of [date(2025, 2, 21), date(2025, 2, 22), date(2026, 12, 15)]) {
+      const b = boleto({ banco: "077", convenio: "7654321", nossoNumero: "4309540" }, due, 19990);
+      aceito(b, due);
+      expect(lerBoleto(b.linhaDigitavel, { referenceDate: due }).dados?.nossoNumero).toBe("00043095407");
+    }
+  });
+
+  it("agência 0001 and carteiras 110 / 112 only, naming the field", () => {
+    const e = refusalOf(() => boleto({ banco: "077", convenio: "1", nossoNumero: "1", carteira: "109" }, null, 0));
+    expect([e.code, e.field]).toEqual(["CARTEIRA_INVALIDA", "dados.carteira"]);
+    expect(refusalOf(() => boleto({ banco: "077", convenio: "1", nossoNumero: "1", agencia: "0002" }, null, 0)).field).toBe(
+      "dados.agencia",
+    );
+  });
+});

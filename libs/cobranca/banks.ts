@@ -602,6 +602,33 @@ export const BANKS: Readonly<Record<string, BankDef>> = {
       },
     ],
   },
+  "077": {
+    code: "077",
+    codeWithDv: "077-9",
+    name: "Banco Inter S.A.",
+    cnabName: "INTER",
+    variants: [
+      {
+        // Manual CNAB400 Inter v1.1 §6.1.3: agência 0001 + carteira (3) + número da operação (7) + nosso número
+        // with its DV (11). Inter assigns the nosso número (§4.2: zeros in the remessa, the number in the retorno),
+        // so the caller gives the number Inter returned (decision 0023). The DV is modulo 10 over agência +
+        // carteira + NN, as the reference library's 46 vectors give it (banks-2026.test).
+        id: "inter",
+        inputs: {
+          agencia: { len: 4, default: "0001", oneOf: ["0001"] },
+          carteira: { len: 3, default: "112", oneOf: ["110", "112"] },
+          convenio: { len: 7 }, // the número da operação Inter shows in its CNAB retorno screen
+          nossoNumero: { len: 10 },
+        },
+        derive: [{ name: "nnDv", dv: "mod10", over: ["agencia", "carteira", "nossoNumero"] }],
+        campoLivre: [{ field: "agencia" }, { field: "carteira" }, { field: "convenio" }, { field: "nossoNumero" }, { field: "nnDv" }],
+        nossoNumeroImpresso: "{agencia}/{carteira}/{nossoNumero}-{nnDv}",
+        nossoNumeroCompleto: "{nossoNumero}{nnDv}",
+        agenciaCodigoImpresso: "{agencia} / {convenio}",
+        carteiraImpressa: "{carteira}",
+      },
+    ],
+  },
 };
 
 export const LOCAL_PAGAMENTO_PADRAO = LOCAL_PADRAO;

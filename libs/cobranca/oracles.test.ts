@@ -74,6 +74,7 @@ const GENERATORS: Record<string, Gen> = {
     nossoNumero: r.digits(5),
   }),
   banrisul: (r) => ({ banco: "041", produto: r.pick(["1", "2"]), agencia: r.digits(4), convenio: r.digits(7), nossoNumero: r.digits(8) }),
+  inter: (r) => ({ banco: "077", carteira: r.pick(["110", "112"]), convenio: r.digits(7), nossoNumero: r.digits(10) }),
   safra: (r) => ({ banco: "422", agencia: r.digits(5), conta: r.digits(9), nossoNumero: r.digits(8) }),
   cresol: (r) => ({ banco: "133", agencia: r.digits(4), carteira: r.pick(["09", "19"]), nossoNumero: r.digits(11), conta: r.digits(7) }),
   bnb: (r) => ({ banco: "004", agencia: r.digits(4), conta: r.digits(8), nossoNumero: r.digits(7), carteira: r.pick(["21", "41"]) }),

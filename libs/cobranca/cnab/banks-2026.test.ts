@@ -11,6 +11,7 @@ import { checkCnab } from "./checker.js";
 import { type Pessoa, type RemessaInput, type Titulo, gerarRemessa, lerRemessa, reescreverRemessa } from "./remessa.js";
 import { lerRetorno } from "./retorno.js";
 import { mod11BNB } from "../checkdigits.js";
+import { nossoNumero } from "../campo-livre.js";
 
 /** The brcobranca golden inputs (the same pagador and clock as remessa.test.ts). */
 const PAGADOR: Pessoa = {
@@ -643,6 +644,48 @@ describe("422 Safra CNAB 400 (manual §6; no reference file exists: positions ch
       motivos: [],
     });
     expect(r.eventos[1]).toMatchObject({ id: "T2", ocorrencia: "03", estado: "REJECTED", motivos: ["013"] });
+  });
+});
+
+describe("077 Inter CNAB 400 retorno (Manual CNAB400 Inter v1.1 §5)", () => {
+  it("laravel-boleto inter.ret: its identities are zeroed, yet the entry's code, dates and value are there", () => {
+    const r = lerRetorno(fixture("retorno/400/laravel-boleto-077-inter.ret"));
+    expect([r.banco, r.layout, r.dataArquivo, r.eventos.length]).toEqual(["077", 400, "061221", 1]);
+    expect(r.eventos[0]).toMatchObject({
+      ocorrencia: "02",
+      estado: "REGISTERED",
+      carteira: "112",
+      agencia: "0001",
+      nossoNumero: "00000000000",
+      numeroDocumento: "0000000001",
+      dataOcorrencia: date(2021, 12, 6),
+      vencimento: date(2021, 12, 7),
+      valorCentavos: 1000,
+      bancoRecebedor: "077",
+      agenciaRecebedora: "0001",
+      especie: "01",
+      motivos: [],
+    });
+    expect(r.eventos[0]!.valorPagoCentavos).toBeUndefined();
+  });
+
+  it("BoletoNetCore's sample retorno: the nosso número Inter assigned, with a DV that checks", () => {
+    const r = lerRetorno(fixture("retorno/400/boletonetcore-077-inter.ret"));
+    expect([r.banco, r.dataArquivo, r.eventos.length]).toEqual(["077", "311023", 1]);
+    expect(r.eventos[0]).toMatchObject({
+      ocorrencia: "02",
+      estado: "REGISTERED",
+      carteira: "110",
+      conta: "0262457938",
+      id: "796B47DFE22F4D75933DA22C1",
+      nossoNumero: "30061000215",
+      numeroDocumento: "52A212E",
+      dataOcorrencia: date(2023, 10, 24),
+      vencimento: date(2023, 10, 25),
+      valorCentavos: 500,
+    });
+    const nn = r.eventos[0]!.nossoNumero!;
+    expect(nossoNumero({ banco: "077", carteira: "110", convenio: "1", nossoNumero: nn.slice(0, 10) }).completo).toBe(nn);
   });
 });
 

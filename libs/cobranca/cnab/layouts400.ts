@@ -780,3 +780,41 @@ export const SAFRA_400_RETORNO = defineRecord("safra400Retorno", 400, [
   A("numeroArquivo", 392, 394, { fmt: "raw" }),
   seq,
 ]);
+
+/**
+ * Banco Inter CNAB 400 retorno detail (Manual CNAB400 Inter v1.1 §5.2). The nosso número at 71–81 is the one
+ * Inter assigned, with its DV (decision 0023); 241–380 is the rejection's text, not a table of codes.
+ */
+export const INTER_400_RETORNO = defineRecord("inter400Retorno", 400, [
+  K("tipoRegistro", 1, 1, "1", "N"),
+  A("tipoInscricao", 2, 3, { fmt: "raw" }),
+  A("documento", 4, 17, { fmt: "raw" }),
+  A("zeros18", 18, 20, { fmt: "raw" }),
+  A("carteiraEmpresa", 21, 23, { fmt: "raw" }),
+  A("agencia", 24, 27, { src: "agencia", fmt: "raw" }),
+  A("conta", 28, 37, { src: "conta", fmt: "raw" }),
+  A("controleParticipante", 38, 62, { src: "id", fmt: "raw" }),
+  A("zeros63", 63, 70, { fmt: "raw" }),
+  A("nossoNumero", 71, 81, { src: "nossoNumero", fmt: "raw" }),
+  A("brancos82", 82, 86, { fmt: "raw" }),
+  A("carteira", 87, 89, { src: "carteira", fmt: "raw" }),
+  A("ocorrencia", 90, 91, { src: "ocorrencia", fmt: "raw" }),
+  N("dataOcorrencia", 92, 97, { src: "dataOcorrencia", fmt: "date6" }),
+  A("seuNumero", 98, 107, { src: "numeroDocumento", fmt: "raw" }),
+  A("nossoNumeroBanco", 108, 118, { fmt: "raw" }),
+  N("vencimento", 119, 124, { src: "vencimento", fmt: "date6" }),
+  N("valor", 125, 137, { src: "valorCentavos", fmt: "cents" }),
+  A("bancoCobrador", 138, 140, { src: "bancoRecebedor", fmt: "raw" }),
+  A("agenciaCobradora", 141, 144, { src: "agenciaRecebedora", fmt: "raw" }),
+  A("especie", 145, 146, { src: "especie", fmt: "raw" }),
+  A("brancos147", 147, 159, { fmt: "raw" }),
+  N("valorPago", 160, 172, { src: "valorPagoCentavos", fmt: "cents" }),
+  N("dataCredito", 173, 178, { src: "dataCredito", fmt: "date6" }),
+  A("brancos179", 179, 181, { fmt: "raw" }),
+  A("pagadorNome", 182, 221, { fmt: "raw" }),
+  A("brancos222", 222, 226, { fmt: "raw" }),
+  A("pagadorDocumento", 227, 240, { fmt: "raw" }),
+  A("motivoTexto", 241, 380, { src: "motivoTexto", fmt: "raw" }),
+  A("brancos381", 381, 394, { fmt: "raw" }),
+  seq,
+]);

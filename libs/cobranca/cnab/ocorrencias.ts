@@ -261,6 +261,14 @@ const SAFRA_400: Tabela = {
   "58": o("CHANGED", "instrução não negativar aceita"),
 };
 
+/** Banco Inter CNAB 400 retorno (Manual CNAB400 Inter v1.1 §5.2, 90–91): four codes. */
+const INTER_400: Tabela = {
+  "02": o("REGISTERED", "em aberto (boleto emitido)"),
+  "03": o("REJECTED", "erro (entrada rejeitada)"),
+  "06": o("PAID", "pago"),
+  "07": o("WRITTEN_OFF", "baixado"),
+};
+
 /** Key: `${banco}:${layout}`; "*:240" is the FEBRABAN fallback for other CNAB 240 banks. */
 export const OCORRENCIAS: Readonly<Record<string, Tabela>> = {
   "*:240": FEBRABAN_240,
@@ -278,6 +286,7 @@ export const OCORRENCIAS: Readonly<Record<string, Tabela>> = {
   "004:400": BNB_400,
   "133:400": BRADESCO_400,
   "422:400": SAFRA_400,
+  "077:400": INTER_400,
 };
 
 export function mapearOcorrencia(banco: string, layout: 240 | 400, codigo: string): Ocorrencia {

@@ -12,6 +12,7 @@ import {
   BRADESCO_400_PIX,
   BRADESCO_400_RETORNO,
   HEADER_400_RETORNO,
+  INTER_400_RETORNO,
   SAFRA_400_RETORNO,
   ITAU_400_PIX,
   ITAU_400_RETORNO,
@@ -171,6 +172,7 @@ const DECODIFICADOS: ReadonlyMap<string, Campo | null> = new Map([
     "motivosSantanderRaw",
     "tabelaErrosRaw",
     "motivoRaw3",
+    "motivoTexto",
     "nossoNumeroSequencial",
     "seq",
     "beneficiario",
@@ -191,12 +193,16 @@ function evento(banco: string, layout: 240 | 400, linha: number, partes: readonl
   const map = mapearOcorrencia(banco, layout, codigo);
   const erros = campo(partes, "tabelaErrosRaw");
   const motivo3 = campo(partes, "motivoRaw3");
+  // Inter writes the rejection as text (its manual §5.2, 241–380): one motivo, as written
+  const texto = campo(partes, "motivoTexto");
   const mot =
     erros !== undefined
       ? motivosPorPosicao(erros)
       : motivo3 !== undefined
         ? motivos(motivo3, 3)
-        : motivos(campo(partes, banco === "033" && layout === 400 ? "motivosSantanderRaw" : "motivosRaw"));
+        : typeof texto === "string"
+          ? [texto.trim()]
+          : motivos(campo(partes, banco === "033" && layout === 400 ? "motivosSantanderRaw" : "motivosRaw"));
   const ev: Record<string, unknown> = {};
   poe(ev, "banco", banco);
   poe(ev, "layout", proprio(partes, "layout", layout));
@@ -324,4 +330,5 @@ const DETALHES_400: Readonly<Record<string, { tipo: string; layout: RecordLayout
   "004": { tipo: "1", layout: BNB_400_RETORNO },
   "133": { tipo: "1", layout: BRADESCO_400_RETORNO },
   "422": { tipo: "1", layout: SAFRA_400_RETORNO },
+  "077": { tipo: "1", layout: INTER_400_RETORNO },
 };
