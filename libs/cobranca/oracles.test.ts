@@ -74,6 +74,8 @@ const GENERATORS: Record<string, Gen> = {
     nossoNumero: r.digits(5),
   }),
   banrisul: (r) => ({ banco: "041", produto: r.pick(["1", "2"]), agencia: r.digits(4), convenio: r.digits(7), nossoNumero: r.digits(8) }),
+  brb: (r) => ({ banco: "070", agencia: r.digits(3), conta: r.digits(7), carteira: r.pick(["1", "2", "3"]), nossoNumero: r.digits(9) }),
+  c6: (r) => ({ banco: "336", convenio: r.digits(12), nossoNumero: r.digits(10), carteira: r.digits(2), modalidade: r.pick(["3", "4"]) }),
   inter: (r) => ({ banco: "077", carteira: r.pick(["110", "112"]), convenio: r.digits(7), nossoNumero: r.digits(10) }),
   safra: (r) => ({ banco: "422", agencia: r.digits(5), conta: r.digits(9), nossoNumero: r.digits(8) }),
   cresol: (r) => ({ banco: "133", agencia: r.digits(4), carteira: r.pick(["09", "19"]), nossoNumero: r.digits(11), conta: r.digits(7) }),

@@ -689,6 +689,100 @@ describe("077 Inter CNAB 400 retorno (Manual CNAB400 Inter v1.1 §5)", () => {
   });
 });
 
+describe("070 BRB retorno (manual v077, Leiaute Retorno: the bank's own 400 positions, dates DDMMAAAA)", () => {
+  it("brcobranca CNAB400BANCOBRASILIA.RET (an excerpt, repaired as the README says): the values its spec asserts", () => {
+    const r = lerRetorno(
+      repairedFixture("retorno/400/brcobranca-070-CNAB400BANCOBRASILIA.RET", 400, [{ line: 3, column: 395, text: "000003" }]),
+    );
+    expect([r.banco, r.layout, r.dataArquivo, r.eventos.length]).toEqual(["070", 400, "26072012", 1]);
+    expect(r.eventos[0]).toMatchObject({
+      linha: 2,
+      conta: "0279998886",
+      nossoNumero: "107851907015",
+      ocorrencia: "05",
+      estado: "PAID",
+      dataOcorrencia: date(2012, 7, 26),
+      vencimento: date(2012, 7, 26),
+      valorCentavos: 26492,
+      valorPagoCentavos: 26492,
+      bancoRecebedor: "070",
+      especie: "00",
+      iofCentavos: 0,
+      descontoCentavos: 0,
+      outrosCreditosCentavos: 0,
+      dataPagamento: date(2012, 7, 26),
+      motivos: [],
+    });
+    // the manual's data de crédito (119–126) is blank here; brcobranca reports 300–307, the payment date
+    expect(r.eventos[0]!.dataCredito).toBeUndefined();
+  });
+
+  it("the manual's example retorno: entries, liquidations with their credit date, rejections with their code", () => {
+    const text = repairedFixture("retorno/400/brb-manual-v077-exemplo-retorno.ret", 400, [
+      { line: 1, column: 47, text: "BENEFICIARIO COBRANCA" },
+    ]);
+    const r = lerRetorno(text);
+    expect([r.banco, r.dataArquivo, r.eventos.length]).toEqual(["070", "15062016", 12]);
+    expect(r.eventos.map((e) => [e.nossoNumero, e.ocorrencia, e.estado])).toEqual([
+      ["300058407027", "00", "WRITTEN_OFF"],
+      ["300058707017", "00", "WRITTEN_OFF"],
+      ["300061407083", "02", "REGISTERED"],
+      ["300061507088", "02", "REGISTERED"],
+      ["104265407038", "05", "PAID"],
+      ["204265507010", "06", "PAID"],
+      ["104265607010", "05", "PAID"],
+      ["100288607071", "09", "REJECTED"],
+      ["210003907042", "09", "REJECTED"],
+      ["210003907042", "16", "PAID"],
+      ["110004007024", "09", "REJECTED"],
+      ["110004007024", "15", "PAID"],
+    ]);
+    expect(r.eventos[4]).toMatchObject({
+      id: "CTR 20450/2015 456",
+      numeroDocumento: "CTR 20450/201",
+      dataOcorrencia: date(2016, 6, 15),
+      dataCredito: date(2016, 6, 16),
+      vencimento: date(2016, 6, 15),
+      valorCentavos: 2268390,
+      valorPagoCentavos: 2268390,
+      agenciaRecebedora: "03071",
+      especie: "21",
+    });
+    expect(r.eventos[7]).toMatchObject({ motivos: ["019"], motivoDescricao: "CEP INVALIDO" });
+    expect(r.eventos[3]).toMatchObject({ pagadorDda: "1" });
+    // every nosso número's duplo dígito checks against the chave it was issued with (incremento 25–27)
+    for (const e of r.eventos) {
+      const nn = e.nossoNumero!;
+      const linha = text.split("\r\n")[e.linha - 1]!;
+      const dados = { banco: "070", agencia: "240", conta: "0044990", carteira: nn[0]!, nossoNumero: linha.slice(24, 27) + nn.slice(1, 7) };
+      expect(nossoNumero(dados).completo, nn).toBe(nn);
+    }
+  });
+});
+
+describe("336 C6 CNAB 400 retorno (laravel-boleto c6.ret: built by its author from C6's manual, not a bank file)", () => {
+  it("one liquidation with the nosso número C6 assigned, as the source's test asserts", () => {
+    const r = lerRetorno(fixture("retorno/400/laravel-boleto-336-c6.ret"));
+    expect([r.banco, r.layout, r.eventos.length]).toEqual(["336", 400, 1]);
+    expect(r.eventos[0]).toMatchObject({
+      carteira: "20",
+      nossoNumero: "000000000016",
+      id: "CTRL0000000001",
+      ocorrencia: "06",
+      estado: "PAID",
+      valorCentavos: 10000,
+      valorPagoCentavos: 10000,
+      dataOcorrencia: date(2026, 8, 18),
+      vencimento: date(2026, 8, 25),
+      dataCredito: date(2026, 8, 18),
+      bancoRecebedor: "336",
+      convenio: "000000123456",
+    });
+    // the number the boleto carries for the same carteira and NN
+    expect(nossoNumero({ banco: "336", convenio: "123456", carteira: "20", nossoNumero: "1" }).completo).toBe(r.eventos[0]!.nossoNumero);
+  });
+});
+
 describe("layouts the 2026 banks do not have are refused, never written generically", () => {
   it.each([
     ["136", 240],
@@ -696,6 +790,14 @@ describe("layouts the 2026 banks do not have are refused, never written generica
     ["133", 240],
     ["422", 240],
     ["085", 400],
+    // decision 0023: Inter and C6 register títulos without the nosso número they assign, a flow billing lacks;
+    // BRB's remessa is its own DCB format (libs/cobranca README)
+    ["077", 400],
+    ["077", 240],
+    ["336", 400],
+    ["336", 240],
+    ["070", 400],
+    ["070", 240],
   ] as const)("bank %s CNAB %s", (banco, layout) => {
     const e = refusalOf(() =>
       gerarRemessa({
