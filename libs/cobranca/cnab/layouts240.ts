@@ -535,6 +535,38 @@ export const SEGMENTO_T_POR_BANCO: Readonly<Record<string, RecordLayout>> = {
     A("motivos", 209, 218, { src: "motivosRaw", fmt: "raw" }),
     A("brancos219", 219, 240, { fmt: "raw" }),
   ]),
+  // Itaú: its own T positions (Itaú "Cobrança FEBRABAN 240" manual, May 2014, §3.2): agência 19–22, conta
+  // 31–35 + DAC 37, carteira 38–40, nosso número 41–48 + DAC 49, seu número 59–68, errors 214–221 and the
+  // liquidation channel 222–223
+  "341": defineRecord("segmentoT-341", 240, [
+    ...detalheRetorno("T"),
+    A("zeros18", 18, 18, { fmt: "raw" }),
+    A("agencia", 19, 22, { src: "agencia", fmt: "raw" }),
+    A("zeros23", 23, 30, { fmt: "raw" }),
+    A("conta", 31, 35, { src: "conta", fmt: "raw" }),
+    A("zeros36", 36, 36, { fmt: "raw" }),
+    A("agContaDv", 37, 37, { fmt: "raw" }),
+    A("carteira", 38, 40, { src: "carteira", fmt: "raw" }),
+    A("nossoNumero", 41, 48, { src: "nossoNumero", fmt: "raw" }),
+    A("nossoNumeroDv", 49, 49, { src: "nossoNumeroDv", fmt: "raw" }),
+    A("brancos50", 50, 58, { fmt: "raw" }),
+    A("seuNumero", 59, 68, { src: "numeroDocumento", fmt: "raw" }),
+    A("brancos69", 69, 73, { fmt: "raw" }),
+    N("vencimento", 74, 81, { src: "vencimento", fmt: "date8" }),
+    N("valor", 82, 96, { src: "valorCentavos", fmt: "cents" }),
+    A("zeros97", 97, 99, { fmt: "raw" }),
+    A("agenciaCobradora", 100, 105, { src: "agenciaRecebedora", fmt: "raw" }),
+    A("identificacaoTitulo", 106, 130, { src: "id", fmt: "raw", align: "right" }),
+    A("zeros131", 131, 132, { fmt: "raw" }),
+    A("pagadorTipoInscricao", 133, 133, { src: "pagador.tipoInscricao", fmt: "raw" }),
+    A("pagadorDocumento", 134, 148, { src: "pagador.documento", fmt: "raw" }),
+    A("pagadorNome", 149, 178, { src: "pagador.nome", fmt: "raw" }),
+    A("brancos179", 179, 198, { fmt: "raw" }),
+    N("tarifa", 199, 213, { src: "tarifaCentavos", fmt: "cents" }),
+    A("motivos", 214, 221, { src: "motivosRaw", fmt: "raw" }),
+    A("codigoLiquidacao", 222, 223, { src: "codigoLiquidacao", fmt: "raw" }),
+    A("brancos224", 224, 240, { fmt: "raw" }),
+  ]),
 };
 
 export function segmentoT(banco: string): RecordLayout {
