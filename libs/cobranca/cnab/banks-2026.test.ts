@@ -135,9 +135,42 @@ const GOLDEN: Array<[string, RemessaInput, Array<[number, number, number, string
     "123",
     "6969",
   ],
+  [
+    "remessa/240/brcobranca-341-remessa-itau-cnab240.rem",
+    {
+      banco: "341",
+      layout: 240,
+      nsa: 1,
+      geradoEm: GERADO,
+      validarDocumentos: false,
+      beneficiario: {
+        nome: "EMPRESA TESTE LTDA",
+        documento: "28254225000193",
+        carteira: "175",
+        agencia: "1234",
+        conta: "12345",
+        contaDv: "1",
+      },
+      titulos: [
+        titulo({
+          id: "9999",
+          nossoNumero: "12345678",
+          numeroDocumento: "9999",
+          especie: "01",
+          valorCentavos: 12345,
+          baixa: { codigo: "3", dias: 0 },
+        }),
+      ],
+    },
+    // Itaú's manual (§2.2: alphanumeric fields left-aligned, blank-filled): the documento 9999 at P 63–72;
+    // brcobranca right-aligns it
+    [[3, 63, 72, "9999      ", "P número do documento"]],
+    "175123456785", // P 38–49: carteira + nosso número + DAC
+    "9999",
+  ],
 ];
 
-describe("remessa of the 2026 banks: golden files", () => {
+describe("remessa golden files of issue 23 (the 2026 banks, Itaú CNAB 240)", () => {
   it.each(GOLDEN)("%s: equal outside the documented columns", (file, input, differences) => {
     const out = gerarRemessa(input);
     expect(out.check.ok).toBe(true);
@@ -780,6 +813,44 @@ describe("336 C6 CNAB 400 retorno (laravel-boleto c6.ret: built by its author fr
     });
     // the number the boleto carries for the same carteira and NN
     expect(nossoNumero({ banco: "336", convenio: "123456", carteira: "20", nossoNumero: "1" }).completo).toBe(r.eventos[0]!.nossoNumero);
+  });
+});
+
+describe("341 Itaú CNAB 240 (its manual, May 2014)", () => {
+  const itau: RemessaInput = {
+    banco: "341",
+    layout: 240,
+    nsa: 1,
+    geradoEm: GERADO,
+    validarDocumentos: false,
+    beneficiario: { nome: NOME, documento: "28254225000193", carteira: "109", agencia: "1234", conta: "12345", contaDv: "1" },
+    titulos: [titulo({ nossoNumero: "12345678" })],
+  };
+  const p = (over: Partial<Titulo>, carteira = "109") =>
+    gerarRemessa({
+      ...itau,
+      beneficiario: { ...itau.beneficiario, carteira },
+      titulos: [titulo({ nossoNumero: "12345678", ...over })],
+    }).text.split("\r\n")[2]!;
+
+  it("P 38–49 is the boleto's carteira + nosso número + DAC, whose rule depends on the carteira", () => {
+    for (const carteira of ["109", "126"]) {
+      const boleto = nossoNumero({ banco: "341", agencia: "1234", conta: "12345", carteira, nossoNumero: "12345678" }).completo;
+      expect(p({}, carteira).slice(37, 49)).toBe(carteira + boleto);
+    }
+  });
+
+  it("juros as a value per day with no code, a desconto up to a date with no code; what has no slot is refused", () => {
+    const linha = p({ juros: { codigo: "1", valor: 150 }, desconto: { codigo: "1", data: HOJE, valor: 500 } });
+    expect([linha[117], linha.slice(126, 141), linha[141], linha.slice(142, 150)]).toEqual(["0", "000000000000150", "0", "14072015"]);
+    const e = (over: Partial<Titulo>) => refusalOf(() => p(over));
+    expect([e({ juros: { codigo: "2", valor: 100 } }).field, e({ desconto: { codigo: "2", data: HOJE, valor: 100 } }).field]).toEqual([
+      "titulos[0].juros.codigo",
+      "titulos[0].desconto.codigo",
+    ]);
+    expect(e({ baixa: { codigo: "1", dias: 120 } }).field).toBe("titulos[0].baixa.dias");
+    const semDac = refusalOf(() => gerarRemessa({ ...itau, beneficiario: { ...itau.beneficiario, contaDv: undefined } }));
+    expect([semDac.code, semDac.field]).toEqual(["CAMPO_OBRIGATORIO", "beneficiario.contaDv"]);
   });
 });
 
