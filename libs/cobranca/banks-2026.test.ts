@@ -236,3 +236,201 @@ describe("422 Safra (CNAB 400 manual §7.1–7.2; brcobranca safra_spec and Bole
     }
   });
 });
+
+describe("077 Inter (Manual CNAB400 Inter v1.1 §6.1.3; BoletoNetCore BancoInterCarteira110Tests vectors)", () => {
+  // BoletoNetCore's test class asserts each of these 23 vectors twice (boleto printed by the company and by
+  // the bank: 46 cases, the same values): agência 0001, carteira 110, código do beneficiário 1234567.
+  const inter = (nossoNumero: string): DadosBancarios => ({ banco: "077", carteira: "110", convenio: "1234567", nossoNumero });
+
+  it("nosso número DV: modulo 10 over agência + carteira + NN (five vectors)", () => {
+    const nn = (n: string) => nossoNumero(inter(n)).impresso;
+    expect(["4309540", "1", "4309541", "4309542", "4309543"].map(nn)).toEqual([
+      "0001/110/0004309540-1",
+      "0001/110/0000000001-4",
+      "0001/110/0004309541-9",
+      "0001/110/0004309542-7",
+      "0001/110/0004309543-5",
+    ]);
+  });
+
+  it("campo livre = agência + carteira + operação + NN with DV: barcode, DV geral and linha of six boletos", () => {
+    const cases: Array<[number, string, CalendarDate, string, string, string]> = [
+      [
+        27615,
+        "458",
+        date(2016, 10, 1),
+        "2",
+        "07792693400000276150001110123456700000004586",
+        "07790.00116 10123.456708 00000.045864 2 69340000027615",
+      ],
+      [
+        64734,
+        "451",
+        date(2016, 8, 1),
+        "1",
+        "07791687300000647340001110123456700000004511",
+        "07790.00116 10123.456708 00000.045112 1 68730000064734",
+      ],
+      [
+        29323,
+        "452",
+        date(2016, 10, 2),
+        "3",
+        "07793693500000293230001110123456700000004529",
+        "07790.00116 10123.456708 00000.045294 3 69350000029323",
+      ],
+      [
+        21712,
+        "453",
+        date(2016, 9, 2),
+        "2",
+        "07792690500000217120001110123456700000004537",
+        "07790.00116 10123.456708 00000.045377 2 69050000021712",
+      ],
+      [
+        13157,
+        "457",
+        date(2016, 9, 1),
+        "9",
+        "07799690400000131570001110123456700000004578",
+        "07790.00116 10123.456708 00000.045781 9 69040000013157",
+      ],
+      [
+        500,
+        "1",
+        date(2023, 8, 31),
+        "1",
+        "07791945900000005000001110123456700000000014",
+        "07790.00116 10123.456708 00000.000141 1 94590000000500",
+      ],
+    ];
+    for (const [valor, nn, due, dvGeral, barcode, linha] of cases) {
+      const b = boleto(inter(nn), due, valor);
+      expect([b.codigoBarras[4], b.codigoBarras, b.linhaDigitavelFormatada], nn).toEqual([dvGeral, barcode, linha]);
+    }
+    const b = boleto({ banco: "077", convenio: "1234567", nossoNumero: "1" }, null, 0);
+    expect([b.bancoComDv, b.carteira, b.agenciaCodigoBeneficiario, b.nossoNumero]).toEqual([
+      "077-9",
+      "112",
+      "0001 / 1234567",
+      "00000000010",
+    ]);
+  });
+
+  it("around the fator reset: accepted by both validators and read back", () => {
+    for (const due of [date(2025, 2, 21), date(2025, 2, 22), date(2026, 12, 15)]) {
+      const b = boleto({ banco: "077", convenio: "7654321", nossoNumero: "4309540" }, due, 19990);
+      aceito(b, due);
+      expect(lerBoleto(b.linhaDigitavel, { referenceDate: due }).dados?.nossoNumero).toBe("00043095407");
+    }
+  });
+
+  it("agência 0001 and carteiras 110 / 112 only, naming the field", () => {
+    const e = refusalOf(() => boleto({ banco: "077", convenio: "1", nossoNumero: "1", carteira: "109" }, null, 0));
+    expect([e.code, e.field]).toEqual(["CARTEIRA_INVALIDA", "dados.carteira"]);
+    expect(refusalOf(() => boleto({ banco: "077", convenio: "1", nossoNumero: "1", agencia: "0002" }, null, 0)).field).toBe(
+      "dados.agencia",
+    );
+  });
+});
+
+describe("070 BRB (Manual e Leiautes v077, Composição Barra-Linha and Cálculo D1 e D2; brcobranca banco_brasilia_spec vectors)", () => {
+  it("duplo dígito over incremento + conta + modalidade + sequencial + 070: the manual's worked example and its example files", () => {
+    const nn = (agencia: string, conta: string, carteira: string, n: string) =>
+      nossoNumero({ banco: "070", agencia, conta, carteira, nossoNumero: n }).completo;
+    // the worked example: chave 000 058 6002006 1 000001 070 → D1 4, D2 5
+    expect(nn("058", "6002006", "1", "1")).toBe("100000107045");
+    // the manual's example retorno (conta 2400044990; the first with incremento 001) and example remessa (0270114963)
+    const cases: Array<[string, string, string, string, string]> = [
+      ["240", "0044990", "3", "001000584", "300058407027"],
+      ["240", "0044990", "3", "000584", "300058407048"],
+      ["240", "0044990", "3", "000587", "300058707017"],
+      ["240", "0044990", "3", "000614", "300061407083"],
+      ["240", "0044990", "3", "000615", "300061507088"],
+      ["240", "0044990", "1", "042654", "104265407038"],
+      ["240", "0044990", "2", "042655", "204265507010"],
+      ["240", "0044990", "1", "042656", "104265607010"],
+      ["240", "0044990", "1", "002886", "100288607071"],
+      ["240", "0044990", "2", "100039", "210003907042"],
+      ["240", "0044990", "1", "100040", "110004007024"],
+      ["027", "0114963", "3", "004310007", "331000707091"],
+    ];
+    for (const [agencia, conta, carteira, n, esperado] of cases) expect(nn(agencia, conta, carteira, n), n).toBe(esperado);
+  });
+
+  it("campo livre = chave BRB; the manual's barcode and linha and brcobranca's", () => {
+    const a = boleto({ banco: "070", agencia: "240", conta: "44990", carteira: "1", nossoNumero: "002000001" }, date(2016, 7, 25), 37277);
+    expect([a.campoLivre, a.codigoBarras, a.linhaDigitavelFormatada]).toEqual([
+      "0022400044990100000107070",
+      "07099686600000372770022400044990100000107070",
+      "07090.02240 00044.990109 00001.070705 9 68660000037277",
+    ]);
+    const b = boleto({ banco: "070", agencia: "082", conta: "0000528", nossoNumero: "1" }, date(2015, 4, 30), 1000);
+    expect([b.campoLivre, b.codigoBarras, b.linhaDigitavelFormatada, b.nossoNumero]).toEqual([
+      "0000820000528200000107013",
+      "07099641400000010000000820000528200000107013",
+      "07090.00087 20000.528206 00001.070135 9 64140000001000",
+      "200000107013",
+    ]);
+    expect([b.bancoComDv, b.carteira, b.agenciaCodigoBeneficiario]).toEqual(["070-1", "2", "082 - 0000528"]);
+  });
+
+  it("around the fator reset: accepted by both validators and read back with the incremento", () => {
+    for (const due of [date(2025, 2, 21), date(2025, 2, 22), date(2026, 12, 15)]) {
+      const b = boleto({ banco: "070", agencia: "240", conta: "0044990", carteira: "1", nossoNumero: "002000001" }, due, 19990);
+      aceito(b, due);
+      const lido = lerBoleto(b.linhaDigitavel, { referenceDate: due }).dados!;
+      expect([lido.nossoNumero, lido.valores.nossoNumero]).toEqual(["100000107070", "002000001"]);
+    }
+  });
+
+  it("agência of 3 digits, conta of 7, modalidades 1–3, naming the field", () => {
+    const d = { banco: "070", agencia: "82", conta: "528", nossoNumero: "1" };
+    expect(refusalOf(() => boleto({ ...d, agencia: "1801" }, null, 0)).field).toBe("dados.agencia");
+    expect(refusalOf(() => boleto({ ...d, conta: "12345678" }, null, 0)).field).toBe("dados.conta");
+    expect(refusalOf(() => boleto({ ...d, nossoNumero: "1234567890" }, null, 0)).field).toBe("dados.nossoNumero");
+    expect(refusalOf(() => boleto({ ...d, carteira: "4" }, null, 0)).code).toBe("CARTEIRA_INVALIDA");
+  });
+});
+
+describe("336 C6 (campo livre as boletonet's BancoC6Teste vectors; nosso número assigned by C6, decision 0023)", () => {
+  it("campo livre = código do beneficiário + NN + carteira + layout identifier: boletonet's two boletos", () => {
+    const a = boleto({ banco: "336", convenio: "000000000001", nossoNumero: "0000113522", carteira: "21" }, date(2020, 4, 25), 42000);
+    expect([a.campoLivre, a.codigoBarras, a.linhaDigitavelFormatada]).toEqual([
+      "0000000000010000113522213",
+      "33691823600000420000000000000010000113522213",
+      "33690.00009 00000.010009 01135.222139 1 82360000042000",
+    ]);
+    const b = boleto({ banco: "336", convenio: "2", nossoNumero: "2", carteira: "24" }, date(2021, 7, 29), 45612);
+    expect([b.codigoBarras, b.linhaDigitavelFormatada]).toEqual([
+      "33691869600000456120000000000020000000002243",
+      "33690.00009 00000.020008 00000.022434 1 86960000045612",
+    ]);
+    expect([b.bancoComDv, b.carteira, b.agenciaCodigoBeneficiario]).toEqual(["336-0", "24", "000000000002"]);
+  });
+
+  it("nosso número DV over 0 + carteira + NN (the retorno fixture's carteira 20, NN 1 → 6); layout 4 for the beneficiário's own", () => {
+    expect(nossoNumero({ banco: "336", convenio: "1", carteira: "20", nossoNumero: "1" })).toMatchObject({
+      impresso: "0000000001-6",
+      completo: "000000000016",
+    });
+    const b = boleto({ banco: "336", convenio: "1", nossoNumero: "1", carteira: "20", modalidade: "4" }, null, 0);
+    expect(b.campoLivre.slice(22)).toBe("204");
+  });
+
+  it("around the fator reset: accepted by both validators and read back", () => {
+    for (const due of [date(2025, 2, 21), date(2025, 2, 22), date(2026, 12, 15)]) {
+      const b = boleto({ banco: "336", convenio: "123456789012", nossoNumero: "113522", carteira: "21" }, due, 19990);
+      aceito(b, due);
+      expect(lerBoleto(b.codigoBarras, { referenceDate: due }).dados?.nossoNumero).toBe(
+        nossoNumero({ banco: "336", convenio: "1", carteira: "21", nossoNumero: "113522" }).completo,
+      );
+    }
+  });
+
+  it("refuses a layout identifier other than 3 or 4 and a nosso número over 10 digits, naming the field", () => {
+    const d = { banco: "336", convenio: "1", nossoNumero: "1", carteira: "20" };
+    expect(refusalOf(() => boleto({ ...d, modalidade: "5" }, null, 0)).field).toBe("dados.modalidade");
+    expect(refusalOf(() => boleto({ ...d, nossoNumero: "12345678901" }, null, 0)).field).toBe("dados.nossoNumero");
+  });
+});

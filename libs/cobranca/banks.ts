@@ -22,7 +22,9 @@ export type Derivation =
   | { readonly name: string; readonly concat: readonly string[] }
   | { readonly name: string; readonly dv: CheckDigitAlgorithm; readonly over: readonly Operand[] }
   /** Part of a value, for printing (Unicred's conta with its DV, printed as conta-DV). */
-  | { readonly name: string; readonly slice: string; readonly start: number; readonly len: number };
+  | { readonly name: string; readonly slice: string; readonly start: number; readonly len: number }
+  /** A fixed value that takes part in a check digit or a printed number (BRB's "070" inside its nosso número). */
+  | { readonly name: string; readonly const: string };
 
 export type Segment =
   | { readonly field: string }
@@ -599,6 +601,109 @@ export const BANKS: Readonly<Record<string, BankDef>> = {
         nossoNumeroCompleto: "{nossoNumero}{nnDv}",
         agenciaCodigoImpresso: "{agenciaNumero}-{agenciaDv} / {contaNumero}-{contaDv}",
         carteiraImpressa: "{carteira}",
+      },
+    ],
+  },
+  "077": {
+    code: "077",
+    codeWithDv: "077-9",
+    name: "Banco Inter S.A.",
+    cnabName: "INTER",
+    variants: [
+      {
+        // Manual CNAB400 Inter v1.1 §6.1.3: agência 0001 + carteira (3) + número da operação (7) + nosso número
+        // with its DV (11). Inter assigns the nosso número (§4.2: zeros in the remessa, the number in the retorno),
+        // so the caller gives the number Inter returned (decision 0023). The DV is modulo 10 over agência +
+        // carteira + NN, as the reference library's 46 vectors give it (banks-2026.test).
+        id: "inter",
+        inputs: {
+          agencia: { len: 4, default: "0001", oneOf: ["0001"] },
+          carteira: { len: 3, default: "112", oneOf: ["110", "112"] },
+          convenio: { len: 7 }, // the número da operação Inter shows in its CNAB retorno screen
+          nossoNumero: { len: 10 },
+        },
+        derive: [{ name: "nnDv", dv: "mod10", over: ["agencia", "carteira", "nossoNumero"] }],
+        campoLivre: [{ field: "agencia" }, { field: "carteira" }, { field: "convenio" }, { field: "nossoNumero" }, { field: "nnDv" }],
+        nossoNumeroImpresso: "{agencia}/{carteira}/{nossoNumero}-{nnDv}",
+        nossoNumeroCompleto: "{nossoNumero}{nnDv}",
+        agenciaCodigoImpresso: "{agencia} / {convenio}",
+        carteiraImpressa: "{carteira}",
+      },
+    ],
+  },
+  "070": {
+    code: "070",
+    codeWithDv: "070-1",
+    name: "BRB - Banco de Brasília S.A.",
+    cnabName: "BRB",
+    variants: [
+      {
+        // "BRB Cobrança – Manual e Leiautes" (version 077, 2017), "Composição Barra-Linha BRB": the chave BRB is
+        // the incremento (3) + the código do beneficiário (conta, 10: agência 3 + conta 7) + the nosso número
+        // MSSSSSS070dd (modalidade, sequencial 6, 070, duplo dígito). The incremento is the top of a 9-digit
+        // sequence ("concatenated with positions 2 to 7 of the nosso número"), so it is the nosso número's first
+        // three digits here. The duplo dígito is Banrisul's (modulo 10, then modulo 11 weights 2–7 with the
+        // remainder-1 correction) over the first 23 digits of the chave.
+        id: "brb",
+        inputs: {
+          agencia: { len: 3 },
+          conta: { len: 7 },
+          carteira: { len: 1, default: "2", oneOf: ["1", "2", "3"] }, // the modalidade: 1 and 2 emitted by the beneficiário, 3 by BRB
+          nossoNumero: { len: 9 },
+        },
+        derive: [
+          { name: "incremento", slice: "nossoNumero", start: 0, len: 3 },
+          { name: "sequencial", slice: "nossoNumero", start: 3, len: 6 },
+          { name: "bancoNn", const: "070" },
+          { name: "nn", concat: ["carteira", "sequencial", "bancoNn"] },
+          { name: "nnDv", dv: "banrisulNC", over: ["incremento", "agencia", "conta", "nn"] },
+        ],
+        campoLivre: [
+          { slice: "nossoNumero", start: 0, len: 3 },
+          { field: "agencia" },
+          { field: "conta" },
+          { field: "carteira" },
+          { slice: "nossoNumero", start: 3, len: 6 },
+          { const: "070" },
+          { dvPrevious: "banrisulNC", len: 2 },
+        ],
+        nossoNumeroImpresso: "{nn}{nnDv}",
+        nossoNumeroCompleto: "{nn}{nnDv}",
+        agenciaCodigoImpresso: "{agencia} - {conta}",
+        carteiraImpressa: "{carteira}",
+      },
+    ],
+  },
+  "336": {
+    code: "336",
+    codeWithDv: "336-0",
+    name: "Banco C6 S.A.",
+    cnabName: "C6",
+    variants: [
+      {
+        // Campo livre as the reference libraries give it (no C6 manual was readable here; cobranca.md §3.16):
+        // código do beneficiário (12) + nosso número (10) + carteira (2) + layout identifier (1: 3 when C6
+        // issues the boleto, 4 when the beneficiário does). C6 assigns the nosso número of the boletos it
+        // registers, so the caller gives the number C6 returned (decision 0023). The number's DV, which the
+        // barcode does not carry, is Bradesco's modulo 11 base 7 with P over 0 + carteira + NN; the retorno
+        // writes 0 + NN + DV.
+        id: "c6",
+        inputs: {
+          convenio: { len: 12 }, // the código do beneficiário (cedente) C6 gives
+          nossoNumero: { len: 10 },
+          carteira: { len: 2 },
+          modalidade: { len: 1, default: "3", oneOf: ["3", "4"] },
+        },
+        derive: [
+          { name: "zero", const: "0" },
+          { name: "nnDv", dv: "mod11Bradesco", over: ["zero", "carteira", "nossoNumero"] },
+        ],
+        campoLivre: [{ field: "convenio" }, { field: "nossoNumero" }, { field: "carteira" }, { field: "modalidade" }],
+        nossoNumeroImpresso: "{nossoNumero}-{nnDv}",
+        nossoNumeroCompleto: "{zero}{nossoNumero}{nnDv}",
+        agenciaCodigoImpresso: "{convenio}",
+        carteiraImpressa: "{carteira}",
+        localPagamento: "PAGÁVEL EM CANAIS ELETRÔNICOS, AGÊNCIAS OU CORRESPONDENTES BANCÁRIOS",
       },
     ],
   },

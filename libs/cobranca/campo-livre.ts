@@ -115,6 +115,7 @@ function derive(variant: BankVariant, values: Map<string, string>): void {
   for (const dv of variant.derive) {
     if ("concat" in dv) values.set(dv.name, dv.concat.map((n) => operand(values, n)).join(""));
     else if ("slice" in dv) values.set(dv.name, operand(values, dv.slice).slice(dv.start, dv.start + dv.len));
+    else if ("const" in dv) values.set(dv.name, dv.const);
     else values.set(dv.name, CHECK_DIGITS[dv.dv](dv.over.map((o) => operand(values, o)).join("")));
   }
 }
@@ -314,6 +315,7 @@ function fieldLen(v: BankVariant, name: string): number {
   if (!d) throw new Error(`unknown field ${name} in ${v.id}`);
   if ("concat" in d) return d.concat.reduce((n, c) => n + fieldLen(v, c), 0);
   if ("slice" in d) return d.len;
+  if ("const" in d) return d.const.length;
   return d.dv === "banrisulNC" ? 2 : 1;
 }
 

@@ -15,7 +15,7 @@ import { Environment, ItemState, JobState } from "../../libs/gen/malha/billing/v
 import { startBillingMesh, type BillingMesh } from "../../test/support/billing-mesh.js";
 import { boletoDaVariante } from "./testing/fixtures.js";
 
-const BANCOS_2026 = ["085", "136", "004", "133", "422"];
+const BANCOS_2026 = ["085", "136", "004", "133", "422", "077", "070", "336"];
 const VENCIMENTO = { year: 2026, month: 12, day: 15 };
 const TENANT = "banks2026";
 const FINAL = [JobState.COMPLETED, JobState.PARTIALLY_COMPLETED, JobState.FAILED];

@@ -11,6 +11,7 @@ import { checkCnab } from "./checker.js";
 import { type Pessoa, type RemessaInput, type Titulo, gerarRemessa, lerRemessa, reescreverRemessa } from "./remessa.js";
 import { lerRetorno } from "./retorno.js";
 import { mod11BNB } from "../checkdigits.js";
+import { nossoNumero } from "../campo-livre.js";
 
 /** The brcobranca golden inputs (the same pagador and clock as remessa.test.ts). */
 const PAGADOR: Pessoa = {
@@ -134,9 +135,42 @@ const GOLDEN: Array<[string, RemessaInput, Array<[number, number, number, string
     "123",
     "6969",
   ],
+  [
+    "remessa/240/brcobranca-341-remessa-itau-cnab240.rem",
+    {
+      banco: "341",
+      layout: 240,
+      nsa: 1,
+      geradoEm: GERADO,
+      validarDocumentos: false,
+      beneficiario: {
+        nome: "EMPRESA TESTE LTDA",
+        documento: "28254225000193",
+        carteira: "175",
+        agencia: "1234",
+        conta: "12345",
+        contaDv: "1",
+      },
+      titulos: [
+        titulo({
+          id: "9999",
+          nossoNumero: "12345678",
+          numeroDocumento: "9999",
+          especie: "01",
+          valorCentavos: 12345,
+          baixa: { codigo: "3", dias: 0 },
+        }),
+      ],
+    },
+    // Itaú's manual (§2.2: alphanumeric fields left-aligned, blank-filled): the documento 9999 at P 63–72;
+    // brcobranca right-aligns it
+    [[3, 63, 72, "9999      ", "P número do documento"]],
+    "175123456785", // P 38–49: carteira + nosso número + DAC
+    "9999",
+  ],
 ];
 
-describe("remessa of the 2026 banks: golden files", () => {
+describe("remessa golden files of issue 23 (the 2026 banks, Itaú CNAB 240)", () => {
   it.each(GOLDEN)("%s: equal outside the documented columns", (file, input, differences) => {
     const out = gerarRemessa(input);
     expect(out.check.ok).toBe(true);
@@ -646,6 +680,180 @@ describe("422 Safra CNAB 400 (manual §6; no reference file exists: positions ch
   });
 });
 
+describe("077 Inter CNAB 400 retorno (Manual CNAB400 Inter v1.1 §5)", () => {
+  it("laravel-boleto inter.ret: its identities are zeroed, yet the entry's code, dates and value are there", () => {
+    const r = lerRetorno(fixture("retorno/400/laravel-boleto-077-inter.ret"));
+    expect([r.banco, r.layout, r.dataArquivo, r.eventos.length]).toEqual(["077", 400, "061221", 1]);
+    expect(r.eventos[0]).toMatchObject({
+      ocorrencia: "02",
+      estado: "REGISTERED",
+      carteira: "112",
+      agencia: "0001",
+      nossoNumero: "00000000000",
+      numeroDocumento: "0000000001",
+      dataOcorrencia: date(2021, 12, 6),
+      vencimento: date(2021, 12, 7),
+      valorCentavos: 1000,
+      bancoRecebedor: "077",
+      agenciaRecebedora: "0001",
+      especie: "01",
+      motivos: [],
+    });
+    expect(r.eventos[0]!.valorPagoCentavos).toBeUndefined();
+  });
+
+  it("BoletoNetCore's sample retorno: the nosso número Inter assigned, with a DV that checks", () => {
+    const r = lerRetorno(fixture("retorno/400/boletonetcore-077-inter.ret"));
+    expect([r.banco, r.dataArquivo, r.eventos.length]).toEqual(["077", "311023", 1]);
+    expect(r.eventos[0]).toMatchObject({
+      ocorrencia: "02",
+      estado: "REGISTERED",
+      carteira: "110",
+      conta: "0262457938",
+      id: "796B47DFE22F4D75933DA22C1",
+      nossoNumero: "30061000215",
+      numeroDocumento: "52A212E",
+      dataOcorrencia: date(2023, 10, 24),
+      vencimento: date(2023, 10, 25),
+      valorCentavos: 500,
+    });
+    const nn = r.eventos[0]!.nossoNumero!;
+    expect(nossoNumero({ banco: "077", carteira: "110", convenio: "1", nossoNumero: nn.slice(0, 10) }).completo).toBe(nn);
+  });
+});
+
+describe("070 BRB retorno (manual v077, Leiaute Retorno: the bank's own 400 positions, dates DDMMAAAA)", () => {
+  it("brcobranca CNAB400BANCOBRASILIA.RET (an excerpt, repaired as the README says): the values its spec asserts", () => {
+    const r = lerRetorno(
+      repairedFixture("retorno/400/brcobranca-070-CNAB400BANCOBRASILIA.RET", 400, [{ line: 3, column: 395, text: "000003" }]),
+    );
+    expect([r.banco, r.layout, r.dataArquivo, r.eventos.length]).toEqual(["070", 400, "26072012", 1]);
+    expect(r.eventos[0]).toMatchObject({
+      linha: 2,
+      conta: "0279998886",
+      nossoNumero: "107851907015",
+      ocorrencia: "05",
+      estado: "PAID",
+      dataOcorrencia: date(2012, 7, 26),
+      vencimento: date(2012, 7, 26),
+      valorCentavos: 26492,
+      valorPagoCentavos: 26492,
+      bancoRecebedor: "070",
+      especie: "00",
+      iofCentavos: 0,
+      descontoCentavos: 0,
+      outrosCreditosCentavos: 0,
+      dataPagamento: date(2012, 7, 26),
+      motivos: [],
+    });
+    // the manual's data de crédito (119–126) is blank here; brcobranca reports 300–307, the payment date
+    expect(r.eventos[0]!.dataCredito).toBeUndefined();
+  });
+
+  it("the manual's example retorno: entries, liquidations with their credit date, rejections with their code", () => {
+    const text = repairedFixture("retorno/400/brb-manual-v077-exemplo-retorno.ret", 400, [
+      { line: 1, column: 47, text: "BENEFICIARIO COBRANCA" },
+    ]);
+    const r = lerRetorno(text);
+    expect([r.banco, r.dataArquivo, r.eventos.length]).toEqual(["070", "15062016", 12]);
+    expect(r.eventos.map((e) => [e.nossoNumero, e.ocorrencia, e.estado])).toEqual([
+      ["300058407027", "00", "WRITTEN_OFF"],
+      ["300058707017", "00", "WRITTEN_OFF"],
+      ["300061407083", "02", "REGISTERED"],
+      ["300061507088", "02", "REGISTERED"],
+      ["104265407038", "05", "PAID"],
+      ["204265507010", "06", "PAID"],
+      ["104265607010", "05", "PAID"],
+      ["100288607071", "09", "REJECTED"],
+      ["210003907042", "09", "REJECTED"],
+      ["210003907042", "16", "PAID"],
+      ["110004007024", "09", "REJECTED"],
+      ["110004007024", "15", "PAID"],
+    ]);
+    expect(r.eventos[4]).toMatchObject({
+      id: "CTR 20450/2015 456",
+      numeroDocumento: "CTR 20450/201",
+      dataOcorrencia: date(2016, 6, 15),
+      dataCredito: date(2016, 6, 16),
+      vencimento: date(2016, 6, 15),
+      valorCentavos: 2268390,
+      valorPagoCentavos: 2268390,
+      agenciaRecebedora: "03071",
+      especie: "21",
+    });
+    expect(r.eventos[7]).toMatchObject({ motivos: ["019"], motivoDescricao: "CEP INVALIDO" });
+    expect(r.eventos[3]).toMatchObject({ pagadorDda: "1" });
+    // every nosso número's duplo dígito checks against the chave it was issued with (incremento 25–27)
+    for (const e of r.eventos) {
+      const nn = e.nossoNumero!;
+      const linha = text.split("\r\n")[e.linha - 1]!;
+      const dados = { banco: "070", agencia: "240", conta: "0044990", carteira: nn[0]!, nossoNumero: linha.slice(24, 27) + nn.slice(1, 7) };
+      expect(nossoNumero(dados).completo, nn).toBe(nn);
+    }
+  });
+});
+
+describe("336 C6 CNAB 400 retorno (laravel-boleto c6.ret: built by its author from C6's manual, not a bank file)", () => {
+  it("one liquidation with the nosso número C6 assigned, as the source's test asserts", () => {
+    const r = lerRetorno(fixture("retorno/400/laravel-boleto-336-c6.ret"));
+    expect([r.banco, r.layout, r.eventos.length]).toEqual(["336", 400, 1]);
+    expect(r.eventos[0]).toMatchObject({
+      carteira: "20",
+      nossoNumero: "000000000016",
+      id: "CTRL0000000001",
+      ocorrencia: "06",
+      estado: "PAID",
+      valorCentavos: 10000,
+      valorPagoCentavos: 10000,
+      dataOcorrencia: date(2026, 8, 18),
+      vencimento: date(2026, 8, 25),
+      dataCredito: date(2026, 8, 18),
+      bancoRecebedor: "336",
+      convenio: "000000123456",
+    });
+    // the number the boleto carries for the same carteira and NN
+    expect(nossoNumero({ banco: "336", convenio: "123456", carteira: "20", nossoNumero: "1" }).completo).toBe(r.eventos[0]!.nossoNumero);
+  });
+});
+
+describe("341 Itaú CNAB 240 (its manual, May 2014)", () => {
+  const itau: RemessaInput = {
+    banco: "341",
+    layout: 240,
+    nsa: 1,
+    geradoEm: GERADO,
+    validarDocumentos: false,
+    beneficiario: { nome: NOME, documento: "28254225000193", carteira: "109", agencia: "1234", conta: "12345", contaDv: "1" },
+    titulos: [titulo({ nossoNumero: "12345678" })],
+  };
+  const p = (over: Partial<Titulo>, carteira = "109") =>
+    gerarRemessa({
+      ...itau,
+      beneficiario: { ...itau.beneficiario, carteira },
+      titulos: [titulo({ nossoNumero: "12345678", ...over })],
+    }).text.split("\r\n")[2]!;
+
+  it("P 38–49 is the boleto's carteira + nosso número + DAC, whose rule depends on the carteira", () => {
+    for (const carteira of ["109", "126"]) {
+      const boleto = nossoNumero({ banco: "341", agencia: "1234", conta: "12345", carteira, nossoNumero: "12345678" }).completo;
+      expect(p({}, carteira).slice(37, 49)).toBe(carteira + boleto);
+    }
+  });
+
+  it("juros as a value per day with no code, a desconto up to a date with no code; what has no slot is refused", () => {
+    const linha = p({ juros: { codigo: "1", valor: 150 }, desconto: { codigo: "1", data: HOJE, valor: 500 } });
+    expect([linha[117], linha.slice(126, 141), linha[141], linha.slice(142, 150)]).toEqual(["0", "000000000000150", "0", "14072015"]);
+    const e = (over: Partial<Titulo>) => refusalOf(() => p(over));
+    expect([e({ juros: { codigo: "2", valor: 100 } }).field, e({ desconto: { codigo: "2", data: HOJE, valor: 100 } }).field]).toEqual([
+      "titulos[0].juros.codigo",
+      "titulos[0].desconto.codigo",
+    ]);
+    expect(e({ baixa: { codigo: "1", dias: 120 } }).field).toBe("titulos[0].baixa.dias");
+    const semDac = refusalOf(() => gerarRemessa({ ...itau, beneficiario: { ...itau.beneficiario, contaDv: undefined } }));
+    expect([semDac.code, semDac.field]).toEqual(["CAMPO_OBRIGATORIO", "beneficiario.contaDv"]);
+  });
+});
+
 describe("layouts the 2026 banks do not have are refused, never written generically", () => {
   it.each([
     ["136", 240],
@@ -653,6 +861,14 @@ describe("layouts the 2026 banks do not have are refused, never written generica
     ["133", 240],
     ["422", 240],
     ["085", 400],
+    // decision 0023: Inter and C6 register títulos without the nosso número they assign, a flow billing lacks;
+    // BRB's remessa is its own DCB format (libs/cobranca README)
+    ["077", 400],
+    ["077", 240],
+    ["336", 400],
+    ["336", 240],
+    ["070", 400],
+    ["070", 240],
   ] as const)("bank %s CNAB %s", (banco, layout) => {
     const e = refusalOf(() =>
       gerarRemessa({

@@ -193,9 +193,16 @@ export interface Cnab240Profile {
   readonly nossoNumeroTpl: string;
   /** Segments written per título. */
   readonly segmentos: readonly ("P" | "Q" | "R")[];
+  /** The NN check digit is the boleto's (banks.ts), for banks whose rule depends on the carteira (Itaú). */
+  readonly nossoNumeroDvDoBoleto?: true;
   /** NN check digit made available to the template as {titulo.nossoNumeroDv}. */
   readonly nossoNumeroDv?: { readonly algo: import("../checkdigits.js").CheckDigitAlgorithm; readonly tpl: readonly [string, number][] };
   readonly overrides: Partial<Record<Cnab240Record, readonly FieldDef[]>>;
+  /**
+   * What this bank's segment P has no slot for, refused instead of written wrong: no juros code (only a value
+   * per day), no desconto code (only a value up to a date), baixa days in fewer than three digits.
+   */
+  readonly semSlot?: { readonly jurosCodigo: true; readonly descontoCodigo: true; readonly baixaDiasMax: number };
   /** Beneficiário fields this bank's records cannot go without (written raw, they would be blank). */
   readonly beneficiarioExige?: readonly {
     readonly campo: "codigoTransmissao" | "contaDv";
@@ -332,6 +339,74 @@ const AILOS: Cnab240Profile = {
   },
 };
 
+/**
+ * Itaú (341), "Cobrança FEBRABAN 240" manual (May 2014), §3.1: agência 4 and conta 5 digits with the DAC of
+ * agência/conta (the beneficiário's contaDv), the nosso número block carteira + 8 digits + its DAC (the
+ * boleto's, whose rule depends on the carteira), no juros or desconto code, baixa days in two
+ * digits, no moeda, the name of the pagador in 30 characters, blank lote and file trailers after the counts.
+ */
+const ITAU: Cnab240Profile = {
+  banco: "341",
+  versaoArquivo: "040",
+  versaoLote: "030",
+  densidade: "00000",
+  nossoNumeroTpl: "",
+  segmentos: ["P", "Q", "R"],
+  nossoNumeroDvDoBoleto: true,
+  semSlot: { jurosCodigo: true, descontoCodigo: true, baixaDiasMax: 99 },
+  beneficiarioExige: [{ campo: "contaDv", formato: /^\d$/, descricao: "the DAC of agência/conta (one digit)" }],
+  overrides: {
+    headerArquivo: [
+      Z(53, 53),
+      N("agencia", 54, 57, { src: "beneficiario.agencia" }),
+      B(58, 58),
+      Z(59, 65),
+      N("conta", 66, 70, { src: "beneficiario.conta" }),
+      B(71, 71),
+      A("dac", 72, 72, { src: "beneficiario.contaDv", fmt: "raw" }),
+      Z(226, 228),
+    ],
+    headerLote: [
+      Z(12, 13),
+      Z(54, 54),
+      N("agencia", 55, 58, { src: "beneficiario.agencia" }),
+      B(59, 59),
+      Z(60, 66),
+      N("conta", 67, 71, { src: "beneficiario.conta" }),
+      B(72, 72),
+      A("dac", 73, 73, { src: "beneficiario.contaDv", fmt: "raw" }),
+    ],
+    P: [
+      Z(18, 18),
+      N("agencia", 19, 22, { src: "beneficiario.agencia" }),
+      B(23, 23),
+      Z(24, 30),
+      N("conta", 31, 35, { src: "beneficiario.conta" }),
+      B(36, 36),
+      A("dac", 37, 37, { src: "beneficiario.contaDv", fmt: "raw" }),
+      A("nossoNumero", 38, 49, {
+        src: "titulo.nossoNumeroCampo",
+        fmt: "template",
+        tpl: "{beneficiario.carteira:3}{titulo.nossoNumeroSequencial:8}{titulo.nossoNumeroDv}",
+      }),
+      B(50, 57),
+      Z(58, 62),
+      A("numeroDocumento", 63, 72, { src: "titulo.numeroDocumento" }),
+      B(73, 77),
+      N("agenciaCobradoraDv", 106, 106),
+      N("especie", 107, 108, { src: "titulo.especie", default: "01" }),
+      Z(118, 118),
+      Z(142, 142),
+      ID_RIGHT,
+      N("baixaDias", 225, 226, { src: "titulo.baixa.dias" }),
+      Z(227, 239),
+    ],
+    Q: [A("pagadorNome", 34, 63, { src: "pagador.nome", truncate: true }), B(64, 73)],
+    trailerLote: [B(24, 240)],
+    trailerArquivo: [B(30, 35)],
+  },
+};
+
 export const CNAB240_PROFILES: Readonly<Record<string, Cnab240Profile>> = {
   "001": {
     banco: "001",
@@ -405,9 +480,10 @@ export const CNAB240_PROFILES: Readonly<Record<string, Cnab240Profile>> = {
   "104": CAIXA,
   "033": SANTANDER,
   "085": AILOS,
+  "341": ITAU,
 };
 
-/** FEBRABAN generic profile for banks without a specific one (Bradesco, Itaú, Banrisul…; UNVERIFIED per bank). */
+/** FEBRABAN generic profile for banks without a specific one (Bradesco, Banrisul; UNVERIFIED per bank). */
 export function genericProfile(banco: string): Cnab240Profile {
   return {
     banco,
@@ -438,7 +514,7 @@ export function layout240(profile: Cnab240Profile, rec: Cnab240Record): RecordLa
  * Banks whose CNAB 240 remessa is written with the FEBRABAN generic layout (UNVERIFIED per bank). The banks
  * added later have their own 240 layouts, or none, so they get no generic file the bank might reject.
  */
-const GENERICO_240: ReadonlySet<string> = new Set(["237", "341", "041"]);
+const GENERICO_240: ReadonlySet<string> = new Set(["237", "041"]);
 
 export function profile240(banco: string): Cnab240Profile {
   const p = CNAB240_PROFILES[banco];
@@ -534,6 +610,38 @@ export const SEGMENTO_T_POR_BANCO: Readonly<Record<string, RecordLayout>> = {
     N("tarifa", 194, 208, { src: "tarifaCentavos", fmt: "cents" }),
     A("motivos", 209, 218, { src: "motivosRaw", fmt: "raw" }),
     A("brancos219", 219, 240, { fmt: "raw" }),
+  ]),
+  // Itaú: its own T positions (Itaú "Cobrança FEBRABAN 240" manual, May 2014, §3.2): agência 19–22, conta
+  // 31–35 + DAC 37, carteira 38–40, nosso número 41–48 + DAC 49, seu número 59–68, errors 214–221 and the
+  // liquidation channel 222–223
+  "341": defineRecord("segmentoT-341", 240, [
+    ...detalheRetorno("T"),
+    A("zeros18", 18, 18, { fmt: "raw" }),
+    A("agencia", 19, 22, { src: "agencia", fmt: "raw" }),
+    A("zeros23", 23, 30, { fmt: "raw" }),
+    A("conta", 31, 35, { src: "conta", fmt: "raw" }),
+    A("zeros36", 36, 36, { fmt: "raw" }),
+    A("agContaDv", 37, 37, { fmt: "raw" }),
+    A("carteira", 38, 40, { src: "carteira", fmt: "raw" }),
+    A("nossoNumero", 41, 48, { src: "nossoNumero", fmt: "raw" }),
+    A("nossoNumeroDv", 49, 49, { src: "nossoNumeroDv", fmt: "raw" }),
+    A("brancos50", 50, 58, { fmt: "raw" }),
+    A("seuNumero", 59, 68, { src: "numeroDocumento", fmt: "raw" }),
+    A("brancos69", 69, 73, { fmt: "raw" }),
+    N("vencimento", 74, 81, { src: "vencimento", fmt: "date8" }),
+    N("valor", 82, 96, { src: "valorCentavos", fmt: "cents" }),
+    A("zeros97", 97, 99, { fmt: "raw" }),
+    A("agenciaCobradora", 100, 105, { src: "agenciaRecebedora", fmt: "raw" }),
+    A("identificacaoTitulo", 106, 130, { src: "id", fmt: "raw", align: "right" }),
+    A("zeros131", 131, 132, { fmt: "raw" }),
+    A("pagadorTipoInscricao", 133, 133, { src: "pagador.tipoInscricao", fmt: "raw" }),
+    A("pagadorDocumento", 134, 148, { src: "pagador.documento", fmt: "raw" }),
+    A("pagadorNome", 149, 178, { src: "pagador.nome", fmt: "raw" }),
+    A("brancos179", 179, 198, { fmt: "raw" }),
+    N("tarifa", 199, 213, { src: "tarifaCentavos", fmt: "cents" }),
+    A("motivos", 214, 221, { src: "motivosRaw", fmt: "raw" }),
+    A("codigoLiquidacao", 222, 223, { src: "codigoLiquidacao", fmt: "raw" }),
+    A("brancos224", 224, 240, { fmt: "raw" }),
   ]),
 };
 

@@ -780,3 +780,133 @@ export const SAFRA_400_RETORNO = defineRecord("safra400Retorno", 400, [
   A("numeroArquivo", 392, 394, { fmt: "raw" }),
   seq,
 ]);
+
+/**
+ * Banco Inter CNAB 400 retorno detail (Manual CNAB400 Inter v1.1 §5.2). The nosso número at 71–81 is the one
+ * Inter assigned, with its DV (decision 0023); 241–380 is the rejection's text, not a table of codes.
+ */
+export const INTER_400_RETORNO = defineRecord("inter400Retorno", 400, [
+  K("tipoRegistro", 1, 1, "1", "N"),
+  A("tipoInscricao", 2, 3, { fmt: "raw" }),
+  A("documento", 4, 17, { fmt: "raw" }),
+  A("zeros18", 18, 20, { fmt: "raw" }),
+  A("carteiraEmpresa", 21, 23, { fmt: "raw" }),
+  A("agencia", 24, 27, { src: "agencia", fmt: "raw" }),
+  A("conta", 28, 37, { src: "conta", fmt: "raw" }),
+  A("controleParticipante", 38, 62, { src: "id", fmt: "raw" }),
+  A("zeros63", 63, 70, { fmt: "raw" }),
+  A("nossoNumero", 71, 81, { src: "nossoNumero", fmt: "raw" }),
+  A("brancos82", 82, 86, { fmt: "raw" }),
+  A("carteira", 87, 89, { src: "carteira", fmt: "raw" }),
+  A("ocorrencia", 90, 91, { src: "ocorrencia", fmt: "raw" }),
+  N("dataOcorrencia", 92, 97, { src: "dataOcorrencia", fmt: "date6" }),
+  A("seuNumero", 98, 107, { src: "numeroDocumento", fmt: "raw" }),
+  A("nossoNumeroBanco", 108, 118, { fmt: "raw" }),
+  N("vencimento", 119, 124, { src: "vencimento", fmt: "date6" }),
+  N("valor", 125, 137, { src: "valorCentavos", fmt: "cents" }),
+  A("bancoCobrador", 138, 140, { src: "bancoRecebedor", fmt: "raw" }),
+  A("agenciaCobradora", 141, 144, { src: "agenciaRecebedora", fmt: "raw" }),
+  A("especie", 145, 146, { src: "especie", fmt: "raw" }),
+  A("brancos147", 147, 159, { fmt: "raw" }),
+  N("valorPago", 160, 172, { src: "valorPagoCentavos", fmt: "cents" }),
+  N("dataCredito", 173, 178, { src: "dataCredito", fmt: "date6" }),
+  A("brancos179", 179, 181, { fmt: "raw" }),
+  A("pagadorNome", 182, 221, { fmt: "raw" }),
+  A("brancos222", 222, 226, { fmt: "raw" }),
+  A("pagadorDocumento", 227, 240, { fmt: "raw" }),
+  A("motivoTexto", 241, 380, { src: "motivoTexto", fmt: "raw" }),
+  A("brancos381", 381, 394, { fmt: "raw" }),
+  seq,
+]);
+
+/** BRB's retorno header ("Leiaute Retorno" of its manual v077): the file date has four-digit years (95–102). */
+export const BRB_400_HEADER_RETORNO = overrideRecord(headerRetorno, "brb400HeaderRetorno", [
+  A("dataGravacao", 95, 102, { src: "dataGravacao", fmt: "raw" }),
+  A("resto", 103, 379, { fmt: "raw" }),
+  A("dataMovimento", 380, 387, { fmt: "raw" }),
+  A("brancos388", 388, 394, { fmt: "raw" }),
+]);
+
+/**
+ * BRB retorno detail (manual v077, "Leiaute Retorno"): its own 400 positions, dates DDMMAAAA. The nosso número
+ * is MSSSSSS070dd (71–82) with the incremento apart (25–27); 365–394 is a 3-digit rejection code and its text.
+ */
+export const BRB_400_RETORNO = defineRecord("brb400Retorno", 400, [
+  K("tipoRegistro", 1, 1, "1", "N"),
+  A("tipoInscricao", 2, 3, { fmt: "raw" }),
+  A("pagadorDocumento", 4, 17, { fmt: "raw" }),
+  A("brancos18", 18, 20, { fmt: "raw" }),
+  A("zeros21", 21, 24, { fmt: "raw" }),
+  A("incremento", 25, 27, { fmt: "raw" }),
+  A("conta", 28, 37, { src: "conta", fmt: "raw" }),
+  A("brancos38", 38, 45, { fmt: "raw" }),
+  A("controleParticipante", 46, 70, { src: "id", fmt: "raw" }),
+  A("nossoNumero", 71, 82, { src: "nossoNumero", fmt: "raw" }),
+  A("contaCentralizadora", 83, 92, { fmt: "raw" }),
+  A("seuNumero", 93, 105, { src: "numeroDocumento", fmt: "raw" }),
+  A("brancos106", 106, 107, { fmt: "raw" }),
+  A("pagadorDda", 108, 108, { src: "pagadorDda", fmt: "raw" }),
+  A("ocorrencia", 109, 110, { src: "ocorrencia", fmt: "raw" }),
+  N("dataOcorrencia", 111, 118, { src: "dataOcorrencia", fmt: "date8" }),
+  N("dataCredito", 119, 126, { src: "dataCredito", fmt: "date8" }),
+  A("tipoBaixa", 127, 128, { fmt: "raw" }),
+  A("nossoNumeroConfirmacao", 129, 140, { fmt: "raw" }),
+  A("codigoRateio", 141, 144, { fmt: "raw" }),
+  A("brancos145", 145, 148, { fmt: "raw" }),
+  N("vencimento", 149, 156, { src: "vencimento", fmt: "date8" }),
+  N("valor", 157, 169, { src: "valorCentavos", fmt: "cents" }),
+  A("bancoCobrador", 170, 172, { src: "bancoRecebedor", fmt: "raw" }),
+  A("agenciaCobradora", 173, 177, { src: "agenciaRecebedora", fmt: "raw" }),
+  A("especie", 178, 179, { src: "especie", fmt: "raw" }),
+  A("zeros180", 180, 218, { fmt: "raw" }),
+  N("iof", 219, 231, { src: "iofCentavos", fmt: "cents" }),
+  A("zeros232", 232, 244, { fmt: "raw" }),
+  N("desconto", 245, 257, { src: "descontoCentavos", fmt: "cents" }),
+  N("valorPago", 258, 270, { src: "valorPagoCentavos", fmt: "cents" }),
+  N("outrosDebitos", 271, 283, { src: "outrosDebitosCentavos", fmt: "cents" }),
+  N("outrosCreditos", 284, 296, { src: "outrosCreditosCentavos", fmt: "cents" }),
+  A("brancos297", 297, 299, { fmt: "raw" }),
+  N("dataPagamento", 300, 307, { src: "dataPagamento", fmt: "date8" }),
+  A("usoBrb", 308, 364, { fmt: "raw" }),
+  A("motivoRejeicao", 365, 367, { src: "motivoRaw3", fmt: "raw" }),
+  A("motivoTexto", 368, 394, { src: "motivoDescricao", fmt: "raw" }),
+  seq,
+]);
+
+/**
+ * Banco C6 CNAB 400 retorno detail, at the positions of the reference file (laravel-boleto's c6.ret, which
+ * its author built from C6's manual v2.7; no C6 manual was readable here: cobranca.md §3.16). The nosso
+ * número is the one C6 assigned: 0 + 10 digits (63–73) and its DV (74), as the boleto's `completo`.
+ */
+export const C6_400_RETORNO = defineRecord("c6400Retorno", 400, [
+  K("tipoRegistro", 1, 1, "1", "N"),
+  A("tipoInscricao", 2, 3, { fmt: "raw" }),
+  A("documento", 4, 17, { fmt: "raw" }),
+  A("codigoEmpresa", 18, 29, { src: "convenio", fmt: "raw" }),
+  A("brancos30", 30, 37, { fmt: "raw" }),
+  A("controleParticipante", 38, 62, { src: "id", fmt: "raw" }),
+  A("nossoNumero", 63, 73, { src: "nossoNumero", fmt: "raw" }),
+  A("nossoNumeroDv", 74, 74, { src: "nossoNumeroDv", fmt: "raw" }),
+  A("usoBanco75", 75, 106, { fmt: "raw" }),
+  A("carteira", 107, 108, { src: "carteira", fmt: "raw" }),
+  A("ocorrencia", 109, 110, { src: "ocorrencia", fmt: "raw" }),
+  N("dataOcorrencia", 111, 116, { src: "dataOcorrencia", fmt: "date6" }),
+  A("seuNumero", 117, 126, { src: "numeroDocumento", fmt: "raw" }),
+  A("brancos127", 127, 146, { fmt: "raw" }),
+  N("vencimento", 147, 152, { src: "vencimento", fmt: "date6" }),
+  N("valor", 153, 165, { src: "valorCentavos", fmt: "cents" }),
+  A("bancoCobrador", 166, 168, { src: "bancoRecebedor", fmt: "raw" }),
+  A("agenciaCobradora", 169, 173, { src: "agenciaRecebedora", fmt: "raw" }),
+  A("brancos174", 174, 175, { fmt: "raw" }),
+  N("tarifa", 176, 188, { src: "tarifaCentavos", fmt: "cents" }),
+  A("brancos189", 189, 227, { fmt: "raw" }),
+  N("abatimento", 228, 240, { src: "abatimentoCentavos", fmt: "cents" }),
+  N("desconto", 241, 253, { src: "descontoCentavos", fmt: "cents" }),
+  N("valorPago", 254, 266, { src: "valorPagoCentavos", fmt: "cents" }),
+  N("juros", 267, 279, { src: "jurosCentavos", fmt: "cents" }),
+  N("outrosCreditos", 280, 292, { src: "outrosCreditosCentavos", fmt: "cents" }),
+  A("brancos293", 293, 295, { fmt: "raw" }),
+  N("dataCredito", 296, 301, { src: "dataCredito", fmt: "date6" }),
+  A("resto302", 302, 394, { fmt: "raw" }),
+  seq,
+]);

@@ -261,6 +261,33 @@ const SAFRA_400: Tabela = {
   "58": o("CHANGED", "instrução não negativar aceita"),
 };
 
+/** Banco Inter CNAB 400 retorno (Manual CNAB400 Inter v1.1 §5.2, 90–91): four codes. */
+const INTER_400: Tabela = {
+  "02": o("REGISTERED", "em aberto (boleto emitido)"),
+  "03": o("REJECTED", "erro (entrada rejeitada)"),
+  "06": o("PAID", "pago"),
+  "07": o("WRITTEN_OFF", "baixado"),
+};
+
+/** BRB retorno (manual v077, "Leiaute Retorno" 109–110): the seven codes it lists. */
+const BRB_400: Tabela = {
+  "00": o("WRITTEN_OFF", "baixa por devolução"),
+  "02": o("REGISTERED", "entrada de título"),
+  "05": o("PAID", "liquidação sem registro ou modalidade 1"),
+  "06": o("PAID", "liquidação normal com registro ou modalidades 2 e 3"),
+  "09": o("REJECTED", "liquidação ou instrução rejeitada"),
+  "15": o("PAID", "liquidação regularizada sem registro ou modalidade 1"),
+  "16": o("PAID", "liquidação regularizada com registro ou modalidades 2 e 3"),
+};
+
+/**
+ * C6 CNAB 400 retorno: only the code the reference file and its test name (06, liquidação do título); no C6
+ * manual was readable here, so every other code is UNKNOWN until one is (cobranca.md §3.16).
+ */
+const C6_400: Tabela = {
+  "06": o("PAID", "liquidação do título"),
+};
+
 /** Key: `${banco}:${layout}`; "*:240" is the FEBRABAN fallback for other CNAB 240 banks. */
 export const OCORRENCIAS: Readonly<Record<string, Tabela>> = {
   "*:240": FEBRABAN_240,
@@ -278,6 +305,9 @@ export const OCORRENCIAS: Readonly<Record<string, Tabela>> = {
   "004:400": BNB_400,
   "133:400": BRADESCO_400,
   "422:400": SAFRA_400,
+  "077:400": INTER_400,
+  "070:400": BRB_400,
+  "336:400": C6_400,
 };
 
 export function mapearOcorrencia(banco: string, layout: 240 | 400, codigo: string): Ocorrencia {

@@ -4,7 +4,7 @@
  */
 import { CHECK_DIGITS, type CheckDigitAlgorithm } from "../checkdigits.js";
 import { assertValorCentavos } from "../boleto.js";
-import { getBank } from "../campo-livre.js";
+import { getBank, nossoNumero } from "../campo-livre.js";
 import { type CalendarDate, type LocalDateTime, addDays, assertDate } from "../date.js";
 import { CobrancaError, fail } from "../errors.js";
 import { tipoChavePix } from "../pix.js";
@@ -705,7 +705,19 @@ function remessa240(
         const src = profile.nossoNumeroDv.tpl.map(([path, n]) => String(getPath(dvCtx, path) ?? "").padStart(n, "0")).join("");
         (t as Ctx).nossoNumeroDv = CHECK_DIGITS[profile.nossoNumeroDv.algo](src);
       }
+      if (profile.nossoNumeroDvDoBoleto) {
+        const b = beneficiario as { agencia?: string; conta?: string; carteira?: string };
+        const nn = nossoNumero({
+          banco,
+          agencia: b.agencia ?? "",
+          conta: b.conta ?? "",
+          carteira: b.carteira ?? "",
+          nossoNumero: t.nossoNumero,
+        });
+        (t as Ctx).nossoNumeroDv = nn.completo.slice(-1);
+      }
       if (t.pix) semPix(`${getBank(banco).cnabName.trim()} CNAB 240`);
+      if (profile.semSlot) conferirSlots240(`${getBank(banco).cnabName.trim()} CNAB 240`, profile.semSlot, t);
       ctx.titulo = t;
       ctx.pagador = t.pagador;
       ctx.avalista = t.avalista;
@@ -728,6 +740,17 @@ function remessa240(
   lines.push(encodeRecord(layout240(profile, "trailerArquivo"), { ...base, totais }, warnings, "trailerArquivo"));
   if (lines.length > 999_999) fail("LIMITE_DE_REGISTROS", "more than 999,999 records in one file", "titulos");
   return finish(lines, warnings);
+}
+
+/** Refuses what a bank's segment P has no slot for (Cnab240Profile.semSlot), naming the field. */
+function conferirSlots240(arquivo: string, s: NonNullable<Cnab240Profile["semSlot"]>, t: ReturnType<typeof tituloCtx>): void {
+  const recusa = (campo: string, porque: string) => fail("CAMPO_INVALIDO", `${arquivo} ${porque}`, `titulo.${campo}`);
+  if (s.jurosCodigo && t.juros && !["0", "1", "3"].includes(t.juros.codigo))
+    recusa("juros.codigo", `holds juros only as a value per day (code 1) or none (0, 3), got code ${t.juros.codigo}`);
+  if (s.descontoCodigo && t.desconto && !["0", "1"].includes(t.desconto.codigo))
+    recusa("desconto.codigo", `holds a desconto only as a value up to a date (code 1), got code ${t.desconto.codigo}`);
+  const dias = t.baixa?.dias;
+  if (dias !== undefined && Number(dias) > s.baixaDiasMax) recusa("baixa.dias", `takes at most ${s.baixaDiasMax} days for a baixa`);
 }
 
 /** Refuses what the bank's CNAB 400 detail has no slot for, naming the bank and what would be lost. */

@@ -149,6 +149,39 @@ describe("retorno CNAB 240: the trimmed brcobranca files (repair/, fixtures READ
   });
 });
 
+describe("retorno CNAB 240 Itaú (brcobranca CNAB240ITAU.RET, its lote header restored as the README says)", () => {
+  it("T at Itaú's own positions (manual May 2014 §3.2) and U: the values its spec asserts", () => {
+    const text = repairedFixture("retorno/240/brcobranca-341-CNAB240ITAU.RET", 240, [{ afterLine: 1, record: "34100011T0100030" }]);
+    const r = lerRetorno(text);
+    expect([r.banco, r.layout, r.eventos.length, r.check.warnings]).toEqual(["341", 240, 1, []]);
+    expect(r.eventos[0]).toMatchObject({
+      ocorrencia: "06",
+      estado: "PAID",
+      agencia: "1234",
+      conta: "12345",
+      carteira: "175",
+      nossoNumero: "123456784",
+      numeroDocumento: "DOC000123",
+      vencimento: date(2026, 7, 15),
+      valorCentavos: 12345,
+      agenciaRecebedora: "000000",
+      tarifaCentavos: 500,
+      jurosCentavos: 0,
+      descontoCentavos: 0,
+      abatimentoCentavos: 0,
+      iofCentavos: 0,
+      valorPagoCentavos: 12345,
+      valorLiquidoCentavos: 12345,
+      dataOcorrencia: date(2026, 7, 29),
+      dataCredito: date(2026, 7, 29),
+      codigoLiquidacao: "01",
+      motivos: [],
+    });
+    // the file is not a bank's: its DAC (49) is 4 where Itaú's modulo 10 over agência + conta + carteira + number gives 5
+    expect(mod10("1234" + "12345" + "175" + "12345678")).toBe(5);
+  });
+});
+
 describe("retorno CNAB 400: expected values of the fixtures README", () => {
   it("Bradesco (brcobranca)", () => {
     const r = lerRetorno(fixture("retorno/400/brcobranca-237-CNAB400BRADESCO.RET"));

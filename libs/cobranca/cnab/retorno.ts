@@ -9,9 +9,13 @@ import { SEGMENTO_U, segmentoT } from "./layouts240.js";
 import {
   BB_CBR643_RETORNO,
   BNB_400_RETORNO,
+  BRB_400_HEADER_RETORNO,
+  BRB_400_RETORNO,
+  C6_400_RETORNO,
   BRADESCO_400_PIX,
   BRADESCO_400_RETORNO,
   HEADER_400_RETORNO,
+  INTER_400_RETORNO,
   SAFRA_400_RETORNO,
   ITAU_400_PIX,
   ITAU_400_RETORNO,
@@ -171,6 +175,7 @@ const DECODIFICADOS: ReadonlyMap<string, Campo | null> = new Map([
     "motivosSantanderRaw",
     "tabelaErrosRaw",
     "motivoRaw3",
+    "motivoTexto",
     "nossoNumeroSequencial",
     "seq",
     "beneficiario",
@@ -191,12 +196,16 @@ function evento(banco: string, layout: 240 | 400, linha: number, partes: readonl
   const map = mapearOcorrencia(banco, layout, codigo);
   const erros = campo(partes, "tabelaErrosRaw");
   const motivo3 = campo(partes, "motivoRaw3");
+  // Inter writes the rejection as text (its manual §5.2, 241–380): one motivo, as written
+  const texto = campo(partes, "motivoTexto");
   const mot =
     erros !== undefined
       ? motivosPorPosicao(erros)
       : motivo3 !== undefined
         ? motivos(motivo3, 3)
-        : motivos(campo(partes, banco === "033" && layout === 400 ? "motivosSantanderRaw" : "motivosRaw"));
+        : typeof texto === "string"
+          ? [texto.trim()]
+          : motivos(campo(partes, banco === "033" && layout === 400 ? "motivosSantanderRaw" : "motivosRaw"));
   const ev: Record<string, unknown> = {};
   poe(ev, "banco", banco);
   poe(ev, "layout", proprio(partes, "layout", layout));
@@ -290,7 +299,7 @@ export function lerRetorno(content: string | Uint8Array): RetornoLido {
       `no CNAB 400 retorno layout for bank ${banco} (have: ${Object.keys(DETALHES_400).join(", ")})`,
       "banco",
     );
-  const h = decodeData(HEADER_400_RETORNO, lines[0]!, warnings, 1);
+  const h = decodeData(detail.header ?? HEADER_400_RETORNO, lines[0]!, warnings, 1);
   lines.forEach((l, i) => {
     if (i === 0 || l[0] === "9") return;
     if (l[0] === detail.tipo) {
@@ -315,7 +324,9 @@ export function lerRetorno(content: string | Uint8Array): RetornoLido {
   return { banco, layout: 400, dataArquivo: String(h.dataGravacao ?? ""), eventos, warnings, check };
 }
 
-const DETALHES_400: Readonly<Record<string, { tipo: string; layout: RecordLayout; extras?: Readonly<Record<string, RecordLayout>> }>> = {
+const DETALHES_400: Readonly<
+  Record<string, { tipo: string; layout: RecordLayout; header?: RecordLayout; extras?: Readonly<Record<string, RecordLayout>> }>
+> = {
   "237": { tipo: "1", layout: BRADESCO_400_RETORNO, extras: { "4": BRADESCO_400_PIX } },
   "341": { tipo: "1", layout: ITAU_400_RETORNO, extras: { "3": ITAU_400_PIX } },
   "033": { tipo: "1", layout: SANTANDER_400_RETORNO, extras: { "2": SANTANDER_400_PIX } },
@@ -324,4 +335,7 @@ const DETALHES_400: Readonly<Record<string, { tipo: string; layout: RecordLayout
   "004": { tipo: "1", layout: BNB_400_RETORNO },
   "133": { tipo: "1", layout: BRADESCO_400_RETORNO },
   "422": { tipo: "1", layout: SAFRA_400_RETORNO },
+  "077": { tipo: "1", layout: INTER_400_RETORNO },
+  "070": { tipo: "1", layout: BRB_400_RETORNO, header: BRB_400_HEADER_RETORNO },
+  "336": { tipo: "1", layout: C6_400_RETORNO },
 };

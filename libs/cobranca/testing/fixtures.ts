@@ -25,10 +25,14 @@ export function sha256(b: Uint8Array | string): string {
   return createHash("sha256").update(b).digest("hex");
 }
 
-/** A documented repair of one line (1-based line and column): blanks inserted, or text written over. */
+/**
+ * A documented repair of one line (1-based line and column): blanks inserted, or text written over; or a
+ * whole record the file lost, inserted after a line (padded like the others; line repairs count it).
+ */
 export type Repair =
   | { readonly line: number; readonly column: number; readonly blanks: number }
-  | { readonly line: number; readonly column: number; readonly text: string };
+  | { readonly line: number; readonly column: number; readonly text: string }
+  | { readonly afterLine: number; readonly record: string };
 
 /**
  * A golden file stored as its source has it but not readable as CNAB (`repair/`: trailing blanks cut, a
@@ -38,12 +42,13 @@ export type Repair =
 export function repairedFixture(rel: string, width: 240 | 400, repairs: readonly Repair[] = []): string {
   const lines = fixtureText(`repair/${rel}`).split(/\r?\n/);
   if (lines[lines.length - 1] === "") lines.pop();
+  for (const r of [...repairs].reverse()) if ("afterLine" in r) lines.splice(r.afterLine, 0, r.record);
   return (
     lines
       .map((l, i) => {
         let out = l;
         for (const r of repairs) {
-          if (r.line !== i + 1) continue;
+          if ("afterLine" in r || r.line !== i + 1) continue;
           const at = r.column - 1;
           out =
             "blanks" in r
