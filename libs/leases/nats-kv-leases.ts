@@ -110,6 +110,18 @@ export class KvLeaseManager implements LeaseManager {
     return { holder: entry.string(), revision: BigInt(entry.revision) };
   }
 
+  async holders(): Promise<Map<string, string>> {
+    // The bucket keeps one entry per key (history 1) and drops it at max age: its whole content is the
+    // set of leases plus the delete markers of released ones. Read in stream order, the last entry of a
+    // key wins, so this stays right even for a bucket with a longer history.
+    const held = new Map<string, string>();
+    for await (const entry of await this.kv.history()) {
+      if (entry.operation === "PUT") held.set(entry.key, entry.string());
+      else held.delete(entry.key);
+    }
+    return held;
+  }
+
   async close(): Promise<void> {
     await Promise.all([...this.leases].map((l) => l.release().catch(() => false)));
   }
