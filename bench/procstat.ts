@@ -1,7 +1,7 @@
 // CPU time and peak memory of processes, from /proc (Linux): utime + stime of /proc/<pid>/stat, VmHWM and
 // VmRSS of /proc/<pid>/status.
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 
 let ticksPerSecond: number | undefined;
 function clockTicks(): number {
@@ -41,6 +41,19 @@ function statusMb(pid: number, field: "VmHWM" | "VmRSS"): number | undefined {
 
 /** Peak resident set (VmHWM) in MB (undefined if the process is gone). */
 export const peakRssMb = (pid: number) => statusMb(pid, "VmHWM");
+
+/**
+ * Starts a new peak: VmHWM drops to the current resident set (Linux ≥ 4.0, `clear_refs` 5), so a later
+ * `peakRssMb` is the peak of what came since. False when the kernel refused.
+ */
+export function resetPeakRss(pid: number): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, "5");
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** Current resident set (VmRSS) in MB (undefined if the process is gone). */
 export const rssMb = (pid: number) => statusMb(pid, "VmRSS");

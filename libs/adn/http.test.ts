@@ -12,12 +12,18 @@ const stranger = createTestRoot("AC Raiz Estranha");
 const client = issueEcnpj(trusted, { cnpj: "11222333000181" });
 let server: Server;
 let base = "";
+// Requests to /held wait here until the test releases them.
+const held: (() => void)[] = [];
 
 beforeAll(async () => {
   const cert = issueServer(trusted);
   server = createServer(
     { key: cert.keyPem, cert: cert.certPem, ca: trusted.certPem, requestCert: true, rejectUnauthorized: true },
     (req, res) => {
+      if (req.url === "/held") {
+        held.push(() => res.writeHead(200, { "content-type": "application/json" }).end("{}"));
+        return;
+      }
       const peer = (req.socket as TLSSocket).getPeerCertificate();
       res.writeHead(200, { "content-type": "application/json" });
       res.end(JSON.stringify({ subject: peer.subject?.CN ?? "" }));
@@ -36,7 +42,7 @@ const creds = { privateKeyPem: client.keyPem, certificateChainPem: client.certPe
 
 describe("AdnHttpClient TLS", () => {
   it("presents the municipality's certificate and reuses one pool (and TLS context) for every call", async () => {
-    const http = new AdnHttpClient({ extraCa: Buffer.from(trusted.certPem), maxResponseBytes: 1 << 20 });
+    const http = new AdnHttpClient({ trustedCa: Buffer.from(trusted.certPem), maxResponseBytes: 1 << 20 });
     const pool = http.pool("3550308", "v1", creds);
     expect(http.pool("3550308", "v1", creds)).toBe(pool);
     for (let i = 0; i < 3; i++) {
@@ -48,10 +54,50 @@ describe("AdnHttpClient TLS", () => {
   });
 
   it("refuses a server whose certificate no trusted CA issued", async () => {
-    const http = new AdnHttpClient({ extraCa: Buffer.from(stranger.certPem), maxResponseBytes: 1 << 20 });
+    const http = new AdnHttpClient({ trustedCa: Buffer.from(stranger.certPem), maxResponseBytes: 1 << 20 });
     const err = await http.get(http.pool("3550308", "v1", creds), `${base}/x`, { timeoutMs: 5000 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AdnHttpFailure);
     expect((err as AdnHttpFailure).kind).toBe("network");
+    await http.close();
+  });
+});
+
+describe("AdnHttpClient idle pools", () => {
+  it("closes a certificate's pool once idle and opens a fresh one on the next call", async () => {
+    const http = new AdnHttpClient({ trustedCa: Buffer.from(trusted.certPem), maxResponseBytes: 1 << 20 });
+    const first = http.pool("3550308", "v1", creds);
+    expect((await http.get(first, `${base}/x`, { timeoutMs: 5000 })).status).toBe(200);
+    http.pool("3304557", "v1", creds);
+    expect(http.poolCount()).toBe(2);
+    http.closeIdle(Date.now() + 1);
+    expect(http.poolCount()).toBe(0);
+    const second = http.pool("3550308", "v1", creds);
+    expect(second).not.toBe(first);
+    expect((await http.get(second, `${base}/x`, { timeoutMs: 5000 })).status).toBe(200);
+    await http.close();
+  });
+
+  it("never closes a pool with a request in flight", async () => {
+    const http = new AdnHttpClient({ trustedCa: Buffer.from(trusted.certPem), maxResponseBytes: 1 << 20 });
+    const pool = http.pool("3550308", "v1", creds);
+    const call = http.get(pool, `${base}/held`, { timeoutMs: 5000 });
+    while (held.length === 0) await new Promise((r) => setTimeout(r, 10));
+    http.closeIdle(Date.now() + 1);
+    expect(http.poolCount()).toBe(1);
+    expect(http.pool("3550308", "v1", creds)).toBe(pool);
+    held.shift()?.();
+    expect((await call).status).toBe(200);
+    http.closeIdle(Date.now() + 1);
+    expect(http.poolCount()).toBe(0);
+    await http.close();
+  });
+
+  it("closes idle pools by itself when given an idle limit", async () => {
+    const http = new AdnHttpClient({ trustedCa: Buffer.from(trusted.certPem), maxResponseBytes: 1 << 20, idlePoolMs: 200 });
+    await http.get(http.pool("3550308", "v1", creds), `${base}/x`, { timeoutMs: 5000 });
+    while (http.poolCount() > 0) await new Promise((r) => setTimeout(r, 50));
+    expect(http.pool("3550308", "v1", creds)).toBeDefined();
+    expect(http.poolCount()).toBe(1);
     await http.close();
   });
 });

@@ -1,7 +1,7 @@
 // HTTP to the ADN: undici, HTTP/1.1 only (Sefin answers RST_STREAM to h2 and the ADN sits behind the same
-// front), `Accept: application/json`, one connection pool per client certificate, a hard cap on the
-// body size and one overall deadline per attempt.
-import { createSecureContext, rootCertificates } from "node:tls";
+// front), `Accept: application/json`, one connection pool per client certificate (closed once idle), a
+// hard cap on the body size and one overall deadline per attempt.
+import { createSecureContext } from "node:tls";
 import { Agent, request } from "undici";
 import { inSpan, SpanKind } from "../tracing/spans.js";
 
@@ -32,19 +32,57 @@ export class AdnHttpFailure extends Error {
 }
 
 export interface AdnHttpOptions {
-  /** Extra trust (e.g. the simulator's test CA), added to Node's default bundle, never replacing it. */
-  extraCa?: Buffer;
+  /**
+   * The CAs trusted for the ADN instead of Node's bundle (e.g. the simulator's test CA). Unset: Node's
+   * bundle, plus whatever NODE_EXTRA_CA_CERTS adds to it. Not "bundle + file": every TLS context would
+   * then carry its own parsed copy of the whole bundle, ≈ 1 MB per certificate (decision 0024).
+   */
+  trustedCa?: Buffer;
   maxResponseBytes: number;
   /** Connections per origin and certificate. */
   connections?: number;
+  /** A certificate's pool (and TLS context) unused for this long is closed; 0 keeps pools for good. */
+  idlePoolMs?: number;
+}
+
+interface PoolEntry {
+  key: string;
+  agent: Agent;
+  lastUsedMs: number;
+  inFlight: number;
 }
 
 export class AdnHttpClient {
-  private readonly agents = new Map<string, Agent>();
-  private readonly ca: string[] | undefined;
+  private readonly pools = new Map<string, PoolEntry>();
+  private readonly byAgent = new WeakMap<Agent, PoolEntry>();
+  private readonly ca: string | undefined;
+  private readonly idleTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly opts: AdnHttpOptions) {
-    this.ca = opts.extraCa ? [...rootCertificates, opts.extraCa.toString("utf8")] : undefined;
+    this.ca = opts.trustedCa?.toString("utf8");
+    const idleMs = opts.idlePoolMs ?? 0;
+    if (idleMs > 0) {
+      // Checked at a quarter of the limit, so a pool lives at most 1.25 × the limit after its last call.
+      this.idleTimer = setInterval(() => this.closeIdle(Date.now() - idleMs), Math.max(250, idleMs / 4));
+      this.idleTimer.unref();
+    }
+  }
+
+  /** Pools currently open (one per certificate in use). */
+  poolCount(): number {
+    return this.pools.size;
+  }
+
+  /** Closes the pools last used before `cutoffMs` that have no request in flight. */
+  closeIdle(cutoffMs: number): void {
+    for (const entry of this.pools.values()) {
+      if (entry.inFlight === 0 && entry.lastUsedMs < cutoffMs) this.drop(entry);
+    }
+  }
+
+  private drop(entry: PoolEntry): void {
+    this.pools.delete(entry.key);
+    void entry.agent.close().catch(() => undefined);
   }
 
   /**
@@ -53,17 +91,17 @@ export class AdnHttpClient {
    */
   pool(ibge: string, poolKey: string, creds: ClientCredentials): Agent {
     const key = `${ibge}\u0000${poolKey}`;
-    const existing = this.agents.get(key);
-    if (existing) return existing;
-    for (const [k, agent] of this.agents) {
-      if (k.startsWith(`${ibge}\u0000`)) {
-        this.agents.delete(k);
-        void agent.close().catch(() => undefined);
-      }
+    const existing = this.pools.get(key);
+    if (existing) {
+      existing.lastUsedMs = Date.now();
+      return existing.agent;
+    }
+    for (const entry of this.pools.values()) {
+      if (entry.key.startsWith(`${ibge}\u0000`)) this.drop(entry);
     }
     // One TLS context per certificate, shared by the pool's connections: built from options, every new
     // connection would parse the key, the chain and (with an extra CA) the whole trust bundle again,
-    // ≈ 30 ms of CPU each.
+    // ≈ 30 ms of CPU each. Without `ca` the context shares Node's root store.
     const secureContext = createSecureContext({
       key: creds.privateKeyPem,
       cert: creds.certificateChainPem,
@@ -74,7 +112,9 @@ export class AdnHttpClient {
       connections: this.opts.connections ?? 4,
       connect: { secureContext, rejectUnauthorized: true },
     });
-    this.agents.set(key, agent);
+    const entry: PoolEntry = { key, agent, lastUsedMs: Date.now(), inFlight: 0 };
+    this.pools.set(key, entry);
+    this.byAgent.set(agent, entry);
     return agent;
   }
 
@@ -88,9 +128,18 @@ export class AdnHttpClient {
       `GET ${path.replace(/\/\d+/g, "/{n}").replace(/\/[0-9A-Za-z]{50}\b/g, "/{chave}")}`,
       { kind: SpanKind.CLIENT, attributes: { "http.request.method": "GET", "url.full": url } },
       async (span) => {
-        const res = await this.fetch(pool, url, opts);
-        span.setAttribute("http.response.status_code", res.status);
-        return res;
+        const entry = this.byAgent.get(pool);
+        if (entry) entry.inFlight++;
+        try {
+          const res = await this.fetch(pool, url, opts);
+          span.setAttribute("http.response.status_code", res.status);
+          return res;
+        } finally {
+          if (entry) {
+            entry.inFlight--;
+            entry.lastUsedMs = Date.now();
+          }
+        }
       },
     );
   }
@@ -127,8 +176,9 @@ export class AdnHttpClient {
   }
 
   async close(): Promise<void> {
-    const agents = [...this.agents.values()];
-    this.agents.clear();
+    if (this.idleTimer) clearInterval(this.idleTimer);
+    const agents = [...this.pools.values()].map((e) => e.agent);
+    this.pools.clear();
     await Promise.all(agents.map((a) => a.close().catch(() => undefined)));
   }
 }

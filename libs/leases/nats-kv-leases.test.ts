@@ -82,6 +82,32 @@ describe("KV leases on the shared nats-server", () => {
     await second.release();
   });
 
+  it("lists every held key with its holder in one read, leaving out released keys", async () => {
+    const bucket = bucketName();
+    const a = await open(5000, "a", bucket);
+    const b = await open(5000, "b", bucket);
+    expect(await a.holders()).toEqual(new Map());
+    const one = (await a.tryAcquire("feed.1"))!;
+    await b.tryAcquire("feed.2");
+    const three = (await a.tryAcquire("feed.3"))!;
+    await three.release();
+    expect(await b.holders()).toEqual(
+      new Map([
+        ["feed.1", "a"],
+        ["feed.2", "b"],
+      ]),
+    );
+    await one.release();
+    await b.tryAcquire("feed.1");
+    expect(await a.holders()).toEqual(
+      new Map([
+        ["feed.1", "b"],
+        ["feed.2", "b"],
+      ]),
+    );
+    await Promise.all([a.close(), b.close()]);
+  });
+
   it("keeps a lease well past its TTL by renewing it", async () => {
     const m = await open(600, "renewer");
     const lease = (await m.tryAcquire("feed.renew"))!;

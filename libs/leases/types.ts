@@ -30,6 +30,11 @@ export interface LeaseManager {
   tryAcquire(key: string): Promise<Lease | null>;
   /** Who holds the key right now, as the server sees it. */
   holderOf(key: string): Promise<LeaseHolderInfo | null>;
+  /**
+   * Who holds every key held right now, by key, in one read of the bucket (a sweep over thousands of
+   * feeds asks once instead of once per feed). As racy as `holderOf`: a hint, the acquire decides.
+   */
+  holders(): Promise<Map<string, string>>;
   /** Stops renewing every lease this manager holds and releases them. */
   close(): Promise<void>;
 }

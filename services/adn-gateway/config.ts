@@ -7,8 +7,10 @@ export interface GatewayConfig {
   /** Root URLs (the APIs live under /municipios): index 1 = produção, 2 = produção restrita. */
   baseUrlProducao: string;
   baseUrlProducaoRestrita: string;
-  /** Extra CA to trust besides Node's bundle (the simulator's test CA). */
-  extraCa?: Buffer;
+  /** The CAs trusted for the ADN instead of Node's bundle (the simulator's test CA); decision 0024. */
+  trustedCa?: Buffer;
+  /** A certificate's connection pool and TLS context unused for this long is closed; 0 = never. */
+  idlePoolMs: number;
   requestTimeoutMs: number;
   maxRetries: number;
   backoffBaseMs: number;
@@ -28,13 +30,20 @@ export function readGatewayConfig(env: EnvReader): GatewayConfig {
   if (backoffMaxMs < backoffBaseMs) {
     throw new ConfigError("NFSE_RETRY_BACKOFF_MAX_SECONDS", "must not be below NFSE_RETRY_BACKOFF_BASE_SECONDS");
   }
-  const extraCa = env.file("ADN_CA_FILE");
+  const trustedCa = env.file("ADN_CA_FILE");
+  // Two default sweep intervals (NFSE_SYNC_INTERVAL_SECONDS): a feed synced every sweep keeps its pool.
+  const idlePoolMs = env.durationMs("ADN_POOL_IDLE_SECONDS", { default: 600_000, maxSeconds: 86_400 });
+  if (idlePoolMs > 0 && idlePoolMs < backoffMaxMs) {
+    // A pool closed between two attempts of one call would fail the retry.
+    throw new ConfigError("ADN_POOL_IDLE_SECONDS", "must be 0 or not below NFSE_RETRY_BACKOFF_MAX_SECONDS");
+  }
   return {
     baseUrlProducao: env.url("ADN_BASE_URL_PRODUCAO", ["https:"], { default: "https://adn.nfse.gov.br" }),
     baseUrlProducaoRestrita: env.url("ADN_BASE_URL_PRODUCAO_RESTRITA", ["https:"], {
       default: "https://adn.producaorestrita.nfse.gov.br",
     }),
-    ...(extraCa ? { extraCa } : {}),
+    ...(trustedCa ? { trustedCa } : {}),
+    idlePoolMs,
     requestTimeoutMs: env.durationMs("NFSE_REQUEST_TIMEOUT_SECONDS", { default: 60_000, minSeconds: 0.01, maxSeconds: 600 }),
     maxRetries: env.int("NFSE_MAX_RETRIES", { default: 3, min: 0, max: 10 }),
     backoffBaseMs,

@@ -29,7 +29,11 @@ await runService("adn-gateway", ({ env, log, metrics }) => {
           refreshMs: config.credentials.refreshMs,
           url: env.optionalString(peerUrlVariable("vault")) ?? `http://127.0.0.1:${MESH.vault.port}`,
         });
-  const http = new AdnHttpClient({ ...(config.extraCa ? { extraCa: config.extraCa } : {}), maxResponseBytes: config.maxResponseBytes });
+  const http = new AdnHttpClient({
+    ...(config.trustedCa ? { trustedCa: config.trustedCa } : {}),
+    maxResponseBytes: config.maxResponseBytes,
+    idlePoolMs: config.idlePoolMs,
+  });
   const adnMetrics = createAdnMetrics(metrics.registry);
   const store = peerClient(env, "store", StoreService);
   const gateway = new AdnGateway({
@@ -48,7 +52,8 @@ await runService("adn-gateway", ({ env, log, metrics }) => {
       credentials: credentials.description,
       producao: config.baseUrlProducao,
       producaoRestrita: config.baseUrlProducaoRestrita,
-      extraCa: Boolean(config.extraCa),
+      trustedCa: Boolean(config.trustedCa),
+      idlePoolSeconds: config.idlePoolMs / 1000,
     },
     "ADN gateway configured",
   );

@@ -3,10 +3,11 @@ import { ConfigError, EnvReader } from "../../libs/config/env.js";
 import { readCoordinatorConfig } from "./config.js";
 
 describe("coordinator config", () => {
-  it("uses seed 000's names and defaults", () => {
+  it("uses seed 000's names, and defaults sized for a fleet", () => {
     const config = readCoordinatorConfig(new EnvReader({ NATS_URL: "nats://127.0.0.1:4222" }));
     expect(config).toMatchObject({
-      workerConcurrency: 4,
+      workerConcurrency: 128,
+      bootstrapConcurrency: 16,
       syncIntervalMs: 300_000,
       emptyResultBackoffMs: 3_600_000,
       progressEvery: 100,

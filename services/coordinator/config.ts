@@ -3,9 +3,13 @@ import type { EnvReader } from "../../libs/config/env.js";
 /** Coordinator settings; the NFSE_* names are seed 000's and stay as they are. */
 export interface CoordinatorConfig {
   natsUrl: string;
-  /** Incremental pool size (seed: NFSE_WORKER_CONCURRENCY). */
+  /**
+   * Incremental pool size (seed: NFSE_WORKER_CONCURRENCY). The ADN limits each certificate, and a feed
+   * has one run at a time, so runs of different municipalities may overlap freely: the pool is sized
+   * for a fleet (decision 0024).
+   */
   workerConcurrency: number;
-  /** Bootstrap pool size: long first syncs, kept small so they never starve incrementals. */
+  /** Bootstrap pool size: long first syncs, CPU-bound at fleet level well before 16 (decision 0024). */
   bootstrapConcurrency: number;
   syncIntervalMs: number;
   /** Wait after "no more documents" (the ADN's one-hour rule; never below 3600 s in production). */
@@ -37,8 +41,8 @@ export interface CoordinatorConfig {
 export function readCoordinatorConfig(env: EnvReader): CoordinatorConfig {
   return {
     natsUrl: env.url("NATS_URL", ["nats:", "tls:"], { hint: "nats://host:4222" }),
-    workerConcurrency: env.int("NFSE_WORKER_CONCURRENCY", { default: 4, min: 1, max: 256 }),
-    bootstrapConcurrency: env.int("NFSE_BOOTSTRAP_CONCURRENCY", { default: 1, min: 1, max: 256 }),
+    workerConcurrency: env.int("NFSE_WORKER_CONCURRENCY", { default: 128, min: 1, max: 256 }),
+    bootstrapConcurrency: env.int("NFSE_BOOTSTRAP_CONCURRENCY", { default: 16, min: 1, max: 256 }),
     syncIntervalMs: env.durationMs("NFSE_SYNC_INTERVAL_SECONDS", { default: 300_000, minSeconds: 1 }),
     emptyResultBackoffMs: env.durationMs("NFSE_EMPTY_RESULT_BACKOFF_SECONDS", { default: 3_600_000 }),
     progressEvery: env.int("NFSE_SYNC_PROGRESS_EVERY", { default: 100, min: 1, max: 100_000 }),

@@ -6,7 +6,8 @@ import { runDetached } from "../../libs/rpc/context.js";
  * syncing (across replicas, the lease does that).
  */
 export class WorkerPool<J extends { key: string }> {
-  private readonly queue: J[] = [];
+  /** Queued jobs by key, in insertion order: FIFO with O(1) look-up and removal. */
+  private readonly queue = new Map<string, J>();
   private readonly running = new Map<string, J>();
   private closed = false;
   private idleWaiters: (() => void)[] = [];
@@ -23,13 +24,13 @@ export class WorkerPool<J extends { key: string }> {
   /** False when the key is already queued or running here, or the pool is closed. */
   enqueue(job: J): boolean {
     if (this.closed || this.has(job.key)) return false;
-    this.queue.push(job);
+    this.queue.set(job.key, job);
     this.pump();
     return true;
   }
 
   has(key: string): boolean {
-    return this.running.has(key) || this.queue.some((j) => j.key === key);
+    return this.running.has(key) || this.queue.has(key);
   }
 
   isRunning(key: string): boolean {
@@ -38,10 +39,7 @@ export class WorkerPool<J extends { key: string }> {
 
   /** Removes a job that has not started yet. */
   dequeue(key: string): boolean {
-    const i = this.queue.findIndex((j) => j.key === key);
-    if (i < 0) return false;
-    this.queue.splice(i, 1);
-    return true;
+    return this.queue.delete(key);
   }
 
   setConcurrency(n: number): void {
@@ -51,25 +49,26 @@ export class WorkerPool<J extends { key: string }> {
   }
 
   get size(): { queued: number; running: number } {
-    return { queued: this.queue.length, running: this.running.size };
+    return { queued: this.queue.size, running: this.running.size };
   }
 
   /** Resolves when nothing is queued or running. */
   idle(): Promise<void> {
-    if (this.queue.length === 0 && this.running.size === 0) return Promise.resolve();
+    if (this.queue.size === 0 && this.running.size === 0) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
   /** Stops taking jobs, drops the queue and waits for the running ones. */
   async close(): Promise<void> {
     this.closed = true;
-    this.queue.length = 0;
+    this.queue.clear();
     await this.idle();
   }
 
   private pump(): void {
-    while (this.running.size < this.concurrency && this.queue.length > 0) {
-      const job = this.queue.shift()!;
+    while (this.running.size < this.concurrency && this.queue.size > 0) {
+      const [key, job] = this.queue.entries().next().value as [string, J];
+      this.queue.delete(key);
       this.running.set(job.key, job);
       // Started from an RPC (SyncNow) or a timer alike: the job must not inherit the RPC's cancellation.
       void runDetached(() => this.work(job))
@@ -77,7 +76,7 @@ export class WorkerPool<J extends { key: string }> {
         .finally(() => {
           this.running.delete(job.key);
           this.pump();
-          if (this.queue.length === 0 && this.running.size === 0) {
+          if (this.queue.size === 0 && this.running.size === 0) {
             const waiters = this.idleWaiters;
             this.idleWaiters = [];
             for (const w of waiters) w();

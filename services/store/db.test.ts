@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { preparedStatementsPerConnection, STATEMENT_CACHE_BYTES } from "./db.js";
+import { preparedMunicipalities, preparedStatementsPerConnection, STATEMENT_CACHE_BYTES } from "./db.js";
 
 describe("preparedStatementsPerConnection", () => {
   it("sizes the statement cache by memory across the pool, one municipality's two statements at least", () => {
@@ -10,5 +10,15 @@ describe("preparedStatementsPerConnection", () => {
       expect(limit * preparedStatementsPerConnection(limit) * 110 * 1024).toBeLessThanOrEqual(STATEMENT_CACHE_BYTES);
     }
     expect(preparedStatementsPerConnection(1000)).toBe(2);
+  });
+});
+
+describe("preparedMunicipalities", () => {
+  it("lets as many municipalities prepare as one connection caches next to the two shared statements", () => {
+    expect(preparedMunicipalities(20)).toBe(10);
+    for (const limit of [1, 10, 20, 32, 100, 1000]) {
+      expect(2 * preparedMunicipalities(limit) + 2).toBeLessThanOrEqual(Math.max(4, preparedStatementsPerConnection(limit)));
+    }
+    expect(preparedMunicipalities(1000)).toBe(1);
   });
 });

@@ -5,6 +5,7 @@ import type { StoreConfig } from "./config.js";
 import type { StoreDb } from "./repo/context.js";
 import { createPageTokens } from "../../libs/rpc/page-token.js";
 import { STORE_ERROR_DOMAIN } from "./errors.js";
+import { PreparedMunicipalities } from "./sql/prepared-municipalities.js";
 
 /** What the pool's cached prepared statements may hold in the store's heap, all connections together. */
 export const STATEMENT_CACHE_BYTES = 48 * 1024 * 1024;
@@ -25,11 +26,26 @@ export function preparedStatementsPerConnection(connectionLimit: number): number
   return Math.max(2, Math.min(256, fit));
 }
 
+/** Statements every municipality shares: the NSU aliases' and the quarantine's upserts. */
+const SHARED_STATEMENTS = 2;
+/** A prepared municipality that wrote nothing for this long lets the next one in (a bootstrap writes every second or so). */
+export const PREPARED_IDLE_MS = 30_000;
+
+/**
+ * How many municipalities write as prepared statements at once: as many as one connection's cache holds
+ * next to the shared statements (10 for the default 20 connections), so that no connection ever evicts a
+ * statement that is still in use (decision 0024).
+ */
+export function preparedMunicipalities(connectionLimit: number): number {
+  return Math.max(1, Math.floor((preparedStatementsPerConnection(connectionLimit) - SHARED_STATEMENTS) / 2));
+}
+
 export function createStoreDb(pool: Pool, config: StoreConfig): StoreDb {
   return {
     pool,
     statementBudgetBytes: config.maxStatementBytes,
     tokens: createPageTokens({ secret: config.pageTokenSecret.secret, errorDomain: STORE_ERROR_DOMAIN }),
+    prepared: new PreparedMunicipalities(preparedMunicipalities(config.mysqlConnectionLimit), PREPARED_IDLE_MS),
   };
 }
 

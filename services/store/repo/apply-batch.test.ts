@@ -10,6 +10,7 @@ import { createThrowawayDatabase, type ThrowawayDatabase } from "../../../test/s
 import { parseFeed } from "../codes.js";
 import { municipalityTables } from "../ibge.js";
 import { createPageTokens } from "../../../libs/rpc/page-token.js";
+import { PreparedMunicipalities } from "../sql/prepared-municipalities.js";
 import { chaveOf, docItem, eventItem, feedOf } from "../testing/fixtures.js";
 import { applyBatch, statusUpdate } from "./apply-batch.js";
 import type { StoreDb } from "./context.js";
@@ -118,5 +119,43 @@ describe("applyBatch", () => {
         "chave_substituta = CASE chave WHEN ? THEN ? WHEN ? THEN ? END WHERE chave IN (?, ?)",
     );
     expect(u.params).toEqual(["a", "CANCELADA", "b", "SUBSTITUIDA", "a", null, "b", "c", "a", "b"]);
+  });
+});
+
+describe("applyBatch with more municipalities writing than the statement cache holds", () => {
+  it("prepares statements for the municipality holding the one place and writes the other's rows as text", async () => {
+    // The same single connection, so SHOW SESSION STATUS counts this test's statements.
+    const limited: StoreDb = { ...db, prepared: new PreparedMunicipalities(1, 60_000) };
+    const other = parseFeed(feedOf("3550308"));
+    await registerMunicipality(limited, {
+      ibge: other.ibge,
+      name: "São Paulo",
+      uf: "SP",
+      active: true,
+      feeds: [{ ambiente: 1, tipoNsu: "DISTRIBUICAO" }],
+    });
+    const otherRun = (await beginRun(limited, { feed: other, holder: "h", fence: 1n, trigger: "scheduled", pool: "incremental" })).run
+      .runId;
+    const counter = async (name: string) => {
+      const [rows] = await db.pool.query<RowDataPacket[]>(`SHOW SESSION STATUS LIKE '${name}'`);
+      return Number(rows[0]!.Value);
+    };
+    const page = (first: number) => Array.from({ length: 16 }, (_, i) => docItem(first + i, 900 + first + i));
+
+    const ownNsu = nsu + 1;
+    nsu += 16;
+    await applyBatch(limited, { feed, runId, fence: 1n, items: page(ownNsu), newCursor: BigInt(nsu), maxNsuSeen: 0n });
+    const prepared = await counter("Com_stmt_prepare");
+    const executed = await counter("Com_stmt_execute");
+    await applyBatch(limited, { feed: other, runId: otherRun, fence: 1n, items: page(1), newCursor: 16n, maxNsuSeen: 0n });
+    expect(await counter("Com_stmt_prepare")).toBe(prepared);
+    expect(await counter("Com_stmt_execute")).toBe(executed);
+    const [rows] = await tdb.pool.query<RowDataPacket[]>(`SELECT nsu FROM ${municipalityTables(other.ibge).documentos} ORDER BY nsu`);
+    expect(rows.map((r) => Number(r.nsu))).toEqual(Array.from({ length: 16 }, (_, i) => i + 1));
+    // The place's holder keeps using prepared statements: two more 8-row executions.
+    const moreNsu = nsu + 1;
+    nsu += 16;
+    await applyBatch(limited, { feed, runId, fence: 1n, items: page(moreNsu), newCursor: BigInt(nsu), maxNsuSeen: 0n });
+    expect(await counter("Com_stmt_execute")).toBe(executed + 2);
   });
 });

@@ -134,9 +134,27 @@ function upsertTail(columns: readonly string[], keep: Set<string>): string {
   return `ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id), ${sets.join(", ")}`;
 }
 
-async function runInserts(db: StoreDb, conn: PoolConnection, head: string, columnCount: number, tail: string, values: unknown[][]) {
+/**
+ * `ibge`: the rows go to that municipality's own table, whose statement only it uses; they go as prepared
+ * statements only while it holds a place among the prepared municipalities (decision 0024).
+ */
+async function runInserts(
+  db: StoreDb,
+  conn: PoolConnection,
+  head: string,
+  columnCount: number,
+  tail: string,
+  values: unknown[][],
+  ibge?: string,
+) {
   // Prepared: the XML and typed-message Buffers travel as bytes instead of being escaped into SQL text.
-  await insertRows(conn, { head, columnCount, tail, rows: values, budgetBytes: db.statementBudgetBytes });
+  const prepared = db.prepared;
+  await insertRows(
+    conn,
+    { head, columnCount, tail, rows: values, budgetBytes: db.statementBudgetBytes },
+    undefined,
+    ibge !== undefined && prepared ? () => prepared.admit(ibge) : undefined,
+  );
 }
 
 /** Returns how many documents were new. */
@@ -206,6 +224,7 @@ async function upsertDocuments(
     DOCUMENT_COLUMNS.length,
     upsertTail(DOCUMENT_COLUMNS, DOC_FEED_COLUMNS),
     writes,
+    feed.ibge,
   );
   await insertAliases(db, conn, aliases);
   return inserted;
@@ -266,6 +285,7 @@ async function upsertEvents(
     EVENT_COLUMNS.length,
     upsertTail(EVENT_COLUMNS, EVENT_FEED_COLUMNS),
     writes,
+    feed.ibge,
   );
   await insertAliases(db, conn, aliases);
   return inserted;

@@ -23,11 +23,20 @@ function preparedLimitReached(err: unknown): boolean {
   return (err as { code?: unknown } | null)?.code === PREPARED_LIMIT;
 }
 
+/**
+ * `mayPrepare` is asked once, and only when the rows fill at least one full statement: false sends
+ * them all as text (a municipality without a place among the prepared ones, decision 0024).
+ */
 export async function insertRows(
   conn: InsertConnection,
   insert: MultiInsert,
   shapes: { maxRows: number; rowStep: number } = STATEMENT_ROWS,
+  mayPrepare: () => boolean = () => true,
 ): Promise<void> {
+  if (insert.rows.length >= shapes.rowStep && !mayPrepare()) {
+    await insertAsText(conn, insert);
+    return;
+  }
   const statements = buildPreparedInserts({ ...insert, ...shapes });
   for (let i = 0; i < statements.length; i++) {
     const stmt = statements[i]!;
