@@ -48,7 +48,7 @@ export async function runService(
 ): Promise<RunningService> {
   useNodeTextEncoding();
   // Before anything opens a span; off unless OTEL_* configures an exporter.
-  const tracing = startTracing(name);
+  const tracing = await startTracing(name);
   const env = new EnvReader(process.env);
   let config: RuntimeConfig;
   let log: Logger;

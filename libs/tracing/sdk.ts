@@ -1,7 +1,7 @@
 // OpenTelemetry for a mesh process: off unless an OTLP endpoint (or another traces exporter) is
 // configured through the standard OTEL_* variables, which the SDK itself reads (endpoint, protocol,
-// headers, sampler, batch delays, resource attributes, OTEL_SDK_DISABLED).
-import { NodeSDK } from "@opentelemetry/sdk-node";
+// headers, sampler, batch delays, resource attributes, OTEL_SDK_DISABLED). The SDK is loaded only then:
+// importing it costs every process ≈ 25 MB of RSS (≈ 11 MB of heap) for nothing when traces are off.
 
 export interface Tracing {
   /** Flushes the spans still buffered; call it before the process exits. */
@@ -21,8 +21,9 @@ export function tracingRequested(env: NodeJS.ProcessEnv): boolean {
  * requested; undefined otherwise, and then every span the code opens is a no-op. Spans come from our
  * own interceptors, not from monkey-patching instrumentations.
  */
-export function startTracing(serviceName: string, env: NodeJS.ProcessEnv = process.env): Tracing | undefined {
+export async function startTracing(serviceName: string, env: NodeJS.ProcessEnv = process.env): Promise<Tracing | undefined> {
   if (!tracingRequested(env)) return undefined;
+  const { NodeSDK } = await import("@opentelemetry/sdk-node");
   const sdk = new NodeSDK({
     // OTEL_SERVICE_NAME, when set, names the service instead (the SDK reads it).
     ...(env.OTEL_SERVICE_NAME ? {} : { serviceName: `malha-${serviceName}` }),
