@@ -9,6 +9,8 @@ import { fixture, fixtureText, repairedFixture, sha256 } from "../testing/fixtur
 import { refusalOf } from "../testing/refusal.js";
 import { checkCnab } from "./checker.js";
 import { type Pessoa, type RemessaInput, type Titulo, gerarRemessa, lerRemessa, reescreverRemessa } from "./remessa.js";
+import { BRB_400_HEADER_RETORNO } from "./layouts400.js";
+import { decodeRecord } from "./record.js";
 import { lerRetorno } from "./retorno.js";
 import { mod11BNB } from "../checkdigits.js";
 import { nossoNumero } from "../campo-livre.js";
@@ -751,11 +753,16 @@ describe("070 BRB retorno (manual v077, Leiaute Retorno: the bank's own 400 posi
   });
 
   it("the manual's example retorno: entries, liquidations with their credit date, rejections with their code", () => {
-    const text = repairedFixture("retorno/400/brb-manual-v077-exemplo-retorno.ret", 400, [
-      { line: 1, column: 47, text: "BENEFICIARIO COBRANCA" },
-    ]);
-    const r = lerRetorno(text);
+    // its bytes as the manual gives them, Latin-1 accents in the header included (decision 0025)
+    const r = lerRetorno(fixture("retorno/400/brb-manual-v077-exemplo-retorno.ret"));
     expect([r.banco, r.dataArquivo, r.eventos.length]).toEqual(["070", "15062016", 12]);
+    expect(decodeRecord(BRB_400_HEADER_RETORNO, r.check.lines[0]!).data).toMatchObject({
+      nomeEmpresa: "BENEFICIÁRIO COBRANÇA",
+      banco: "070",
+      nomeBanco: "BRB",
+      dataGravacao: "15062016",
+    });
+    expect(r.warnings).toEqual([]);
     expect(r.eventos.map((e) => [e.nossoNumero, e.ocorrencia, e.estado])).toEqual([
       ["300058407027", "00", "WRITTEN_OFF"],
       ["300058707017", "00", "WRITTEN_OFF"],
@@ -786,7 +793,7 @@ describe("070 BRB retorno (manual v077, Leiaute Retorno: the bank's own 400 posi
     // every nosso número's duplo dígito checks against the chave it was issued with (incremento 25–27)
     for (const e of r.eventos) {
       const nn = e.nossoNumero!;
-      const linha = text.split("\r\n")[e.linha - 1]!;
+      const linha = r.check.lines[e.linha - 1]!;
       const dados = { banco: "070", agencia: "240", conta: "0044990", carteira: nn[0]!, nossoNumero: linha.slice(24, 27) + nn.slice(1, 7) };
       expect(nossoNumero(dados).completo, nn).toBe(nn);
     }

@@ -1,3 +1,4 @@
+import { Buffer } from "node:buffer";
 import { describe, expect, it } from "vitest";
 import { allFixtures, fixture, fixtureText, sha256 } from "../testing/fixtures.js";
 import { checkCnab } from "./checker.js";
@@ -12,7 +13,7 @@ const SHA: Record<string, string> = Object.fromEntries(
 
 describe("golden CNAB files", () => {
   it("are the files of the README, byte-exact (sha256)", () => {
-    expect(allFixtures()).toHaveLength(32);
+    expect(allFixtures()).toHaveLength(33);
     for (const f of allFixtures()) expect(sha256(fixture(f)), f).toBe(SHA[f]);
   });
 
@@ -39,10 +40,17 @@ describe("checker rejects broken files", () => {
   const rules = (s: string) => checkCnab(s).errors.map((e) => e.rule);
 
   it("wrong line length", () => expect(rules(join([...lines.slice(0, 3), lines[3]! + " ", ...lines.slice(4)]))).toContain("LINE_LENGTH"));
-  it("non-ASCII", () =>
-    expect(rules(join([...lines.slice(0, 3), lines[3]!.slice(0, 50) + "É" + lines[3]!.slice(51), ...lines.slice(4)]))).toContain(
-      "NOT_ASCII",
-    ));
+  it("non-ASCII in a remessa, even Latin-1: what we write is ASCII (decision 0025)", () => {
+    const bad = checkCnab(join([...lines.slice(0, 3), lines[3]!.slice(0, 50) + "É" + lines[3]!.slice(51), ...lines.slice(4)]));
+    expect(bad.errors).toEqual([
+      {
+        severity: "error",
+        rule: "NOT_ASCII",
+        line: 4,
+        message: 'column 51: "É" (U+00C9), not ASCII: a remessa is written in ASCII upper case, accents removed',
+      },
+    ]);
+  });
   it("sequence gap", () => {
     const bad = lines.map((l, i) => (i === 3 ? l.slice(0, 8) + "00003" + l.slice(13) : l));
     expect(rules(join(bad))).toContain("SEQUENCE");
@@ -69,5 +77,31 @@ describe("checker rejects broken files", () => {
     expect(checkCnab(join(f)).ok).toBe(true);
     expect(checkCnab(join(f.map((l, i) => (i === 1 ? l.slice(0, 394) + "000007" : l)))).errors.map((e) => e.rule)).toContain("SEQUENCE");
     expect(checkCnab(join(f.map((l, i) => (i === 0 ? "02" + l.slice(2) : l)))).errors.map((e) => e.rule)).toContain("DIRECTION");
+  });
+});
+
+describe("retorno character set (decision 0025)", () => {
+  // Sicredi's CNAB 240 retorno: segment T's pagador name at 149–188 on line 3
+  const lines = fixtureText("retorno/240/brcobranca-748-CNAB240SICREDI.CRT").split("\n");
+  const withT = (text: string) => lines.map((l, i) => (i === 2 ? l.slice(0, 148) + text + l.slice(148 + text.length) : l)).join("\n");
+  const latin1 = (s: string) => new Uint8Array(Buffer.from(s, "latin1"));
+
+  it("Latin-1 letters in a CNAB 240 retorno are read one byte a character", () => {
+    const r = checkCnab(latin1(withT("JOÃO DA CONCEIÇÃO")));
+    expect(r.errors).toEqual([]);
+    expect(r.lines[2]!.slice(148, 165)).toBe("JOÃO DA CONCEIÇÃO");
+    expect(r.lines[2]).toHaveLength(240);
+  });
+
+  it("control characters and C1 bytes (80–9F) are refused by their column", () => {
+    const tab = checkCnab(latin1(withT("JOAO\tDA SILVA")));
+    expect(tab.errors).toEqual([{ severity: "error", rule: "NOT_LATIN1", line: 3, message: "column 153: control character U+0009" }]);
+    const c1 = checkCnab(new Uint8Array([...latin1(withT("JOAO"))].map((b, i) => (i === 241 * 2 + 150 ? 0x96 : b))));
+    expect(c1.errors.map((e) => [e.rule, e.message])).toEqual([["NOT_LATIN1", "column 151: control character U+0096"]]);
+  });
+
+  it("a text already decoded may hold Latin-1 letters, nothing beyond", () => {
+    expect(checkCnab(withT("JOÃO")).errors).toEqual([]);
+    expect(checkCnab(withT("JOÃO € ")).errors.map((e) => e.message)).toEqual(['column 154: "€" (U+20AC), not a Latin-1 character']);
   });
 });

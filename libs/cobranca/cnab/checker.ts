@@ -2,7 +2,13 @@
  * Standalone structural checker for CNAB 240/400 files (cobranca.md §4.4 with the errata). Writers run
  * it before returning; tests run it over every golden file. It needs no layout tables: only the
  * structural positions every file shares.
+ *
+ * Character set (decision 0025): positions count bytes, one byte a character. A remessa (what we write)
+ * must be printable ASCII; a retorno (the bank's file) may also carry Latin-1 letters (A0–FF), read one
+ * byte a character. A UTF-8 multi-byte character is refused by its line and column: it shifts every
+ * position after it.
  */
+import { Buffer } from "node:buffer";
 import { CobrancaError } from "../errors.js";
 
 export type Severity = "error" | "warning";
@@ -36,9 +42,13 @@ export interface SplitFile {
   readonly fimDeArquivo: boolean;
 }
 
-/** Split on LF, strip one CR per line, keep a final unterminated record. */
+/**
+ * Split on LF, strip one CR per line, keep a final unterminated record. Bytes are read as ISO-8859-1, each
+ * byte the character of the same code (not windows-1252, which TextDecoder("latin1") is).
+ */
 export function splitLines(content: string | Uint8Array): SplitFile {
-  const raw = typeof content === "string" ? content : new TextDecoder("latin1").decode(content);
+  const raw =
+    typeof content === "string" ? content : Buffer.from(content.buffer, content.byteOffset, content.byteLength).toString("latin1");
   const fimDeArquivo = raw.endsWith("\x1a");
   const text = fimDeArquivo ? raw.slice(0, -1) : raw;
   const parts = text.split("\n");
@@ -57,6 +67,51 @@ export function splitLines(content: string | Uint8Array): SplitFile {
   });
   const eol = crlf && lf ? "mixed" : crlf ? "CRLF" : lf ? "LF" : "none";
   return { lines, eol, finalNewline, fimDeArquivo };
+}
+
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+/** Printable ASCII and the Latin-1 letters and signs (A0–FF): what a retorno may hold. */
+const PRINTABLE_LATIN1 = /^[\x20-\x7e\xa0-\xff]*$/;
+/** A lead byte and its continuation bytes, read as ISO-8859-1: a UTF-8 encoded character. */
+const UTF8_SEQUENCE = /[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}/;
+const UTF8_SEQUENCES = new RegExp(UTF8_SEQUENCE.source, "g");
+
+/** The characters of a line whose UTF-8 characters count one each (the length its author meant). */
+function charactersIn(l: string): number {
+  let n = l.length;
+  for (const m of l.matchAll(UTF8_SEQUENCES)) n -= m[0].length - 1;
+  return n;
+}
+
+const codeOf = (c: string) => `U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`;
+
+/** What is wrong with the characters of a line that is not all printable ASCII, naming the first column at fault. */
+function charsetProblem(l: string, retorno: boolean): { rule: string; message: string } | undefined {
+  const utf8 = UTF8_SEQUENCE.exec(l);
+  if (utf8) {
+    const bytes = [...utf8[0]].map((c) => c.charCodeAt(0));
+    const decoded = new TextDecoder().decode(new Uint8Array(bytes));
+    const hex = bytes.map((b) => b.toString(16).toUpperCase()).join(" ");
+    return {
+      rule: "UTF8",
+      message:
+        `column ${utf8.index + 1}: ${JSON.stringify(decoded)} encoded in UTF-8 (bytes ${hex}); CNAB files are one byte a ` +
+        `character (ASCII, or Latin-1 in a retorno), and its extra bytes shift every position after it`,
+    };
+  }
+  if (retorno && PRINTABLE_LATIN1.test(l)) return undefined;
+  const allowed = retorno ? PRINTABLE_LATIN1 : PRINTABLE_ASCII;
+  let at = 0;
+  while (allowed.test(l[at]!)) at++;
+  const c = l[at]!;
+  const code = c.charCodeAt(0);
+  const what =
+    code < 0x20 || (code >= 0x7f && code < 0xa0)
+      ? `control character ${codeOf(c)}`
+      : retorno
+        ? `${JSON.stringify(c)} (${codeOf(c)}), not a Latin-1 character`
+        : `${JSON.stringify(c)} (${codeOf(c)}), not ASCII: a remessa is written in ASCII upper case, accents removed`;
+  return { rule: retorno ? "NOT_LATIN1" : "NOT_ASCII", message: `column ${at + 1}: ${what}` };
 }
 
 const num = (s: string) => (/^\d+$/.test(s) ? Number(s) : NaN);
@@ -96,12 +151,20 @@ export function checkCnab(content: string | Uint8Array): CheckResult {
     return done(undefined, undefined, undefined);
   }
   if (eol === "mixed") warn("EOL_MIXED", 0, "mixed CRLF and LF line endings");
-  // 1. line shape
-  const len = lines[0]!.length;
+  // 1. line shape and character set (the direction flag sits at the same place in every line-1 shape)
+  const first = lines[0]!;
+  const len = PRINTABLE_ASCII.test(first) ? first.length : charactersIn(first);
+  const retorno = (len === 240 ? first[142] : first[1]) === "2";
   if (len !== 240 && len !== 400 && len !== 444) err("LINE_LENGTH", 1, `first line has ${len} characters (240, 400 or 444 expected)`);
   lines.forEach((l, i) => {
-    if (l.length !== len) err("LINE_LENGTH", i + 1, `${l.length} characters, expected ${len}`);
-    if (!/^[\x20-\x7e]*$/.test(l)) err("NOT_ASCII", i + 1, "non-ASCII or control characters");
+    if (PRINTABLE_ASCII.test(l)) {
+      if (l.length !== len) err("LINE_LENGTH", i + 1, `${l.length} characters, expected ${len}`);
+      return;
+    }
+    const charset = charsetProblem(l, retorno);
+    // a UTF-8 line is one byte longer per accent: its length says nothing more
+    if (charset?.rule !== "UTF8" && l.length !== len) err("LINE_LENGTH", i + 1, `${l.length} characters, expected ${len}`);
+    if (charset) err(charset.rule, i + 1, charset.message);
   });
   if (errors.length) return done(undefined, undefined, undefined);
   return len === 240 ? check240(lines, err, warn, done) : check400(lines, err, warn, done);

@@ -1,33 +1,65 @@
 /**
- * CNAB 400 as data: Bradesco, Itaú, Banco do Brasil (CBR641, type-7 detail, 7-digit convênio) and
- * Santander remessa (header, detalhe, Itaú multa type 2, trailers) and the retorno details of Bradesco,
- * Itaú, Santander and Banco do Brasil (CBR643), cobranca.md §4.3/§5.2 and the golden files' README.
+ * CNAB 400 as data: the remessa records (header, detalhe, optional records, trailers) and the retorno
+ * details of each bank, by its manual (cobranca.md §3, §4.3, §5.2 and the golden files' README).
  */
 import { A, B, K, N, type RecordLayout, Z, defineRecord, overrideRecord } from "./record.js";
 
 const seq = N("sequencial", 395, 400, { src: "seq" });
 
-// The stretches every bank's CNAB 400 remessa detail shares, position for position.
+// The stretches several banks' CNAB 400 remessa details share, position for position and filled the same
+// way; a bank whose manual fills a stretch otherwise (another default, another source) keeps its own fields.
+/** 2–17: the beneficiário's inscrição (type and CPF/CNPJ). */
+const BENEFICIARIO_INSCRICAO = [
+  N("tipoInscricao", 2, 3, { src: "beneficiario.tipoInscricao400" }),
+  N("documento", 4, 17, { src: "beneficiario.documento", fmt: "taxid" }),
+];
 /** 121–139: vencimento and valor. */
 const VENCIMENTO_E_VALOR = [
   N("vencimento", 121, 126, { src: "titulo.vencimento", fmt: "date6" }),
   N("valor", 127, 139, { src: "titulo.valorCentavos", fmt: "cents" }),
 ];
-/** 148–234: espécie, aceite, emissão, instruções, encargos and the pagador's inscrição. */
-const ESPECIE_ATE_PAGADOR = [
+/** 109–139: ocorrência, número do documento (blank, or `semDocumento` when the título has none), vencimento and valor. */
+const ocorrenciaAteValor = (semDocumento?: string) => [
+  N("ocorrencia", 109, 110, { src: "titulo.movimento" }),
+  A("numeroDocumento", 111, 120, { src: "titulo.numeroDocumento", ...(semDocumento === undefined ? {} : { default: semDocumento }) }),
+  ...VENCIMENTO_E_VALOR,
+];
+/** 148–156: espécie (duplicata mercantil unless given), aceite, emissão. */
+const ESPECIE_ACEITE_EMISSAO = [
   N("especie", 148, 149, { src: "titulo.especie", default: "01" }),
   A("aceite", 150, 150, { src: "titulo.aceite", fmt: "raw", default: "N" }),
   N("emissao", 151, 156, { src: "titulo.emissao", fmt: "date6" }),
-  N("instrucao1", 157, 158, { src: "titulo.instrucao1" }),
-  N("instrucao2", 159, 160, { src: "titulo.instrucao2" }),
-  N("moraDia", 161, 173, { src: "titulo.juros.valor", fmt: "cents" }),
+];
+/** 174–192: the desconto's date and value. */
+const DESCONTO = [
   N("descontoData", 174, 179, { src: "titulo.desconto.data", fmt: "date6" }),
   N("descontoValor", 180, 192, { src: "titulo.desconto.valor", fmt: "cents" }),
-  N("iof", 193, 205, { src: "titulo.iofCentavos", fmt: "cents" }),
-  N("abatimento", 206, 218, { src: "titulo.abatimentoCentavos", fmt: "cents" }),
+];
+/** 219–234: the pagador's inscrição (type and CPF/CNPJ). */
+const PAGADOR_INSCRICAO = [
   N("pagadorTipoInscricao", 219, 220, { src: "pagador.tipoInscricao400" }),
   N("pagadorDocumento", 221, 234, { src: "pagador.documento", fmt: "taxid" }),
 ];
+/** 206–234: abatimento and the pagador's inscrição. */
+const ABATIMENTO_E_PAGADOR = [N("abatimento", 206, 218, { src: "titulo.abatimentoCentavos", fmt: "cents" }), ...PAGADOR_INSCRICAO];
+/** 148–234: espécie, aceite, emissão, instruções, encargos and the pagador's inscrição. */
+const ESPECIE_ATE_PAGADOR = [
+  ...ESPECIE_ACEITE_EMISSAO,
+  N("instrucao1", 157, 158, { src: "titulo.instrucao1" }),
+  N("instrucao2", 159, 160, { src: "titulo.instrucao2" }),
+  N("moraDia", 161, 173, { src: "titulo.juros.valor", fmt: "cents" }),
+  ...DESCONTO,
+  N("iof", 193, 205, { src: "titulo.iofCentavos", fmt: "cents" }),
+  ...ABATIMENTO_E_PAGADOR,
+];
+/** 275–334: the pagador's endereço, bairro and CEP. */
+const PAGADOR_ENDERECO_E_CEP = [
+  A("pagadorEndereco", 275, 314, { src: "pagador.endereco", truncate: true }),
+  A("pagadorBairro", 315, 326, { src: "pagador.bairro", truncate: true }),
+  N("cep", 327, 334, { src: "pagador.cep" }),
+];
+/** 335–351: the pagador's cidade and UF. */
+const PAGADOR_CIDADE_E_UF = [A("cidade", 335, 349, { src: "pagador.cidade", truncate: true }), A("uf", 350, 351, { src: "pagador.uf" })];
 
 const headerRemessa = (name: string, empresa: ReturnType<typeof A>[], tail: ReturnType<typeof A>[]): RecordLayout =>
   defineRecord(name, 400, [
@@ -75,9 +107,7 @@ export const BRADESCO_400_DETALHE = defineRecord("bradesco400Detalhe", 400, [
   B(95, 105),
   K("avisoDebito", 106, 106, "2", "N"),
   B(107, 108),
-  N("ocorrencia", 109, 110, { src: "titulo.movimento" }),
-  A("numeroDocumento", 111, 120, { src: "titulo.numeroDocumento" }),
-  ...VENCIMENTO_E_VALOR,
+  ...ocorrenciaAteValor(),
   Z(140, 142),
   Z(143, 147),
   ...ESPECIE_ATE_PAGADOR,
@@ -113,8 +143,7 @@ export const ITAU_400_HEADER = headerRemessa(
 
 export const ITAU_400_DETALHE = defineRecord("itau400Detalhe", 400, [
   K("tipoRegistro", 1, 1, "1", "N"),
-  N("tipoInscricao", 2, 3, { src: "beneficiario.tipoInscricao400" }),
-  N("documento", 4, 17, { src: "beneficiario.documento", fmt: "taxid" }),
+  ...BENEFICIARIO_INSCRICAO,
   N("agencia", 18, 21, { src: "beneficiario.agencia" }),
   Z(22, 23),
   N("conta", 24, 28, { src: "beneficiario.conta" }),
@@ -127,19 +156,14 @@ export const ITAU_400_DETALHE = defineRecord("itau400Detalhe", 400, [
   N("carteira", 84, 86, { src: "beneficiario.carteira" }),
   B(87, 107),
   A("codigoCarteira", 108, 108, { src: "beneficiario.codigoCarteira", fmt: "raw", default: "I" }),
-  N("ocorrencia", 109, 110, { src: "titulo.movimento" }),
-  A("numeroDocumento", 111, 120, { src: "titulo.numeroDocumento", default: "0000000000" }),
-  ...VENCIMENTO_E_VALOR,
+  ...ocorrenciaAteValor("0000000000"),
   K("banco", 140, 142, "341", "N"),
   Z(143, 147),
   ...ESPECIE_ATE_PAGADOR,
   A("pagadorNome", 235, 264, { src: "pagador.nome", truncate: true }),
   B(265, 274),
-  A("pagadorEndereco", 275, 314, { src: "pagador.endereco", truncate: true }),
-  A("pagadorBairro", 315, 326, { src: "pagador.bairro", truncate: true }),
-  N("cep", 327, 334, { src: "pagador.cep" }),
-  A("cidade", 335, 349, { src: "pagador.cidade", truncate: true }),
-  A("uf", 350, 351, { src: "pagador.uf" }),
+  ...PAGADOR_ENDERECO_E_CEP,
+  ...PAGADOR_CIDADE_E_UF,
   A("avalista", 352, 381, { src: "avalista.nome", truncate: true }),
   B(382, 385),
   N("dataMora", 386, 391, { src: "titulo.juros.data", fmt: "date6" }),
@@ -181,8 +205,7 @@ export const BB_400_HEADER = headerRemessa(
 
 export const BB_400_DETALHE = defineRecord("bb400Detalhe", 400, [
   K("tipoRegistro", 1, 1, "7", "N"),
-  N("tipoInscricao", 2, 3, { src: "beneficiario.tipoInscricao400" }),
-  N("documento", 4, 17, { src: "beneficiario.documento", fmt: "taxid" }),
+  ...BENEFICIARIO_INSCRICAO,
   N("agencia", 18, 21, { src: "beneficiario.agencia" }),
   A("agenciaDv", 22, 22, { src: "beneficiario.agenciaDv", fmt: "raw" }),
   N("conta", 23, 30, { src: "beneficiario.conta" }),
@@ -210,11 +233,8 @@ export const BB_400_DETALHE = defineRecord("bb400Detalhe", 400, [
   ...ESPECIE_ATE_PAGADOR,
   A("pagadorNome", 235, 271, { src: "pagador.nome", truncate: true }),
   B(272, 274),
-  A("pagadorEndereco", 275, 314, { src: "pagador.endereco", truncate: true }),
-  A("pagadorBairro", 315, 326, { src: "pagador.bairro", truncate: true }),
-  N("cep", 327, 334, { src: "pagador.cep" }),
-  A("cidade", 335, 349, { src: "pagador.cidade", truncate: true }),
-  A("uf", 350, 351, { src: "pagador.uf" }),
+  ...PAGADOR_ENDERECO_E_CEP,
+  ...PAGADOR_CIDADE_E_UF,
   A("mensagem", 352, 391, { src: "titulo.mensagem1", truncate: true }),
   N("prazoProtesto", 392, 393, { src: "titulo.protesto.dias" }),
   B(394, 394),
@@ -230,8 +250,7 @@ export const SANTANDER_400_HEADER = headerRemessa(
 
 export const SANTANDER_400_DETALHE = defineRecord("santander400Detalhe", 400, [
   K("tipoRegistro", 1, 1, "1", "N"),
-  N("tipoInscricao", 2, 3, { src: "beneficiario.tipoInscricao400" }),
-  N("documento", 4, 17, { src: "beneficiario.documento", fmt: "taxid" }),
+  ...BENEFICIARIO_INSCRICAO,
   N("codigoTransmissao", 18, 37, { src: "beneficiario.codigoTransmissao" }),
   A("controleParticipante", 38, 62, { src: "titulo.id", fmt: "raw" }),
   N("nossoNumero", 63, 69, { src: "titulo.nossoNumeroSequencial" }),
@@ -245,18 +264,13 @@ export const SANTANDER_400_DETALHE = defineRecord("santander400Detalhe", 400, [
   B(98, 101),
   N("multaData", 102, 107, { src: "titulo.multa.dataInformada", fmt: "date6" }),
   N("codigoCarteira", 108, 108, { src: "beneficiario.codigoCarteira", default: "1" }),
-  N("ocorrencia", 109, 110, { src: "titulo.movimento" }),
-  A("numeroDocumento", 111, 120, { src: "titulo.numeroDocumento", default: "0000000000" }),
-  ...VENCIMENTO_E_VALOR,
+  ...ocorrenciaAteValor("0000000000"),
   K("banco", 140, 142, "033", "N"),
   Z(143, 147),
   ...ESPECIE_ATE_PAGADOR,
   A("pagadorNome", 235, 274, { src: "pagador.nome", truncate: true }),
-  A("pagadorEndereco", 275, 314, { src: "pagador.endereco", truncate: true }),
-  A("pagadorBairro", 315, 326, { src: "pagador.bairro", truncate: true }),
-  N("cep", 327, 334, { src: "pagador.cep" }),
-  A("cidade", 335, 349, { src: "pagador.cidade", truncate: true }),
-  A("uf", 350, 351, { src: "pagador.uf" }),
+  ...PAGADOR_ENDERECO_E_CEP,
+  ...PAGADOR_CIDADE_E_UF,
   A("avalista", 352, 381, { src: "avalista.nome", truncate: true }),
   B(382, 382),
   K("identificadorComplemento", 383, 383, "I"),
@@ -326,9 +340,7 @@ export const UNICRED_400_DETALHE = defineRecord("unicred400Detalhe", 400, [
   N("moraTipo", 105, 105, { src: "titulo.codigos400.mora" }),
   K("descontavel", 106, 106, "N"),
   B(107, 108),
-  N("ocorrencia", 109, 110, { src: "titulo.movimento" }),
-  A("numeroDocumento", 111, 120, { src: "titulo.numeroDocumento" }),
-  ...VENCIMENTO_E_VALOR,
+  ...ocorrenciaAteValor(),
   Z(140, 149),
   N("descontoCodigo", 150, 150, { src: "titulo.codigos400.desconto" }),
   N("emissao", 151, 156, { src: "titulo.emissao", fmt: "date6" }),
@@ -336,18 +348,13 @@ export const UNICRED_400_DETALHE = defineRecord("unicred400Detalhe", 400, [
   N("protestoCodigo", 158, 158, { src: "titulo.protesto.codigo", default: "3" }),
   N("protestoDias", 159, 160, { src: "titulo.protesto.dias" }),
   N("moraValor", 161, 173, { src: "titulo.juros.valor", fmt: "cents" }),
-  N("descontoData", 174, 179, { src: "titulo.desconto.data", fmt: "date6" }),
-  N("descontoValor", 180, 192, { src: "titulo.desconto.valor", fmt: "cents" }),
+  ...DESCONTO,
   N("nossoNumero", 193, 202, { src: "titulo.nossoNumeroSequencial" }),
   A("nossoNumeroDv", 203, 203, { src: "titulo.nossoNumeroDv", fmt: "raw" }),
   Z(204, 205),
-  N("abatimento", 206, 218, { src: "titulo.abatimentoCentavos", fmt: "cents" }),
-  N("pagadorTipoInscricao", 219, 220, { src: "pagador.tipoInscricao400" }),
-  N("pagadorDocumento", 221, 234, { src: "pagador.documento", fmt: "taxid" }),
+  ...ABATIMENTO_E_PAGADOR,
   A("pagadorNome", 235, 274, { src: "pagador.nome", truncate: true }),
-  A("pagadorEndereco", 275, 314, { src: "pagador.endereco", truncate: true }),
-  A("pagadorBairro", 315, 326, { src: "pagador.bairro", truncate: true }),
-  N("cep", 327, 334, { src: "pagador.cep" }),
+  ...PAGADOR_ENDERECO_E_CEP,
   A("cidade", 335, 354, { src: "pagador.cidade", truncate: true }),
   A("uf", 355, 356, { src: "pagador.uf" }),
   A("avalista", 357, 394, { src: "avalista.nome", truncate: true }),
@@ -390,29 +397,21 @@ export const BNB_400_DETALHE = defineRecord("bnb400Detalhe", 400, [
   Z(87, 99),
   B(100, 107),
   N("codigoCarteira", 108, 108, { src: "beneficiario.codigoCarteira", default: "4" }),
-  N("ocorrencia", 109, 110, { src: "titulo.movimento" }),
-  A("numeroDocumento", 111, 120, { src: "titulo.numeroDocumento", default: "0000000000" }),
-  ...VENCIMENTO_E_VALOR,
+  ...ocorrenciaAteValor("0000000000"),
   Z(140, 142),
   Z(143, 146),
   B(147, 147),
-  N("especie", 148, 149, { src: "titulo.especie", default: "01" }),
-  A("aceite", 150, 150, { src: "titulo.aceite", fmt: "raw", default: "N" }),
-  N("emissao", 151, 156, { src: "titulo.emissao", fmt: "date6" }),
+  ...ESPECIE_ACEITE_EMISSAO,
   N("instrucao", 157, 160, { src: "titulo.instrucao1" }),
   N("jurosDia", 161, 173, { src: "titulo.juros.valor", fmt: "cents" }),
-  N("descontoData", 174, 179, { src: "titulo.desconto.data", fmt: "date6" }),
-  N("descontoValor", 180, 192, { src: "titulo.desconto.valor", fmt: "cents" }),
+  ...DESCONTO,
   N("ioc", 193, 205, { src: "titulo.iofCentavos", fmt: "cents" }),
-  N("abatimento", 206, 218, { src: "titulo.abatimentoCentavos", fmt: "cents" }),
-  N("pagadorTipoInscricao", 219, 220, { src: "pagador.tipoInscricao400" }),
-  N("pagadorDocumento", 221, 234, { src: "pagador.documento", fmt: "taxid" }),
+  ...ABATIMENTO_E_PAGADOR,
   A("pagadorNome", 235, 274, { src: "pagador.nome", truncate: true }),
   A("pagadorEndereco", 275, 314, { src: "pagador.endereco", truncate: true }),
   A("pagadorComplemento", 315, 326, { src: "pagador.bairro", truncate: true }),
   N("cep", 327, 334, { src: "pagador.cep" }),
-  A("cidade", 335, 349, { src: "pagador.cidade", truncate: true }),
-  A("uf", 350, 351, { src: "pagador.uf" }),
+  ...PAGADOR_CIDADE_E_UF,
   A("avalista", 352, 391, { src: "avalista.nome", truncate: true }),
   N("prazoProtesto", 392, 393, { src: "titulo.codigos400.prazoProtesto" }),
   K("moeda", 394, 394, "0", "N"),
@@ -432,8 +431,7 @@ export const SAFRA_400_HEADER = headerRemessa(
 
 export const SAFRA_400_DETALHE = defineRecord("safra400Detalhe", 400, [
   K("tipoRegistro", 1, 1, "1", "N"),
-  N("tipoInscricao", 2, 3, { src: "beneficiario.tipoInscricao400" }),
-  N("documento", 4, 17, { src: "beneficiario.documento", fmt: "taxid" }),
+  ...BENEFICIARIO_INSCRICAO,
   A("codigoEmpresa", 18, 31, { fmt: "template", tpl: SAFRA_EMPRESA }),
   B(32, 37),
   A("usoEmpresa", 38, 62, { src: "titulo.id", fmt: "raw" }),
@@ -450,26 +448,21 @@ export const SAFRA_400_DETALHE = defineRecord("safra400Detalhe", 400, [
   ...VENCIMENTO_E_VALOR,
   K("bancoDepositario", 140, 142, "422", "N"),
   Z(143, 147),
-  N("especie", 148, 149, { src: "titulo.especie", default: "01" }),
-  A("aceite", 150, 150, { src: "titulo.aceite", fmt: "raw", default: "N" }),
-  N("emissao", 151, 156, { src: "titulo.emissao", fmt: "date6" }),
+  ...ESPECIE_ACEITE_EMISSAO,
   N("instrucao1", 157, 158, { src: "titulo.codigos400.instrucao1" }),
   N("instrucao2", 159, 160, { src: "titulo.codigos400.instrucao2" }),
   N("juros", 161, 173, { src: "titulo.juros.valor", fmt: "cents" }),
-  N("descontoData", 174, 179, { src: "titulo.desconto.data", fmt: "date6" }),
-  N("descontoValor", 180, 192, { src: "titulo.desconto.valor", fmt: "cents" }),
+  ...DESCONTO,
   N("iof", 193, 205, { src: "titulo.iofCentavos", fmt: "cents" }),
   // abatimento, or (entrada with instrução 16) the multa: its date (6) + rate 99v99 (4) + 000 (nota 6.1.8)
   N("abatimentoOuMulta", 206, 218, { src: "titulo.codigos400.abatimentoOuMulta" }),
-  N("pagadorTipoInscricao", 219, 220, { src: "pagador.tipoInscricao400" }),
-  N("pagadorDocumento", 221, 234, { src: "pagador.documento", fmt: "taxid" }),
+  ...PAGADOR_INSCRICAO,
   A("pagadorNome", 235, 274, { src: "pagador.nome", truncate: true }),
   A("pagadorEndereco", 275, 314, { src: "pagador.endereco", truncate: true }),
   A("pagadorBairro", 315, 324, { src: "pagador.bairro", truncate: true }),
   B(325, 326),
   N("cep", 327, 334, { src: "pagador.cep" }),
-  A("cidade", 335, 349, { src: "pagador.cidade", truncate: true }),
-  A("uf", 350, 351, { src: "pagador.uf" }),
+  ...PAGADOR_CIDADE_E_UF,
   A("avalista", 352, 381, { src: "avalista.nome", truncate: true }),
   B(382, 388),
   K("bancoEmitente", 389, 391, "422", "N"),
@@ -489,6 +482,36 @@ export const SAFRA_400_TRAILER = defineRecord("safra400Trailer", 400, [
 
 // ---------------------------------------------------------------- retorno
 
+// The stretches the retorno details share, position for position and read the same way.
+/** 2–17: the beneficiário's inscrição (type and CPF/CNPJ). */
+const RETORNO_INSCRICAO = [
+  N("tipoInscricao", 2, 3, { src: "beneficiario.tipoInscricao" }),
+  N("documento", 4, 17, { src: "beneficiario.documento", fmt: "taxid" }),
+];
+/** 109–116: the ocorrência and its date. */
+const RETORNO_OCORRENCIA = [
+  A("ocorrencia", 109, 110, { src: "ocorrencia", fmt: "raw" }),
+  N("dataOcorrencia", 111, 116, { src: "dataOcorrencia", fmt: "date6" }),
+];
+/** 147–165: the título's vencimento and valor. */
+const RETORNO_VENCIMENTO_E_VALOR = [
+  N("vencimento", 147, 152, { src: "vencimento", fmt: "date6" }),
+  N("valor", 153, 165, { src: "valorCentavos", fmt: "cents" }),
+];
+/** 228–279: abatimento, desconto, valor pago and juros. */
+const RETORNO_ABATIMENTO_A_JUROS = [
+  N("abatimento", 228, 240, { src: "abatimentoCentavos", fmt: "cents" }),
+  N("desconto", 241, 253, { src: "descontoCentavos", fmt: "cents" }),
+  N("valorPago", 254, 266, { src: "valorPagoCentavos", fmt: "cents" }),
+  N("juros", 267, 279, { src: "jurosCentavos", fmt: "cents" }),
+];
+// single fields at the same place in most details: tarifa 176–188, IOF 215–227, outros créditos 280–292,
+// data de crédito 296–301
+const retornoTarifa = N("tarifa", 176, 188, { src: "tarifaCentavos", fmt: "cents" });
+const retornoIof = N("iof", 215, 227, { src: "iofCentavos", fmt: "cents" });
+const retornoOutrosCreditos = N("outrosCreditos", 280, 292, { src: "outrosCreditosCentavos", fmt: "cents" });
+const retornoDataCredito = N("dataCredito", 296, 301, { src: "dataCredito", fmt: "date6" });
+
 const headerRetorno = defineRecord("header400Retorno", 400, [
   K("tipoRegistro", 1, 1, "0", "N"),
   A("operacao", 2, 2, { src: "operacao", fmt: "raw" }),
@@ -507,8 +530,7 @@ export const HEADER_400_RETORNO = headerRetorno;
 
 export const BRADESCO_400_RETORNO = defineRecord("bradesco400Retorno", 400, [
   K("tipoRegistro", 1, 1, "1", "N"),
-  N("tipoInscricao", 2, 3, { src: "beneficiario.tipoInscricao" }),
-  N("documento", 4, 17, { src: "beneficiario.documento", fmt: "taxid" }),
+  ...RETORNO_INSCRICAO,
   Z(18, 20),
   N("zero", 21, 21),
   N("carteira", 22, 24, { src: "carteira" }),
@@ -521,27 +543,22 @@ export const BRADESCO_400_RETORNO = defineRecord("bradesco400Retorno", 400, [
   A("rateio", 105, 105, { fmt: "raw" }),
   A("pagamentoParcial", 106, 107, { fmt: "raw" }),
   A("carteiraCodigo", 108, 108, { fmt: "raw" }),
-  A("ocorrencia", 109, 110, { src: "ocorrencia", fmt: "raw" }),
-  N("dataOcorrencia", 111, 116, { src: "dataOcorrencia", fmt: "date6" }),
+  ...RETORNO_OCORRENCIA,
   A("numeroDocumento", 117, 126, { src: "numeroDocumento", fmt: "raw" }),
   A("nossoNumero2", 127, 146, { fmt: "raw" }),
-  N("vencimento", 147, 152, { src: "vencimento", fmt: "date6" }),
-  N("valor", 153, 165, { src: "valorCentavos", fmt: "cents" }),
+  ...RETORNO_VENCIMENTO_E_VALOR,
   N("bancoCobrador", 166, 168, { src: "bancoRecebedor" }),
   N("agenciaCobradora", 169, 173, { src: "agenciaRecebedora" }),
   A("especie", 174, 175, { src: "especie", fmt: "raw" }),
-  N("tarifa", 176, 188, { src: "tarifaCentavos", fmt: "cents" }),
+  retornoTarifa,
   N("outrasDespesas", 189, 201, { src: "outrasDespesasCentavos", fmt: "cents" }),
   N("jurosOperacao", 202, 214, { fmt: "cents" }),
-  N("iof", 215, 227, { src: "iofCentavos", fmt: "cents" }),
-  N("abatimento", 228, 240, { src: "abatimentoCentavos", fmt: "cents" }),
-  N("desconto", 241, 253, { src: "descontoCentavos", fmt: "cents" }),
-  N("valorPago", 254, 266, { src: "valorPagoCentavos", fmt: "cents" }),
-  N("juros", 267, 279, { src: "jurosCentavos", fmt: "cents" }),
-  N("outrosCreditos", 280, 292, { src: "outrosCreditosCentavos", fmt: "cents" }),
+  retornoIof,
+  ...RETORNO_ABATIMENTO_A_JUROS,
+  retornoOutrosCreditos,
   A("brancos293", 293, 294, { fmt: "raw" }),
   A("motivoCodigo", 295, 295, { fmt: "raw" }),
-  N("dataCredito", 296, 301, { src: "dataCredito", fmt: "date6" }),
+  retornoDataCredito,
   A("origemPagamento", 302, 304, { fmt: "raw" }),
   A("brancos305", 305, 318, { fmt: "raw" }),
   A("motivos", 319, 328, { src: "motivosRaw", fmt: "raw" }),
@@ -551,8 +568,7 @@ export const BRADESCO_400_RETORNO = defineRecord("bradesco400Retorno", 400, [
 
 export const ITAU_400_RETORNO = defineRecord("itau400Retorno", 400, [
   K("tipoRegistro", 1, 1, "1", "N"),
-  N("tipoInscricao", 2, 3, { src: "beneficiario.tipoInscricao" }),
-  N("documento", 4, 17, { src: "beneficiario.documento", fmt: "taxid" }),
+  ...RETORNO_INSCRICAO,
   N("agencia", 18, 21, { src: "agencia" }),
   A("zeros22", 22, 23, { fmt: "raw" }),
   A("conta", 24, 29, { src: "conta", fmt: "raw" }),
@@ -564,27 +580,22 @@ export const ITAU_400_RETORNO = defineRecord("itau400Retorno", 400, [
   A("nossoNumeroComDac", 86, 94, { src: "nossoNumero", fmt: "raw" }),
   A("brancos95", 95, 107, { fmt: "raw" }),
   A("codigoCarteira", 108, 108, { fmt: "raw" }),
-  A("ocorrencia", 109, 110, { src: "ocorrencia", fmt: "raw" }),
-  N("dataOcorrencia", 111, 116, { src: "dataOcorrencia", fmt: "date6" }),
+  ...RETORNO_OCORRENCIA,
   A("numeroDocumento", 117, 126, { src: "numeroDocumento", fmt: "raw" }),
   A("nossoNumero3", 127, 134, { fmt: "raw" }),
   A("brancos135", 135, 136, { fmt: "raw" }),
   A("motivosSantander", 137, 146, { src: "motivosSantanderRaw", fmt: "raw" }),
-  N("vencimento", 147, 152, { src: "vencimento", fmt: "date6" }),
-  N("valor", 153, 165, { src: "valorCentavos", fmt: "cents" }),
+  ...RETORNO_VENCIMENTO_E_VALOR,
   N("bancoCobrador", 166, 168, { src: "bancoRecebedor" }),
   A("agenciaCobradora", 169, 173, { src: "agenciaRecebedora", fmt: "raw" }),
   A("especie", 174, 175, { src: "especie", fmt: "raw" }),
-  N("tarifa", 176, 188, { src: "tarifaCentavos", fmt: "cents" }),
+  retornoTarifa,
   A("brancos189", 189, 214, { fmt: "raw" }),
-  N("iof", 215, 227, { src: "iofCentavos", fmt: "cents" }),
-  N("abatimento", 228, 240, { src: "abatimentoCentavos", fmt: "cents" }),
-  N("desconto", 241, 253, { src: "descontoCentavos", fmt: "cents" }),
-  N("valorPago", 254, 266, { src: "valorPagoCentavos", fmt: "cents" }),
-  N("juros", 267, 279, { src: "jurosCentavos", fmt: "cents" }),
-  N("outrosCreditos", 280, 292, { src: "outrosCreditosCentavos", fmt: "cents" }),
+  retornoIof,
+  ...RETORNO_ABATIMENTO_A_JUROS,
+  retornoOutrosCreditos,
   A("dda", 293, 295, { fmt: "raw" }),
-  N("dataCredito", 296, 301, { src: "dataCredito", fmt: "date6" }),
+  retornoDataCredito,
   A("resto302", 302, 377, { fmt: "raw" }),
   A("erros", 378, 385, { src: "motivosRaw", fmt: "raw" }),
   A("brancos386", 386, 392, { fmt: "raw" }),
@@ -629,8 +640,7 @@ export const BRADESCO_400_PIX = defineRecord("bradesco400Pix", 400, [
 /** Banco do Brasil CBR643 detail (type 7, convênio of 7 digits). */
 export const BB_CBR643_RETORNO = defineRecord("bbCbr643Retorno", 400, [
   K("tipoRegistro", 1, 1, "7", "N"),
-  N("tipoInscricao", 2, 3, { src: "beneficiario.tipoInscricao" }),
-  N("documento", 4, 17, { src: "beneficiario.documento", fmt: "taxid" }),
+  ...RETORNO_INSCRICAO,
   A("agencia", 18, 22, { src: "agencia", fmt: "raw" }),
   A("conta", 23, 31, { src: "conta", fmt: "raw" }),
   A("convenio", 32, 38, { src: "convenio", fmt: "raw" }),
@@ -642,8 +652,7 @@ export const BB_CBR643_RETORNO = defineRecord("bbCbr643Retorno", 400, [
   N("dataLiquidacao", 111, 116, { src: "dataOcorrencia", fmt: "date6" }),
   A("numeroDocumento", 117, 126, { src: "numeroDocumento", fmt: "raw" }),
   A("brancos127", 127, 146, { fmt: "raw" }),
-  N("vencimento", 147, 152, { src: "vencimento", fmt: "date6" }),
-  N("valor", 153, 165, { src: "valorCentavos", fmt: "cents" }),
+  ...RETORNO_VENCIMENTO_E_VALOR,
   N("bancoRecebedor", 166, 168, { src: "bancoRecebedor" }),
   A("agenciaRecebedora", 169, 173, { src: "agenciaRecebedora", fmt: "raw" }),
   A("especie", 174, 175, { src: "especie", fmt: "raw" }),
@@ -670,8 +679,7 @@ export const TRAILER_400_RETORNO = defineRecord("trailer400Retorno", 400, [
 /** Unicred CNAB 400 retorno detail ("Cobrança Beneficiário Web – Layout de Retorno de Boletos"). */
 export const UNICRED_400_RETORNO = defineRecord("unicred400Retorno", 400, [
   K("tipoRegistro", 1, 1, "1", "N"),
-  N("tipoInscricao", 2, 3, { src: "beneficiario.tipoInscricao" }),
-  N("documento", 4, 17, { src: "beneficiario.documento", fmt: "taxid" }),
+  ...RETORNO_INSCRICAO,
   A("agencia", 18, 21, { src: "agencia", fmt: "raw" }),
   A("agenciaDv", 22, 22, { fmt: "raw" }),
   A("conta", 23, 30, { src: "conta", fmt: "raw" }),
@@ -685,18 +693,14 @@ export const UNICRED_400_RETORNO = defineRecord("unicred400Retorno", 400, [
   A("ocorrencia", 109, 110, { src: "ocorrencia", fmt: "raw" }),
   N("dataLiquidacao", 111, 116, { src: "dataOcorrencia", fmt: "date6" }),
   A("reservado117", 117, 146, { fmt: "raw" }),
-  N("vencimento", 147, 152, { src: "vencimento", fmt: "date6" }),
-  N("valor", 153, 165, { src: "valorCentavos", fmt: "cents" }),
+  ...RETORNO_VENCIMENTO_E_VALOR,
   A("bancoRecebedor", 166, 168, { src: "bancoRecebedor", fmt: "raw" }),
   A("agenciaRecebedora", 169, 173, { src: "agenciaRecebedora", fmt: "raw" }),
   A("reservado174", 174, 175, { fmt: "raw" }),
   N("dataRepasse", 176, 181, { src: "dataCredito", fmt: "date6" }),
   N("tarifa", 182, 188, { src: "tarifaCentavos", fmt: "cents" }),
   A("reservado189", 189, 227, { fmt: "raw" }),
-  N("abatimento", 228, 240, { src: "abatimentoCentavos", fmt: "cents" }),
-  N("desconto", 241, 253, { src: "descontoCentavos", fmt: "cents" }),
-  N("valorPago", 254, 266, { src: "valorPagoCentavos", fmt: "cents" }),
-  N("juros", 267, 279, { src: "jurosCentavos", fmt: "cents" }),
+  ...RETORNO_ABATIMENTO_A_JUROS,
   A("seuNumero", 280, 305, { src: "numeroDocumento", fmt: "raw" }),
   N("valorLiquido", 306, 318, { src: "valorLiquidoCentavos", fmt: "cents" }),
   A("complemento", 319, 326, { src: "motivosRaw", fmt: "raw" }),
@@ -708,8 +712,7 @@ export const UNICRED_400_RETORNO = defineRecord("unicred400Retorno", 400, [
 /** Banco do Nordeste CNAB 400 retorno detail (manual §7.2); 280–394 is a table of error flags (nota 7). */
 export const BNB_400_RETORNO = defineRecord("bnb400Retorno", 400, [
   K("tipoRegistro", 1, 1, "1", "N"),
-  N("tipoInscricao", 2, 3, { src: "beneficiario.tipoInscricao" }),
-  N("documento", 4, 17, { src: "beneficiario.documento", fmt: "taxid" }),
+  ...RETORNO_INSCRICAO,
   A("agencia", 18, 21, { src: "agencia", fmt: "raw" }),
   A("zeros22", 22, 23, { fmt: "raw" }),
   A("conta", 24, 31, { src: "conta", fmt: "raw" }),
@@ -719,18 +722,16 @@ export const BNB_400_RETORNO = defineRecord("bnb400Retorno", 400, [
   A("contrato", 71, 80, { fmt: "raw" }),
   A("brancos81", 81, 107, { fmt: "raw" }),
   A("carteira", 108, 108, { src: "carteira", fmt: "raw" }),
-  A("ocorrencia", 109, 110, { src: "ocorrencia", fmt: "raw" }),
-  N("dataOcorrencia", 111, 116, { src: "dataOcorrencia", fmt: "date6" }),
+  ...RETORNO_OCORRENCIA,
   A("seuNumero", 117, 126, { src: "numeroDocumento", fmt: "raw" }),
   A("confirmacaoNossoNumero", 127, 134, { fmt: "raw" }),
   A("brancos135", 135, 146, { fmt: "raw" }),
-  N("vencimento", 147, 152, { src: "vencimento", fmt: "date6" }),
-  N("valor", 153, 165, { src: "valorCentavos", fmt: "cents" }),
+  ...RETORNO_VENCIMENTO_E_VALOR,
   A("bancoRecebedor", 166, 168, { src: "bancoRecebedor", fmt: "raw" }),
   A("agenciaRecebedora", 169, 172, { src: "agenciaRecebedora", fmt: "raw" }),
   A("brancos173", 173, 173, { fmt: "raw" }),
   A("especie", 174, 175, { src: "especie", fmt: "raw" }),
-  N("tarifa", 176, 188, { src: "tarifaCentavos", fmt: "cents" }),
+  retornoTarifa,
   N("outrasDespesas", 189, 201, { src: "outrasDespesasCentavos", fmt: "cents" }),
   N("jurosOperacao", 202, 214, { fmt: "cents" }),
   N("ioc", 215, 227, { src: "iofCentavos", fmt: "cents" }),
@@ -745,8 +746,7 @@ export const BNB_400_RETORNO = defineRecord("bnb400Retorno", 400, [
 /** Banco Safra CNAB 400 retorno detail (manual §6.2); the rejection reason is one 3-digit code at 105–107. */
 export const SAFRA_400_RETORNO = defineRecord("safra400Retorno", 400, [
   K("tipoRegistro", 1, 1, "1", "N"),
-  N("tipoInscricao", 2, 3, { src: "beneficiario.tipoInscricao" }),
-  N("documento", 4, 17, { src: "beneficiario.documento", fmt: "taxid" }),
+  ...RETORNO_INSCRICAO,
   A("codigoEmpresa", 18, 31, { src: "conta", fmt: "raw" }),
   A("brancos32", 32, 37, { fmt: "raw" }),
   A("usoEmpresa", 38, 62, { src: "id", fmt: "raw" }),
@@ -755,27 +755,22 @@ export const SAFRA_400_RETORNO = defineRecord("safra400Retorno", 400, [
   A("ocorrenciaOrigem", 103, 104, { src: "ocorrenciaOrigem", fmt: "raw" }),
   A("motivoRejeicao", 105, 107, { src: "motivoRaw3", fmt: "raw" }),
   A("carteira", 108, 108, { src: "carteira", fmt: "raw" }),
-  A("ocorrencia", 109, 110, { src: "ocorrencia", fmt: "raw" }),
-  N("dataOcorrencia", 111, 116, { src: "dataOcorrencia", fmt: "date6" }),
+  ...RETORNO_OCORRENCIA,
   A("seuNumero", 117, 126, { src: "numeroDocumento", fmt: "raw" }),
   A("nossoNumeroConfirmacao", 127, 135, { fmt: "raw" }),
   A("brancos136", 136, 146, { fmt: "raw" }),
-  N("vencimento", 147, 152, { src: "vencimento", fmt: "date6" }),
-  N("valor", 153, 165, { src: "valorCentavos", fmt: "cents" }),
+  ...RETORNO_VENCIMENTO_E_VALOR,
   A("bancoCobrador", 166, 168, { src: "bancoRecebedor", fmt: "raw" }),
   A("agenciaCobradora", 169, 173, { src: "agenciaRecebedora", fmt: "raw" }),
   A("especie", 174, 175, { src: "especie", fmt: "raw" }),
-  N("tarifa", 176, 188, { src: "tarifaCentavos", fmt: "cents" }),
+  retornoTarifa,
   N("outrasDespesas", 189, 201, { src: "outrasDespesasCentavos", fmt: "cents" }),
   A("zeros202", 202, 214, { fmt: "raw" }),
-  N("iof", 215, 227, { src: "iofCentavos", fmt: "cents" }),
-  N("abatimento", 228, 240, { src: "abatimentoCentavos", fmt: "cents" }),
-  N("desconto", 241, 253, { src: "descontoCentavos", fmt: "cents" }),
-  N("valorPago", 254, 266, { src: "valorPagoCentavos", fmt: "cents" }),
-  N("juros", 267, 279, { src: "jurosCentavos", fmt: "cents" }),
-  N("outrosCreditos", 280, 292, { src: "outrosCreditosCentavos", fmt: "cents" }),
+  retornoIof,
+  ...RETORNO_ABATIMENTO_A_JUROS,
+  retornoOutrosCreditos,
   A("moeda", 293, 295, { fmt: "raw" }),
-  N("dataCredito", 296, 301, { src: "dataCredito", fmt: "date6" }),
+  retornoDataCredito,
   A("resto302", 302, 391, { fmt: "raw" }),
   A("numeroArquivo", 392, 394, { fmt: "raw" }),
   seq,
@@ -889,24 +884,19 @@ export const C6_400_RETORNO = defineRecord("c6400Retorno", 400, [
   A("nossoNumeroDv", 74, 74, { src: "nossoNumeroDv", fmt: "raw" }),
   A("usoBanco75", 75, 106, { fmt: "raw" }),
   A("carteira", 107, 108, { src: "carteira", fmt: "raw" }),
-  A("ocorrencia", 109, 110, { src: "ocorrencia", fmt: "raw" }),
-  N("dataOcorrencia", 111, 116, { src: "dataOcorrencia", fmt: "date6" }),
+  ...RETORNO_OCORRENCIA,
   A("seuNumero", 117, 126, { src: "numeroDocumento", fmt: "raw" }),
   A("brancos127", 127, 146, { fmt: "raw" }),
-  N("vencimento", 147, 152, { src: "vencimento", fmt: "date6" }),
-  N("valor", 153, 165, { src: "valorCentavos", fmt: "cents" }),
+  ...RETORNO_VENCIMENTO_E_VALOR,
   A("bancoCobrador", 166, 168, { src: "bancoRecebedor", fmt: "raw" }),
   A("agenciaCobradora", 169, 173, { src: "agenciaRecebedora", fmt: "raw" }),
   A("brancos174", 174, 175, { fmt: "raw" }),
-  N("tarifa", 176, 188, { src: "tarifaCentavos", fmt: "cents" }),
+  retornoTarifa,
   A("brancos189", 189, 227, { fmt: "raw" }),
-  N("abatimento", 228, 240, { src: "abatimentoCentavos", fmt: "cents" }),
-  N("desconto", 241, 253, { src: "descontoCentavos", fmt: "cents" }),
-  N("valorPago", 254, 266, { src: "valorPagoCentavos", fmt: "cents" }),
-  N("juros", 267, 279, { src: "jurosCentavos", fmt: "cents" }),
-  N("outrosCreditos", 280, 292, { src: "outrosCreditosCentavos", fmt: "cents" }),
+  ...RETORNO_ABATIMENTO_A_JUROS,
+  retornoOutrosCreditos,
   A("brancos293", 293, 295, { fmt: "raw" }),
-  N("dataCredito", 296, 301, { src: "dataCredito", fmt: "date6" }),
+  retornoDataCredito,
   A("resto302", 302, 394, { fmt: "raw" }),
   seq,
 ]);

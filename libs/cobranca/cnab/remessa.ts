@@ -177,44 +177,29 @@ interface Cnab400Profile {
   readonly codigos?: (t: ReturnType<typeof tituloCtx>) => Record<string, string>;
 }
 
+const BRADESCO_400: Cnab400Profile = {
+  banco: "237",
+  bancoNome: "BRADESCO",
+  header: BRADESCO_400_HEADER,
+  detalhe: BRADESCO_400_DETALHE,
+  extras: [],
+  trailer: TRAILER_400,
+  nossoNumeroDv: {
+    algo: "mod11Bradesco",
+    tpl: [
+      ["beneficiario.carteira", 2],
+      ["titulo.nossoNumero", 11],
+    ],
+  },
+  nossoNumeroLen: 11,
+  detalheTipo: "1",
+  aceita: { jurosData: false, multaCodigos: ["0", "2"], multaData: false, protesto: false, avalista: true, pix: false },
+};
+
 export const CNAB400_PROFILES: Readonly<Record<string, Cnab400Profile>> = {
-  "237": {
-    banco: "237",
-    bancoNome: "BRADESCO",
-    header: BRADESCO_400_HEADER,
-    detalhe: BRADESCO_400_DETALHE,
-    extras: [],
-    trailer: TRAILER_400,
-    nossoNumeroDv: {
-      algo: "mod11Bradesco",
-      tpl: [
-        ["beneficiario.carteira", 2],
-        ["titulo.nossoNumero", 11],
-      ],
-    },
-    nossoNumeroLen: 11,
-    detalheTipo: "1",
-    aceita: { jurosData: false, multaCodigos: ["0", "2"], multaData: false, protesto: false, avalista: true, pix: false },
-  },
+  "237": BRADESCO_400,
   // Cresol: Bradesco's CNAB 400 with bank 133 (cobranca.md §3.13); the same slots, so the same refusals
-  "133": {
-    banco: "133",
-    bancoNome: "CRESOL",
-    header: BRADESCO_400_HEADER,
-    detalhe: CRESOL_400_DETALHE,
-    extras: [],
-    trailer: TRAILER_400,
-    nossoNumeroDv: {
-      algo: "mod11Bradesco",
-      tpl: [
-        ["beneficiario.carteira", 2],
-        ["titulo.nossoNumero", 11],
-      ],
-    },
-    nossoNumeroLen: 11,
-    detalheTipo: "1",
-    aceita: { jurosData: false, multaCodigos: ["0", "2"], multaData: false, protesto: false, avalista: true, pix: false },
-  },
+  "133": { ...BRADESCO_400, banco: "133", bancoNome: "CRESOL", detalhe: CRESOL_400_DETALHE },
   "341": {
     banco: "341",
     bancoNome: "BANCO ITAU SA",

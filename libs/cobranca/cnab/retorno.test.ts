@@ -1,7 +1,9 @@
+import { Buffer } from "node:buffer";
 import { describe, expect, it } from "vitest";
 import { mod10 } from "../checkdigits.js";
 import { date } from "../date.js";
 import { fixture, repairedFixture } from "../testing/fixtures.js";
+import { refusalOf } from "../testing/refusal.js";
 import { SEGMENTO_T, SEGMENTO_U } from "./layouts240.js";
 import { mapearOcorrencia } from "./ocorrencias.js";
 import { encodeRecord } from "./record.js";
@@ -488,3 +490,49 @@ describe("our boleto id round-trips remessa → retorno", () => {
 function fixtureLine(f: string, n: number): string {
   return Buffer.from(fixture(f)).toString("latin1").split(/\r?\n/)[n]!;
 }
+
+describe("retorno character set: Latin-1 read one byte a character, UTF-8 refused by line and column (decision 0025)", () => {
+  // BoletoNetCore's Inter (077) retorno, its detail's pagador (182–221) and rejection text (241–380) rewritten
+  const inter = fixture("retorno/400/boletonetcore-077-inter.ret");
+  const detalhe = (pagador: Buffer, motivo: Buffer): Uint8Array => {
+    const lines = Buffer.from(inter).toString("latin1").split("\n");
+    const l = Buffer.from(lines[1]!, "latin1");
+    const out = Buffer.concat([l.subarray(0, 181), pagador, l.subarray(221, 240), motivo, l.subarray(380)]);
+    return Buffer.concat([Buffer.from(`${lines[0]}\n`, "latin1"), out, Buffer.from(`\n${lines[2]}`, "latin1")]);
+  };
+  const latin1 = (s: string, width: number) => Buffer.from(s.padEnd(width, " "), "latin1");
+
+  it("a Latin-1 pagador and rejection text: the values after them stay in place", () => {
+    const bytes = detalhe(latin1("JOSÉ DA CONCEIÇÃO", 40), latin1("CEP INVÁLIDO: NÃO ENCONTRADO", 140));
+    expect(bytes.length).toBe(inter.length);
+    const r = lerRetorno(bytes);
+    const antes = lerRetorno(inter).eventos[0]!;
+    expect(r.check.lines[1]!.slice(181, 221).trim()).toBe("JOSÉ DA CONCEIÇÃO");
+    expect(r.eventos[0]).toEqual({
+      ...antes,
+      motivos: ["CEP INVÁLIDO: NÃO ENCONTRADO"],
+      chaveIdempotencia: r.eventos[0]!.chaveIdempotencia,
+    });
+    expect(r.warnings).toEqual(lerRetorno(inter).warnings);
+  });
+
+  it("the same name in UTF-8 is refused with its line and column, not misread", () => {
+    // the bank counted characters: É, Ç and Ã take two bytes each, the line has 403
+    const utf8 = Buffer.from("JOSÉ DA CONCEIÇÃO".padEnd(40, " "), "utf8");
+    const e = refusalOf(() => lerRetorno(detalhe(utf8, latin1("", 140))));
+    expect(e.code).toBe("CNAB_ESTRUTURA_INVALIDA");
+    expect(e.message).toBe(
+      'CNAB_ESTRUTURA_INVALIDA: line 2 UTF8: column 185: "É" encoded in UTF-8 (bytes C3 89); CNAB files are one byte a character ' +
+        "(ASCII, or Latin-1 in a retorno), and its extra bytes shift every position after it",
+    );
+  });
+
+  it("a UTF-8 header: the error names it, and the other lines are not called too short", () => {
+    const lines = Buffer.from(inter).toString("latin1").split("\n");
+    const header = Buffer.from(`${lines[0]!.slice(0, 46)}${"BENEFICIÁRIO COBRANÇA".padEnd(30, " ")}${lines[0]!.slice(76)}`, "utf8");
+    const bytes = Buffer.concat([header, Buffer.from(`\n${lines[1]}\n${lines[2]}`, "latin1")]);
+    const e = refusalOf(() => lerRetorno(bytes));
+    expect((e.details!.errors as { rule: string; line: number }[]).map((f) => [f.line, f.rule])).toEqual([[1, "UTF8"]]);
+    expect(e.message).toContain('line 1 UTF8: column 55: "Á" encoded in UTF-8 (bytes C3 81)');
+  });
+});
