@@ -4,6 +4,16 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import type { Pool, PoolConnection, RowDataPacket } from "mysql2/promise";
 import { inTransaction } from "../../../libs/db/tx.js";
 
+/**
+ * The value of an indexed look-up column (ASCII, bounded), or '' when the bank wrote something that column
+ * cannot hold: a retorno may carry Latin-1 (decision 0025), and such a value cannot be one we issued, so no
+ * look-up by it could match one of our boletos. The occurrence's body keeps the value as the bank wrote it,
+ * and nothing is cut: a cut value would look like a real key.
+ */
+export function lookupKey(value: string, maxChars: number): string {
+  return value.length <= maxChars && /^[\x20-\x7e]*$/.test(value) ? value : "";
+}
+
 export class AlreadyParsed extends Error {
   override name = "AlreadyParsed";
   constructor(readonly jobId: string) {
@@ -84,8 +94,8 @@ export class RetornoRepo {
             jobId,
             o.line,
             o.state,
-            o.nossoNumero,
-            o.boletoId.slice(0, 64),
+            lookupKey(o.nossoNumero, 32),
+            lookupKey(o.boletoId, 64),
             o.fingerprintSha256,
             dup ? 1 : 0,
             JSON.stringify({ ...o.body, duplicate: dup }),
@@ -105,6 +115,9 @@ export class RetornoRepo {
     jobId: string,
     f: { state?: number; nossoNumero?: string; boletoId?: string; excludeDuplicates: boolean; afterLine: number; limit: number },
   ): Promise<string[]> {
+    // A key no look-up column can hold matches nothing (and must not reach SQL: an ASCII column compared
+    // with other characters is an error, not a miss).
+    if ((f.boletoId && !lookupKey(f.boletoId, 64)) || (f.nossoNumero && !lookupKey(f.nossoNumero, 32))) return [];
     const where = ["job_id = ?", "line_number > ?"];
     const args: (string | number)[] = [jobId, f.afterLine];
     if (f.state) where.push("state = ?"), args.push(f.state);
