@@ -245,7 +245,7 @@ describe("malha CLI against the running mesh", () => {
     const denied = await malha(args, { env: anonymous });
     expect(denied.code).toBe(EXIT.DENIED);
     expect(denied.err).toMatch(
-      /^malha: \[permission_denied\] ImportCertificate is an administrative call and needs the x-malha-vault-admin-secret header/,
+      /^malha: \[unauthenticated\] ImportCertificate is an administrative call and needs the x-malha-vault-admin-secret header/,
     );
     const fromEnv = await malha(args, { env: { ...anonymous, MALHA_VAULT_ADMIN_SECRET: VAULT_ADMIN_SECRET } });
     expect(fromEnv.code, fromEnv.err).toBe(EXIT.OK);
