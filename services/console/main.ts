@@ -53,7 +53,7 @@ await runService("console", async ({ env, log }) => {
     ...feedRoutes(createFeedDetailView(deps)),
     ...municipioRoutes(municipios),
     ...documentRoutes(createDocumentsView(store.client)),
-    ...certificateRoutes(createCertificatesView(vault.client, config.vaultAdminSecret)),
+    ...certificateRoutes(createCertificatesView(vault.client, config.vaultAdminSecret, log)),
     ...billingRoutes(billingView, billingTenants),
   ];
   let http: ConsoleServer | undefined;
