@@ -205,6 +205,12 @@ describe("malha CLI against the running mesh", () => {
     expect(jsonOf(waited.err)).toEqual({
       error: { exitCode: 9, code: "nothing_ran", message: "nothing ran: every feed was skipped (not_eligible)" },
     });
+    // `sync all` with every feed skipped: the same exit code, and each feed's reason in the table.
+    const sweep = await malha(["sync", "all"]);
+    expect(sweep.code).toBe(EXIT.NOTHING_RAN);
+    expect(sweep.out).toMatch(/: 0 queued, 1 skipped/);
+    expect(sweep.out).toMatch(new RegExp(`${IBGE}/producao_restrita/distribuicao\\s+skipped: not_eligible`));
+    expect(sweep.err).toBe("malha: nothing ran: every feed was skipped (not_eligible)\n");
 
     const table = await malha(["sync", "status", "--ibge", IBGE]);
     expect(table.out.split("\n")[0]).toMatch(/^FEED\s+STATE\s+CURSOR/);

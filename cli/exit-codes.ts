@@ -19,7 +19,7 @@ export const EXIT = {
   RUN_FAILED: 7,
   /** `billing jobs/remessas download`: the signed link failed, or the bytes do not match the manifest's sha256/size. */
   DOWNLOAD_FAILED: 8,
-  /** `sync now`: every feed was skipped (not eligible, cooling down, no certificate…), so nothing ran. */
+  /** `sync now`, `sync all`: every feed was skipped (not eligible, cooling down, no certificate…), so nothing ran. */
   NOTHING_RAN: 9,
 } as const;
 

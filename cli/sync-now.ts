@@ -76,7 +76,7 @@ export const syncNow: Command = {
   },
 };
 
-/** Exit 9, not 0: a script must be able to tell "synced" from "every feed was skipped". */
+/** Exit 9, not 0: a script must be able to tell "synced" from "every feed was skipped" (`sync now`, `sync all`). */
 function nothingRan(decisions: readonly FeedDecision[]): CliFailure {
   const reasons = [...new Set(decisions.map((d) => enumName(SkipReason, d.reason).toLowerCase()))];
   return new CliFailure(
@@ -87,7 +87,7 @@ function nothingRan(decisions: readonly FeedDecision[]): CliFailure {
 
 export const syncAll: Command = {
   usage: "sync all [--concurrency <n>] [--ambiente <a>] [--tipo-nsu <t>]",
-  summary: "sync every eligible feed of every active municipality",
+  summary: "sync every eligible feed of every active municipality; exit 9 when every feed was skipped",
   options: { ...feedOptions, concurrency: { type: "string" } },
   async run(ctx) {
     const concurrency = Number(str(ctx.values, "concurrency") ?? "0");
@@ -96,5 +96,8 @@ export const syncAll: Command = {
     const res = await coordinator.syncAll({ concurrency, ...feedFilter(ctx), requestedBy: ctx.io.env.USER ?? "malha-cli" });
     if (!ctx.json) write(ctx.io.out, `sweep ${res.sweepId}: ${res.accepted} queued, ${res.skipped} skipped`);
     printDecisions(ctx, res.decisions, { sweepId: res.sweepId, accepted: res.accepted, skipped: res.skipped });
+    // The same exit code as `sync now`: a cron job must see that the sweep queued nothing. The table above
+    // (or the JSON) says why for each feed.
+    if (res.accepted === 0) throw nothingRan(res.decisions);
   },
 };

@@ -3,16 +3,17 @@
 // Billing answers only the tenant a token belongs to, so with billing's tokens file each tenant needs its
 // own token here; with BILLING_TRUST_NETWORK=true the tenant alone is enough. The file holds credentials:
 // keep it readable by the console only. Billing has no "list tenants" call, hence the list.
-import { readFileSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { ConfigError, type EnvReader } from "../../libs/config/env.js";
+import { WatchedFile } from "../../libs/config/watched-file.js";
+import type { Logger } from "../../libs/log/logger.js";
 import { TENANT } from "./users.js";
 
 const TOKEN = /^bapi_[A-Za-z0-9_-]{43}$/;
 
 export interface BillingTenants {
-  /** In the file's order. */
-  names: string[];
+  /** In the file's order, as of the file's last good version. */
+  readonly names: string[];
   /** The tenant's API token, when billing checks tokens. */
   token(tenant: string): string | undefined;
 }
@@ -35,23 +36,37 @@ export function parseBillingTenants(text: string): BillingTenants {
   return { names: [...tokens.keys()], token: (t) => tokens.get(t) };
 }
 
+/**
+ * The file, re-read when it changes like billing's tokens file (a tenant or token added or revoked takes
+ * effect within `checkMs`, no restart); an edit that does not parse keeps the last good list and is logged.
+ */
+export function watchBillingTenants(path: string, log?: Logger, checkMs = 2_000): BillingTenants {
+  const file = new WatchedFile(path, parseBillingTenants, {
+    checkMs,
+    onReload: (next) => log?.info({ tenants: next.names.length }, "billing tenants file reloaded"),
+    onError: (err) =>
+      log?.error({ err: err.message }, "billing tenants file (CONSOLE_BILLING_TENANTS_FILE) unreadable: keeping the tenants loaded before"),
+  });
+  return {
+    get names() {
+      return file.current().names;
+    },
+    token: (tenant) => file.current().token(tenant),
+  };
+}
+
 /** Undefined when CONSOLE_BILLING_TENANTS_FILE is unset: the console then shows no Cobrança data. */
-export function readBillingTenants(env: EnvReader): BillingTenants | undefined {
+export function readBillingTenants(env: EnvReader, log?: Logger): BillingTenants | undefined {
   const path = env.optionalString("CONSOLE_BILLING_TENANTS_FILE");
   if (path === undefined) return undefined;
   const file = isAbsolute(path) ? path : resolve(path);
-  let text: string;
   try {
-    text = readFileSync(file, "utf8");
+    return watchBillingTenants(file, log);
   } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
     throw new ConfigError(
       "CONSOLE_BILLING_TENANTS_FILE",
-      `cannot be read (${(err as NodeJS.ErrnoException).code ?? "unreadable"}: ${file})`,
+      code ? `cannot be read (${code}: ${file})` : `is malformed: ${(err as Error).message}`,
     );
-  }
-  try {
-    return parseBillingTenants(text);
-  } catch (err) {
-    throw new ConfigError("CONSOLE_BILLING_TENANTS_FILE", `is malformed: ${(err as Error).message}`);
   }
 }

@@ -13,7 +13,7 @@ import { BoletoJobItemSchema, BoletoJobSchema } from "../../libs/gen/malha/billi
 import { Environment, ItemState, JobKind, JobState } from "../../libs/gen/malha/billing/v1/types_pb.js";
 import { createLogger } from "../../libs/log/logger.js";
 import { CSRF_HEADER } from "./api-types.js";
-import { parseBillingTenants } from "./billing-config.js";
+import { parseBillingTenants, watchBillingTenants } from "./billing-config.js";
 import { requireTenant, visibleTenants } from "./billing-scope.js";
 import type { JobDetail, JobSummaryView, JobsResponse, OverviewResponse } from "./billing-types.js";
 import { createBillingView, dayStart, sumCounts, throughput } from "./billing-view.js";
@@ -170,6 +170,7 @@ const fakeBilling = {
 
 const dir = mkdtempSync(join(tmpdir(), "malha-console-billing-api-"));
 const logLines: string[] = [];
+const TENANTS_FILE = join(dir, "tenants");
 let server: ConsoleServer;
 let base: string;
 
@@ -186,7 +187,10 @@ beforeAll(async () => {
       `rui operator ${hex("tok-rui")}`,
     ].join("\n"),
   );
-  const tenants = parseBillingTenants(`acme ${TOKEN_ACME}\nbeta\n`);
+  writeFileSync(TENANTS_FILE, `acme ${TOKEN_ACME}\nbeta\n`);
+  const log = createLogger({ service: "console", destination: new Writable({ write: (c, _e, cb) => (logLines.push(String(c)), cb()) }) });
+  // Checked on every use (0 ms), so the test sees an edit at once; the console checks every 2 s.
+  const tenants = watchBillingTenants(TENANTS_FILE, log, 0);
   const view = createBillingView({ billing: fakeBilling, tenants, now: () => NOW });
   server = await startConsoleServer(
     {
@@ -194,7 +198,7 @@ beforeAll(async () => {
       operators: new OperatorDirectory(join(dir, "users")),
       sessions: new SessionSigner(Buffer.alloc(32, 7), 3_600_000),
       routes: billingRoutes(view, tenants),
-      log: createLogger({ service: "console", destination: new Writable({ write: (c, _e, cb) => (logLines.push(String(c)), cb()) }) }),
+      log,
     },
     "127.0.0.1",
     0,
@@ -292,5 +296,23 @@ describe("console billing API", () => {
     expect(await bad("from=2026-13-01")).toBe("from must be a date YYYY-MM-DD");
     expect(await bad("jobId=a%20b")).toBe("jobId must be 1-64 of A-Z a-z 0-9 . _ -");
     expect((await ana("/api/billing/overview?hours=0")).status).toBe(400);
+  });
+});
+
+describe("console billing tenants file", () => {
+  it("is re-read when it changes: a tenant added or removed shows without a restart; a broken edit keeps the last list", async () => {
+    const bia = await as("bia");
+    const access = async () => ((await bia("/api/billing/access")).body as { tenants: string[] }).tenants;
+    expect(await access()).toEqual(["acme", "beta"]);
+    writeFileSync(TENANTS_FILE, `acme ${TOKEN_ACME}\ngama\ndelta\n`);
+    expect(await access()).toEqual(["acme", "gama", "delta"]);
+    expect((await bia("/api/billing/jobs?tenant=beta")).status).toBe(404);
+    expect(logLines.join("")).toMatch(/"tenants":3,"msg":"billing tenants file reloaded"/);
+    writeFileSync(TENANTS_FILE, "acme bapi_leaked\n");
+    expect(await access()).toEqual(["acme", "gama", "delta"]);
+    expect(logLines.join("")).toMatch(/"level":"error".*line 1: the token must be a bapi_ token.*keeping the tenants loaded before/);
+    expect(logLines.join("")).not.toMatch(/leaked/);
+    writeFileSync(TENANTS_FILE, `acme ${TOKEN_ACME}\nbeta\n`);
+    expect(await access()).toEqual(["acme", "beta"]);
   });
 });

@@ -1,11 +1,12 @@
 // "Certificados": a municipality's certificates as the vault lists them (metadata only), and importing a
 // PFX through the vault's ImportCertificate with the console's vault administrator secret. The password
 // goes straight into the one call and is never logged or kept.
-import type { Client } from "@connectrpc/connect";
+import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import { CertificateStatus, type Certificate, type VaultService } from "../../libs/gen/malha/vault/v1/vault_pb.js";
 import type { CertificateStatusName, CertificatesResponse, CertificateView, ImportCertificateResult } from "./api-types.js";
 import { badRequest, HttpError } from "./http-kit.js";
 import { iso, opt } from "./proto-view.js";
+import type { Logger } from "../../libs/log/logger.js";
 
 /** The vault refuses larger PFX files (services/vault/pfx.ts); refusing them here spares the upload. */
 export const MAX_PFX_BYTES = 64 * 1024;
@@ -47,7 +48,28 @@ const ORDER: Record<CertificateStatusName, number> = { active: 0, inactive: 1, d
 export const sortCertificates = (list: CertificateView[]): CertificateView[] =>
   [...list].sort((a, b) => ORDER[a.status] - ORDER[b.status] || (b.notAfter ?? "").localeCompare(a.notAfter ?? ""));
 
-export function createCertificatesView(vault: Client<typeof VaultService>, adminSecret: string | undefined): CertificatesView {
+/**
+ * The vault answers UNAUTHENTICATED when the administrator secret is wrong (a rotated VAULT_ADMIN_SECRET the
+ * console's file did not follow): the operator did nothing wrong and retrying will not help, so the answer
+ * says it is the console's configuration, not a failure of the vault (502).
+ */
+function misconfigured(err: unknown, log: Logger | undefined): unknown {
+  const e = ConnectError.from(err);
+  if (e.code !== Code.Unauthenticated) return err;
+  log?.error({ vaultSaid: e.rawMessage }, "the vault refused the console's administrator secret; fix CONSOLE_VAULT_ADMIN_SECRET(_FILE)");
+  return new HttpError(
+    500,
+    "CONSOLE_MISCONFIGURED",
+    "the console's configuration is wrong: the vault refused its administrator secret (CONSOLE_VAULT_ADMIN_SECRET_FILE); " +
+      "ask whoever runs the console to set the vault's current secret",
+  );
+}
+
+export function createCertificatesView(
+  vault: Client<typeof VaultService>,
+  adminSecret: string | undefined,
+  log?: Logger,
+): CertificatesView {
   return {
     async list(ibge) {
       const all: CertificateView[] = [];
@@ -70,10 +92,11 @@ export function createCertificatesView(vault: Client<typeof VaultService>, admin
       }
       if (pfx.length === 0) throw badRequest("pfx is empty");
       if (pfx.length > MAX_PFX_BYTES) throw badRequest(`pfx is ${pfx.length} bytes; the limit is ${MAX_PFX_BYTES}`);
-      const res = await vault.importCertificate(
-        { ibge, pfx, password, requestedBy: actor },
-        { headers: { [ADMIN_SECRET_HEADER]: adminSecret } },
-      );
+      const res = await vault
+        .importCertificate({ ibge, pfx, password, requestedBy: actor }, { headers: { [ADMIN_SECRET_HEADER]: adminSecret } })
+        .catch((err: unknown) => {
+          throw misconfigured(err, log);
+        });
       return {
         certificate: toCertificateView(res.certificate!),
         created: res.created,

@@ -42,7 +42,7 @@ await runService("console", async ({ env, log }) => {
   const vault = peerClient(env, "vault", VaultService, { defaultTimeoutMs: 10_000 });
   const sessions = new SessionSigner(config.sessionSecret, config.sessionTtlMs);
   // Billing only when the console is told which tenants it shows (billing has no tenant listing).
-  const billingTenants = readBillingTenants(env);
+  const billingTenants = readBillingTenants(env, log);
   const billing = billingTenants ? peerClient(env, "billing", BillingService, { defaultTimeoutMs: 10_000 }) : undefined;
   const billingView = billing && billingTenants ? createBillingView({ billing: billing.client, tenants: billingTenants }) : undefined;
   const municipios = createMunicipioDirectory(store.client);
@@ -53,7 +53,7 @@ await runService("console", async ({ env, log }) => {
     ...feedRoutes(createFeedDetailView(deps)),
     ...municipioRoutes(municipios),
     ...documentRoutes(createDocumentsView(store.client)),
-    ...certificateRoutes(createCertificatesView(vault.client, config.vaultAdminSecret)),
+    ...certificateRoutes(createCertificatesView(vault.client, config.vaultAdminSecret, log)),
     ...billingRoutes(billingView, billingTenants),
   ];
   let http: ConsoleServer | undefined;

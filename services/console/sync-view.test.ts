@@ -36,11 +36,18 @@ function setup() {
   const coordinator = {
     async listFeedStatus(req: ListFeedStatusRequest) {
       calls.push(req);
-      // Like the coordinator: pages over every feed (optionally one ibge), then drops other states.
-      const all = statuses.filter((s) => !req.ibge || s.feed!.ibge === req.ibge);
+      // Like the coordinator: pages over the feeds of the filters (the real one in the store's SQL).
+      const uf = (s: (typeof statuses)[number]) => municipios.find((m) => m.ibge === s.feed!.ibge)!.uf;
+      const all = statuses.filter(
+        (s) =>
+          (!req.ibge || s.feed!.ibge === req.ibge) &&
+          (!req.uf || uf(s) === req.uf) &&
+          (req.state === FeedState.UNSPECIFIED || s.state === req.state) &&
+          (req.lastRunFailed === undefined || (s.lastOutcome === RunOutcome.FAILED) === req.lastRunFailed),
+      );
       const start = Number(req.pageToken || 0);
       const size = req.pageSize || 100;
-      const page = all.slice(start, start + size).filter((s) => req.state === FeedState.UNSPECIFIED || s.state === req.state);
+      const page = all.slice(start, start + size);
       return { statuses: page, nextPageToken: start + size < all.length ? String(start + size) : "" };
     },
     async cancelSync() {
@@ -87,15 +94,27 @@ describe("the Sincronização list", () => {
     await expect(view.listFeeds({ pageToken: "x1" })).rejects.toThrow("pageToken is not one this console issued");
   });
 
-  it("asks by ibge for a narrow name or UF filter, accent- and case-insensitively", async () => {
+  it("asks by ibge for a narrow name filter, accent- and case-insensitively", async () => {
     const { view, calls } = setup();
     expect((await view.listFeeds({ q: "sao PAULO" })).feeds.map((f) => f.name)).toEqual(["São Paulo"]);
     expect(calls.map((c) => c.ibge)).toEqual(["3500000"]);
-    calls.length = 0;
-    const rj = await view.listFeeds({ uf: "RJ" });
-    expect(rj.feeds.map((f) => f.uf)).toEqual(["RJ", "RJ", "RJ", "RJ", "RJ"]);
-    expect(calls).toHaveLength(5);
     expect((await view.listFeeds({ q: "3500007" })).feeds.map((f) => f.ibge)).toEqual(["3500007"]);
+  });
+
+  it("hands the UF and state to the coordinator: one call, one page of exactly the rows shown", async () => {
+    const { view, calls } = setup();
+    const rj = await view.listFeeds({ uf: "RJ", state: "waiting", pageSize: 2 });
+    expect(rj.feeds.map((f) => [f.uf, f.state])).toEqual([
+      ["RJ", "waiting"],
+      ["RJ", "waiting"],
+    ]);
+    expect(calls).toHaveLength(1);
+    expect(calls[0]).toMatchObject({ uf: "RJ", state: FeedState.WAITING, lastRunFailed: false, pageSize: 2 });
+    const rest = await view.listFeeds({ uf: "RJ", state: "waiting", pageSize: 2, pageToken: rj.nextPageToken! });
+    // 35..39 are RJ; 35 is running and 36 failed.
+    expect(rest.feeds.map((f) => f.ibge)).toEqual(["3500039"]);
+    expect(rest.nextPageToken).toBeUndefined();
+    expect(calls).toHaveLength(2);
   });
 
   it("scans pages for a broad filter, asking only for what the page still lacks", async () => {
@@ -110,10 +129,11 @@ describe("the Sincronização list", () => {
     expect(new Set([...page.feeds, ...rest.feeds].map((f) => f.ibge)).size).toBe(29);
   });
 
-  it("tells an error (waiting after a failed run) from plain waiting, filtering on the coordinator's state", async () => {
+  it("tells an error (waiting after a failed run) from plain waiting, both filtered by the coordinator", async () => {
     const { view, calls } = setup();
     const errors = await view.listFeeds({ state: "error" });
-    expect(calls[0]!.state).toBe(FeedState.WAITING);
+    expect(calls[0]).toMatchObject({ state: FeedState.WAITING, lastRunFailed: true });
+    expect(calls).toHaveLength(1);
     expect(errors.feeds.map((f) => f.ibge)).toEqual(municipios.filter((_, i) => i % 5 === 1).map((m) => m.ibge));
     const waiting = await view.listFeeds({ state: "waiting" });
     expect(waiting.feeds.every((f) => f.state === "waiting")).toBe(true);

@@ -1,7 +1,7 @@
 // The "Sincronização" page's data and buttons, as plain async functions over the coordinator and the
 // store. The HTTP layer (routes/sync.ts) decides who may call them; this file only shapes the answers.
-// The list is read one page at a time with the filters applied on the way, so a refresh every few seconds
-// costs one page, not the whole fleet.
+// The list is read one page at a time, UF and state filtered in the store's SQL (docs/decisions/0026-feed-filters-in-sql.md),
+// so a refresh every few seconds costs one page, not the whole fleet, whatever the filter.
 import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import {
   FeedState,
@@ -59,14 +59,15 @@ const PER_MUNICIPIO_LIMIT = 25;
 /** Coordinator calls one filtered page may make before it answers with what it has and a token. */
 const MAX_SCAN_CALLS = 20;
 
-const STATE_FILTER: Record<FeedStateName, FeedState> = {
-  idle: FeedState.IDLE,
-  queued: FeedState.QUEUED,
-  running: FeedState.RUNNING,
-  waiting: FeedState.WAITING,
-  cooling_down: FeedState.COOLING_DOWN,
-  disabled: FeedState.DISABLED,
-  error: FeedState.WAITING,
+/** Each of the operators' states as the coordinator's filter; "error" and "waiting" split WAITING by the last run. */
+const STATE_FILTER: Record<FeedStateName, { state: FeedState; lastRunFailed?: boolean }> = {
+  idle: { state: FeedState.IDLE },
+  queued: { state: FeedState.QUEUED },
+  running: { state: FeedState.RUNNING },
+  waiting: { state: FeedState.WAITING, lastRunFailed: false },
+  cooling_down: { state: FeedState.COOLING_DOWN },
+  disabled: { state: FeedState.DISABLED },
+  error: { state: FeedState.WAITING, lastRunFailed: true },
 };
 
 export function createSyncView(deps: SyncViewDeps): SyncView {
@@ -77,35 +78,37 @@ export function createSyncView(deps: SyncViewDeps): SyncView {
       const pageSize = Math.min(Math.max(filter.pageSize ?? DEFAULT_PAGE_SIZE, 1), MAX_PAGE_SIZE);
       const q = filter.q?.trim() ?? "";
       const state = filter.state;
-      const coordinatorState = state ? STATE_FILTER[state] : FeedState.UNSPECIFIED;
+      // UF and state are filters of the coordinator's (and the store's SQL): the page reads its rows only.
+      const selection = { uf: filter.uf ?? "", ...(state ? STATE_FILTER[state] : { state: FeedState.UNSPECIFIED }) };
       const [list, expiry] = await Promise.all([municipios.list(), deps.certificates?.byIbge() ?? new Map<string, string>()]);
       const places = new Map(list.map((m) => [m.ibge, m]));
-      // The operators' "error" is the coordinator's WAITING after a failed run; "waiting" excludes it.
+      // The live queue or lease may have moved a feed on since the store read it: the view's state decides.
       const keep = (v: FeedView) => !state || v.state === state;
       const view = (s: FeedStatus) => toFeedView(s, places.get(s.feed?.ibge ?? ""), expiry.get(s.feed?.ibge ?? ""));
 
       let ibges: string[] | undefined;
       if (/^[0-9]{7}$/.test(q)) ibges = [q];
-      else if (q !== "" || filter.uf) {
+      else if (q !== "") {
         const text = fold(q);
         ibges = [...places.values()]
-          .filter((m) => (!filter.uf || m.uf === filter.uf) && (text === "" || fold(m.name).includes(text) || m.ibge.startsWith(q)))
+          .filter((m) => (!filter.uf || m.uf === filter.uf) && (fold(m.name).includes(text) || m.ibge.startsWith(q)))
           .map((m) => m.ibge);
       }
       const token = filter.pageToken ?? "";
       if (ibges !== undefined && ibges.length <= PER_MUNICIPIO_LIMIT) {
         const statuses = await Promise.all(
-          ibges.map(async (ibge) => (await deps.coordinator.listFeedStatus({ ibge, state: coordinatorState, pageSize: 100 })).statuses),
+          ibges.map(async (ibge) => (await deps.coordinator.listFeedStatus({ ...selection, ibge, pageSize: 100 })).statuses),
         );
         return { feeds: statuses.flat().map(view).filter(keep), at: now().toISOString() };
       }
+      // Only a name matching many municipalities is still applied here, over the filtered pages.
       const wanted = ibges ? new Set(ibges) : undefined;
       if (token !== "" && !token.startsWith("c")) throw badRequest("pageToken is not one this console issued");
       let pageToken = token.slice(1);
       const feeds: FeedView[] = [];
       for (let calls = 0; calls < MAX_SCAN_CALLS && feeds.length < pageSize; calls++) {
         // Ask only for what is still missing, so the coordinator's token never skips a row we did not show.
-        const page = await deps.coordinator.listFeedStatus({ state: coordinatorState, pageSize: pageSize - feeds.length, pageToken });
+        const page = await deps.coordinator.listFeedStatus({ ...selection, pageSize: pageSize - feeds.length, pageToken });
         for (const s of page.statuses) {
           const v = view(s);
           if ((!wanted || wanted.has(v.ibge)) && keep(v)) feeds.push(v);

@@ -5,7 +5,7 @@
 // the console knows. Without it a user sees no billing tenant at all, whatever the role (fail closed).
 // The file is re-read when it changes, so revoking someone needs no restart.
 import { createHash, timingSafeEqual } from "node:crypto";
-import { readFileSync, statSync } from "node:fs";
+import { WatchedFile } from "../../libs/config/watched-file.js";
 import { ROLES, type Role } from "./api-types.js";
 
 export interface Operator {
@@ -62,22 +62,16 @@ export function parseUsers(text: string, source: string): Map<string, Operator> 
 
 export const tokenDigest = (token: string): Buffer => createHash("sha256").update(token, "utf8").digest();
 
-/** The users file, re-read when its size or modification time changes; a broken edit keeps the last good list. */
+/** The users file, re-read when it changes (checked on every sign-in and request); a broken edit keeps the last good list. */
 export class OperatorDirectory {
-  private users: Map<string, Operator>;
-  private stamp: string;
+  private readonly file: WatchedFile<Map<string, Operator>>;
 
-  constructor(
-    private readonly path: string,
-    private readonly onReloadError: (err: Error) => void = () => undefined,
-  ) {
-    this.users = parseUsers(readFileSync(path, "utf8"), path);
-    this.stamp = this.currentStamp();
+  constructor(path: string, onReloadError: (err: Error) => void = () => undefined) {
+    this.file = new WatchedFile(path, (text) => parseUsers(text, path), { checkMs: 0, onError: onReloadError });
   }
 
   get(user: string): Operator | undefined {
-    this.refresh();
-    return this.users.get(user);
+    return this.file.current().get(user);
   }
 
   /** The operator whose token this is, or undefined; compares digests in constant time. */
@@ -85,21 +79,5 @@ export class OperatorDirectory {
     const op = this.get(user);
     if (!op?.tokenDigest || token.length === 0) return undefined;
     return timingSafeEqual(op.tokenDigest, tokenDigest(token)) ? op : undefined;
-  }
-
-  private currentStamp(): string {
-    const s = statSync(this.path);
-    return `${s.size}:${s.mtimeMs}`;
-  }
-
-  private refresh(): void {
-    try {
-      const stamp = this.currentStamp();
-      if (stamp === this.stamp) return;
-      this.users = parseUsers(readFileSync(this.path, "utf8"), this.path);
-      this.stamp = stamp;
-    } catch (err) {
-      this.onReloadError(err as Error);
-    }
   }
 }

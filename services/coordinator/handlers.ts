@@ -2,7 +2,7 @@ import { Code, ConnectError, type Client, type ServiceImpl } from "@connectrpc/c
 import type { CoordinatorService } from "../../libs/gen/malha/coordinator/v1/coordinator_pb.js";
 import { FeedState } from "../../libs/gen/malha/coordinator/v1/coordinator_pb.js";
 import type { StoreService } from "../../libs/gen/malha/store/v1/store_pb.js";
-import { RunTrigger } from "../../libs/gen/malha/store/v1/types_pb.js";
+import { RunTrigger, SyncCondition } from "../../libs/gen/malha/store/v1/types_pb.js";
 import type { LeaseManager } from "../../libs/leases/types.js";
 import { invalidArgument } from "../../libs/rpc/errors.js";
 import type { CoordinatorConfig } from "./config.js";
@@ -21,6 +21,24 @@ export interface HandlerDeps {
 }
 
 const IBGE = /^\d{7}$/;
+const UF = /^[A-Z]{2}$/;
+
+/**
+ * The durable part of each state, which the store selects in SQL (docs/decisions/0026-feed-filters-in-sql.md).
+ * One condition per state, so the store's page token, bound to its filters, is bound to the state too.
+ * The live lease and queue only ever lift a feed into RUNNING or QUEUED, so each condition's rows are a
+ * superset of the state's: the few that moved on are dropped below.
+ */
+export const CONDITION_OF: Record<FeedState, SyncCondition> = {
+  [FeedState.UNSPECIFIED]: SyncCondition.UNSPECIFIED,
+  [FeedState.DISABLED]: SyncCondition.DISABLED,
+  [FeedState.RUNNING]: SyncCondition.RUNNING,
+  // This replica's queue lives in memory: its feeds are among the ones not running.
+  [FeedState.QUEUED]: SyncCondition.NOT_RUNNING,
+  [FeedState.COOLING_DOWN]: SyncCondition.COOLING_DOWN,
+  [FeedState.WAITING]: SyncCondition.WAITING,
+  [FeedState.IDLE]: SyncCondition.ELIGIBLE,
+};
 
 function checkIbge(ibge: string, required: boolean): void {
   if (ibge === "" && !required) return;
@@ -79,10 +97,17 @@ export function coordinatorHandlers(deps: HandlerDeps): Partial<ServiceImpl<type
 
     async listFeedStatus(req) {
       checkIbge(req.ibge, false);
+      if (req.uf !== "" && !UF.test(req.uf))
+        throw invalidArgument(`uf must be two capital letters, got ${JSON.stringify(req.uf.slice(0, 8))}`);
+      const condition = CONDITION_OF[req.state];
+      if (condition === undefined) throw invalidArgument(`unknown state ${req.state}`);
       const page = await store.listSyncStates({
         ibge: req.ibge,
         ambiente: req.ambiente,
         tipoNsu: req.tipoNsu,
+        uf: req.uf,
+        condition,
+        ...(req.lastRunFailed !== undefined ? { lastRunFailed: req.lastRunFailed } : {}),
         pageSize: req.pageSize,
         pageToken: req.pageToken,
       });

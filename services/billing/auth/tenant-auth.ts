@@ -4,11 +4,11 @@
 // callers (BILLING_TRUST_NETWORK=true); neither is a configuration error (fail closed).
 // docs/decisions/0013-tenant-api-tokens.md; the interceptor that applies it: 0022.
 import { createHash, randomBytes } from "node:crypto";
-import { readFileSync, statSync } from "node:fs";
 import type { BillingService } from "../../../libs/gen/malha/billing/v1/billing_pb.js";
 import { type AccessTable, tenantCaller } from "../../../libs/rpc/auth/access.js";
 import type { CallerResolver } from "../../../libs/rpc/auth/authorize.js";
 import { ConfigError } from "../../../libs/config/env.js";
+import { WatchedFile } from "../../../libs/config/watched-file.js";
 import type { Logger } from "../../../libs/log/logger.js";
 import { isTenantName, TENANT_RULE } from "./tenant-name.js";
 
@@ -46,47 +46,22 @@ export function parseTokensFile(text: string): Map<string, string> {
  * token needs no restart. A file that stops parsing keeps the last good set and is logged.
  */
 export class TenantTokens {
-  private byDigest: Map<string, string>;
-  private stamp: string;
-  private checkedAt = 0;
+  private readonly file: WatchedFile<Map<string, string>>;
 
-  constructor(
-    private readonly path: string,
-    private readonly log?: Logger,
-    private readonly checkMs = 2_000,
-  ) {
-    this.stamp = this.stat();
-    this.byDigest = parseTokensFile(readFileSync(path, "utf8"));
+  constructor(path: string, log?: Logger, checkMs = 2_000) {
+    this.file = new WatchedFile(path, parseTokensFile, {
+      checkMs,
+      onReload: (next) => log?.info({ tokens: next.size }, "tenant tokens file reloaded"),
+      onError: (err) => log?.error({ err: err.message }, "tenant tokens file unreadable: keeping the tokens loaded before"),
+    });
   }
 
   get size(): number {
-    return this.byDigest.size;
-  }
-
-  private stat(): string {
-    const s = statSync(this.path);
-    return `${s.mtimeMs}:${s.size}:${s.ino}`;
-  }
-
-  private refresh(): void {
-    const now = Date.now();
-    if (now - this.checkedAt < this.checkMs) return;
-    this.checkedAt = now;
-    try {
-      const stamp = this.stat();
-      if (stamp === this.stamp) return;
-      const next = parseTokensFile(readFileSync(this.path, "utf8"));
-      this.byDigest = next;
-      this.stamp = stamp;
-      this.log?.info({ tokens: next.size }, "tenant tokens file reloaded");
-    } catch (err) {
-      this.log?.error({ err: (err as Error).message }, "tenant tokens file unreadable: keeping the tokens loaded before");
-    }
+    return this.file.current().size;
   }
 
   tenantOf(token: string): string | undefined {
-    this.refresh();
-    return this.byDigest.get(tokenDigest(token));
+    return this.file.current().get(tokenDigest(token));
   }
 }
 

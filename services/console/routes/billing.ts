@@ -38,19 +38,20 @@ function text(value: string | null, field: string, max: number): string | undefi
 }
 
 export function billingRoutes(view: BillingView | undefined, tenants: BillingTenants | undefined): Route[] {
-  const configured = tenants?.names ?? [];
+  // Read on every request: the tenants file is re-read when it changes.
+  const configured = (): string[] => tenants?.names ?? [];
   const need = (): BillingView => {
     if (!view) throw new HttpError(404, "NOT_FOUND", "billing is not configured in this console (CONSOLE_BILLING_TENANTS_FILE)");
     return view;
   };
-  const scoped = ({ op, params }: RouteContext) => requireTenant(op, configured, params[0]!);
+  const scoped = ({ op, params }: RouteContext) => requireTenant(op, configured(), params[0]!);
   const kind = (value: string) => oneOf<JobKindName>(value, JOB_KINDS, "kind")!;
 
   return [
     get(/^\/api\/billing\/access$/, async ({ res, op }) => {
       const access: BillingAccess = {
         configured: view !== undefined,
-        tenants: visibleTenants(op, configured),
+        tenants: visibleTenants(op, configured()),
         canAct: hasRole(op, "operator"),
       };
       json(res, 200, access);
@@ -59,12 +60,12 @@ export function billingRoutes(view: BillingView | undefined, tenants: BillingTen
     get(/^\/api\/billing\/overview$/, async ({ res, op, query }) => {
       const hours = Number(query.get("hours") ?? "24");
       if (!Number.isInteger(hours) || hours < 1 || hours > MAX_HOURS) throw badRequest(`hours must be an integer from 1 to ${MAX_HOURS}`);
-      json(res, 200, await need().overview(visibleTenants(op, configured), hours));
+      json(res, 200, await need().overview(visibleTenants(op, configured()), hours));
     }),
 
     get(/^\/api\/billing\/jobs$/, async ({ res, op, query }) => {
       const tenant = query.get("tenant");
-      const list = tenant ? [requireTenant(op, configured, tenant)] : visibleTenants(op, configured);
+      const list = tenant ? [requireTenant(op, configured(), tenant)] : visibleTenants(op, configured());
       const jobId = text(query.get("jobId"), "jobId", 64);
       const q: JobsQuery = {
         ...opt("kind", oneOf<JobKindName>(query.get("kind"), JOB_KINDS, "kind")),

@@ -1,15 +1,24 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { StoreService } from "../../../libs/gen/malha/store/v1/store_pb.js";
-import { SyncStatus } from "../../../libs/gen/malha/store/v1/types_pb.js";
+import { SyncCondition, SyncStatus } from "../../../libs/gen/malha/store/v1/types_pb.js";
 import { optionalAmbiente, optionalTipoNsu, parseFeed, syncStatusCodes } from "../codes.js";
 import { badRequest } from "../errors.js";
 import type { StoreDb } from "../repo/context.js";
 import { findNsuGaps, recordConfirmedHoles } from "../repo/gaps.js";
 import { parseRunId } from "../repo/state.js";
-import { getSyncState, listCursorResets, listSyncStates, resetCursor } from "../repo/sync-states.js";
+import { getSyncState, listCursorResets, listSyncStates, resetCursor, type SyncConditionName } from "../repo/sync-states.js";
 import { optionalIbge, optionalTime, requiredText } from "./validate.js";
 
 type Impl = Partial<ServiceImpl<typeof StoreService>>;
+
+const CONDITIONS: Partial<Record<SyncCondition, SyncConditionName>> = {
+  [SyncCondition.DISABLED]: "disabled",
+  [SyncCondition.RUNNING]: "running",
+  [SyncCondition.NOT_RUNNING]: "not_running",
+  [SyncCondition.COOLING_DOWN]: "cooling_down",
+  [SyncCondition.WAITING]: "waiting",
+  [SyncCondition.ELIGIBLE]: "eligible",
+};
 
 export function stateHandlers(db: StoreDb): Impl {
   return {
@@ -27,6 +36,10 @@ export function stateHandlers(db: StoreDb): Impl {
       const ambiente = optionalAmbiente(req.ambiente);
       const tipoNsu = optionalTipoNsu(req.tipoNsu);
       const eligibleAt = optionalTime(req.eligibleAt);
+      const uf = req.uf.trim().toUpperCase();
+      if (uf !== "" && !/^[A-Z]{2}$/.test(uf)) throw badRequest("uf must be a two-letter state code");
+      const condition = req.condition === SyncCondition.UNSPECIFIED ? undefined : CONDITIONS[req.condition];
+      if (req.condition !== SyncCondition.UNSPECIFIED && condition === undefined) throw badRequest(`unknown condition ${req.condition}`);
       const page = await listSyncStates(db, {
         ...(ibge ? { ibge } : {}),
         ...(ambiente !== undefined ? { ambiente } : {}),
@@ -34,6 +47,9 @@ export function stateHandlers(db: StoreDb): Impl {
         ...(status !== undefined ? { status } : {}),
         ...(req.enabled !== undefined ? { enabled: req.enabled } : {}),
         ...(eligibleAt ? { eligibleAt } : {}),
+        ...(uf ? { uf } : {}),
+        ...(condition ? { condition } : {}),
+        ...(req.lastRunFailed !== undefined ? { lastRunFailed: req.lastRunFailed } : {}),
         pageSize: req.pageSize,
         pageToken: req.pageToken,
       });

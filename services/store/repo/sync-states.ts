@@ -1,7 +1,8 @@
 // Feed state reads and the audited operator reset of a cursor.
 import type { ResultSetHeader, RowDataPacket } from "mysql2/promise";
 import type { CursorReset, SyncState } from "../../../libs/gen/malha/store/v1/types_pb.js";
-import { feedLabel, type Feed } from "../codes.js";
+import { RunOutcome } from "../../../libs/gen/malha/store/v1/types_pb.js";
+import { feedLabel, outcomeCodes, type Feed } from "../codes.js";
 import { runInProgress } from "../errors.js";
 import type { Ibge } from "../ibge.js";
 import { cursorResetFromRow, syncStateFromRow } from "../mapping/records.js";
@@ -16,6 +17,11 @@ export async function getSyncState(db: StoreDb, feed: Feed): Promise<SyncState> 
   return syncStateFromRow(await withDb(() => loadState(db.pool, feed, false)));
 }
 
+const FAILED = outcomeCodes.toDb(RunOutcome.FAILED);
+
+/** SyncCondition as the store reads it: the durable part of one of the coordinator's feed states. */
+export type SyncConditionName = "disabled" | "running" | "not_running" | "cooling_down" | "waiting" | "eligible";
+
 export interface SyncStateFilter {
   ibge?: Ibge;
   ambiente?: number;
@@ -23,11 +29,40 @@ export interface SyncStateFilter {
   status?: string;
   enabled?: boolean;
   eligibleAt?: Date;
+  uf?: string;
+  condition?: SyncConditionName;
+  lastRunFailed?: boolean;
   pageSize: number;
   pageToken: string;
 }
 
-export async function listSyncStates(db: StoreDb, f: SyncStateFilter): Promise<{ items: SyncState[]; next: string }> {
+/** The condition as SQL at `now`; the precedence is the coordinator's (services/coordinator/status.ts). */
+function addCondition(where: Where, condition: SyncConditionName, now: Date): void {
+  if (condition === "disabled") {
+    where.add("(s.enabled = 0 OR m.active = 0)");
+    return;
+  }
+  where.add("s.enabled = 1 AND m.active = 1");
+  if (condition === "running") {
+    where.add("s.status = 'running'");
+    return;
+  }
+  where.add("s.status <> 'running'");
+  if (condition === "not_running") return;
+  if (condition === "cooling_down") {
+    where.add("s.cooldown_until > ?", now);
+    return;
+  }
+  where.add("(s.cooldown_until IS NULL OR s.cooldown_until <= ?)", now);
+  if (condition === "waiting") where.add("s.next_eligible_at > ?", now);
+  else where.add("(s.next_eligible_at IS NULL OR s.next_eligible_at <= ?)", now);
+}
+
+/**
+ * One page of feed states. Every filter selects rows in SQL and is bound into the page token; `now`
+ * (the instant `condition` is judged at) is not a filter: a later page judges at its own instant.
+ */
+export async function listSyncStates(db: StoreDb, f: SyncStateFilter, now = new Date()): Promise<{ items: SyncState[]; next: string }> {
   const { pageSize: size, pageToken, ...filters } = f;
   if (f.ibge) await requireMunicipality(db, f.ibge);
   const after = db.tokens.decode("ListSyncStates", filters, pageToken, ["string", "string", "string"]);
@@ -38,6 +73,10 @@ export async function listSyncStates(db: StoreDb, f: SyncStateFilter): Promise<{
   if (f.tipoNsu !== undefined) where.add("s.tipo_nsu = ?", f.tipoNsu);
   if (f.status !== undefined) where.add("s.status = ?", f.status);
   if (f.enabled !== undefined) where.add("s.enabled = ?", f.enabled ? 1 : 0);
+  if (f.uf !== undefined) where.add("m.uf = ?", f.uf);
+  if (f.condition !== undefined) addCondition(where, f.condition, now);
+  if (f.lastRunFailed === true) where.add("s.last_outcome = ?", FAILED);
+  if (f.lastRunFailed === false) where.add("(s.last_outcome IS NULL OR s.last_outcome <> ?)", FAILED);
   if (f.eligibleAt) {
     where
       .add("s.enabled = 1 AND m.active = 1 AND s.status <> 'running'")
