@@ -4,6 +4,7 @@
 import PDFDocument from "pdfkit";
 import { inRepertoire, writePrebuilt } from "./embed.js";
 import { type FaceName, face, SharedFace, sharedFace } from "./font.js";
+import { gatherContent } from "./content.js";
 import { useDirectText } from "./draw.js";
 import { drawPage, PAGE } from "./layout.js";
 import { type Nota, notaText } from "./read.js";
@@ -31,6 +32,7 @@ export function renderPdf(n: Nota): Uint8Array {
     },
   });
   doc.addPage({ size: [PAGE.width, PAGE.height], margin: 0 });
+  const content = gatherContent(doc.page as never);
   // pdfkit takes a font object in place of a file (see font.ts); the cast is for its typings only.
   const prebuilt = inRepertoire(notaText(n));
   const ids: Partial<Record<FaceName, { id: string; face: SharedFace }>> = {};
@@ -50,6 +52,7 @@ export function renderPdf(n: Nota): Uint8Array {
   }
   if (ids.regular && ids.bold) useDirectText(doc, { fonts: { regular: ids.regular, bold: ids.bold }, pageHeight: PAGE.height });
   drawPage(doc, n);
+  content.flush();
   doc.end();
   const out = doc.read() as Buffer | null;
   if (out === null) throw new Error("pdfkit produced no bytes");
