@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
-import { MESH } from "../libs/rpc/mesh.js";
+import { MESH, nodeOptionsOf } from "../libs/rpc/mesh.js";
 import { composeValidator } from "./compose-schema.js";
 import { documentedVariables, ROOT, runtimeVariables, SERVICE_NAMES, serviceVariables } from "./config-vars.js";
 
@@ -78,7 +78,16 @@ describe("docker/compose.yaml", () => {
   it("passes each service only variables it reads (a typo would be silently ignored otherwise)", () => {
     for (const name of SERVICE_NAMES) {
       const known = new Set([...runtimeVariables(), ...serviceVariables(name)]);
+      // NODE_OPTIONS is Node's own: set only for a service with V8 flags of its own (libs/rpc/mesh.ts NODE_FLAGS).
+      if (nodeOptionsOf(name)) known.add("NODE_OPTIONS");
       for (const key of Object.keys(compose.services[name]!.environment ?? {})) expect(known.has(key), `${name} ${key}`).toBe(true);
+    }
+  });
+
+  it("starts each service with its own V8 flags, as libs/rpc/mesh.ts NODE_FLAGS says", () => {
+    for (const name of SERVICE_NAMES) {
+      const env = (compose.services[name]!.environment ?? {}) as Record<string, string>;
+      expect(env.NODE_OPTIONS, name).toBe(nodeOptionsOf(name));
     }
   });
 

@@ -148,7 +148,10 @@ cmd_up() {
   log "building the console's web app (dist/console)"
   in_foreground npm run -s build:console
   for name in "${SERVICES[@]}"; do
-    node --import tsx "services/$name/main.ts" >"$logs/$name.log" 2>&1 &
+    # Each service's own V8 flags (NODE_FLAGS in libs/rpc/mesh.ts; test/repo/node-flags.test.ts keeps this in step).
+    local flags=()
+    [[ $name == danfse ]] && flags=(--max-semi-space-size=2)
+    node "${flags[@]}" --import tsx "services/$name/main.ts" >"$logs/$name.log" 2>&1 &
     pids+=($!)
   done
   if ! in_foreground npx tsx scripts/mesh-status.ts --wait 60; then

@@ -2,7 +2,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { MESH } from "../../libs/rpc/mesh.js";
+import { MESH, nodeOptionsOf } from "../../libs/rpc/mesh.js";
 import { ROOT, runtimeVariables, SERVICE_NAMES, serviceVariables } from "../../docker/config-vars.js";
 import { kubectlVersionOf, render, requireKubectl, validateAll, type K8sObject } from "./render.js";
 
@@ -115,6 +115,14 @@ describe.each(OVERLAYS)("kustomize overlay %s", (overlay) => {
     for (const name of SERVICE_NAMES) {
       const c = deployment(overlay, name).spec.template.spec.containers.find((x) => x.name === name)!;
       for (const probe of [c.readinessProbe, c.livenessProbe, c.startupProbe]) expect(probe?.grpc?.port, name).toBe(MESH[name].port);
+    }
+  });
+
+  it("starts each service with its own V8 flags, as libs/rpc/mesh.ts NODE_FLAGS says, and no other", () => {
+    for (const name of SERVICE_NAMES) {
+      const main = deployment(overlay, name).spec.template.spec.containers.find((c) => c.args?.[0] === name);
+      expect(main, name).toBeDefined();
+      expect(main!.env?.find((e) => e.name === "NODE_OPTIONS")?.value, name).toBe(nodeOptionsOf(name));
     }
   });
 

@@ -1,6 +1,7 @@
 // A small lint for the unit files, because `systemd-analyze verify` is not on every CI machine (and only
 // warns): known sections and keys, the restart policy, the hardening every unit must keep, and where
-// ExecStart and EnvironmentFile point.
+// ExecStart and EnvironmentFile point, and the service's own V8 flags.
+import { type MeshServiceName, nodeOptionsOf } from "../../libs/rpc/mesh.js";
 
 export type Unit = Map<string, [key: string, value: string][]>;
 
@@ -117,6 +118,12 @@ export function lintServiceUnit(text: string, service: string): string[] {
     problems.push(`ExecStart must run node /opt/malha/dist/services/${service}/main.js`);
   }
   if (!values("EnvironmentFile").includes(`/etc/malha/${service}.env`)) problems.push(`missing EnvironmentFile=/etc/malha/${service}.env`);
+  // The service's own V8 flags (libs/rpc/mesh.ts NODE_FLAGS), and none for a service that has none.
+  const nodeOptions = values("Environment")
+    .find((e) => e.startsWith("NODE_OPTIONS="))
+    ?.slice("NODE_OPTIONS=".length);
+  const wanted = nodeOptionsOf(service as MeshServiceName);
+  if (nodeOptions !== wanted) problems.push(`Environment=NODE_OPTIONS must be ${wanted === undefined ? "absent" : `"${wanted}"`}`);
   // A secret on a command line or in Environment= is world-readable through /proc and `systemctl show`.
   for (const env of values("Environment")) {
     if (/(SECRET|KEY|PASSWORD)=(?!%d\/)/.test(env)) problems.push(`secret in Environment=: ${env.split("=")[0]}`);

@@ -15,6 +15,22 @@ export const MESH = {
 
 export type MeshServiceName = keyof typeof MESH;
 
+/**
+ * V8 flags a service is started with, in every way it is run (systemd `Environment=NODE_OPTIONS`, the
+ * Kubernetes Deployment and compose service env, `npm start`, the test and bench harness), each checked
+ * against this table. danfse: a 2 MB young generation on the main thread, whose exports pass every PDF's
+ * bytes through a few short-lived buffers; with V8's default (16 MB semi-spaces) those buffers pile up
+ * between collections and the process passes 256 MB in long exports (decision 0019).
+ */
+export const NODE_FLAGS: Partial<Record<MeshServiceName, readonly string[]>> = {
+  danfse: ["--max-semi-space-size=2"],
+};
+
+/** The NODE_OPTIONS value a service's deployments set, or undefined when it runs with V8's defaults. */
+export function nodeOptionsOf(name: MeshServiceName): string | undefined {
+  return NODE_FLAGS[name]?.join(" ");
+}
+
 /** `adn-gateway` → `ADN_GATEWAY_URL`: where a peer is reached, overridable per deployment. */
 export function peerUrlVariable(name: MeshServiceName): string {
   return `${name.toUpperCase().replace(/-/g, "_")}_URL`;

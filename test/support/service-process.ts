@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import type { MeshServiceName } from "../../libs/rpc/mesh.js";
+import { type MeshServiceName, NODE_FLAGS } from "../../libs/rpc/mesh.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -43,7 +43,11 @@ export function spawnService(
   exited: ServiceProcess["exited"];
 } {
   const preload = (opts.preload ?? []).flatMap((m) => ["--import", m]);
-  const args = opts.compiled ? [...preload, `dist/services/${name}/main.js`] : ["--import", "tsx", ...preload, `services/${name}/main.ts`];
+  // The service's own V8 flags, as its deployments set them (libs/rpc/mesh.ts NODE_FLAGS).
+  const flags = NODE_FLAGS[name] ?? [];
+  const args = opts.compiled
+    ? [...flags, ...preload, `dist/services/${name}/main.js`]
+    : [...flags, "--import", "tsx", ...preload, `services/${name}/main.ts`];
   const proc = spawn(process.execPath, args, {
     cwd: ROOT,
     env: { PATH: process.env.PATH, ...env },
