@@ -2,8 +2,9 @@
 // (test/support/danfse-mesh.ts: notes synced from the ADN simulator into the store, the artifacts service on
 // a temp dir, one danfse process): CreateDanfseExport of N chaves → COMPLETED (polled every 50 ms) → the
 // zip through its signed link, sha256 checked. CPU and peak RSS come from /proc of each service process.
-// A small export runs first and a large one after in the same danfse process: its peak RSS after each
-// shows whether memory grows with the export's size (it should not: the zip is streamed).
+// A warm-up export runs first (its figure is the cold one), then the measured sizes, smallest first, in the
+// same danfse process: its peak RSS after each shows whether memory grows with the export's size (it should
+// not: the zip is streamed).
 import { createHash } from "node:crypto";
 import { DanfseExportState } from "../libs/gen/malha/danfse/v1/danfse_pb.js";
 import { startDanfseMesh } from "../test/support/danfse-mesh.js";
@@ -20,12 +21,20 @@ export interface BulkRun {
 }
 
 export interface BulkResult {
+  /** The warm-up export, the first of the process. */
+  cold: { notes: number; wallMs: number };
   runs: BulkRun[];
   renderThreads: number;
 }
 
-export async function runDanfseBulk(p: { sizes: number[]; compiled: boolean; log: (msg: string) => void }): Promise<BulkResult> {
-  const largest = Math.max(...p.sizes);
+export async function runDanfseBulk(p: {
+  sizes: number[];
+  /** Notes of the warm-up export. */
+  warmup: number;
+  compiled: boolean;
+  log: (msg: string) => void;
+}): Promise<BulkResult> {
+  const largest = Math.max(...p.sizes, p.warmup);
   // The simulator's feed mixes events and hidden NSUs with notes: ask for enough entries to hold `largest` notes.
   const mesh = await startDanfseMesh({
     municipalities: 1,
@@ -44,12 +53,16 @@ export async function runDanfseBulk(p: { sizes: number[]; compiled: boolean; log
       artifacts: mesh.artifacts.proc.pid!,
     };
     const cpuNow = () => Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, procSample(pid).cpuSeconds]));
-    // Warm-up: threads started, JIT and connections warm, before anything is measured.
+    // Warm-up: a first export of `warmup` notes, so threads, JIT and connections are as a running service
+    // has them; its own figure is printed as the cold one (a process renders its first notes slower).
+    const t0 = performance.now();
     await exportOnce(
       mesh,
       ibge,
-      notes.slice(0, 20).map((n) => n.chave),
+      notes.slice(0, p.warmup).map((n) => n.chave),
     );
+    const cold = { notes: p.warmup, wallMs: performance.now() - t0 };
+    p.log(`  warm-up export of ${p.warmup} notes (cold process): ${(p.warmup / (cold.wallMs / 1000)).toFixed(0)} notes/s`);
     const runs: BulkRun[] = [];
     for (const size of [...p.sizes].sort((x, y) => x - y)) {
       const before = cpuNow();
@@ -71,7 +84,7 @@ export async function runDanfseBulk(p: { sizes: number[]; compiled: boolean; log
       p.log(`  ${size} notes: ${(size / (wallMs / 1000)).toFixed(0)} notes/s, danfse peak RSS ${run.danfsePeakRssMb.toFixed(0)} MB`);
       runs.push(run);
     }
-    return { runs, renderThreads: Number(process.env.DANFSE_RENDER_THREADS ?? "2") };
+    return { cold, runs, renderThreads: Number(process.env.DANFSE_RENDER_THREADS ?? "2") };
   } finally {
     await mesh.stop();
   }
