@@ -12,7 +12,10 @@ import { procSample } from "./billing/proc.js";
 
 export interface BulkRun {
   notes: number;
+  /** Request to the client's verified download of the zip. */
   wallMs: number;
+  /** Request to COMPLETED: the zip stored in artifacts and its link signed (the service's part). */
+  serviceMs: number;
   zipBytes: number;
   /** CPU seconds during the export, per process. */
   cpu: Record<string, number>;
@@ -67,7 +70,7 @@ export async function runDanfseBulk(p: {
     for (const size of [...p.sizes].sort((x, y) => x - y)) {
       const before = cpuNow();
       const t0 = performance.now();
-      const zipBytes = await exportOnce(
+      const { zipBytes, serviceMs } = await exportOnce(
         mesh,
         ibge,
         notes.slice(0, size).map((n) => n.chave),
@@ -77,11 +80,14 @@ export async function runDanfseBulk(p: {
       const run = {
         notes: size,
         wallMs,
+        serviceMs,
         zipBytes,
         cpu: Object.fromEntries(Object.keys(pids).map((k) => [k, after[k]! - before[k]!])),
         danfsePeakRssMb: procSample(pids.danfse!).peakRssMb,
       };
-      p.log(`  ${size} notes: ${(size / (wallMs / 1000)).toFixed(0)} notes/s, danfse peak RSS ${run.danfsePeakRssMb.toFixed(0)} MB`);
+      p.log(
+        `  ${size} notes: ${(size / (wallMs / 1000)).toFixed(0)} notes/s (service ${(size / (serviceMs / 1000)).toFixed(0)}), danfse peak RSS ${run.danfsePeakRssMb.toFixed(0)} MB`,
+      );
       runs.push(run);
     }
     return { cold, runs, renderThreads: Number(process.env.DANFSE_RENDER_THREADS ?? "2") };
@@ -90,17 +96,23 @@ export async function runDanfseBulk(p: {
   }
 }
 
-/** One export to its end, the zip downloaded and checked; returns the zip's size. */
-async function exportOnce(mesh: Awaited<ReturnType<typeof startDanfseMesh>>, ibge: string, chaves: string[]): Promise<number> {
+/** One export to its end, the zip downloaded and checked: its size, and the time to COMPLETED. */
+async function exportOnce(
+  mesh: Awaited<ReturnType<typeof startDanfseMesh>>,
+  ibge: string,
+  chaves: string[],
+): Promise<{ zipBytes: number; serviceMs: number }> {
+  const t0 = performance.now();
   let e = (await mesh.client.createDanfseExport({ ibge, chaves })).export!;
   while (e.state === DanfseExportState.RUNNING) {
     await new Promise((r) => setTimeout(r, 50));
     e = (await mesh.client.getDanfseExport({ exportId: e.id })).export!;
   }
+  const serviceMs = performance.now() - t0;
   if (e.state !== DanfseExportState.COMPLETED || e.failed > 0)
     throw new Error(`export ${e.id} ended ${e.state}: ${e.error} (${e.failed} failed)`);
   const res = await fetch(e.zip!.downloadUrl);
   const zip = new Uint8Array(await res.arrayBuffer());
   if (createHash("sha256").update(zip).digest("hex") !== e.zip!.sha256) throw new Error("the downloaded zip does not match its sha256");
-  return zip.length;
+  return { zipBytes: zip.length, serviceMs };
 }
