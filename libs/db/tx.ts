@@ -32,6 +32,17 @@ export function isRetryable(err: unknown): boolean {
   return code !== undefined && RETRYABLE.has(code);
 }
 
+/**
+ * Whether a failed statement may still have taken effect: only an error the server answered (an SQL state
+ * on a live connection) says it did not. A connection lost around a COMMIT leaves the outcome unknown, so
+ * whatever would undo the statement's side effects must stay in place.
+ */
+export function outcomeUnknown(err: unknown): boolean {
+  const e = err as { sqlState?: unknown; fatal?: unknown } | null;
+  const code = sqlCode(err);
+  return typeof e?.sqlState !== "string" || e.fatal === true || (code !== undefined && CONNECTION_LEVEL.has(code));
+}
+
 /** Turns infrastructure failures into UNAVAILABLE; anything else is left for the runtime (INTERNAL). */
 export function mapDbError(err: unknown): unknown {
   if (err instanceof ConnectError) return err;

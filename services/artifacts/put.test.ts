@@ -88,3 +88,41 @@ describe("concurrent uploads of one name", () => {
     expect(await deps.meta.findByName("t", "", "gone.pdf")).toBeUndefined();
   });
 });
+
+describe("an insert whose outcome is unknown", () => {
+  it("keeps the blob when the connection drops after the row was committed, so the artifact is never without content", async () => {
+    const content = randomBytes(20_000);
+    // The row commits, then the client loses the connection before the answer (a database killed at COMMIT).
+    const meta = new ArtifactMetadataStore(db.pool);
+    const flaky = Object.assign(Object.create(meta) as ArtifactMetadataStore, {
+      insert: async (record: Parameters<ArtifactMetadataStore["insert"]>[0]) => {
+        await meta.insert(record);
+        throw Object.assign(new Error("Connection lost: The server closed the connection."), {
+          code: "PROTOCOL_CONNECTION_LOST",
+          fatal: true,
+        });
+      },
+    });
+    const attempt = putArtifact({ ...deps, meta: flaky }, upload("lost-ack.pdf", content, Promise.resolve()));
+    await expect(attempt).rejects.toThrow(/Connection lost/);
+    // The caller retries: the committed row wins, and its content is there to read.
+    const retry = await putArtifact(deps, upload("lost-ack.pdf", content, Promise.resolve()));
+    expect(retry.created).toBe(false);
+    const chunks: Buffer[] = [];
+    for await (const c of await deps.blobs.read(retry.record.storageKey, { offset: 0 }, 64 * 1024)) chunks.push(Buffer.from(c));
+    expect(Buffer.concat(chunks).equals(content)).toBe(true);
+  });
+
+  it("deletes the blob when the server refused the row (nothing was committed)", async () => {
+    const before = blobCount();
+    const refusing = Object.assign(Object.create(deps.meta) as ArtifactMetadataStore, {
+      insert: async () => {
+        throw Object.assign(new Error("Data too long"), { code: "ER_DATA_TOO_LONG", sqlState: "22001", fatal: false });
+      },
+    });
+    await expect(putArtifact({ ...deps, meta: refusing }, upload("refused.pdf", randomBytes(5_000), Promise.resolve()))).rejects.toThrow(
+      /Data too long/,
+    );
+    expect(blobCount()).toBe(before);
+  });
+});

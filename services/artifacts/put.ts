@@ -1,6 +1,7 @@
 // The upload pipeline: header, then chunks hashed and counted as they are written to an invisible temp
 // upload; checks; publish under a fresh key; one INSERT makes it visible. Every refusal aborts the upload
 // so that nothing is stored, and a process killed midway leaves only a temp file the sweep removes.
+import { outcomeUnknown } from "../../libs/db/tx.js";
 import { createHash, randomBytes } from "node:crypto";
 import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import type { ArtifactHeader, PutArtifactRequest } from "../../libs/gen/malha/artifacts/v1/artifacts_pb.js";
@@ -150,7 +151,9 @@ export async function putArtifact(deps: PutDeps, requests: AsyncIterable<UploadP
     try {
       outcome = await deps.meta.insert(record);
     } catch (err) {
-      await deps.blobs.delete(storageKey).catch(() => undefined);
+      // The row may have been committed when the connection dropped: its blob must then stay, or the
+      // artifact would exist without content (DATA_LOSS for every reader). An orphan blob costs disk only.
+      if (!outcomeUnknown(err)) await deps.blobs.delete(storageKey).catch(() => undefined);
       throw err;
     }
     if (outcome === "inserted") return { record, created: true };
