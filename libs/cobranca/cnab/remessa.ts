@@ -34,6 +34,7 @@ import {
   UNICRED_400_HEADER,
 } from "./layouts400.js";
 import { type RecordLayout, type Warning, decodeRecord, encodeRecord, getPath } from "./record.js";
+import { isDcb, lerRemessaBrb, linhasRemessaBrb } from "./remessa-brb.js";
 
 export interface Beneficiario {
   readonly nome: string;
@@ -488,6 +489,9 @@ function pessoa(p: Pessoa | undefined, field: string, strict: boolean, required:
   };
 }
 
+/** A título checked and normalised for the layouts (its text folded, its charges with their defaults). */
+export type TituloCtx = ReturnType<typeof tituloCtx>;
+
 function tituloCtx(t: Titulo, i: number, strict: boolean) {
   const f = `titulos[${i}]`;
   if (!t) fail("CAMPO_OBRIGATORIO", "título is required", f);
@@ -636,6 +640,8 @@ export function gerarRemessa(input: RemessaInput): RemessaOutput {
   const warnings: Warning[] = [];
   if (input.layout === 240) return remessa240(bank.code, profile240(bank.code), arquivo, beneficiario, titulos, warnings);
   if (input.layout === 400) {
+    // BRB's remessa is its own "DCB" file, not CNAB 400 (decision 0027)
+    if (bank.code === "070") return finish(linhasRemessaBrb(arquivo, beneficiario, titulos, warnings), warnings);
     const p = CNAB400_PROFILES[bank.code];
     if (!p)
       fail(
@@ -856,6 +862,19 @@ export function lerRemessa(content: string | Uint8Array): RemessaLida {
   let data: CalendarDate | undefined;
   const { lines, fimDeArquivo } = splitLines(content);
   if (check.direction !== "remessa") fail("CNAB_ESTRUTURA_INVALIDA", "not a remessa file", "arquivo");
+  if (banco === "070" && isDcb(lines[0]!)) {
+    const brb = lerRemessaBrb(lines, warnings);
+    return {
+      banco,
+      layout: 400,
+      ...(brb.data ? { data: brb.data } : {}),
+      beneficiario: brb.beneficiario,
+      titulos: brb.titulos as TituloLido[],
+      warnings,
+      records: brb.records,
+      fimDeArquivo: "",
+    };
+  }
   if (check.layout === 240) {
     const profile = profile240(banco);
     lines.forEach((l, i) => {
