@@ -27,7 +27,7 @@ const BAIXAR_APOS_DIAS = "95";
 const recusa = (campo: string, porque: string): never => fail("CAMPO_INVALIDO", `BRB remessa (DCB 077) ${porque}`, `titulo.${campo}`);
 
 /** The beneficiário as the DCB file names it: agência (3) + conta (7), and the modalidade (carteira). */
-export function beneficiarioBrb(b: Ctx): Ctx {
+function beneficiarioBrb(b: Ctx): Ctx {
   const agencia = String(b.agencia ?? "").replace(/^0+(?=\d{3})/, "");
   const conta = String(b.conta ?? "").replace(/^0+(?=\d{7})/, "");
   if (!/^\d{1,3}$/.test(agencia)) fail("CAMPO_EXCEDE_TAMANHO", "BRB's agência has 3 digits", "beneficiario.agencia", { max: 3 });
@@ -128,39 +128,29 @@ function dcbDoTitulo(t: TituloCtx, b: Ctx): Ctx {
 
 const pad2 = (n: number) => String(n).padStart(2, "0");
 
-/** The records of a DCB remessa, header first; the caller terminates and checks them. */
-export function linhasRemessaBrb(arquivo: Ctx, beneficiarioIn: Ctx, titulos: readonly TituloCtx[], warnings: Warning[]): string[] {
+/**
+ * A DCB writer for one beneficiário: the records of each título (01, and 02 when it has a sacador/avalista
+ * or a message), then the header once the record count is known. The caller numbers the títulos' errors.
+ */
+export function escritorBrb(beneficiarioIn: Ctx, warnings: Warning[]) {
   const beneficiario = beneficiarioBrb(beneficiarioIn);
-  const base: Ctx = { beneficiario };
-  const lines: string[] = [""];
-  titulos.forEach((t, i) => {
-    try {
+  return {
+    registros(t: TituloCtx): string[] {
       if (t.pix) recusa("pix", "has no PIX record: send the título without PIX");
       if (t.movimento !== "01")
         recusa("movimento", `record 01 is an entry (movimento 01); other commands are BRB's "Comandos" file, got ${t.movimento}`);
-      const ctx: Ctx = { ...base, titulo: t, pagador: t.pagador, avalista: t.avalista, dcb: dcbDoTitulo(t, beneficiario) };
-      lines.push(encodeRecord(DCB_REGISTRO_01, ctx, warnings, ""));
-      if (t.avalista || t.mensagem1) lines.push(encodeRecord(DCB_REGISTRO_02, ctx, warnings, ""));
-    } catch (e) {
-      throw sobTitulo(e, i);
-    }
-  });
-  const d = arquivo.data as CalendarDate;
-  const header = { ...arquivo, aaaammdd: `${d.year}${pad2(d.month)}${pad2(d.day)}`, registros: lines.length };
-  lines[0] = encodeRecord(DCB_HEADER, { ...base, arquivo: header }, warnings, "header");
-  return lines;
-}
-
-function sobTitulo(e: unknown, i: number): unknown {
-  if (!(e instanceof CobrancaError) || !e.field) return e;
-  const prefix = `titulos[${i}]`;
-  if (e.field.startsWith(prefix) || e.field.startsWith("beneficiario")) return e;
-  return new CobrancaError(
-    e.code,
-    e.message.replace(/^[A-Z_]+(?: \([^)]*\))?: /, ""),
-    `${prefix}.${e.field.replace(/^titulo\./, "")}`,
-    e.details,
-  );
+      const ctx: Ctx = { beneficiario, titulo: t, pagador: t.pagador, avalista: t.avalista, dcb: dcbDoTitulo(t, beneficiario) };
+      const out = [encodeRecord(DCB_REGISTRO_01, ctx, warnings, "")];
+      if (t.avalista || t.mensagem1) out.push(encodeRecord(DCB_REGISTRO_02, ctx, warnings, ""));
+      return out;
+    },
+    /** `registros` counts the header too ("Informar a quantidade Header+Registros"). */
+    header(arquivo: Ctx, registros: number): string {
+      const d = arquivo.data as CalendarDate;
+      const a = { ...arquivo, aaaammdd: `${d.year}${pad2(d.month)}${pad2(d.day)}`, registros };
+      return encodeRecord(DCB_HEADER, { beneficiario, arquivo: a }, warnings, "header");
+    },
+  };
 }
 
 /** "DCB" at column 1 marks BRB's remessa: no CNAB header has it. */

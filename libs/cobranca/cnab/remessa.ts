@@ -34,7 +34,7 @@ import {
   UNICRED_400_HEADER,
 } from "./layouts400.js";
 import { type RecordLayout, type Warning, decodeRecord, encodeRecord, getPath } from "./record.js";
-import { isDcb, lerRemessaBrb, linhasRemessaBrb } from "./remessa-brb.js";
+import { escritorBrb, isDcb, lerRemessaBrb } from "./remessa-brb.js";
 
 export interface Beneficiario {
   readonly nome: string;
@@ -641,7 +641,7 @@ export function gerarRemessa(input: RemessaInput): RemessaOutput {
   if (input.layout === 240) return remessa240(bank.code, profile240(bank.code), arquivo, beneficiario, titulos, warnings);
   if (input.layout === 400) {
     // BRB's remessa is its own "DCB" file, not CNAB 400 (decision 0027)
-    if (bank.code === "070") return finish(linhasRemessaBrb(arquivo, beneficiario, titulos, warnings), warnings);
+    if (bank.code === "070") return remessaBrb(arquivo, beneficiario, titulos, warnings);
     const p = CNAB400_PROFILES[bank.code];
     if (!p)
       fail(
@@ -730,6 +730,22 @@ function remessa240(
   lines.push(encodeRecord(layout240(profile, "trailerLote"), { ...base, totais }, warnings, "trailerLote"));
   lines.push(encodeRecord(layout240(profile, "trailerArquivo"), { ...base, totais }, warnings, "trailerArquivo"));
   if (lines.length > 999_999) fail("LIMITE_DE_REGISTROS", "more than 999,999 records in one file", "titulos");
+  return finish(lines, warnings);
+}
+
+/** BRB's DCB file (remessa-brb.ts): the header counts the records, so it is written last, then put first. */
+function remessaBrb(arquivo: Ctx, beneficiario: Ctx, titulos: TituloCtx[], warnings: Warning[]): RemessaOutput {
+  const brb = escritorBrb(beneficiario, warnings);
+  const lines = [""];
+  titulos.forEach((t, i) => {
+    try {
+      lines.push(...brb.registros(t));
+    } catch (e) {
+      throw sobTitulo(e, i);
+    }
+  });
+  if (lines.length > 999_999) fail("LIMITE_DE_REGISTROS", "more than 999,999 records in one file", "titulos");
+  lines[0] = brb.header(arquivo, lines.length);
   return finish(lines, warnings);
 }
 
