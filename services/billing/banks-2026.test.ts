@@ -1,19 +1,21 @@
 // The banks added in 2026 end to end: one boleto of each through CreateBoletoJob on a real billing
 // process, with the engine's barcode, and its PDF printing the bank's code and linha digitável and
-// carrying an ITF that decodes to the barcode.
+// carrying an ITF that decodes to the barcode; BRB's remessa (its own DCB file) through CreateRemessaJob.
 import { execFile, execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { create } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { prepareZXingModule, readBarcodes } from "zxing-wasm/reader";
-import { BANKS, gerarBoleto } from "../../libs/cobranca/index.js";
+import { BANKS, checkCnab, gerarBoleto, lerRemessa, nossoNumero } from "../../libs/cobranca/index.js";
 import { variantCases } from "../../libs/cobranca/testing/variants.js";
+import { CnabLayout, RemessaTituloSchema } from "../../libs/gen/malha/billing/v1/cnab_pb.js";
 import { Environment, ItemState, JobState } from "../../libs/gen/malha/billing/v1/types_pb.js";
 import { startBillingMesh, type BillingMesh } from "../../test/support/billing-mesh.js";
-import { boletoDaVariante } from "./testing/fixtures.js";
+import { boletoDaVariante, boletoValido } from "./testing/fixtures.js";
 
 const BANCOS_2026 = ["085", "136", "004", "133", "422", "077", "070", "336"];
 const VENCIMENTO = { year: 2026, month: 12, day: 15 };
@@ -84,6 +86,50 @@ describe("banks added in 2026 through CreateBoletoJob", () => {
         expect(text, v.name).toContain(v.bank.codeWithDv);
         expect(await itf(pdf, `p${i}`), v.name).toEqual([esperado.codigoBarras]);
       }),
+    );
+  });
+});
+
+describe("BRB's remessa through CreateRemessaJob", () => {
+  it("writes its DCB file (records 01 and 02) that reads back to the títulos; a título its record cannot carry fails alone", async () => {
+    const c = mesh.billingClient();
+    const conta = { banco: "070", agencia: "240", conta: "0044990", carteira: "1" };
+    const boletos = [1, 2, 3].map((n) =>
+      boletoValido(n, { conta, nossoNumero: `00100000${n}`, especie: n === 3 ? "02" : "21", externalId: `brb-${n}` }),
+    );
+    const created = await c.createRemessaJob({
+      tenant: TENANT,
+      idempotencyKey: "brb-remessa",
+      environment: Environment.SANDBOX,
+      layout: CnabLayout.CNAB_LAYOUT_400,
+      titulos: boletos.map((boleto) => create(RemessaTituloSchema, { boleto })),
+    });
+    let job = created.job!;
+    while (!FINAL.includes(job.state)) {
+      await new Promise((r) => setTimeout(r, 100));
+      job = (await c.getRemessaJob({ tenant: TENANT, jobId: job.jobId })).job!;
+    }
+    expect(job.state).toBe(JobState.PARTIALLY_COMPLETED);
+    const failed = await c.listRemessaTitulos({ tenant: TENANT, jobId: job.jobId, state: ItemState.FAILED });
+    expect(failed.titulos.map((t) => [t.itemId, t.errors[0]?.code, t.errors[0]?.field])).toEqual([["brb-3", "CAMPO_INVALIDO", "especie"]]);
+    const [file] = (await c.listRemessaFiles({ tenant: TENANT, jobId: job.jobId })).files;
+    expect(file!.key!.banco).toBe("070");
+    const text = Buffer.from(await (await fetch(file!.artifact!.downloadUrl)).arrayBuffer()).toString("latin1");
+    expect(checkCnab(text)).toMatchObject({ ok: true, banco: "070", direction: "remessa", warnings: [] });
+    const lines = text.split("\r\n").slice(0, -1);
+    // header, then per título its record 01 and a record 02 with its first instruction as the message
+    expect(lines.map((l) => l.slice(0, 3))).toEqual(["DCB", "010", "02 ", "010", "02 "]);
+    expect(lines[0]!.slice(9, 19)).toBe("2400044990");
+    const lida = lerRemessa(text);
+    expect(lida.titulos.map((t) => [t.id, t.nossoNumero, t.nossoNumeroBrb, t.valorCentavos, t.especie, t.mensagem1])).toEqual(
+      [1, 2].map((n) => [
+        `brb-${n}`,
+        `00100000${n}`,
+        nossoNumero({ ...conta, nossoNumero: `00100000${n}` }).completo,
+        10_000 + n,
+        "21",
+        "NAO RECEBER APOS O VENCIMENTO",
+      ]),
     );
   });
 });

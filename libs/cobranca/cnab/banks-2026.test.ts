@@ -869,12 +869,11 @@ describe("layouts the 2026 banks do not have are refused, never written generica
     ["422", 240],
     ["085", 400],
     // decision 0023: Inter and C6 register títulos without the nosso número they assign, a flow billing lacks;
-    // BRB's remessa is its own DCB format (libs/cobranca README)
+    // BRB's remessa is its own DCB file, written for layout 400 only (decision 0027)
     ["077", 400],
     ["077", 240],
     ["336", 400],
     ["336", 240],
-    ["070", 400],
     ["070", 240],
   ] as const)("bank %s CNAB %s", (banco, layout) => {
     const e = refusalOf(() =>

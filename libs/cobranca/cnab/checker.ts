@@ -167,6 +167,7 @@ export function checkCnab(content: string | Uint8Array): CheckResult {
     if (charset) err(charset.rule, i + 1, charset.message);
   });
   if (errors.length) return done(undefined, undefined, undefined);
+  if (len === 400 && first.startsWith("DCB")) return checkDcb(lines, err, warn, done);
   return len === 240 ? check240(lines, err, warn, done) : check400(lines, err, warn, done);
 }
 
@@ -318,6 +319,39 @@ function check400(lines: string[], err: Report, warn: Report, done: Done): Check
     }
   }
   return done(400, direction, /^\d{3}$/.test(banco) ? banco : undefined);
+}
+
+/**
+ * BRB's "DCB" remessa, version 077 (decision 0027): a header (literal DCB, versão 001, arquivo 077, the
+ * código do beneficiário, date, time, record count), then records 01 (a título) each optionally followed
+ * by one record 02; no sequence column, no trailer. BRB is its only bank.
+ */
+function checkDcb(lines: string[], err: Report, warn: Report, done: Done): CheckResult {
+  const first = lines[0]!;
+  if (first.slice(3, 9) !== "001077")
+    err(
+      "HEADER",
+      1,
+      `DCB header 4–9 must be versão 001, arquivo 077 (the version whose positions are known), got ${JSON.stringify(first.slice(3, 9))}`,
+    );
+  const codigo = first.slice(9, 19);
+  if (!/^\d{30}$/.test(first.slice(9, 39))) err("HEADER", 1, "DCB header 10–39 (código do beneficiário, date, time, count) must be digits");
+  if (first.slice(39).trim() !== "") err("HEADER", 1, "DCB header 40–400 must be blank");
+  if (lines.length === 1) err("DCB_RECORDS", 1, "a DCB remessa needs at least one record 01");
+  // the manual's own example header counts 6 for its 11 lines: a mismatch is reported, not refused
+  const declared = num(first.slice(33, 39));
+  if (declared !== lines.length) warn("HEADER_COUNT", 1, `header counts ${first.slice(33, 39)} records, the file has ${lines.length}`);
+  let previous = "";
+  for (let i = 1; i < lines.length; i++) {
+    const l = lines[i]!;
+    const tipo = l.slice(0, 2);
+    if (tipo !== "01" && tipo !== "02") err("DCB_RECORDS", i + 1, `record type ${JSON.stringify(tipo)}, expected 01 or 02`);
+    else if (tipo === "02" && previous !== "01") err("DCB_RECORDS", i + 1, "record 02 must follow a record 01");
+    else if (tipo === "01" && l.slice(5, 15) !== codigo)
+      err("BANK_CODE", i + 1, `código do beneficiário ${l.slice(5, 15)} differs from the header's ${codigo}`);
+    previous = tipo;
+  }
+  return done(400, "remessa", "070");
 }
 
 /** Throw CNAB_ESTRUTURA_INVALIDA with every finding unless the file passes. */

@@ -11,11 +11,12 @@ import { allFixtures, fixtureText } from "../testing/fixtures.js";
 import { prng } from "../testing/prng.js";
 import * as L240 from "./layouts240.js";
 import * as L400 from "./layouts400.js";
+import * as LDCB from "./layouts-dcb.js";
 import { type FieldDef, type RecordLayout, type Warning, decodeData, decodeRecord, encodeRecord } from "./record.js";
 
 const isLayout = (v: unknown): v is RecordLayout => typeof v === "object" && v !== null && "fields" in v && "length" in v;
 const LAYOUTS: RecordLayout[] = [
-  ...[...Object.values(L240), ...Object.values(L400)].filter(isLayout),
+  ...[...Object.values(L240), ...Object.values(L400), ...Object.values(LDCB)].filter(isLayout),
   ...Object.values(L240.SEGMENTO_T_POR_BANCO),
   ...["001", "104", "033", "756", "748", "237", "085"].flatMap((b) =>
     (["headerArquivo", "headerLote", "P", "Q", "R", "trailerLote", "trailerArquivo"] as const).map((r) =>

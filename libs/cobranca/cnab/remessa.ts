@@ -34,6 +34,7 @@ import {
   UNICRED_400_HEADER,
 } from "./layouts400.js";
 import { type RecordLayout, type Warning, decodeRecord, encodeRecord, getPath } from "./record.js";
+import { escritorBrb, isDcb, lerRemessaBrb } from "./remessa-brb.js";
 
 export interface Beneficiario {
   readonly nome: string;
@@ -488,6 +489,9 @@ function pessoa(p: Pessoa | undefined, field: string, strict: boolean, required:
   };
 }
 
+/** A título checked and normalised for the layouts (its text folded, its charges with their defaults). */
+export type TituloCtx = ReturnType<typeof tituloCtx>;
+
 function tituloCtx(t: Titulo, i: number, strict: boolean) {
   const f = `titulos[${i}]`;
   if (!t) fail("CAMPO_OBRIGATORIO", "título is required", f);
@@ -636,6 +640,8 @@ export function gerarRemessa(input: RemessaInput): RemessaOutput {
   const warnings: Warning[] = [];
   if (input.layout === 240) return remessa240(bank.code, profile240(bank.code), arquivo, beneficiario, titulos, warnings);
   if (input.layout === 400) {
+    // BRB's remessa is its own "DCB" file, not CNAB 400 (decision 0027)
+    if (bank.code === "070") return remessaBrb(arquivo, beneficiario, titulos, warnings);
     const p = CNAB400_PROFILES[bank.code];
     if (!p)
       fail(
@@ -724,6 +730,22 @@ function remessa240(
   lines.push(encodeRecord(layout240(profile, "trailerLote"), { ...base, totais }, warnings, "trailerLote"));
   lines.push(encodeRecord(layout240(profile, "trailerArquivo"), { ...base, totais }, warnings, "trailerArquivo"));
   if (lines.length > 999_999) fail("LIMITE_DE_REGISTROS", "more than 999,999 records in one file", "titulos");
+  return finish(lines, warnings);
+}
+
+/** BRB's DCB file (remessa-brb.ts): the header counts the records, so it is written last, then put first. */
+function remessaBrb(arquivo: Ctx, beneficiario: Ctx, titulos: TituloCtx[], warnings: Warning[]): RemessaOutput {
+  const brb = escritorBrb(beneficiario, warnings);
+  const lines = [""];
+  titulos.forEach((t, i) => {
+    try {
+      lines.push(...brb.registros(t));
+    } catch (e) {
+      throw sobTitulo(e, i);
+    }
+  });
+  if (lines.length > 999_999) fail("LIMITE_DE_REGISTROS", "more than 999,999 records in one file", "titulos");
+  lines[0] = brb.header(arquivo, lines.length);
   return finish(lines, warnings);
 }
 
@@ -856,6 +878,19 @@ export function lerRemessa(content: string | Uint8Array): RemessaLida {
   let data: CalendarDate | undefined;
   const { lines, fimDeArquivo } = splitLines(content);
   if (check.direction !== "remessa") fail("CNAB_ESTRUTURA_INVALIDA", "not a remessa file", "arquivo");
+  if (banco === "070" && isDcb(lines[0]!)) {
+    const brb = lerRemessaBrb(lines, warnings);
+    return {
+      banco,
+      layout: 400,
+      ...(brb.data ? { data: brb.data } : {}),
+      beneficiario: brb.beneficiario,
+      titulos: brb.titulos as TituloLido[],
+      warnings,
+      records: brb.records,
+      fimDeArquivo: "",
+    };
+  }
   if (check.layout === 240) {
     const profile = profile240(banco);
     lines.forEach((l, i) => {
