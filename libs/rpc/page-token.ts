@@ -5,6 +5,7 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { Code, type ConnectError } from "@connectrpc/connect";
 import { ConfigError, type EnvReader } from "../config/env.js";
+import type { Logger } from "../log/logger.js";
 import { reasonedError } from "./errors.js";
 
 /** Longer tokens are refused before any decoding: ours stay well under it (a few keys of a row). */
@@ -104,6 +105,8 @@ export interface PageTokenSecret {
   secret: Buffer;
   /** Made up at start-up because the variable is unset: tokens then work on this process only. */
   generated: boolean;
+  /** The environment variable it was read from, for the start-up line that says it is unset. */
+  variable: string;
 }
 
 /**
@@ -112,7 +115,16 @@ export interface PageTokenSecret {
  */
 export function readPageTokenSecret(env: EnvReader, variable: string): PageTokenSecret {
   const text = env.optionalString(variable);
-  if (text === undefined) return { secret: randomBytes(32), generated: true };
+  if (text === undefined) return { secret: randomBytes(32), generated: true, variable };
   if (text.length < MIN_SECRET_CHARS) throw new ConfigError(variable, `must be at least ${MIN_SECRET_CHARS} characters`);
-  return { secret: Buffer.from(text, "utf8"), generated: false };
+  return { secret: Buffer.from(text, "utf8"), generated: false, variable };
+}
+
+/**
+ * A service's page tokens under its configured secret. A made-up secret is said once, at start-up: an
+ * operator who runs replicas must know that a token from one is refused by the others.
+ */
+export function servicePageTokens(secret: PageTokenSecret, errorDomain: string, log: Pick<Logger, "info">): PageTokens {
+  if (secret.generated) log.info(`${secret.variable} unset: page tokens are valid for this process only`);
+  return createPageTokens({ secret: secret.secret, errorDomain });
 }
