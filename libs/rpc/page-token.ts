@@ -8,6 +8,9 @@ import { ConfigError, type EnvReader } from "../config/env.js";
 import type { Logger } from "../log/logger.js";
 import { reasonedError } from "./errors.js";
 
+/** The ErrorInfo reason of every refused token, in each service's domain (the services' error lists name it). */
+export const INVALID_PAGE_TOKEN = "INVALID_PAGE_TOKEN";
+
 /** Longer tokens are refused before any decoding: ours stay well under it (a few keys of a row). */
 export const MAX_PAGE_TOKEN_CHARS = 1024;
 const MIN_SECRET_CHARS = 16;
@@ -65,7 +68,7 @@ export function filterDigest(filter: unknown): string {
 export function createPageTokens({ secret, errorDomain }: PageTokenOptions): PageTokens {
   const mac = (body: string) => createHmac("sha256", secret).update(body).digest().subarray(0, 16);
   const refuse = (why: string): ConnectError =>
-    reasonedError(errorDomain, `invalid page_token: ${why}`, Code.InvalidArgument, "INVALID_PAGE_TOKEN");
+    reasonedError(errorDomain, `invalid page_token: ${why}`, Code.InvalidArgument, INVALID_PAGE_TOKEN);
   return {
     encode(method, filter, position) {
       const payload: Payload = { m: method, f: filterDigest(filter), k: [...position] };
