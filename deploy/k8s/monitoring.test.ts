@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { stringify } from "yaml";
 import { parser } from "@prometheus-io/lezer-promql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ROOT, SERVICE_NAMES } from "../../docker/config-vars.js";
+import { ROOT, SERVICE_NAMES, serviceVariables } from "../../docker/config-vars.js";
 import { render, requireKubectl, validateAll, type K8sObject } from "./render.js";
 
 interface Rule {
@@ -144,6 +144,19 @@ describe("monitoring component", () => {
     // `up` selects the jobs the PodMonitor names: every service and nothing else.
     const down = rules().find((r) => r.alert === "MalhaServiceDown")!;
     expect(/job=~"([^"]+)"/.exec(down.expr)![1]!.split("|").sort()).toEqual([...SERVICE_NAMES].sort());
+  });
+
+  it("an alert's advice names only settings a service reads; the 429 one points at the per-certificate ones", () => {
+    const read = new Set(SERVICE_NAMES.flatMap((s) => [...serviceVariables(s)]));
+    for (const r of rules())
+      for (const [, name] of `${r.annotations?.description ?? ""}`.matchAll(/\b([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)\b/g))
+        expect(read.has(name!), `${r.alert} names ${name}, which no service reads`).toBe(true);
+    // The ADN limits each certificate: the pool of runs across municipalities is not what trips it.
+    const limited = rules().find((r) => r.alert === "MalhaSyncRateLimited")!.annotations!.description!;
+    expect(serviceVariables("adn-gateway").has("ADN_RATE_LIMIT_COOLDOWN_SECONDS")).toBe(true);
+    expect(limited).toContain("ADN_RATE_LIMIT_COOLDOWN_SECONDS");
+    expect(limited).toContain("per certificate");
+    expect(limited).not.toMatch(/lower NFSE_WORKER_CONCURRENCY/);
   });
 
   it("the rule groups pass `promtool check rules` (the spec.groups are a plain Prometheus rules file)", () => {

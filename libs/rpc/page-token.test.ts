@@ -2,7 +2,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { ErrorInfoSchema } from "../gen/malha/common/v1/common_pb.js";
 import { ConfigError, EnvReader } from "../config/env.js";
-import { createPageTokens, filterDigest, MAX_PAGE_TOKEN_CHARS, readPageTokenSecret } from "./page-token.js";
+import { createPageTokens, filterDigest, MAX_PAGE_TOKEN_CHARS, readPageTokenSecret, servicePageTokens } from "./page-token.js";
 
 const tokens = createPageTokens({ secret: Buffer.from("test-secret-0123456789"), errorDomain: "malha.test" });
 const filter = { tenant: "acme", state: 2, since: new Date("2026-01-02T03:04:05Z"), big: 7n };
@@ -79,10 +79,26 @@ describe("readPageTokenSecret", () => {
     expect(readPageTokenSecret(new EnvReader({ X_SECRET: "0123456789abcdef" }), "X_SECRET")).toEqual({
       secret: Buffer.from("0123456789abcdef"),
       generated: false,
+      variable: "X_SECRET",
     });
     expect(() => readPageTokenSecret(new EnvReader({ X_SECRET: "short" }), "X_SECRET")).toThrow(ConfigError);
     const made = readPageTokenSecret(new EnvReader({}), "X_SECRET");
     expect(made.generated).toBe(true);
     expect(made.secret).toHaveLength(32);
+  });
+});
+
+describe("servicePageTokens", () => {
+  it("says once that a made-up secret's tokens die with the process, and nothing for a configured one", () => {
+    const lines: string[] = [];
+    const log = { info: (msg: string) => void lines.push(msg) };
+    const configured = servicePageTokens(readPageTokenSecret(new EnvReader({ X_SECRET: "0123456789abcdef" }), "X_SECRET"), "malha.x", log);
+    expect(lines).toEqual([]);
+    const made = servicePageTokens(readPageTokenSecret(new EnvReader({}), "X_SECRET"), "malha.x", log);
+    expect(lines).toEqual(["X_SECRET unset: page tokens are valid for this process only"]);
+    // Each under its own secret, refusing with the service's domain.
+    const token = configured.encode("ListThings", filter, [1]);
+    expect(configured.decode("ListThings", filter, token, ["int"])).toEqual([1]);
+    expect(refusal(() => made.decode("ListThings", filter, token, ["int"])).findDetails(ErrorInfoSchema)[0]?.domain).toBe("malha.x");
   });
 });

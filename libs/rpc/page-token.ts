@@ -5,7 +5,11 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { Code, type ConnectError } from "@connectrpc/connect";
 import { ConfigError, type EnvReader } from "../config/env.js";
+import type { Logger } from "../log/logger.js";
 import { reasonedError } from "./errors.js";
+
+/** The ErrorInfo reason of every refused token, in each service's domain (the services' error lists name it). */
+export const INVALID_PAGE_TOKEN = "INVALID_PAGE_TOKEN";
 
 /** Longer tokens are refused before any decoding: ours stay well under it (a few keys of a row). */
 export const MAX_PAGE_TOKEN_CHARS = 1024;
@@ -64,7 +68,7 @@ export function filterDigest(filter: unknown): string {
 export function createPageTokens({ secret, errorDomain }: PageTokenOptions): PageTokens {
   const mac = (body: string) => createHmac("sha256", secret).update(body).digest().subarray(0, 16);
   const refuse = (why: string): ConnectError =>
-    reasonedError(errorDomain, `invalid page_token: ${why}`, Code.InvalidArgument, "INVALID_PAGE_TOKEN");
+    reasonedError(errorDomain, `invalid page_token: ${why}`, Code.InvalidArgument, INVALID_PAGE_TOKEN);
   return {
     encode(method, filter, position) {
       const payload: Payload = { m: method, f: filterDigest(filter), k: [...position] };
@@ -104,6 +108,8 @@ export interface PageTokenSecret {
   secret: Buffer;
   /** Made up at start-up because the variable is unset: tokens then work on this process only. */
   generated: boolean;
+  /** The environment variable it was read from, for the start-up line that says it is unset. */
+  variable: string;
 }
 
 /**
@@ -112,7 +118,16 @@ export interface PageTokenSecret {
  */
 export function readPageTokenSecret(env: EnvReader, variable: string): PageTokenSecret {
   const text = env.optionalString(variable);
-  if (text === undefined) return { secret: randomBytes(32), generated: true };
+  if (text === undefined) return { secret: randomBytes(32), generated: true, variable };
   if (text.length < MIN_SECRET_CHARS) throw new ConfigError(variable, `must be at least ${MIN_SECRET_CHARS} characters`);
-  return { secret: Buffer.from(text, "utf8"), generated: false };
+  return { secret: Buffer.from(text, "utf8"), generated: false, variable };
+}
+
+/**
+ * A service's page tokens under its configured secret. A made-up secret is said once, at start-up: an
+ * operator who runs replicas must know that a token from one is refused by the others.
+ */
+export function servicePageTokens(secret: PageTokenSecret, errorDomain: string, log: Pick<Logger, "info">): PageTokens {
+  if (secret.generated) log.info(`${secret.variable} unset: page tokens are valid for this process only`);
+  return createPageTokens({ secret: secret.secret, errorDomain });
 }

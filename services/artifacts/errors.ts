@@ -4,6 +4,7 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, type ConnectError } from "@connectrpc/connect";
 import { reasonedError } from "../../libs/rpc/errors.js";
+import type { INVALID_PAGE_TOKEN } from "../../libs/rpc/page-token.js";
 import { ArtifactExpiredSchema } from "../../libs/gen/malha/artifacts/v1/artifacts_pb.js";
 
 export const ARTIFACTS_ERROR_DOMAIN = "malha.artifacts";
@@ -19,7 +20,7 @@ export type ArtifactsErrorReason =
   | "SIZE_MISMATCH"
   | "TOO_LARGE"
   | "STORAGE_FULL"
-  | "INVALID_PAGE_TOKEN";
+  | typeof INVALID_PAGE_TOKEN;
 
 function artifactsError(
   message: string,

@@ -4,7 +4,7 @@
 import { createMysqlPool } from "../../libs/db/pool.js";
 import { ensureSchema } from "../../libs/db/schema-ready.js";
 import { ArtifactsService } from "../../libs/gen/malha/artifacts/v1/artifacts_pb.js";
-import { createPageTokens } from "../../libs/rpc/page-token.js";
+import { servicePageTokens } from "../../libs/rpc/page-token.js";
 import { runService } from "../../libs/rpc/run.js";
 import { serve } from "../../libs/rpc/server.js";
 import { artifactsAccess } from "./access.js";
@@ -20,7 +20,6 @@ import { startSweeper, type Sweeper } from "./sweep.js";
 
 await runService("artifacts", async ({ env, log, metrics }) => {
   const config = readArtifactsConfig(env);
-  if (config.pageTokenSecret.generated) log.info("ARTIFACT_PAGE_TOKEN_SECRET unset: page tokens are valid for this process only");
   const blobs = await DiskBlobStore.open(config.dir);
   const pool = createMysqlPool(config.mysqlUrl, { connectionLimit: config.mysqlConnectionLimit });
   const meta = new ArtifactMetadataStore(pool);
@@ -42,7 +41,7 @@ await runService("artifacts", async ({ env, log, metrics }) => {
           signer,
           maxBytes: config.maxBytes,
           defaultTtlMs: config.defaultTtlMs,
-          pageTokens: createPageTokens({ secret: config.pageTokenSecret.secret, errorDomain: ARTIFACTS_ERROR_DOMAIN }),
+          pageTokens: servicePageTokens(config.pageTokenSecret, ARTIFACTS_ERROR_DOMAIN, log),
           linkBaseUrl,
           metrics: createArtifactsMetrics(metrics.registry),
         }),

@@ -1,6 +1,6 @@
 // The upload pipeline without the network: real disk, real MariaDB, concurrent uploads of one name.
 import { createHash, randomBytes } from "node:crypto";
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync, utimesSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
@@ -13,6 +13,7 @@ import { createThrowawayDatabase, type ThrowawayDatabase } from "../../test/supp
 import { ArtifactMetadataStore } from "./metadata.js";
 import { putArtifact, type PutDeps } from "./put.js";
 import { DiskBlobStore } from "./storage/disk.js";
+import { sweepOrphans } from "./sweep.js";
 
 let db: ThrowawayDatabase;
 let dir: string;
@@ -111,6 +112,40 @@ describe("an insert whose outcome is unknown", () => {
     const chunks: Buffer[] = [];
     for await (const c of await deps.blobs.read(retry.record.storageKey, { offset: 0 }, 64 * 1024)) chunks.push(Buffer.from(c));
     expect(Buffer.concat(chunks).equals(content)).toBe(true);
+  });
+
+  it("leaves a blob without a row when the connection dropped before COMMIT, which the orphan scan removes past the grace", async () => {
+    const grace = 3_600_000;
+    const lostFirst = (committed: boolean) =>
+      Object.assign(Object.create(deps.meta) as ArtifactMetadataStore, {
+        insert: async (record: Parameters<ArtifactMetadataStore["insert"]>[0]) => {
+          if (committed) await deps.meta.insert(record);
+          throw Object.assign(new Error("Connection lost: The server closed the connection."), {
+            code: "PROTOCOL_CONNECTION_LOST",
+            fatal: true,
+          });
+        },
+      });
+    const before = new Set(readdirSync(join(dir, "blobs", "t")));
+    const added = () => readdirSync(join(dir, "blobs", "t")).filter((f) => !before.has(f));
+    await expect(
+      putArtifact({ ...deps, meta: lostFirst(false) }, upload("never-committed.pdf", randomBytes(3_000), Promise.resolve())),
+    ).rejects.toThrow(/Connection lost/);
+    const [orphan] = added();
+    await expect(
+      putArtifact({ ...deps, meta: lostFirst(true) }, upload("committed.pdf", randomBytes(3_000), Promise.resolve())),
+    ).rejects.toThrow(/Connection lost/);
+    const committed = (await deps.meta.findByName("t", "", "committed.pdf"))!;
+    expect(await deps.meta.findByName("t", "", "never-committed.pdf")).toBeUndefined();
+    expect(added().sort()).toEqual([orphan, committed.storageKey.slice(2)].sort());
+
+    // Within the grace both stay: a blob this young may be an upload whose row is on its way.
+    expect(await sweepOrphans({ meta: deps.meta, blobs: deps.blobs, staleTempMs: grace })).toBe(0);
+    const old = new Date(Date.now() - 2 * grace);
+    for (const f of added()) utimesSync(join(dir, "blobs", "t", f), old, old);
+    expect(await sweepOrphans({ meta: deps.meta, blobs: deps.blobs, staleTempMs: grace })).toBe(1);
+    expect(existsSync(join(dir, "blobs", "t", orphan!))).toBe(false);
+    expect(existsSync(join(dir, "blobs", committed.storageKey))).toBe(true);
   });
 
   it("deletes the blob when the server refused the row (nothing was committed)", async () => {

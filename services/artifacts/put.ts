@@ -152,7 +152,8 @@ export async function putArtifact(deps: PutDeps, requests: AsyncIterable<UploadP
       outcome = await deps.meta.insert(record);
     } catch (err) {
       // The row may have been committed when the connection dropped: its blob must then stay, or the
-      // artifact would exist without content (DATA_LOSS for every reader). An orphan blob costs disk only.
+      // artifact would exist without content (DATA_LOSS for every reader). An orphan blob costs disk only,
+      // until the sweep's orphan scan removes it (sweep.ts, after ARTIFACT_STALE_TEMP_SECONDS).
       if (!outcomeUnknown(err)) await deps.blobs.delete(storageKey).catch(() => undefined);
       throw err;
     }

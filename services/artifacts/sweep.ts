@@ -1,6 +1,7 @@
 // Retention: deletes the content of expired artifacts and records it on their rows (kept for audit),
 // removes temp files of uploads whose process died, and (less often) blobs without a row: an upload killed
-// between publishing its blob and inserting its row. Every step is idempotent, so replicas sharing the
+// between publishing its blob and inserting its row, or one whose insert's outcome was unknown and had not
+// been committed (put.ts keeps the blob then, since the row may exist). Every step is idempotent, so replicas sharing the
 // volume and the database may sweep at the same time. The volume must belong to this database alone: a
 // blob whose row lives in another database looks exactly like an orphan.
 import type { Logger } from "../../libs/log/logger.js";

@@ -2,6 +2,7 @@
 // billing.proto lists them. Messages are precise and never carry a stack or another tenant's data.
 import { Code, type ConnectError } from "@connectrpc/connect";
 import { reasonedError } from "../../libs/rpc/errors.js";
+import type { INVALID_PAGE_TOKEN } from "../../libs/rpc/page-token.js";
 import { isTenantName, TENANT_RULE } from "./auth/tenant-name.js";
 
 export const BILLING_ERROR_DOMAIN = "malha.billing";
@@ -16,7 +17,7 @@ export type BillingErrorReason =
   | "ITEM_NOT_FOUND"
   | "JOB_NOT_FINISHED"
   | "ARTIFACTS_EXPIRED"
-  | "INVALID_PAGE_TOKEN"
+  | typeof INVALID_PAGE_TOKEN
   | "WEBHOOK_NOT_CONFIGURED"
   | "INVALID_WEBHOOK_URL"
   | "DELIVERY_NOT_FOUND";

@@ -8,7 +8,7 @@ import { ensureSchema } from "../../libs/db/schema-ready.js";
 import { ArtifactsService } from "../../libs/gen/malha/artifacts/v1/artifacts_pb.js";
 import { BillingService } from "../../libs/gen/malha/billing/v1/billing_pb.js";
 import { JobKind } from "../../libs/gen/malha/billing/v1/types_pb.js";
-import { createPageTokens } from "../../libs/rpc/page-token.js";
+import { servicePageTokens } from "../../libs/rpc/page-token.js";
 import { peerClient } from "../../libs/rpc/peers.js";
 import { runService } from "../../libs/rpc/run.js";
 import { serve } from "../../libs/rpc/server.js";
@@ -87,8 +87,7 @@ await runService("billing", async ({ env, log, metrics }) => {
   const remessaEngine = engine(new RemessaUnits({ jobs, items, sublotes, artifacts, artifactTtlMs: config.artifactTtlMs }), cnabQueue);
   const retornoEngine = engine(new RetornoUnits({ jobs, retornos, artifacts }), retornoQueue);
   const stops: (() => Promise<void> | void)[] = [];
-  if (config.pageTokenSecret.generated) log.info("BILLING_PAGE_TOKEN_SECRET unset: page tokens are valid for this process only");
-  const pageTokens = createPageTokens({ secret: config.pageTokenSecret.secret, errorDomain: BILLING_ERROR_DOMAIN });
+  const pageTokens = servicePageTokens(config.pageTokenSecret, BILLING_ERROR_DOMAIN, log);
   const handlers: Partial<ServiceImpl<typeof BillingService>> = {
     ...createHandlers({
       jobs,

@@ -1,7 +1,8 @@
 // The "Sincronização" page's data and buttons, as plain async functions over the coordinator and the
 // store. The HTTP layer (routes/sync.ts) decides who may call them; this file only shapes the answers.
-// The list is read one page at a time, UF and state filtered in the store's SQL (docs/decisions/0026-feed-filters-in-sql.md),
-// so a refresh every few seconds costs one page, not the whole fleet, whatever the filter.
+// The list is read one page at a time, UF and state filtered in the store's SQL and QUEUED in the
+// coordinator's queue (docs/decisions/0026-feed-filters-in-sql.md), so a refresh every few seconds costs
+// one page, not the whole fleet, whatever the filter.
 import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import {
   FeedState,

@@ -7,6 +7,7 @@ import type { LeaseManager } from "../../libs/leases/types.js";
 import { invalidArgument } from "../../libs/rpc/errors.js";
 import type { CoordinatorConfig } from "./config.js";
 import { feedId, leaseKeyOf } from "./feed-key.js";
+import { listQueuedFeeds, queuedPageTokens } from "./queued-page.js";
 import type { Scheduler } from "./scheduler.js";
 import { feedStatus } from "./status.js";
 
@@ -33,7 +34,8 @@ export const CONDITION_OF: Record<FeedState, SyncCondition> = {
   [FeedState.UNSPECIFIED]: SyncCondition.UNSPECIFIED,
   [FeedState.DISABLED]: SyncCondition.DISABLED,
   [FeedState.RUNNING]: SyncCondition.RUNNING,
-  // This replica's queue lives in memory: its feeds are among the ones not running.
+  // This replica's queue lives in memory: its page is read from the queue (queued-page.ts), each of its
+  // feeds among the ones not running.
   [FeedState.QUEUED]: SyncCondition.NOT_RUNNING,
   [FeedState.COOLING_DOWN]: SyncCondition.COOLING_DOWN,
   [FeedState.WAITING]: SyncCondition.WAITING,
@@ -47,6 +49,7 @@ function checkIbge(ibge: string, required: boolean): void {
 
 export function coordinatorHandlers(deps: HandlerDeps): Partial<ServiceImpl<typeof CoordinatorService>> {
   const { store, leases, scheduler, config, now, hasActiveCertificate } = deps;
+  const queuedTokens = queuedPageTokens();
   const live = async (feed: NonNullable<Parameters<typeof feedId>[0]>) => {
     const key = feedId(feed);
     const holder = (await leases.holderOf(leaseKeyOf(feed)))?.holder;
@@ -101,6 +104,14 @@ export function coordinatorHandlers(deps: HandlerDeps): Partial<ServiceImpl<type
         throw invalidArgument(`uf must be two capital letters, got ${JSON.stringify(req.uf.slice(0, 8))}`);
       const condition = CONDITION_OF[req.state];
       if (condition === undefined) throw invalidArgument(`unknown state ${req.state}`);
+      if (req.state === FeedState.QUEUED) {
+        return listQueuedFeeds(req, {
+          store,
+          tokens: queuedTokens,
+          queuedFeeds: () => scheduler.queuedFeeds(),
+          status: async (state) => feedStatus(state, await live(state.feed!)),
+        });
+      }
       const page = await store.listSyncStates({
         ibge: req.ibge,
         ambiente: req.ambiente,

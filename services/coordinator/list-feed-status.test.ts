@@ -137,7 +137,6 @@ describe("ListFeedStatus filters", () => {
     expect(ibgesOf(next.statuses)).toEqual([WAITING_MG, WAITING_SP, ELIGIBLE]);
     for (const req of [
       { state: FeedState.IDLE },
-      { state: FeedState.QUEUED },
       {},
       { state: FeedState.WAITING, uf: "SP" },
       { state: FeedState.WAITING, lastRunFailed: false },

@@ -33,6 +33,11 @@ export class WorkerPool<J extends { key: string }> {
     return this.running.has(key) || this.queue.has(key);
   }
 
+  /** The jobs waiting for a worker, in FIFO order. */
+  queued(): J[] {
+    return [...this.queue.values()];
+  }
+
   isRunning(key: string): boolean {
     return this.running.has(key);
   }

@@ -76,6 +76,14 @@ export class Scheduler {
     return this.pools().some((p) => p.has(key));
   }
 
+  /**
+   * The feeds waiting for a worker in this replica's pools, read from memory alone. A job a worker has
+   * just taken shows as QUEUED until its lease is held (milliseconds) but is not among these.
+   */
+  queuedFeeds(): FeedKey[] {
+    return this.pools().flatMap((p) => p.queued().map((j) => j.feed));
+  }
+
   dequeue(key: string): boolean {
     return this.pools().some((p) => p.dequeue(key));
   }

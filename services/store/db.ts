@@ -3,7 +3,8 @@
 import type { Pool, RowDataPacket } from "mysql2/promise";
 import type { StoreConfig } from "./config.js";
 import type { StoreDb } from "./repo/context.js";
-import { createPageTokens } from "../../libs/rpc/page-token.js";
+import type { Logger } from "../../libs/log/logger.js";
+import { servicePageTokens } from "../../libs/rpc/page-token.js";
 import { STORE_ERROR_DOMAIN } from "./errors.js";
 import { PreparedMunicipalities } from "./sql/prepared-municipalities.js";
 
@@ -40,11 +41,11 @@ export function preparedMunicipalities(connectionLimit: number): number {
   return Math.max(1, Math.floor((preparedStatementsPerConnection(connectionLimit) - SHARED_STATEMENTS) / 2));
 }
 
-export function createStoreDb(pool: Pool, config: StoreConfig): StoreDb {
+export function createStoreDb(pool: Pool, config: StoreConfig, log: Pick<Logger, "info">): StoreDb {
   return {
     pool,
     statementBudgetBytes: config.maxStatementBytes,
-    tokens: createPageTokens({ secret: config.pageTokenSecret.secret, errorDomain: STORE_ERROR_DOMAIN }),
+    tokens: servicePageTokens(config.pageTokenSecret, STORE_ERROR_DOMAIN, log),
     prepared: new PreparedMunicipalities(preparedMunicipalities(config.mysqlConnectionLimit), PREPARED_IDLE_MS),
   };
 }

@@ -4,6 +4,7 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, type ConnectError } from "@connectrpc/connect";
 import { reasonedError } from "../../libs/rpc/errors.js";
+import type { INVALID_PAGE_TOKEN } from "../../libs/rpc/page-token.js";
 import { NotEligibleSchema, StaleFenceSchema } from "../../libs/gen/malha/store/v1/types_pb.js";
 
 export const STORE_ERROR_DOMAIN = "malha.store";
@@ -19,7 +20,7 @@ export type StoreErrorReason =
   | "RUN_NOT_RUNNING"
   | "RUN_IN_PROGRESS"
   | "CURSOR_OUT_OF_RANGE"
-  | "INVALID_PAGE_TOKEN";
+  | typeof INVALID_PAGE_TOKEN;
 
 function storeError(
   message: string,

@@ -17,8 +17,7 @@ await runService("store", ({ env, log }) => {
     connectionLimit: config.mysqlConnectionLimit,
     maxPreparedStatements: preparedStatementsPerConnection(config.mysqlConnectionLimit),
   });
-  const db = createStoreDb(pool, config);
-  if (config.pageTokenSecret.generated) log.info("STORE_PAGE_TOKEN_SECRET unset: page tokens are valid for this process only");
+  const db = createStoreDb(pool, config, log);
   return {
     services: [serve(StoreService, createStoreHandlers(db, log), storeAccess)],
     async ready() {

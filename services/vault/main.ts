@@ -3,7 +3,7 @@
 import { createMysqlPool } from "../../libs/db/pool.js";
 import { ensureSchema } from "../../libs/db/schema-ready.js";
 import { VaultService } from "../../libs/gen/malha/vault/v1/vault_pb.js";
-import { createPageTokens } from "../../libs/rpc/page-token.js";
+import { servicePageTokens } from "../../libs/rpc/page-token.js";
 import { runService } from "../../libs/rpc/run.js";
 import { serve } from "../../libs/rpc/server.js";
 import { vaultAccess, vaultCallers } from "./authorization.js";
@@ -21,8 +21,7 @@ await runService("vault", ({ env, config: runtime, log, metrics }) => {
   const pool = createMysqlPool(config.mysqlUrl, { connectionLimit: config.mysqlConnectionLimit });
   const repo = new CertificateRepository(pool);
   const keyring = new Keyring(config.masterKeys);
-  if (config.pageTokenSecret.generated) log.info("VAULT_PAGE_TOKEN_SECRET unset: page tokens are valid for this process only");
-  const vault = new Vault(repo, keyring, log, createPageTokens({ secret: config.pageTokenSecret.secret, errorDomain: VAULT_ERROR_DOMAIN }));
+  const vault = new Vault(repo, keyring, log, servicePageTokens(config.pageTokenSecret, VAULT_ERROR_DOMAIN, log));
   registerCertificateMetrics(metrics.registry, repo, config.expiringSoonDays);
   return {
     services: [serve(VaultService, createVaultHandlers({ vault, repo, keyring }), vaultAccess(config.credentialsAuth))],

@@ -444,7 +444,8 @@ export type ListFeedStatusRequest = Message<"malha.coordinator.v1.ListFeedStatus
   /**
    * Only feeds in this state. The store selects the rows by the state's durable part (SyncCondition);
    * the live lease and queue then drop the few that moved on, so a page may hold fewer than page_size.
-   * QUEUED (known to this replica only) is read from every feed that is not running.
+   * QUEUED (known to this replica only) is read from this replica's queue, at most page_size queued
+   * feeds per page, and its page token is refused by any other replica (INVALID_PAGE_TOKEN).
    *
    * @generated from field: malha.coordinator.v1.FeedState state = 4;
    */
