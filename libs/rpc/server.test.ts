@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
+import * as http2 from "node:http2";
 import { create, type DescService } from "@bufbuild/protobuf";
 import { Writable } from "node:stream";
 import { Code, ConnectError, createClient, type ServiceImpl } from "@connectrpc/connect";
@@ -299,6 +300,72 @@ describe("RPC runtime", () => {
     } finally {
       http.close();
     }
+  });
+});
+
+describe("a request body that does not decode as the method's message", () => {
+  // Field 1 (id) announces 5 bytes and carries 1: protobuf cannot decode it.
+  const truncated = Uint8Array.of(0x0a, 0x05, 0x31);
+
+  function grpcCall(port: number, message: Uint8Array): Promise<http2.IncomingHttpHeaders> {
+    const session = http2.connect(`http://127.0.0.1:${port}`);
+    const frame = Buffer.alloc(5 + message.byteLength);
+    frame.writeUInt32BE(message.byteLength, 1);
+    frame.set(message, 5);
+    return new Promise<http2.IncomingHttpHeaders>((resolve, reject) => {
+      const stream = session.request({
+        ":method": "POST",
+        ":path": "/malha.vault.v1.VaultService/GetCertificate",
+        "content-type": "application/grpc",
+        te: "trailers",
+      });
+      // A trailers-only answer carries the status in its headers.
+      stream.on("response", (headers) => headers["grpc-status"] !== undefined && resolve(headers));
+      stream.on("trailers", resolve);
+      stream.on("error", reject);
+      stream.resume();
+      stream.end(frame);
+    }).finally(() => session.close());
+  }
+
+  it("is INVALID_ARGUMENT with the decoder's reason over gRPC and Connect, and never reaches the handler", async () => {
+    let calls = 0;
+    const { server } = await start(
+      [
+        serveOpen(VaultService, {
+          getCertificate: (req) => {
+            calls++;
+            return { certificate: { id: req.id } };
+          },
+        }),
+      ],
+      { http1: { host: "127.0.0.1", port: 0 } },
+    );
+    const grpc = await grpcCall(server.port, truncated);
+    expect(grpc["grpc-status"]).toBe(String(Code.InvalidArgument));
+    expect(decodeURIComponent(String(grpc["grpc-message"]))).toMatch(/^parse binary: /);
+
+    const connect = await fetch(`http://127.0.0.1:${server.http1Port}/malha.vault.v1.VaultService/GetCertificate`, {
+      method: "POST",
+      headers: { "content-type": "application/proto" },
+      body: truncated,
+    });
+    expect(connect.status).toBe(400);
+    const error = (await connect.json()) as { code: string; message: string };
+    expect(error.code).toBe("invalid_argument");
+    expect(error.message).toMatch(/^parse binary: /);
+    expect(calls).toBe(0);
+
+    // The same bytes made whole are answered, by both protocols.
+    const whole = Uint8Array.of(0x0a, 0x01, 0x31);
+    expect((await grpcCall(server.port, whole))["grpc-status"]).toBe("0");
+    const ok = await fetch(`http://127.0.0.1:${server.http1Port}/malha.vault.v1.VaultService/GetCertificate`, {
+      method: "POST",
+      headers: { "content-type": "application/proto" },
+      body: whole,
+    });
+    expect(ok.status).toBe(200);
+    expect(calls).toBe(2);
   });
 });
 

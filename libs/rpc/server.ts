@@ -2,7 +2,6 @@ import type { Server as NetServer } from "node:net";
 import type { TLSSocket } from "node:tls";
 import type { DescService } from "@bufbuild/protobuf";
 import { Code, ConnectError, createContextValues, type ServiceImpl } from "@connectrpc/connect";
-import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { Logger } from "../log/logger.js";
 import { Health } from "../gen/health/v1/health_pb.js";
 import * as reflectionV1 from "../gen/grpc/reflection/v1/reflection_pb.js";
@@ -12,6 +11,7 @@ import { HealthRegistry, healthService, ServingStatus } from "./health.js";
 import { tracingServerInterceptor } from "../tracing/rpc.js";
 import { serverInterceptor } from "./interceptors.js";
 import { createHttp1Listener, createListener, type TlsFiles } from "./listener.js";
+import { nodeAdapter } from "./node-adapter.js";
 import type { Metrics } from "./metrics.js";
 import { reflectionServices } from "./reflection.js";
 import { validationInterceptor } from "./validation.js";
@@ -82,7 +82,7 @@ export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer>
     ...[Health, reflectionV1.ServerReflection, reflectionV1alpha.ServerReflection].map((s) => [s.typeName, publicTable(s)] as const),
   ]);
 
-  const handler = connectNodeAdapter({
+  const handler = nodeAdapter({
     grpc: true,
     grpcWeb: true,
     connect: true,
@@ -122,6 +122,7 @@ export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer>
       }
       return values;
     },
+    onWriteError: (method, err) => opts.log.warn({ method, err }, "response could not be written"),
     routes(router) {
       for (const s of opts.services) router.service(s.service, s.impl);
       router.service(Health, healthService(health));
