@@ -77,6 +77,11 @@ export function formatDDMMAAAA(d: CalendarDate): string {
   return `${pad(d.day, 2)}${pad(d.month, 2)}${pad(d.year, 4)}`;
 }
 
+/** AAAAMMDD (Sicredi's CNAB 400 retorno dates). */
+export function formatAAAAMMDD(d: CalendarDate): string {
+  return `${pad(d.year, 4)}${pad(d.month, 2)}${pad(d.day, 2)}`;
+}
+
 /** DDMMAA (CNAB 400). Years 2000–2099 only, so the 2-digit year is unambiguous for the engine's range. */
 export function formatDDMMAA(d: CalendarDate): string {
   return `${pad(d.day, 2)}${pad(d.month, 2)}${pad(d.year % 100, 2)}`;
@@ -88,6 +93,14 @@ export function parseDDMMAAAA(s: string, field = "date"): CalendarDate | undefin
   const m = /^(\d{2})(\d{2})(\d{4})$/.exec(s);
   if (!m) fail("DATA_INVALIDA", `expected DDMMAAAA, got ${JSON.stringify(s)}`, field);
   return assertDate({ day: +m[1]!, month: +m[2]!, year: +m[3]! }, field);
+}
+
+/** Parse AAAAMMDD; all-zero or blank means "no date" (undefined). Invalid dates throw. */
+export function parseAAAAMMDD(s: string, field = "date"): CalendarDate | undefined {
+  if (/^[0 ]*$/.test(s)) return undefined;
+  const m = /^(\d{4})(\d{2})(\d{2})$/.exec(s);
+  if (!m) fail("DATA_INVALIDA", `expected AAAAMMDD, got ${JSON.stringify(s)}`, field);
+  return assertDate({ year: +m[1]!, month: +m[2]!, day: +m[3]! }, field);
 }
 
 /**

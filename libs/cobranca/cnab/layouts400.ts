@@ -900,3 +900,99 @@ export const C6_400_RETORNO = defineRecord("c6400Retorno", 400, [
   A("resto302", 302, 394, { fmt: "raw" }),
   seq,
 ]);
+
+/** Caixa's retorno header (SIGCB CNAB 400 manual v015 §3.6.7): the file's sequence number (NSA) at 390–394. */
+export const CAIXA_400_HEADER_RETORNO = overrideRecord(headerRetorno, "caixa400HeaderRetorno", [
+  A("resto", 101, 389, { fmt: "raw" }),
+  N("nsa", 390, 394, { src: "nsa" }),
+]);
+
+/**
+ * Caixa CNAB 400 retorno detail (SIGCB manual v015 §3.6.8). The nosso número is the SIGCB one, modalidade
+ * (57–58) and number (59–73) read as one, without its DV, as the CNAB 240 retorno gives it. The código do
+ * beneficiário (21–27) has six or seven digits with a blank beside (NE004): read trimmed. A rejection (99)
+ * carries its motivo at 80–82.
+ */
+export const CAIXA_400_RETORNO = defineRecord("caixa400Retorno", 400, [
+  K("tipoRegistro", 1, 1, "1", "N"),
+  A("tipoInscricao", 2, 3, { fmt: "raw" }),
+  A("documento", 4, 17, { fmt: "raw" }),
+  A("usoCaixa18", 18, 20, { fmt: "raw" }),
+  A("codigoBeneficiario", 21, 27, { src: "convenio", fmt: "raw", align: "right" }),
+  A("idEmissao", 28, 28, { fmt: "raw" }),
+  A("idPostagem", 29, 29, { fmt: "raw" }),
+  A("brancos30", 30, 31, { fmt: "raw" }),
+  A("usoEmpresa", 32, 56, { src: "id", fmt: "raw" }),
+  A("nossoNumero", 57, 73, { src: "nossoNumero", fmt: "raw" }),
+  A("brancos74", 74, 79, { fmt: "raw" }),
+  A("motivoRejeicao", 80, 82, { src: "motivoRaw3", fmt: "raw" }),
+  A("usoCaixa83", 83, 106, { fmt: "raw" }),
+  A("carteira", 107, 108, { src: "carteira", fmt: "raw" }),
+  ...RETORNO_OCORRENCIA,
+  A("numeroDocumento", 117, 126, { src: "numeroDocumento", fmt: "raw" }),
+  A("brancos127", 127, 146, { fmt: "raw" }),
+  ...RETORNO_VENCIMENTO_E_VALOR,
+  A("bancoCobrador", 166, 168, { src: "bancoRecebedor", fmt: "raw" }),
+  A("agenciaCobradora", 169, 173, { src: "agenciaRecebedora", fmt: "raw" }),
+  A("especie", 174, 175, { src: "especie", fmt: "raw" }),
+  retornoTarifa,
+  A("canalLiquidacao", 189, 191, { src: "codigoLiquidacao", fmt: "raw" }),
+  A("formaPagamento", 192, 192, { fmt: "raw" }),
+  A("floatNegociado", 193, 194, { fmt: "raw" }),
+  A("dataDebitoTarifa", 195, 200, { fmt: "raw" }),
+  A("brancos201", 201, 214, { fmt: "raw" }),
+  retornoIof,
+  ...RETORNO_ABATIMENTO_A_JUROS,
+  N("multa", 280, 292, { src: "multaCentavos", fmt: "cents" }),
+  A("moeda", 293, 293, { fmt: "raw" }),
+  N("dataCredito", 294, 299, { src: "dataCredito", fmt: "date6" }),
+  A("brancos300", 300, 394, { fmt: "raw" }),
+  seq,
+]);
+
+/**
+ * Sicredi's retorno header (Manual CNAB 400 Sicredi, August 2019, §10.1): the file date is AAAAMMDD (95–102),
+ * the retorno's number at 111–117.
+ */
+export const SICREDI_400_HEADER_RETORNO = overrideRecord(headerRetorno, "sicredi400HeaderRetorno", [
+  N("dataGravacao", 95, 102, { src: "dataGravacao", fmt: "dateYmd8" }),
+  A("brancos103", 103, 110, { fmt: "raw" }),
+  N("numeroRetorno", 111, 117, { src: "nsa" }),
+  A("resto", 118, 389, { fmt: "raw" }),
+  A("versaoSistema", 390, 394, { fmt: "raw" }),
+]);
+
+/**
+ * Sicredi CNAB 400 retorno detail, cobrança com registro (Manual CNAB 400 Sicredi, August 2019, §10.2). The
+ * nosso número (48–62, "sem edição") is the boleto's nine digits AABXXXXXD in a field of fifteen; motivos are
+ * pairs at 319–328 (§6.3); the credit date (329–336, "data prevista para lançamento") is AAAAMMDD.
+ */
+export const SICREDI_400_RETORNO = defineRecord("sicredi400Retorno", 400, [
+  K("tipoRegistro", 1, 1, "1", "N"),
+  A("brancos2", 2, 13, { fmt: "raw" }),
+  A("tipoCobranca", 14, 14, { fmt: "raw" }),
+  A("codigoPagadorCooperativa", 15, 19, { fmt: "raw" }),
+  A("codigoPagadorAssociado", 20, 24, { fmt: "raw" }),
+  A("boletoDda", 25, 25, { fmt: "raw" }),
+  A("brancos26", 26, 47, { fmt: "raw" }),
+  A("nossoNumero", 48, 62, { src: "nossoNumero", fmt: "raw", align: "right" }),
+  A("brancos63", 63, 108, { fmt: "raw" }),
+  ...RETORNO_OCORRENCIA,
+  A("seuNumero", 117, 126, { src: "numeroDocumento", fmt: "raw" }),
+  A("localLiquidacao", 127, 146, { fmt: "raw" }),
+  ...RETORNO_VENCIMENTO_E_VALOR,
+  A("brancos166", 166, 174, { fmt: "raw" }),
+  A("especie", 175, 175, { src: "especie", fmt: "raw" }),
+  retornoTarifa,
+  N("custasProtesto", 189, 201, { src: "outrasDespesasCentavos", fmt: "cents" }),
+  A("zeros202", 202, 227, { fmt: "raw" }),
+  ...RETORNO_ABATIMENTO_A_JUROS,
+  N("multa", 280, 292, { src: "multaCentavos", fmt: "cents" }),
+  A("brancos293", 293, 294, { fmt: "raw" }),
+  A("aceiteProtesto", 295, 295, { fmt: "raw" }),
+  A("brancos296", 296, 318, { fmt: "raw" }),
+  A("motivos", 319, 328, { src: "motivosRaw", fmt: "raw" }),
+  N("dataCredito", 329, 336, { src: "dataCredito", fmt: "dateYmd8" }),
+  A("brancos337", 337, 394, { fmt: "raw" }),
+  seq,
+]);

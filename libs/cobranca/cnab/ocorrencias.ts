@@ -288,6 +288,81 @@ const C6_400: Tabela = {
   "06": o("PAID", "liquidação do título"),
 };
 
+/**
+ * Caixa CNAB 400 retorno (SIGCB manual v015, NE033). 02 is the manual baixa, not the entrada (01); a
+ * rejection is 99 with its motivo at 80–82 (NE032).
+ */
+const CAIXA_400: Tabela = {
+  "01": o("REGISTERED", "entrada confirmada"),
+  "02": o("WRITTEN_OFF", "baixa manual confirmada"),
+  "03": o("CHANGED", "abatimento concedido"),
+  "04": o("CHANGED", "abatimento cancelado"),
+  "05": o("CHANGED", "vencimento alterado"),
+  "06": o("CHANGED", "uso da empresa alterado"),
+  "07": o("CHANGED", "prazo de protesto alterado"),
+  "08": o("CHANGED", "prazo de devolução alterado"),
+  "09": o("CHANGED", "alteração confirmada"),
+  "10": o("CHANGED", "alteração com reemissão de boleto confirmada"),
+  "11": o("CHANGED", "alteração da opção de protesto para devolução confirmada"),
+  "12": o("CHANGED", "alteração da opção de devolução para protesto confirmada"),
+  "20": o("UNKNOWN", "em ser"),
+  "21": o("PAID", "liquidação"),
+  "22": o("PAID", "liquidação em cartório"),
+  "23": o("WRITTEN_OFF", "baixa por devolução"),
+  "25": o("PROTESTED", "baixa por protesto"),
+  "26": o("CHANGED", "título enviado para cartório"),
+  "27": o("CHANGED", "sustação de protesto"),
+  "28": o("CHANGED", "estorno de protesto"),
+  "29": o("CHANGED", "estorno de sustação de protesto"),
+  "30": o("CHANGED", "alteração de título"),
+  "31": o("FEE", "tarifa sobre título vencido"),
+  "32": o("FEE", "outras tarifas de alteração"),
+  "33": o("UNKNOWN", "estorno de baixa/liquidação"),
+  "34": o("FEE", "tarifas diversas"),
+  "35": o("PAID", "liquidação on-line"),
+  "36": o("UNKNOWN", "estorno de liquidação on-line"),
+  "37": o("CHANGED", "transferência para a cobrança simples"),
+  "38": o("CHANGED", "transferência para a cobrança descontada"),
+  "51": o("CHANGED", "reconhecido pelo pagador DDA"),
+  "52": o("CHANGED", "não reconhecido pelo pagador DDA"),
+  "53": o("CHANGED", "recusado no DDA"),
+  "99": o("REJECTED", "rejeição do título"),
+};
+
+/** Sicredi CNAB 400 retorno, cobrança com e sem registro (Manual CNAB 400 Sicredi, August 2019, §6.2). */
+const SICREDI_400: Tabela = {
+  "02": o("REGISTERED", "entrada confirmada"),
+  "03": o("REJECTED", "entrada rejeitada"),
+  "06": o("PAID", "liquidação normal"),
+  "09": o("WRITTEN_OFF", "baixado automaticamente via arquivo"),
+  "10": o("WRITTEN_OFF", "baixado conforme instruções da cooperativa de crédito"),
+  "12": o("CHANGED", "abatimento concedido"),
+  "13": o("CHANGED", "abatimento cancelado"),
+  "14": o("CHANGED", "vencimento alterado"),
+  "15": o("PAID", "liquidação em cartório"),
+  "17": o("PAID", "liquidação após baixa"),
+  "19": o("CHANGED", "confirmação de recebimento de instrução de protesto"),
+  "20": o("CHANGED", "confirmação de recebimento de instrução de sustação de protesto"),
+  "23": o("CHANGED", "entrada de título em cartório"),
+  "24": o("REJECTED", "entrada rejeitada por CEP irregular"),
+  "27": o("REJECTED", "baixa rejeitada"),
+  "28": o("FEE", "tarifa"),
+  "29": o("CHANGED", "rejeição do pagador (DDA)"),
+  "30": o("REJECTED", "alteração rejeitada"),
+  "32": o("REJECTED", "instrução rejeitada"),
+  "33": o("CHANGED", "confirmação de pedido de alteração de outros dados"),
+  "34": o("CHANGED", "retirado de cartório e manutenção em carteira"),
+  "35": o("CHANGED", "aceite do pagador (DDA)"),
+  "78": o("CHANGED", "confirmação de recebimento de pedido de negativação"),
+  "79": o("CHANGED", "confirmação de recebimento de pedido de exclusão de negativação"),
+  "80": o("CHANGED", "confirmação de entrada de negativação"),
+  "81": o("REJECTED", "entrada de negativação rejeitada"),
+  "82": o("CHANGED", "confirmação de exclusão de negativação"),
+  "83": o("REJECTED", "exclusão de negativação rejeitada"),
+  "84": o("CHANGED", "exclusão de negativação por outros motivos"),
+  "85": o("UNKNOWN", "ocorrência informacional por outros motivos"),
+};
+
 /** Key: `${banco}:${layout}`; "*:240" is the FEBRABAN fallback for other CNAB 240 banks. */
 export const OCORRENCIAS: Readonly<Record<string, Tabela>> = {
   "*:240": FEBRABAN_240,
@@ -308,6 +383,8 @@ export const OCORRENCIAS: Readonly<Record<string, Tabela>> = {
   "077:400": INTER_400,
   "070:400": BRB_400,
   "336:400": C6_400,
+  "104:400": CAIXA_400,
+  "748:400": SICREDI_400,
 };
 
 export function mapearOcorrencia(banco: string, layout: 240 | 400, codigo: string): Ocorrencia {

@@ -5,7 +5,7 @@
  * writers name the field at fault with the record's path only when a field fails or is cut.
  */
 import { describe, expect, it } from "vitest";
-import { type CalendarDate, date, parseDDMMAA, parseDDMMAAAA } from "../date.js";
+import { type CalendarDate, date, parseAAAAMMDD, parseDDMMAA, parseDDMMAAAA } from "../date.js";
 import { CobrancaError } from "../errors.js";
 import { allFixtures, fixtureText } from "../testing/fixtures.js";
 import { prng } from "../testing/prng.js";
@@ -43,6 +43,8 @@ function expected(f: FieldDef, s: string): unknown {
         return parseDDMMAAAA(s);
       case "date6":
         return parseDDMMAA(s);
+      case "dateYmd8":
+        return parseAAAAMMDD(s);
       case "text":
       case "raw":
         return (f.align === "right" ? s.trim() : s.trimEnd()) || undefined;
@@ -109,7 +111,7 @@ describe("compiled readers read what the table says", () => {
           line = line.slice(0, p) + r.pick(["0", "9", " ", "A", "3", "1", "-"]) + line.slice(p + 1);
         }
         // and the numbers and dates: any digits, across the DDMMAA pivot and past the last day of the month
-        for (const f of layout.fields.filter((x) => x.fmt === "date6" || x.fmt === "date8" || x.fmt === "cents"))
+        for (const f of layout.fields.filter((x) => x.fmt === "date6" || x.fmt === "date8" || x.fmt === "dateYmd8" || x.fmt === "cents"))
           if (r.next() < 0.5) line = line.slice(0, f.start - 1) + r.digits(f.end - f.start + 1) + line.slice(f.end);
         checkLine(layout, line);
       }

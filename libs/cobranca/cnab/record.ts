@@ -2,7 +2,17 @@
  * Fixed-width records described as data. A layout is a list of fields that tiles the record exactly
  * (1-based inclusive positions, as in the bank manuals). The same table writes and reads.
  */
-import { type CalendarDate, assertDate, formatDDMMAA, formatDDMMAAAA, isValidDate, parseDDMMAA, parseDDMMAAAA } from "../date.js";
+import {
+  type CalendarDate,
+  assertDate,
+  formatAAAAMMDD,
+  formatDDMMAA,
+  formatDDMMAAAA,
+  isValidDate,
+  parseAAAAMMDD,
+  parseDDMMAA,
+  parseDDMMAAAA,
+} from "../date.js";
 import { CobrancaError, fail } from "../errors.js";
 import { cnabText } from "../text.js";
 
@@ -25,6 +35,8 @@ export type FieldFormat =
   | "date8"
   /** CalendarDate → DDMMAA */
   | "date6"
+  /** CalendarDate → AAAAMMDD (Sicredi's CNAB 400 retorno) */
+  | "dateYmd8"
   /** free text: ASCII-folded, upper-case, punctuation removed (text.ts cnabText) */
   | "text"
   /** value written exactly as given (already upper-case ASCII) */
@@ -297,6 +309,9 @@ function formatterOf(f: FieldDef, rel: string): Formatter {
     case "date8":
       return (v, path) =>
         formatDDMMAAAA(isValidDate(v as CalendarDate) ? (v as CalendarDate) : assertDate(v as CalendarDate, whereOf(path, rel)));
+    case "dateYmd8":
+      return (v, path) =>
+        formatAAAAMMDD(isValidDate(v as CalendarDate) ? (v as CalendarDate) : assertDate(v as CalendarDate, whereOf(path, rel)));
     case "date6":
       return (v, path) => {
         const d = isValidDate(v as CalendarDate) ? (v as CalendarDate) : assertDate(v as CalendarDate, whereOf(path, rel));
@@ -479,6 +494,8 @@ function parserOf(f: FieldDef): Parser {
       return (line, from, to, lineNo) => dataEm(line, from, to, false) ?? parseDDMMAAAA(line.slice(from, to), lineWhere(lineNo, f));
     case "date6":
       return (line, from, to, lineNo) => dataEm(line, from, to, true) ?? parseDDMMAA(line.slice(from, to), lineWhere(lineNo, f));
+    case "dateYmd8":
+      return (line, from, to, lineNo) => parseAAAAMMDD(line.slice(from, to), lineWhere(lineNo, f));
     case "text":
     case "raw": {
       const right = f.align === "right";

@@ -2,7 +2,7 @@
  * Retorno readers: CNAB 240 (segments T/U) and CNAB 400 (Bradesco, Itaú, Santander, BB CBR643) into
  * canonical events with an idempotency key. Layout tables in layouts240.ts / layouts400.ts.
  */
-import { type CalendarDate, isoDate } from "../date.js";
+import { type CalendarDate, formatDDMMAAAA, isoDate } from "../date.js";
 import { fail } from "../errors.js";
 import { assertCnab, type CheckResult } from "./checker.js";
 import { SEGMENTO_U, segmentoT } from "./layouts240.js";
@@ -12,6 +12,8 @@ import {
   BRB_400_HEADER_RETORNO,
   BRB_400_RETORNO,
   C6_400_RETORNO,
+  CAIXA_400_HEADER_RETORNO,
+  CAIXA_400_RETORNO,
   BRADESCO_400_PIX,
   BRADESCO_400_RETORNO,
   HEADER_400_RETORNO,
@@ -21,6 +23,8 @@ import {
   ITAU_400_RETORNO,
   SANTANDER_400_PIX,
   SANTANDER_400_RETORNO,
+  SICREDI_400_HEADER_RETORNO,
+  SICREDI_400_RETORNO,
   UNICRED_400_RETORNO,
 } from "./layouts400.js";
 import { type EstadoCanonico, mapearOcorrencia } from "./ocorrencias.js";
@@ -79,6 +83,7 @@ export interface EventoRetorno {
 export interface RetornoLido {
   readonly banco: string;
   readonly layout: 240 | 400;
+  /** The header's file date, day first: DDMMAA or DDMMAAAA as written, an AAAAMMDD one turned (decision 0032). */
   readonly dataArquivo?: string;
   readonly nsa?: number;
   readonly eventos: readonly EventoRetorno[];
@@ -303,7 +308,9 @@ export function lerRetorno(content: string | Uint8Array): RetornoLido {
   lines.forEach((l, i) => {
     if (i === 0 || l[0] === "9") return;
     if (l[0] === detail.tipo) {
-      eventos.push(evento(banco, 400, i + 1, [decodeData(detail.layout, l, warnings, i + 1)]));
+      const d = decodeData(detail.layout, l, warnings, i + 1);
+      if (detail.nossoNumeroDigitos) d.nossoNumero = semZerosDePreenchimento(d.nossoNumero, detail.nossoNumeroDigitos);
+      eventos.push(evento(banco, 400, i + 1, [d]));
       return;
     }
     const extra = detail.extras?.[l[0]!];
@@ -321,12 +328,29 @@ export function lerRetorno(content: string | Uint8Array): RetornoLido {
     }
     warnings.push({ code: "REGISTRO_IGNORADO", field: `linha ${i + 1}`, message: `record type ${l[0]} not read` });
   });
-  return { banco, layout: 400, dataArquivo: String(h.dataGravacao ?? ""), eventos, warnings, check };
+  // a header date read as a date (Sicredi's AAAAMMDD) is given as the others are, DDMMAAAA
+  const data = h.dataGravacao;
+  const dataArquivo = typeof data === "object" ? formatDDMMAAAA(data as CalendarDate) : String(data ?? "");
+  return { banco, layout: 400, dataArquivo, ...(h.nsa !== undefined ? { nsa: Number(h.nsa) } : {}), eventos, warnings, check };
 }
 
-const DETALHES_400: Readonly<
-  Record<string, { tipo: string; layout: RecordLayout; header?: RecordLayout; extras?: Readonly<Record<string, RecordLayout>> }>
-> = {
+/** The nosso número without the zeros that fill its field beyond its own width; anything else as written. */
+function semZerosDePreenchimento(nn: unknown, digitos: number): unknown {
+  if (typeof nn !== "string" || nn.length <= digitos || !/^0+$/.test(nn.slice(0, nn.length - digitos))) return nn;
+  return nn.slice(-digitos);
+}
+
+/** A bank's CNAB 400 retorno: its detail type and layout, and what differs from the common header and records. */
+interface Detalhe400 {
+  readonly tipo: string;
+  readonly layout: RecordLayout;
+  readonly header?: RecordLayout;
+  readonly extras?: Readonly<Record<string, RecordLayout>>;
+  /** The nosso número's own width when the bank writes it zero-filled in a wider field (Sicredi: 9 in 15; decision 0032). */
+  readonly nossoNumeroDigitos?: number;
+}
+
+const DETALHES_400: Readonly<Record<string, Detalhe400>> = {
   "237": { tipo: "1", layout: BRADESCO_400_RETORNO, extras: { "4": BRADESCO_400_PIX } },
   "341": { tipo: "1", layout: ITAU_400_RETORNO, extras: { "3": ITAU_400_PIX } },
   "033": { tipo: "1", layout: SANTANDER_400_RETORNO, extras: { "2": SANTANDER_400_PIX } },
@@ -338,4 +362,6 @@ const DETALHES_400: Readonly<
   "077": { tipo: "1", layout: INTER_400_RETORNO },
   "070": { tipo: "1", layout: BRB_400_RETORNO, header: BRB_400_HEADER_RETORNO },
   "336": { tipo: "1", layout: C6_400_RETORNO },
+  "104": { tipo: "1", layout: CAIXA_400_RETORNO, header: CAIXA_400_HEADER_RETORNO },
+  "748": { tipo: "1", layout: SICREDI_400_RETORNO, header: SICREDI_400_HEADER_RETORNO, nossoNumeroDigitos: 9 },
 };
