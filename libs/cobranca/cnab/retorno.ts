@@ -1,6 +1,6 @@
 /**
- * Retorno readers: CNAB 240 (segments T/U) and CNAB 400 (Bradesco, Itaú, Santander, BB CBR643) into
- * canonical events with an idempotency key. Layout tables in layouts240.ts / layouts400.ts.
+ * Retorno readers: CNAB 240 (segments T/U) and CNAB 400 (the banks of `DETALHES_400`, BRB's own layout
+ * among them) into canonical events with an idempotency key. Layout tables in layouts240.ts / layouts400.ts.
  */
 import { type CalendarDate, formatDDMMAAAA, isoDate } from "../date.js";
 import { fail } from "../errors.js";
