@@ -338,6 +338,8 @@ async function main(): Promise<void> {
     perRun.set("simulator + bench", (self.user + self.system) / 1000 / r.runs);
     const perRunAll = [...perRun.values()].reduce((a, b) => a + b, 0);
     row("    CPU ms per run", `${[...perRun].map(([k, v]) => `${k} ${fmt(v, 2)}`).join(", ")}; all ${fmt(perRunAll, 2)}`);
+    // Questions counts every statement clients sent (BEGIN and COMMIT too); the bench's own polling adds ≈ 2 per second.
+    row("    MariaDB statements per run", fmt(((statusAfter.Questions ?? 0) - (status.Questions ?? 0)) / r.runs, 1));
     row(
       "    11,140 feeds on 2 cores",
       `${fmt((perRunAll * 11_140) / 2 / 1000, 1)} s if CPU-bound (all CPU per run × 11,140 / 2)`,
