@@ -90,6 +90,15 @@ describe("AdnHttpClient TLS sessions (decision 0029)", () => {
     await http.close();
   });
 
+  it("sends a call made right after another on the same connection", async () => {
+    const http = new AdnHttpClient({ trustedCa: Buffer.from(trusted.certPem), maxResponseBytes: 1 << 20 });
+    handshakes.length = 0;
+    const pool = http.pool("3550308", "v1", creds);
+    for (let i = 0; i < 3; i++) expect((await http.get(pool, `${base}/x`, { timeoutMs: 5000 })).status).toBe(200);
+    expect(handshakes).toEqual([false]);
+    await http.close();
+  });
+
   it("never offers the session of replaced credentials: the new certificate gets a full handshake", async () => {
     const other = issueEcnpj(trusted, { cnpj: "11444777000161", razaoSocial: "OUTRA EMPRESA LTDA" });
     const http = new AdnHttpClient({ trustedCa: Buffer.from(trusted.certPem), maxResponseBytes: 1 << 20 });
