@@ -2,8 +2,10 @@
 // (V8 sampling profiler via node:inspector) and writes <BENCH_CPU_PROF_DIR>/<service>-<pid>.cpuprofile
 // on exit. The benches start services with NODE_OPTIONS="--import <this file>" when profiling. Main
 // thread only: worker threads (billing's PDF renderers) inherit NODE_OPTIONS but are not profiled.
+// With BENCH_CPU_PROF_WINDOW=signal the profiler waits for SIGUSR2 to start and writes the profile at the
+// next SIGUSR2 (or on exit), so a bench can profile one phase of a process that lives through several.
 import { Session } from "node:inspector";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isMainThread } from "node:worker_threads";
 
@@ -13,14 +15,26 @@ if (isMainThread && dir) {
   session.connect();
   session.post("Profiler.enable");
   session.post("Profiler.setSamplingInterval", { interval: 1000 });
-  session.post("Profiler.start");
   const service = (process.argv[1] ?? "node").split("/").at(-2);
-  process.on("exit", () => {
-    // The in-thread session answers synchronously, so this runs to completion inside the exit handler.
+  let running = false;
+  const start = () => {
+    session.post("Profiler.start");
+    running = true;
+  };
+  // The in-thread session answers synchronously, so this also runs to completion inside an exit handler.
+  const stop = () => {
+    if (!running) return;
+    running = false;
     session.post("Profiler.stop", (err, res) => {
       if (err) return;
       mkdirSync(dir, { recursive: true });
-      writeFileSync(join(dir, `${service}-${process.pid}.cpuprofile`), JSON.stringify(res.profile));
+      const file = join(dir, `${service}-${process.pid}.cpuprofile`);
+      // Written under another name first: a bench waiting for the file never reads half of it.
+      writeFileSync(`${file}.part`, JSON.stringify(res.profile));
+      renameSync(`${file}.part`, file);
     });
-  });
+  };
+  if (process.env.BENCH_CPU_PROF_WINDOW === "signal") process.on("SIGUSR2", () => (running ? stop() : start()));
+  else start();
+  process.on("exit", stop);
 }

@@ -6,11 +6,17 @@
 //   (4) a full incremental sweep over every feed by a fresh coordinator: wall time, coordinator CPU per feed,
 //       NATS messages per second (the lease operations: create, renew, delete), peak RSS per service;
 //   and MariaDB's table-cache, open-file and prepared-statement counters across each phase.
+// --profile DIR writes V8 CPU profiles of phase (4) only: <DIR>/{store,adn-gateway,coordinator,sim}/*.cpuprofile
+// (the store and the gateway from the sweep's start to its end, the fresh coordinator whole, and this
+// process — the ADN simulator and the bench's polling — over the sweep); bench/profile-top.ts reads them.
 // A benchmark, not a test: it prints figures and says met / MISSED against the issue's targets.
 // Shortcut, said where it happens: before (4) the bench moves every feed's next_eligible_at to now, as if
 // the one-hour wait had passed, instead of waiting an hour.
 import type { RowDataPacket } from "mysql2/promise";
-import { join } from "node:path";
+import { mkdirSync, writeFileSync, existsSync, readdirSync } from "node:fs";
+import { Session } from "node:inspector";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { startNfseMesh, type NfseMesh } from "../test/support/nfse-mesh.js";
 import type { ServiceProcess } from "../test/support/service-process.js";
 import { cpuSeconds, peakRssMb, pidFromFile, resetPeakRss } from "./procstat.js";
@@ -33,6 +39,8 @@ const KS = flag("bootstraps", "50,200")
 const BOOT_DOCS = Number(flag("bootstrap-documents", "1000"));
 const WORKERS = Number(flag("workers", "128"));
 const REGISTER_CONCURRENCY = Number(flag("register-concurrency", "8"));
+const PROFILE = flag("profile", "");
+const PRELOAD = fileURLToPath(new URL("./cpu-prof-preload.mjs", import.meta.url));
 const STACK_DIR = process.env.MALHA_STACK_DIR ?? "/tmp/malha-stack";
 const NATS_MON = `http://127.0.0.1:${process.env.MALHA_NATS_MON_PORT ?? "18222"}`;
 
@@ -141,6 +149,45 @@ async function stopProcess(p: ServiceProcess): Promise<void> {
   clearTimeout(timer);
 }
 
+/** Env of a profiled service: the preload, its directory, and (store, gateway) a window opened by SIGUSR2. */
+function profileEnv(service: string, window: "signal" | "life"): Record<string, string> {
+  if (!PROFILE) return {};
+  return {
+    NODE_OPTIONS: `--import ${PRELOAD}`,
+    BENCH_CPU_PROF_DIR: resolve(PROFILE, service),
+    ...(window === "signal" ? { BENCH_CPU_PROF_WINDOW: "signal" } : {}),
+  };
+}
+
+/** Closes the profiling window of a long-lived service and waits until its profile is on disk. */
+async function collectProfile(p: ServiceProcess, service: string): Promise<void> {
+  p.kill("SIGUSR2");
+  const dir = resolve(PROFILE, service);
+  const written = () => existsSync(dir) && readdirSync(dir).some((f) => f.endsWith(`-${p.proc.pid}.cpuprofile`));
+  await until(async () => written(), `the ${service} profile`, 60_000);
+}
+
+/** This process's profile (the ADN simulator runs here): started and stopped around phase (4). */
+function profileHere(): { stop(): Promise<void> } {
+  const session = new Session();
+  session.connect();
+  const post = (method: string, params?: object) =>
+    new Promise<unknown>((ok, fail) => session.post(method, params ?? {}, (err, res) => (err ? fail(err) : ok(res))));
+  const started = post("Profiler.enable")
+    .then(() => post("Profiler.setSamplingInterval", { interval: 1000 }))
+    .then(() => post("Profiler.start"));
+  return {
+    async stop() {
+      await started;
+      const { profile } = (await post("Profiler.stop")) as { profile: object };
+      const dir = resolve(PROFILE, "sim");
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, `sim-${process.pid}.cpuprofile`), JSON.stringify(profile));
+      session.disconnect();
+    },
+  };
+}
+
 async function main(): Promise<void> {
   const runtime = prepareRuntime(log);
   const bigCount = KS.reduce((a, b) => a + b, 0);
@@ -154,13 +201,18 @@ async function main(): Promise<void> {
     switches: { latencyMs: LATENCY_MS, latencyJitterMs: JITTER_MS, pageSize: PAGE },
     serviceEnv: {
       // A directory of 2N files re-read every second (the dev default) would be a benchmark of its own.
-      "adn-gateway": { ADN_CREDENTIALS_REFRESH_SECONDS: "3600", NFSE_REQUEST_TIMEOUT_SECONDS: "60" },
+      "adn-gateway": {
+        ADN_CREDENTIALS_REFRESH_SECONDS: "3600",
+        NFSE_REQUEST_TIMEOUT_SECONDS: "60",
+        ...profileEnv("adn-gateway", "signal"),
+      },
+      store: profileEnv("store", "signal"),
     },
   });
-  const coordinatorEnv = (bootstraps: number, backoffS: number) => ({
+  const coordinatorEnv = (bootstraps: number, backoffS: number, sweepEveryS = 2) => ({
     NFSE_WORKER_CONCURRENCY: String(WORKERS),
     NFSE_BOOTSTRAP_CONCURRENCY: String(bootstraps),
-    NFSE_SYNC_INTERVAL_SECONDS: "2",
+    NFSE_SYNC_INTERVAL_SECONDS: String(sweepEveryS),
     NFSE_EMPTY_RESULT_BACKOFF_SECONDS: String(backoffS),
     NFSE_RECONCILIATION_INTERVAL_SECONDS: "86400",
     COORDINATOR_LEASE_TTL_SECONDS: "30",
@@ -247,7 +299,20 @@ async function main(): Promise<void> {
     status = await mysqlStatus(mesh);
     const nats0 = await natsInMsgs();
     const since = await dbNow(mesh);
-    const coordinator = await mesh.startCoordinator(coordinatorEnv(Math.max(...KS, 1), 3600));
+    if (PROFILE) {
+      mesh.store.kill("SIGUSR2");
+      mesh.gateway.kill("SIGUSR2");
+    }
+    const here = PROFILE ? profileHere() : undefined;
+    const self0 = process.cpuUsage();
+    const coordinator = await mesh.startCoordinator({
+      // Every feed is eligible at the start, so the coordinator's first sweep queues them all. Its periodic
+      // sweep (every feed's state and every lease key read again) runs once a minute here, not every 2 s:
+      // at most once within a sweep of ≤ 30 s, as with the 300 s default, so the figure per run is not
+      // inflated by re-reading the fleet every 2 s; a failed run is still retried within the phase.
+      ...coordinatorEnv(Math.max(...KS, 1), 3600, 60),
+      ...profileEnv("coordinator", "life"),
+    });
     const m = meters(mesh, coordinator);
     startPeaks(m);
     const cpu0 = cpuOf(m);
@@ -255,6 +320,7 @@ async function main(): Promise<void> {
     await until(async () => (await caughtUp(mesh, all, since)) === N, "the sweep", 60 * 60_000);
     const wallS = (performance.now() - t) / 1000;
     const cpu1 = cpuOf(m);
+    const self = process.cpuUsage(self0);
     const nats1 = await natsInMsgs();
     statusAfter = await mysqlStatus(mesh);
     const r = await runsSince(mesh, all, since);
@@ -267,10 +333,28 @@ async function main(): Promise<void> {
     row("    coordinator CPU per feed", `${fmt((1000 * coordCpu) / N, 2)} ms (${fmt(coordCpu, 1)} s for the sweep, start-up included)`);
     for (const [meter] of m)
       if (meter !== "coordinator") row(`    CPU s in the sweep: ${meter}`, fmt(cpu1.get(meter)! - cpu0.get(meter)!, 1));
+    // Per run, every process on the two cores: the figure the 11,140-feed target is judged by (issue #20).
+    const perRun = new Map([...m].map(([meter]) => [meter as string, (1000 * (cpu1.get(meter)! - cpu0.get(meter)!)) / r.runs]));
+    perRun.set("simulator + bench", (self.user + self.system) / 1000 / r.runs);
+    const perRunAll = [...perRun.values()].reduce((a, b) => a + b, 0);
+    row("    CPU ms per run", `${[...perRun].map(([k, v]) => `${k} ${fmt(v, 2)}`).join(", ")}; all ${fmt(perRunAll, 2)}`);
+    // Questions counts every statement clients sent (BEGIN and COMMIT too); the bench's own polling adds ≈ 2 per second.
+    row("    MariaDB statements per run", fmt(((statusAfter.Questions ?? 0) - (status.Questions ?? 0)) / r.runs, 1));
+    row(
+      "    11,140 feeds on 2 cores",
+      `${fmt((perRunAll * 11_140) / 2 / 1000, 1)} s if CPU-bound (all CPU per run × 11,140 / 2)`,
+      "≤ 30 s",
+    );
     row("    NATS messages in / s", `${fmt((nats1 - nats0) / wallS, 0)} (lease create, renew, delete and reads; the stack's whole server)`);
     peakRow(m);
     mysqlRows("the sweep", status, statusAfter);
+    if (PROFILE) {
+      await here!.stop();
+      await collectProfile(mesh.store, "store");
+      await collectProfile(mesh.gateway, "adn-gateway");
+    }
     await stopProcess(coordinator);
+    if (PROFILE) row("CPU profiles of (4)", `${resolve(PROFILE)}/{store,adn-gateway,coordinator,sim}/ (npx tsx bench/profile-top.ts DIR)`);
 
     print(runtime.label);
   } finally {

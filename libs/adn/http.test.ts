@@ -2,6 +2,8 @@ import { once } from "node:events";
 import { createServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
 import type { TLSSocket } from "node:tls";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestRoot, issueEcnpj, issueServer } from "../../tools/adn-sim/icp-brasil.js";
 import { AdnHttpClient, AdnHttpFailure } from "./http.js";
@@ -14,6 +16,8 @@ let server: Server;
 let base = "";
 // Requests to /held wait here until the test releases them.
 const held: (() => void)[] = [];
+// Every handshake the server completed: whether it resumed a session.
+const handshakes: boolean[] = [];
 
 beforeAll(async () => {
   const cert = issueServer(trusted);
@@ -25,10 +29,12 @@ beforeAll(async () => {
         return;
       }
       const peer = (req.socket as TLSSocket).getPeerCertificate();
-      res.writeHead(200, { "content-type": "application/json" });
+      // /close answers on a connection it then closes, as after undici's idle timeout: the next call connects anew.
+      res.writeHead(200, { "content-type": "application/json", ...(req.url === "/close" ? { connection: "close" } : {}) });
       res.end(JSON.stringify({ subject: peer.subject?.CN ?? "" }));
     },
   );
+  server.on("secureConnection", (socket: TLSSocket) => handshakes.push(socket.isSessionReused()));
   server.listen(0, "127.0.0.1");
   await once(server, "listening");
   base = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -58,6 +64,50 @@ describe("AdnHttpClient TLS", () => {
     const err = await http.get(http.pool("3550308", "v1", creds), `${base}/x`, { timeoutMs: 5000 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AdnHttpFailure);
     expect((err as AdnHttpFailure).kind).toBe("network");
+    await http.close();
+  });
+});
+
+describe("AdnHttpClient TLS sessions (decision 0029)", () => {
+  setFlagsFromString("--expose-gc");
+  const gc = runInNewContext("gc") as () => void;
+  const subjectOf = async (http: AdnHttpClient, pool: ReturnType<AdnHttpClient["pool"]>) =>
+    JSON.parse((await http.get(pool, `${base}/close`, { timeoutMs: 5000 })).body.toString()).subject as string;
+
+  it("resumes the certificate's session on a new connection, after a garbage collection and after its pool closed", async () => {
+    const http = new AdnHttpClient({ trustedCa: Buffer.from(trusted.certPem), maxResponseBytes: 1 << 20 });
+    handshakes.length = 0;
+    expect(await subjectOf(http, http.pool("3550308", "v1", creds))).toBe("EMPRESA TESTE LTDA:11222333000181");
+    // undici alone holds the session through a WeakRef: a collection used to drop it.
+    gc();
+    expect(await subjectOf(http, http.pool("3550308", "v1", creds))).toBe("EMPRESA TESTE LTDA:11222333000181");
+    http.closeIdle(Date.now() + 1);
+    expect(http.poolCount()).toBe(0);
+    gc();
+    expect(await subjectOf(http, http.pool("3550308", "v1", creds))).toBe("EMPRESA TESTE LTDA:11222333000181");
+    expect(handshakes).toEqual([false, true, true]);
+    expect(http.tlsSessionCount()).toBe(1);
+    await http.close();
+  });
+
+  it("sends a call made right after another on the same connection", async () => {
+    const http = new AdnHttpClient({ trustedCa: Buffer.from(trusted.certPem), maxResponseBytes: 1 << 20 });
+    handshakes.length = 0;
+    const pool = http.pool("3550308", "v1", creds);
+    for (let i = 0; i < 3; i++) expect((await http.get(pool, `${base}/x`, { timeoutMs: 5000 })).status).toBe(200);
+    expect(handshakes).toEqual([false]);
+    await http.close();
+  });
+
+  it("never offers the session of replaced credentials: the new certificate gets a full handshake", async () => {
+    const other = issueEcnpj(trusted, { cnpj: "11444777000161", razaoSocial: "OUTRA EMPRESA LTDA" });
+    const http = new AdnHttpClient({ trustedCa: Buffer.from(trusted.certPem), maxResponseBytes: 1 << 20 });
+    handshakes.length = 0;
+    expect(await subjectOf(http, http.pool("3550308", "v1", creds))).toBe("EMPRESA TESTE LTDA:11222333000181");
+    const replaced = http.pool("3550308", "v2", { privateKeyPem: other.keyPem, certificateChainPem: other.certPem + trusted.certPem });
+    expect(await subjectOf(http, replaced)).toBe("OUTRA EMPRESA LTDA:11444777000161");
+    expect(handshakes).toEqual([false, false]);
+    expect(http.tlsSessionCount()).toBe(1);
     await http.close();
   });
 });

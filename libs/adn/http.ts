@@ -1,8 +1,8 @@
 // HTTP to the ADN: undici, HTTP/1.1 only (Sefin answers RST_STREAM to h2 and the ADN sits behind the same
 // front), `Accept: application/json`, one connection pool per client certificate (closed once idle), a
 // hard cap on the body size and one overall deadline per attempt.
-import { createSecureContext } from "node:tls";
-import { Agent, request } from "undici";
+import { createSecureContext, type SecureContext, TLSSocket } from "node:tls";
+import { Agent, buildConnector, request } from "undici";
 import { inSpan, SpanKind } from "../tracing/spans.js";
 
 export interface ClientCredentials {
@@ -45,6 +45,13 @@ export interface AdnHttpOptions {
   idlePoolMs?: number;
 }
 
+/**
+ * How long a certificate's last TLS session is kept for resumption after the call that got it: past a
+ * feed's next run under the one-hour rule. The server's ticket lifetime still decides; OpenSSL does not
+ * offer a session past it (decision 0029).
+ */
+export const TLS_SESSION_KEEP_MS = 2 * 3_600_000;
+
 interface PoolEntry {
   key: string;
   agent: Agent;
@@ -55,6 +62,8 @@ interface PoolEntry {
 export class AdnHttpClient {
   private readonly pools = new Map<string, PoolEntry>();
   private readonly byAgent = new WeakMap<Agent, PoolEntry>();
+  /** The last TLS session of each certificate (pool key), kept across its pool's closing (decision 0029). */
+  private readonly tlsSessions = new Map<string, { session: Buffer; atMs: number }>();
   private readonly ca: string | undefined;
   private readonly idleTimer: NodeJS.Timeout | undefined;
 
@@ -73,11 +82,18 @@ export class AdnHttpClient {
     return this.pools.size;
   }
 
-  /** Closes the pools last used before `cutoffMs` that have no request in flight. */
+  /** TLS sessions currently kept (at most one per certificate). */
+  tlsSessionCount(): number {
+    return this.tlsSessions.size;
+  }
+
+  /** Closes the pools last used before `cutoffMs` that have no request in flight; forgets old TLS sessions. */
   closeIdle(cutoffMs: number): void {
     for (const entry of this.pools.values()) {
       if (entry.inFlight === 0 && entry.lastUsedMs < cutoffMs) this.drop(entry);
     }
+    const sessionCutoff = Date.now() - TLS_SESSION_KEEP_MS;
+    for (const [key, kept] of this.tlsSessions) if (kept.atMs < sessionCutoff) this.tlsSessions.delete(key);
   }
 
   private drop(entry: PoolEntry): void {
@@ -96,8 +112,12 @@ export class AdnHttpClient {
       existing.lastUsedMs = Date.now();
       return existing.agent;
     }
+    // A session resumed with replaced credentials would still present the old certificate: forget it.
     for (const entry of this.pools.values()) {
       if (entry.key.startsWith(`${ibge}\u0000`)) this.drop(entry);
+    }
+    for (const sessionKey of this.tlsSessions.keys()) {
+      if (sessionKey.startsWith(`${ibge}\u0000`) && sessionKey !== key) this.tlsSessions.delete(sessionKey);
     }
     // One TLS context per certificate, shared by the pool's connections: built from options, every new
     // connection would parse the key, the chain and (with an extra CA) the whole trust bundle again,
@@ -110,12 +130,32 @@ export class AdnHttpClient {
     const agent = new Agent({
       allowH2: false,
       connections: this.opts.connections ?? 4,
-      connect: { secureContext, rejectUnauthorized: true },
+      connect: (options, callback) => this.connect(key, secureContext, options, callback),
     });
     const entry: PoolEntry = { key, agent, lastUsedMs: Date.now(), inFlight: 0 };
     this.pools.set(key, entry);
     this.byAgent.set(agent, entry);
     return agent;
+  }
+
+  /**
+   * A new connection of a certificate's pool, offering the certificate's last TLS session. undici's own
+   * session cache holds sessions through WeakRefs only: the first garbage collection after a call drops
+   * it, so a feed's next run (an hour later under the one-hour rule) paid a full handshake with the
+   * client certificate on both sides (decision 0029).
+   */
+  private connect(key: string, secureContext: SecureContext, options: buildConnector.Options, callback: buildConnector.Callback): void {
+    const kept = this.tlsSessions.get(key);
+    const connector = buildConnector({
+      secureContext,
+      rejectUnauthorized: true,
+      maxCachedSessions: 0,
+      ...(kept ? { session: kept.session } : {}),
+    });
+    // undici's connector returns the socket it opens (its type says void): the session arrives on it,
+    // in TLS 1.3 after the handshake.
+    const socket: unknown = connector(options, callback);
+    if (socket instanceof TLSSocket) socket.on("session", (session: Buffer) => this.tlsSessions.set(key, { session, atMs: Date.now() }));
   }
 
   /**
@@ -164,6 +204,10 @@ export class AdnHttpClient {
         }
         chunks.push(chunk as Buffer);
       }
+      // undici gives the connection back to its pool a turn of the event loop after the body's end: a call
+      // sent at once (DeliverFeed asks for the next page as soon as it has read one) found it busy and
+      // opened a second connection, with a TLS handshake of its own, on every run. One turn lets it reuse it.
+      await new Promise((resolve) => setImmediate(resolve));
       const ct = res.headers["content-type"];
       return { status: res.statusCode, contentType: Array.isArray(ct) ? (ct[0] ?? "") : (ct ?? ""), body: Buffer.concat(chunks) };
     } catch (err) {
@@ -179,6 +223,7 @@ export class AdnHttpClient {
     if (this.idleTimer) clearInterval(this.idleTimer);
     const agents = [...this.pools.values()].map((e) => e.agent);
     this.pools.clear();
+    this.tlsSessions.clear();
     await Promise.all(agents.map((a) => a.close().catch(() => undefined)));
   }
 }

@@ -8,7 +8,7 @@ import { municipalityTables } from "../ibge.js";
 import { big, runFromRow, syncStateFromRow } from "../mapping/records.js";
 import { inTransaction, withDb } from "../../../libs/db/tx.js";
 import type { Row, StoreDb } from "./context.js";
-import { dbNow, explainFencedMiss, FEED_WHERE, feedParams, loadRun, loadState, requireRunOfFeed } from "./state.js";
+import { explainFencedMiss, FEED_WHERE, feedParams, loadRun, loadState, requireRunOfFeed } from "./state.js";
 
 export interface BeginRunInput {
   feed: Feed;
@@ -46,7 +46,7 @@ export async function beginRun(db: StoreDb, input: BeginRunInput): Promise<Begin
   const label = feedLabel(feed);
   return inTransaction(db.pool, async (conn) => {
     const state = await loadState(conn, feed, true);
-    const now = await dbNow(conn);
+    const now = state.db_now as Date;
     const stored = big(state.fence_token);
     const storedHolder = String(state.fence_holder ?? "");
     if (fence < stored || (fence === stored && storedHolder !== holder)) throw staleFence(label, fence, stored, storedHolder);
@@ -121,7 +121,7 @@ export async function finishRun(db: StoreDb, input: FinishRunInput): Promise<{ r
     }
     const failed = input.outcome === "failed" || input.outcome === "rate_limited";
     const success = input.outcome === "caught_up" || input.outcome === "yielded";
-    const now = await dbNow(conn);
+    const now = run.db_now as Date;
     const [upd] = await conn.query<ResultSetHeader>(
       `UPDATE nfse_sync_state SET status = ?, locked_by = NULL, locked_at = NULL, current_run_id = NULL, last_outcome = ?,
          next_eligible_at = CASE WHEN ? IS NULL THEN next_eligible_at WHEN next_eligible_at IS NULL OR next_eligible_at < ? THEN ? ELSE next_eligible_at END,
@@ -211,7 +211,7 @@ export async function expireStaleRuns(db: StoreDb, staleBefore: Date, requestedB
       // Re-checked under the row lock: a heartbeat may have arrived since the scan.
       const state = await loadState(conn, feed, true);
       if (state.status !== "running" || !(state.locked_at instanceof Date) || state.locked_at >= staleBefore) return undefined;
-      const now = await dbNow(conn);
+      const now = state.db_now as Date;
       const message = `expired by ${requestedBy || "the watchdog"}: no heartbeat since ${state.locked_at.toISOString()}`;
       await conn.query(
         `UPDATE nfse_sync_state SET status = 'idle', locked_by = NULL, locked_at = NULL, current_run_id = NULL, last_outcome = 'abandoned'

@@ -10,22 +10,24 @@ type Queryable = Pool | PoolConnection;
 export const FEED_WHERE = "ibge = ? AND ambiente = ? AND tipo_nsu = ?";
 export const feedParams = (f: Feed) => [f.ibge, f.ambiente, f.tipoNsu];
 
-/** The feed's state row with the municipality's active flag; NOT_FOUND with the precise reason. */
+/**
+ * The feed's state row with the municipality's active flag and the server's clock (`db_now`, NOW(3):
+ * the statement's start) in one statement — a sync run reads it twice, and every statement is a round
+ * trip for the store and a parse for MariaDB (bench/README.md, the sweep section). `lock` takes the state
+ * row's lock only, not the municipality's. NOT_FOUND with the precise reason.
+ */
 export async function loadState(q: Queryable, feed: Feed, lock: boolean): Promise<Row> {
   const [rows] = await q.query<RowDataPacket[]>(
-    `SELECT * FROM nfse_sync_state WHERE ${FEED_WHERE}${lock ? " FOR UPDATE" : ""}`,
+    `SELECT s.*, (SELECT m.active FROM municipalities m WHERE m.ibge = s.ibge) AS municipality_active, NOW(3) AS db_now
+       FROM nfse_sync_state s WHERE ${FEED_WHERE}${lock ? " FOR UPDATE" : ""}`,
     feedParams(feed),
   );
-  const [m] = await q.query<RowDataPacket[]>("SELECT active FROM municipalities WHERE ibge = ?", [feed.ibge]);
-  if (!m[0]) throw municipalityNotFound(feed.ibge);
   const state = rows[0];
-  if (!state) throw feedNotFound(feedLabel(feed));
-  return { ...state, municipality_active: m[0].active };
-}
-
-export async function dbNow(q: Queryable): Promise<Date> {
-  const [rows] = await q.query<RowDataPacket[]>("SELECT NOW(3) AS now");
-  return rows[0]!.now as Date;
+  if (state && state.municipality_active !== null) return state;
+  // Which one is missing is asked only when one is.
+  const [m] = await q.query<RowDataPacket[]>("SELECT 1 FROM municipalities WHERE ibge = ?", [feed.ibge]);
+  if (!m[0]) throw municipalityNotFound(feed.ibge);
+  throw feedNotFound(feedLabel(feed));
 }
 
 export function parseRunId(runId: string): string {
@@ -33,8 +35,9 @@ export function parseRunId(runId: string): string {
   return runId;
 }
 
+/** The run's row, with the server's clock (`db_now`, as in loadState) so that FinishRun needs no statement for it. */
 export async function loadRun(q: Queryable, runId: string, lock = false): Promise<Row> {
-  const [rows] = await q.query<RowDataPacket[]>(`SELECT * FROM nfse_sync_runs WHERE id = ?${lock ? " FOR UPDATE" : ""}`, [
+  const [rows] = await q.query<RowDataPacket[]>(`SELECT *, NOW(3) AS db_now FROM nfse_sync_runs WHERE id = ?${lock ? " FOR UPDATE" : ""}`, [
     parseRunId(runId),
   ]);
   if (!rows[0]) throw runNotFound(runId);
