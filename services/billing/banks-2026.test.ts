@@ -231,4 +231,29 @@ describe("Inter: remessa without nosso número, retorno with the assigned one, t
     const pdf = Buffer.from(await (await fetch(item!.result!.pdf!.downloadUrl)).arrayBuffer());
     expect(await itf(pdf, "inter")).toEqual([esperado.codigoBarras]);
   });
+
+  it("issues no boleto of Inter or C6 without the number the bank assigned: none is allocated for them", async () => {
+    const c = mesh.billingClient();
+    const semNumero = [
+      boletoValido(1, {
+        conta: { banco: "077", agencia: "0001", carteira: "110", convenio: "0262457" },
+        nossoNumero: "",
+        externalId: "inter-sem",
+      }),
+      boletoValido(2, { conta: { banco: "336", convenio: "000000012345", carteira: "20" }, nossoNumero: "", externalId: "c6-sem" }),
+    ];
+    let job = (
+      await c.createBoletoJob({ tenant: TENANT, idempotencyKey: "sem-numero", environment: Environment.SANDBOX, items: semNumero })
+    ).job!;
+    while (!FINAL.includes(job.state)) {
+      await new Promise((r) => setTimeout(r, 100));
+      job = (await c.getBoletoJob({ tenant: TENANT, jobId: job.jobId })).job!;
+    }
+    expect(job.state).toBe(JobState.FAILED);
+    const items = (await c.listBoletoJobItems({ tenant: TENANT, jobId: job.jobId })).items;
+    expect(items.map((i) => [i.itemId, i.state, i.errors[0]?.code, i.errors[0]?.field])).toEqual([
+      ["inter-sem", ItemState.FAILED, "CAMPO_OBRIGATORIO", "nosso_numero"],
+      ["c6-sem", ItemState.FAILED, "CAMPO_OBRIGATORIO", "nosso_numero"],
+    ]);
+  });
 });
