@@ -142,8 +142,14 @@ describe("Inter: remessa without nosso número, retorno with the assigned one, t
 
   it("writes Inter's CNAB 400 with zeros where the nosso número goes, allocates none, and fails a título that brings one", async () => {
     const c = mesh.billingClient();
-    const boletos = [1, 2, 3].map((n) =>
-      boletoValido(n, { conta, nossoNumero: n === 3 ? "0000000123" : "", numeroDocumento: `${500 + n}`, externalId: `inter-${n}` }),
+    // the fourth repeats the first's id: without a nosso número, the título id is what tells them apart
+    const boletos = [1, 2, 3, 4].map((n) =>
+      boletoValido(n, {
+        conta,
+        nossoNumero: n === 3 ? "0000000123" : "",
+        numeroDocumento: `${500 + n}`,
+        externalId: `inter-${n === 4 ? 1 : n}`,
+      }),
     );
     const created = await c.createRemessaJob({
       tenant: TENANT,
@@ -163,6 +169,7 @@ describe("Inter: remessa without nosso número, retorno with the assigned one, t
       ["inter-1", ItemState.COMPLETED, "", undefined, undefined],
       ["inter-2", ItemState.COMPLETED, "", undefined, undefined],
       ["inter-3", ItemState.FAILED, "0000000123", "CAMPO_INVALIDO", "nosso_numero"],
+      ["inter-1", ItemState.SKIPPED, "", "ITEM_DUPLICADO", "external_id"],
     ]);
     const [file] = (await c.listRemessaFiles({ tenant: TENANT, jobId: job.jobId })).files;
     expect([file!.key!.banco, file!.titulos, file!.registros]).toEqual(["077", 2, 4]);
