@@ -311,12 +311,8 @@ export const CNAB400_PROFILES: Readonly<Record<string, Cnab400Profile>> = {
 
 /** Inter identifies the account by carteira, agência 0001 and the conta corrente PJ with its DV (10 digits, 21–37). */
 function beneficiarioInter400(b: Readonly<Record<string, unknown>>): Record<string, unknown> {
-  if (
-    String(b.agencia)
-      .replace(/^0+(?=\d)/, "")
-      .padStart(4, "0") !== "0001"
-  )
-    fail("CAMPO_INVALIDO", "Inter's agência is 0001 (Manual CNAB400 v1.1 §4.2)", "beneficiario.agencia");
+  // beneficiarioCtx has checked that the agência is digits
+  if (Number(b.agencia) !== 1) fail("CAMPO_INVALIDO", "Inter's agência is 0001 (Manual CNAB400 v1.1 §4.2)", "beneficiario.agencia");
   if (b.carteira !== undefined && !/^\d{3}$/.test(String(b.carteira)))
     fail("CARTEIRA_INVALIDA", "Inter's carteira has 3 digits (the manual's 112)", "beneficiario.carteira");
   const dv = b.contaDv as string | undefined;
