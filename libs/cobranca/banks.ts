@@ -71,6 +71,11 @@ export interface BankDef {
   readonly variants: readonly BankVariant[];
   /** Value cap in cents if lower than the global 9,999,999,999. */
   readonly valorMaximoCentavos?: number;
+  /**
+   * The bank numbers the títulos it registers: a remessa goes without a nosso número and the retorno brings
+   * the assigned one back (decisions 0023, 0033). Nobody else may hand one out for it.
+   */
+  readonly atribuiNossoNumero?: true;
 }
 
 const LOCAL_PADRAO = "PAGÁVEL EM QUALQUER BANCO ATÉ O VENCIMENTO";
@@ -609,6 +614,7 @@ export const BANKS: Readonly<Record<string, BankDef>> = {
     codeWithDv: "077-9",
     name: "Banco Inter S.A.",
     cnabName: "INTER",
+    atribuiNossoNumero: true,
     variants: [
       {
         // Manual CNAB400 Inter v1.1 §6.1.3: agência 0001 + carteira (3) + número da operação (7) + nosso número
@@ -679,6 +685,7 @@ export const BANKS: Readonly<Record<string, BankDef>> = {
     codeWithDv: "336-0",
     name: "Banco C6 S.A.",
     cnabName: "C6",
+    atribuiNossoNumero: true,
     variants: [
       {
         // Campo livre as the reference libraries give it (no C6 manual was readable here; cobranca.md §3.16):
@@ -713,4 +720,9 @@ export const LOCAL_PAGAMENTO_PADRAO = LOCAL_PADRAO;
 
 export function bankCodes(): string[] {
   return Object.keys(BANKS).sort();
+}
+
+/** Whether the bank assigns the nosso número of the títulos it registers (BankDef.atribuiNossoNumero). */
+export function bancoAtribuiNossoNumero(banco: string): boolean {
+  return BANKS[banco]?.atribuiNossoNumero === true;
 }

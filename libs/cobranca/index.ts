@@ -44,7 +44,7 @@ export {
   CHECK_DIGITS,
   type CheckDigitAlgorithm,
 } from "./checkdigits.js";
-export { BANKS, bankCodes, type BankDef, type BankVariant } from "./banks.js";
+export { BANKS, bancoAtribuiNossoNumero, bankCodes, type BankDef, type BankVariant } from "./banks.js";
 export {
   campoLivre,
   decodeCampoLivre,

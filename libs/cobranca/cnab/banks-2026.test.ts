@@ -868,9 +868,8 @@ describe("layouts the 2026 banks do not have are refused, never written generica
     ["133", 240],
     ["422", 240],
     ["085", 400],
-    // decision 0023: Inter and C6 register títulos without the nosso número they assign, a flow billing lacks;
-    // BRB's remessa is its own DCB file, written for layout 400 only (decision 0027)
-    ["077", 400],
+    // Inter's remessa is its CNAB 400 (decision 0033; remessa-inter.test.ts); C6's manual was not readable
+    // (decisions 0023, 0033); BRB's remessa is its own DCB file, written for layout 400 only (decision 0027)
     ["077", 240],
     ["336", 400],
     ["336", 240],

@@ -316,6 +316,11 @@ function check400(lines: string[], err: Report, warn: Report, done: Done): Check
       const total = lines.filter((l) => l[0] === "1").reduce((s, l) => s + (num(l.slice(126, 139)) || 0), 0);
       const declared = num(last.slice(7, 20));
       if (declared !== total) err("TRAILER_VALOR", lines.length, `trailer total ${declared}, details give ${total}`);
+    } else if (banco === "077") {
+      // Inter's remessa trailer: the number of boletos (2–7), one per type-1 record (Manual CNAB400 v1.1 §4.4)
+      const boletos = num(last.slice(1, 7));
+      const detalhes = lines.filter((l) => l[0] === "1").length;
+      if (boletos !== detalhes) err("TRAILER_COUNT", lines.length, `trailer counts ${boletos} boletos, the file has ${detalhes}`);
     }
   }
   return done(400, direction, /^\d{3}$/.test(banco) ? banco : undefined);

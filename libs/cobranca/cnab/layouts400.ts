@@ -480,6 +480,68 @@ export const SAFRA_400_TRAILER = defineRecord("safra400Trailer", 400, [
   seq,
 ]);
 
+// Banco Inter (077), "Manual CNAB400 – Emissão de boletos de cobrança" v1.1 (30/08/2021) §4. Inter assigns
+// the nosso número: the remessa carries zeros where it goes (90–100) and the retorno brings the number back
+// (decision 0033). Record type 2 (messages 2–5, descontos 2 and 3) is not written: a título has none of it.
+export const INTER_400_HEADER = headerRemessa(
+  "inter400Header",
+  [B(27, 46)],
+  [B(101, 110), N("nsa", 111, 117, { src: "arquivo.nsa" }), B(118, 394)],
+);
+
+export const INTER_400_DETALHE = defineRecord("inter400Detalhe", 400, [
+  K("tipoRegistro", 1, 1, "1", "N"),
+  B(2, 20),
+  N("carteira", 21, 23, { src: "beneficiario.carteira", default: "112" }),
+  N("agencia", 24, 27, { src: "beneficiario.agencia" }),
+  N("conta", 28, 37, { src: "beneficiario.contaComDv" }),
+  A("controleParticipante", 38, 62, { src: "titulo.id", fmt: "raw" }),
+  B(63, 65),
+  N("multaCodigo", 66, 66, { src: "titulo.codigos400.multa" }),
+  N("multaValor", 67, 79, { src: "titulo.codigos400.multaValor" }),
+  N("multaPercentual", 80, 83, { src: "titulo.codigos400.multaPercentual" }),
+  N("multaData", 84, 89, { src: "titulo.multa.data", fmt: "date6" }),
+  // "Zeros (será preenchido pelo Inter no arquivo retorno)"
+  K("nossoNumero", 90, 100, "00000000000", "N"),
+  B(101, 108),
+  N("ocorrencia", 109, 110, { src: "titulo.movimento" }),
+  // numeric in the manual's table, yet Inter's own retornos echo letters left-aligned (decision 0033)
+  A("seuNumero", 111, 120, { src: "titulo.numeroDocumento", fmt: "docnum" }),
+  ...VENCIMENTO_E_VALOR,
+  // days after the due date the boleto may still be paid: 0, 30 or 60
+  K("dataLimitePagamento", 140, 141, "00", "N"),
+  B(142, 147),
+  K("especie", 148, 149, "99", "N"),
+  K("identificacao", 150, 150, "N"),
+  // "Branco (arquivo retorno informará sempre a data que o boleto foi registrado)"
+  B(151, 156),
+  B(157, 159),
+  N("jurosCodigo", 160, 160, { src: "titulo.codigos400.juros" }),
+  N("jurosValorDia", 161, 173, { src: "titulo.juros.valor", fmt: "cents" }),
+  Z(174, 177),
+  N("jurosData", 178, 183, { src: "titulo.juros.data", fmt: "date6" }),
+  N("descontoCodigo", 184, 184, { src: "titulo.codigos400.desconto" }),
+  N("descontoValor", 185, 197, { src: "titulo.desconto.valor", fmt: "cents" }),
+  Z(198, 201),
+  N("descontoData", 202, 207, { src: "titulo.desconto.data", fmt: "date6" }),
+  N("abatimento", 208, 220, { src: "titulo.abatimentoCentavos", fmt: "cents" }),
+  N("pagadorTipoInscricao", 221, 222, { src: "pagador.tipoInscricao400" }),
+  N("pagadorDocumento", 223, 236, { src: "pagador.documento", fmt: "taxid" }),
+  A("pagadorNome", 237, 276, { src: "pagador.nome", truncate: true }),
+  A("pagadorEndereco", 277, 316, { src: "pagador.endereco", truncate: true }),
+  N("cep", 317, 324, { src: "pagador.cep" }),
+  A("mensagem1", 325, 394, { src: "titulo.mensagem1", truncate: true }),
+  seq,
+]);
+
+/** Inter's trailer: the number of boletos in the file (2–7; the manual's "002 a 394 Branco" after it means 8–394). */
+export const INTER_400_TRAILER = defineRecord("inter400Trailer", 400, [
+  K("tipoRegistro", 1, 1, "9", "N"),
+  N("quantidadeBoletos", 2, 7, { src: "totais.titulos" }),
+  B(8, 394),
+  seq,
+]);
+
 // ---------------------------------------------------------------- retorno
 
 // The stretches the retorno details share, position for position and read the same way.

@@ -189,7 +189,7 @@ describe("070 BRB remessa (DCB 077, the manual's Leiaute Remessa)", () => {
         ...(dado.baixa ? { baixa: dado.baixa } : {}),
         ...(dado.mensagem1 ? { mensagem1: dado.mensagem1 } : {}),
       });
-      expect(t.nossoNumeroBrb).toBe(dd(dado.nossoNumero.slice(0, 3), dado.nossoNumero.slice(3)));
+      expect(t.nossoNumeroBrb).toBe(dd(dado.nossoNumero!.slice(0, 3), dado.nossoNumero!.slice(3)));
     });
   });
 

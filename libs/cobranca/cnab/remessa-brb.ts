@@ -51,7 +51,7 @@ function dcbDoTitulo(t: TituloCtx, b: Ctx): Ctx {
       agencia: b.agencia as string,
       conta: b.conta as string,
       carteira: b.carteira as string,
-      nossoNumero: t.nossoNumero,
+      nossoNumero: t.nossoNumero ?? "",
     });
   } catch (e) {
     if (e instanceof CobrancaError && e.field === "nossoNumero")

@@ -4,6 +4,7 @@
  */
 import { CHECK_DIGITS, type CheckDigitAlgorithm } from "../checkdigits.js";
 import { assertValorCentavos } from "../boleto.js";
+import { bancoAtribuiNossoNumero } from "../banks.js";
 import { getBank, nossoNumero } from "../campo-livre.js";
 import { type CalendarDate, type LocalDateTime, addDays, assertDate } from "../date.js";
 import { CobrancaError, fail } from "../errors.js";
@@ -24,6 +25,9 @@ import {
   SANTANDER_400_HEADER,
   SANTANDER_400_PIX_REMESSA,
   SANTANDER_400_TRAILER,
+  INTER_400_DETALHE,
+  INTER_400_HEADER,
+  INTER_400_TRAILER,
   SAFRA_400_DETALHE,
   SAFRA_400_HEADER,
   SAFRA_400_TRAILER,
@@ -91,8 +95,11 @@ export interface TituloPix {
 export interface Titulo {
   /** Our boleto id (≤ 25 chars): P 196–220 / 400 38–62, echoed back in the retorno. */
   readonly id: string;
-  /** Bank-level sequential nosso número (digits, without DV). */
-  readonly nossoNumero: string;
+  /**
+   * Bank-level sequential nosso número (digits, without DV). Absent, and refused when given, for a bank that
+   * assigns it at registration (BankDef.atribuiNossoNumero: Inter's remessa leaves it zero; decision 0033).
+   */
+  readonly nossoNumero?: string;
   readonly numeroDocumento?: string;
   readonly vencimento: CalendarDate;
   readonly emissao: CalendarDate;
@@ -272,6 +279,21 @@ export const CNAB400_PROFILES: Readonly<Record<string, Cnab400Profile>> = {
     // multa as a rate from a date (instrução 16); protest by days (instrução 10); the avalista at 352–381
     aceita: { jurosData: false, multaCodigos: ["0", "2"], multaData: true, protesto: true, avalista: true, pix: false },
   },
+  "077": {
+    banco: "077",
+    bancoNome: "INTER",
+    header: INTER_400_HEADER,
+    detalhe: INTER_400_DETALHE,
+    extras: [],
+    trailer: INTER_400_TRAILER,
+    // zeros in the remessa: Inter writes the number it assigned in the retorno (decision 0033)
+    nossoNumeroLen: 0,
+    detalheTipo: "1",
+    beneficiario: beneficiarioInter400,
+    codigos: codigosInter400,
+    // multa and juros with their dates; no protest, baixa or sacador/avalista slot in records 1 and 2
+    aceita: { jurosData: true, multaCodigos: ["0", "1", "2"], multaData: true, protesto: false, avalista: false, pix: false },
+  },
   "033": {
     banco: "033",
     bancoNome: "SANTANDER",
@@ -286,6 +308,39 @@ export const CNAB400_PROFILES: Readonly<Record<string, Cnab400Profile>> = {
     aceita: { jurosData: false, multaCodigos: ["0", "4"], multaData: true, protesto: true, avalista: true, pix: true },
   },
 };
+
+/** Inter identifies the account by carteira, agência 0001 and the conta corrente PJ with its DV (10 digits, 21–37). */
+function beneficiarioInter400(b: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  // beneficiarioCtx has checked that the agência is digits
+  if (Number(b.agencia) !== 1) fail("CAMPO_INVALIDO", "Inter's agência is 0001 (Manual CNAB400 v1.1 §4.2)", "beneficiario.agencia");
+  if (b.carteira !== undefined && !/^\d{3}$/.test(String(b.carteira)))
+    fail("CARTEIRA_INVALIDA", "Inter's carteira has 3 digits (the manual's 112)", "beneficiario.carteira");
+  const dv = b.contaDv as string | undefined;
+  if (dv !== undefined && dv !== "" && !/^\d$/.test(dv)) fail("CAMPO_INVALIDO", "conta DV must be one digit", "beneficiario.contaDv");
+  const contaComDv = `${String(b.conta)}${dv ?? ""}`;
+  if (contaComDv.replace(/^0+(?=\d)/, "").length > 10)
+    fail("CAMPO_EXCEDE_TAMANHO", "Inter's conta corrente with its DV has at most 10 digits", "beneficiario.conta", { max: 10 });
+  return { contaComDv };
+}
+
+/**
+ * Inter's codes (Manual CNAB400 v1.1 §4.2): multa 0/1 valor fixo/2 percentual, with the value in 67–79 or the
+ * rate in 80–83; juros/mora 0 or 1 valor por dia; desconto 0 or 1 valor fixo até a data, whose date is required.
+ */
+function codigosInter400(t: ReturnType<typeof tituloCtx>): Record<string, string> {
+  const out: Record<string, string> = { multa: "0", juros: t.juros?.codigo === "1" ? "1" : "0", desconto: t.desconto ? "1" : "0" };
+  const m = t.multa;
+  if (m && m.codigo !== "0") {
+    out.multa = m.codigo;
+    out[m.codigo === "1" ? "multaValor" : "multaPercentual"] = String(m.valor ?? 0);
+  } else if (m && (m.valor || m.data))
+    fail("CAMPO_INVALIDO", "INTER CNAB 400 writes no multa value or date for code 0: leave them out", "titulo.multa");
+  if (t.juros && out.juros === "0" && t.juros.data)
+    fail("CAMPO_INVALIDO", `INTER CNAB 400 writes no juros date for code ${t.juros.codigo}: leave it out`, "titulo.juros.data");
+  if (t.desconto && !t.desconto.data)
+    fail("CAMPO_OBRIGATORIO", "INTER CNAB 400 needs the desconto's limit date (202–207)", "titulo.desconto.data");
+  return out;
+}
 
 /** Unicred identifies the account by its código do beneficiário and needs the agência and conta DVs. */
 function beneficiarioUnicred400(b: Readonly<Record<string, unknown>>): Record<string, unknown> {
@@ -492,14 +547,20 @@ function pessoa(p: Pessoa | undefined, field: string, strict: boolean, required:
 /** A título checked and normalised for the layouts (its text folded, its charges with their defaults). */
 export type TituloCtx = ReturnType<typeof tituloCtx>;
 
-function tituloCtx(t: Titulo, i: number, strict: boolean) {
+function tituloCtx(t: Titulo, i: number, strict: boolean, nossoNumeroDoBanco = false) {
   const f = `titulos[${i}]`;
   if (!t) fail("CAMPO_OBRIGATORIO", "título is required", f);
   if (typeof t.id !== "string" || t.id === "") fail("CAMPO_OBRIGATORIO", "id is required", `${f}.id`);
   if (!/^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/.test(t.id))
     fail("CAMPO_INVALIDO", "id must be printable ASCII without surrounding blanks", `${f}.id`);
   if (t.id.length > 25) fail("CAMPO_EXCEDE_TAMANHO", "id longer than 25 characters", `${f}.id`, { max: 25 });
-  digits(t.nossoNumero, `${f}.nossoNumero`, 20);
+  if (!nossoNumeroDoBanco) digits(t.nossoNumero, `${f}.nossoNumero`, 20);
+  else if (t.nossoNumero !== undefined && t.nossoNumero !== "")
+    fail(
+      "CAMPO_INVALIDO",
+      "the bank assigns the nosso número when it registers the título (the remessa leaves it zero, the retorno brings it): leave it out",
+      `${f}.nossoNumero`,
+    );
   const venc = assertDate(t.vencimento, `${f}.vencimento`);
   const emissao = assertDate(t.emissao, `${f}.emissao`);
   // a título becomes a boleto: the barcode's 10-digit value is the limit
@@ -627,8 +688,20 @@ export function gerarRemessa(input: RemessaInput): RemessaOutput {
   const geradoEm = assertLocalDateTime(input.geradoEm, "geradoEm");
   if (!Array.isArray(input.titulos) || input.titulos.length === 0) fail("LOTE_VAZIO", "a remessa needs at least one título", "titulos");
   const strict = input.validarDocumentos !== false;
+  // the writer first: a bank without one is refused as such, whatever its títulos hold
+  const p400 = input.layout === 400 && bank.code !== "070" ? CNAB400_PROFILES[bank.code] : undefined;
+  if (input.layout === 400 && bank.code !== "070" && !p400)
+    fail(
+      "CNAB_LAYOUT_DESCONHECIDO",
+      `no CNAB 400 remessa layout for bank ${bank.code} (have: ${Object.keys(CNAB400_PROFILES).join(", ")})`,
+      "banco",
+    );
+  if (input.layout !== 240 && input.layout !== 400)
+    fail("CNAB_LAYOUT_DESCONHECIDO", `layout must be 240 or 400, got ${String(input.layout)}`, "layout");
+  const p240 = input.layout === 240 ? profile240(bank.code) : undefined;
   const beneficiario = beneficiarioCtx(input.beneficiario, strict);
-  const titulos = input.titulos.map((t, i) => tituloCtx(t, i, strict));
+  const nossoNumeroDoBanco = bancoAtribuiNossoNumero(bank.code);
+  const titulos = input.titulos.map((t, i) => tituloCtx(t, i, strict, nossoNumeroDoBanco));
   const arquivo = {
     data: { year: geradoEm.year, month: geradoEm.month, day: geradoEm.day },
     hora: `${pad2(geradoEm.hour)}${pad2(geradoEm.minute)}${pad2(geradoEm.second)}`,
@@ -638,20 +711,10 @@ export function gerarRemessa(input: RemessaInput): RemessaOutput {
     direcao: "1",
   };
   const warnings: Warning[] = [];
-  if (input.layout === 240) return remessa240(bank.code, profile240(bank.code), arquivo, beneficiario, titulos, warnings);
-  if (input.layout === 400) {
-    // BRB's remessa is its own "DCB" file, not CNAB 400 (decision 0027)
-    if (bank.code === "070") return remessaBrb(arquivo, beneficiario, titulos, warnings);
-    const p = CNAB400_PROFILES[bank.code];
-    if (!p)
-      fail(
-        "CNAB_LAYOUT_DESCONHECIDO",
-        `no CNAB 400 remessa layout for bank ${bank.code} (have: ${Object.keys(CNAB400_PROFILES).join(", ")})`,
-        "banco",
-      );
-    return remessa400(p, arquivo, beneficiario, titulos, warnings);
-  }
-  fail("CNAB_LAYOUT_DESCONHECIDO", `layout must be 240 or 400, got ${String(input.layout)}`, "layout");
+  if (p240) return remessa240(bank.code, p240, arquivo, beneficiario, titulos, warnings);
+  // BRB's remessa is its own "DCB" file, not CNAB 400 (decision 0027)
+  if (!p400) return remessaBrb(arquivo, beneficiario, titulos, warnings);
+  return remessa400(p400, arquivo, beneficiario, titulos, warnings);
 }
 
 type Ctx = Record<string, unknown>;
@@ -703,7 +766,7 @@ function remessa240(
           agencia: b.agencia ?? "",
           conta: b.conta ?? "",
           carteira: b.carteira ?? "",
-          nossoNumero: t.nossoNumero,
+          nossoNumero: t.nossoNumero ?? "",
         });
         (t as Ctx).nossoNumeroDv = nn.completo.slice(-1);
       }
@@ -812,7 +875,7 @@ function remessa400(
       const ctx: Ctx = { ...base, titulo: { ...t }, pagador: t.pagador, avalista: t.avalista };
       const tt = ctx.titulo as Record<string, unknown>;
       if (p.codigos) tt.codigos400 = p.codigos(t);
-      if (String(t.nossoNumero).replace(/^0+(?=\d)/, "").length > p.nossoNumeroLen)
+      if (t.nossoNumero !== undefined && String(t.nossoNumero).replace(/^0+(?=\d)/, "").length > p.nossoNumeroLen)
         fail("CAMPO_EXCEDE_TAMANHO", `nosso número has more than ${p.nossoNumeroLen} digits`, "nossoNumero", { max: p.nossoNumeroLen });
       if (p.nossoNumeroDv) {
         const src = p.nossoNumeroDv.tpl.map(([path, n]) => String(getPath(ctx, path) ?? "").padStart(n, "0")).join("");

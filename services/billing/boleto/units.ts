@@ -6,7 +6,7 @@
 import { fromJsonString } from "@bufbuild/protobuf";
 import type { JsMsg } from "@nats-io/jetstream";
 import { checkpoint } from "../../../libs/checkpoint/index.js";
-import { CobrancaError, saoPauloDate } from "../../../libs/cobranca/index.js";
+import { bancoAtribuiNossoNumero, CobrancaError, saoPauloDate } from "../../../libs/cobranca/index.js";
 import { BoletoSchema } from "../../../libs/gen/malha/billing/v1/boleto_pb.js";
 import { Environment, ItemState } from "../../../libs/gen/malha/billing/v1/types_pb.js";
 import type { ArtifactStore } from "../jobs/artifacts-client.js";
@@ -87,7 +87,8 @@ export class BoletoUnits implements JobUnits {
 
     const input = fromJsonString(BoletoSchema, item.inputJson);
     let nossoNumero = item.nossoNumero ?? undefined;
-    if (input.nossoNumero === "" && nossoNumero === undefined && input.conta) {
+    // Inter and C6 number their títulos: a number of ours would print a boleto they do not know (decision 0023)
+    if (input.nossoNumero === "" && nossoNumero === undefined && input.conta && !bancoAtribuiNossoNumero(input.conta.banco.slice(0, 3))) {
       nossoNumero = await this.d.items.allocateNossoNumero(jobId, position, {
         tenant: job.tenant,
         environment: job.environment,

@@ -4,7 +4,7 @@
 import { create, toBinary, toJsonString } from "@bufbuild/protobuf";
 import { createHash } from "node:crypto";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { agruparSubLotes } from "../../../libs/cobranca/index.js";
+import { agruparSubLotes, bancoAtribuiNossoNumero } from "../../../libs/cobranca/index.js";
 import { BoletoSchema } from "../../../libs/gen/malha/billing/v1/boleto_pb.js";
 import { CreateRemessaJobRequestSchema, type BillingService } from "../../../libs/gen/malha/billing/v1/billing_pb.js";
 import {
@@ -30,7 +30,7 @@ import { assignItemIds } from "../jobs/item-ids.js";
 import type { ItemRepo } from "../jobs/item-repo.js";
 import type { JobRepo, JobRow } from "../jobs/job-repo.js";
 import type { WorkQueue } from "../jobs/queue.js";
-import { agrupavel, layoutNumber, MAX_REMESSA_ID, type TituloAgrupavel } from "./input.js";
+import { agrupavel, layoutNumber, MAX_REMESSA_ID, nossoNumeroDoBanco, type TituloAgrupavel } from "./input.js";
 import type { RemessaRepo, SubloteRow } from "./repo.js";
 import { isFinalJob, jobStateName } from "../jobs/states.js";
 import { artifactRefOf, countersOf, errorsOf, ts } from "../jobs/to-proto.js";
@@ -131,6 +131,8 @@ export function remessaHandlers(d: RemessaHandlerDeps): Partial<ServiceImpl<type
           return fail("EXTERNAL_ID_TOO_LONG", "external_id", `the CNAB título id holds ${MAX_REMESSA_ID} characters`);
         if (!b.conta || !/^\d{3}$/.test(b.conta.banco)) return fail("CAMPO_INVALIDO", "conta.banco", "banco must be 3 digits");
         const g = agrupavel(b, a.itemId, a.position, req.layout);
+        if (g.nossoNumero !== undefined && bancoAtribuiNossoNumero(g.banco))
+          return fail("CAMPO_INVALIDO", "nosso_numero", nossoNumeroDoBanco(g.banco));
         if (g.nossoNumero !== undefined) {
           const nk = [g.banco, g.convenio, g.agencia, g.conta, g.carteira, g.nossoNumero.trim().replace(/^0+(?=\d)/, "")].join("|");
           if (seenNn.has(nk))
@@ -197,7 +199,8 @@ export function remessaHandlers(d: RemessaHandlerDeps): Partial<ServiceImpl<type
           // Títulos without a nosso número get theirs now, in position order, so the sub-batch is fixed.
           const blocks = new Map<string, { banco: string; convenio: string; positions: number[] }>();
           for (const g of candidates) {
-            if (g.nossoNumero !== undefined) continue;
+            // a bank that assigns the nosso número gets none of ours: its título goes by its id (decision 0033)
+            if (g.nossoNumero !== undefined || bancoAtribuiNossoNumero(g.banco)) continue;
             const conta = boletos[g.position - 1]!.conta!;
             const convenio = (conta.convenio || `${conta.agencia}/${conta.conta}`).slice(0, 32);
             const k = `${g.banco}|${convenio}`;

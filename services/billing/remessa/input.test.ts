@@ -122,6 +122,26 @@ describe("PIX in a remessa through billing", () => {
   });
 });
 
+describe("a bank that assigns the nosso número (Inter, decision 0033)", () => {
+  const conta = { banco: "077", agencia: "0001", conta: "26245793", contaDv: "8", carteira: "112" };
+
+  it("takes a título without one into Inter's file, and refuses one that brings a number, naming the field", () => {
+    const b = boletoValido(1, { conta, nossoNumero: "", numeroDocumento: "501" });
+    const titulo = tituloOf(b, "item-1", MovimentoRemessa.ENTRADA, EMISSAO);
+    expect(titulo.nossoNumero).toBeUndefined();
+    expect(validarTitulo(chave("077", 400), beneficiarioOf(b), titulo, AGORA)).toBeUndefined();
+    expect(() => tituloOf(boletoValido(2, { conta, nossoNumero: "123" }), "item-2", MovimentoRemessa.ENTRADA, EMISSAO)).toThrow(
+      expect.objectContaining({ code: "CAMPO_INVALIDO", field: "nosso_numero" }),
+    );
+  });
+
+  it("still requires the nosso número of every other bank", () => {
+    expect(() => tituloOf(boletoValido(3, { nossoNumero: "" }), "item-3", MovimentoRemessa.ENTRADA, EMISSAO)).toThrow(
+      expect.objectContaining({ code: "CAMPO_OBRIGATORIO", field: "nosso_numero" }),
+    );
+  });
+});
+
 describe("the beneficiário of a sub-batch's header", () => {
   const base = {
     nome: "Padaria São João Ltda",

@@ -1,6 +1,7 @@
 // From contract títulos to libs/cobranca's remessa inputs, and the file of one sub-batch. Pure: the NSA
 // and the generation time are inputs, so the same sub-batch always gives the same bytes.
 import {
+  bancoAtribuiNossoNumero,
   CobrancaError,
   gerarRemessa,
   type Beneficiario,
@@ -69,14 +70,18 @@ function pessoa(p: Party | undefined, field: string): Pessoa {
 export function tituloOf(b: Boleto, id: string, movimento: MovimentoRemessa, emissaoPadrao: CalendarDate): Titulo {
   const vencimento = cal(b.vencimento);
   if (!vencimento) throw new CobrancaError("CAMPO_OBRIGATORIO", "a remessa título needs a vencimento", "vencimento");
-  if (b.nossoNumero === "") throw new CobrancaError("CAMPO_OBRIGATORIO", "a remessa título needs its nosso número", "nosso_numero");
+  const banco = b.conta?.banco ?? "";
+  // Inter (and C6) number the títulos they register: the remessa goes without it (decision 0033)
+  if (bancoAtribuiNossoNumero(banco)) {
+    if (b.nossoNumero !== "") throw new CobrancaError("CAMPO_INVALIDO", nossoNumeroDoBanco(banco), "nosso_numero");
+  } else if (b.nossoNumero === "") throw new CobrancaError("CAMPO_OBRIGATORIO", "a remessa título needs its nosso número", "nosso_numero");
   if (b.valorCents > BigInt(Number.MAX_SAFE_INTEGER)) throw new CobrancaError("VALOR_ACIMA_DO_LIMITE", "value too large", "valor_cents");
   const j = b.juros;
   const m = b.multa;
   const d = b.descontos[0];
   return {
     id,
-    nossoNumero: b.nossoNumero,
+    ...(b.nossoNumero !== "" ? { nossoNumero: b.nossoNumero } : {}),
     ...(b.numeroDocumento || b.seuNumero ? { numeroDocumento: b.numeroDocumento || b.seuNumero } : {}),
     vencimento,
     emissao: cal(b.emissao) ?? emissaoPadrao,
@@ -120,6 +125,13 @@ export function tituloOf(b: Boleto, id: string, movimento: MovimentoRemessa, emi
     ...pixDoTitulo(b),
   };
 }
+
+/**
+ * Why a caller's nosso número is refused for a bank that assigns its own: the file has zeros where it would
+ * go and the bank registers another number, so a boleto printed from it would name a título the bank lacks.
+ */
+export const nossoNumeroDoBanco = (banco: string): string =>
+  `bank ${banco} assigns the nosso número when it registers the título: send the título without one; the retorno brings the assigned number beside the título id (decision 0033)`;
 
 /**
  * A remessa registers the boleto with the beneficiário's DICT key; the bank creates the charge and sends

@@ -445,7 +445,9 @@ export type Boleto = Message<"malha.billing.v1.Boleto"> & {
 
   /**
    * Nosso número without its DV; empty = allocated from the per-convênio sequence. A value that does
-   * not fit the bank's format is an item error.
+   * not fit the bank's format is an item error. Banks that assign it (Inter, C6) get none allocated: a
+   * boleto needs the number the bank returned, and an Inter remessa título goes without one (a value
+   * given is an item error; the retorno brings the assigned number beside the título id).
    *
    * @generated from field: string nosso_numero = 3;
    */
