@@ -50,6 +50,16 @@ describe("the ADN JSON envelope", () => {
     });
   });
 
+  it("takes the first of keys that differ only in case, and the plural list before the singular", () => {
+    const env = parseEnvelope(
+      '{"statusprocessamento":"first","StatusProcessamento":"second","Erro":{"Codigo":"E1"},"erros":[{"codigo":"E2","CODIGO":"E3"}],' +
+        '"LoteDFe":[{"nsu":7,"NSU":8,"ChaveAcesso":"a","chaveacesso":"b"}]}',
+    );
+    expect(env.statusProcessamento).toBe("FIRST");
+    expect(env.erros.map((e) => e.codigo)).toEqual(["E2"]);
+    expect(env.lote).toMatchObject([{ nsu: "7", chaveAcesso: "a" }]);
+  });
+
   it("keeps NSU as a decimal string, also beyond 2^53 when sent as a string, and drops nonsense", () => {
     const env = parseEnvelope(
       JSON.stringify({ StatusProcessamento: "X", LoteDFe: [{ NSU: "9007199254740993" }, { NSU: -1 }, { NSU: null }, { NSU: 1.5 }] }),

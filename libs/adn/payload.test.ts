@@ -33,6 +33,20 @@ describe("ArquivoXml decoding", () => {
     });
   });
 
+  it("inflates whatever the gzip trailer's size says: several members, a document above one output chunk, a wrong size", () => {
+    const big = Buffer.alloc(3 * 1024 * 1024 + 7, "<a>ação</a>");
+    const inflated = decodeArquivoXml(gzipSync(big).toString("base64"), 8 * 1024 * 1024);
+    expect(inflated.ok && inflated.xml.equals(big)).toBe(true);
+    const twoMembers = Buffer.concat([gzipSync(xml), gzipSync(big.subarray(0, 100))]);
+    expect(decodeArquivoXml(twoMembers.toString("base64"), 1024 * 1024)).toEqual({
+      ok: true,
+      xml: Buffer.concat([xml, big.subarray(0, 100)]),
+    });
+    const lying = Buffer.from(gzipSync(xml));
+    lying.writeUInt32LE(1, lying.length - 4);
+    expect(decodeArquivoXml(lying.toString("base64"), 1024)).toMatchObject({ ok: false, reason: FaultReason.BAD_GZIP });
+  });
+
   it("stops inflating a decompression bomb at the cap", () => {
     const bomb = gzipSync(Buffer.alloc(32 * 1024 * 1024), { level: 9 });
     expect(bomb.length).toBeLessThan(64 * 1024);

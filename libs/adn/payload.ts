@@ -35,6 +35,22 @@ export function decodeBase64Strict(text: string): Buffer | undefined {
   return Buffer.from(text, "base64");
 }
 
+/** zlib's smallest output chunk. */
+const MIN_CHUNK_BYTES = 64;
+/** Larger documents are inflated in chunks of this size and joined. */
+const MAX_CHUNK_BYTES = 1024 * 1024;
+
+/**
+ * The output buffer for one inflation, sized by the gzip trailer's ISIZE (the uncompressed length mod 2^32)
+ * plus the byte zlib needs to report the end without asking for another buffer. zlib's default 16 KiB
+ * buffer per item was ~6× a typical XML and an allocation of its own; a wrong ISIZE (a corrupt stream, which
+ * zlib refuses at the trailer, or several gzip members) only changes how many chunks are joined.
+ */
+function outputChunkBytes(gz: Buffer, maxBytes: number): number {
+  const isize = gz.readUInt32LE(gz.length - 4);
+  return Math.max(MIN_CHUNK_BYTES, Math.min(isize + 1, maxBytes + 1, MAX_CHUNK_BYTES));
+}
+
 /** Base64 → gunzip with at most `maxBytes` inflated. */
 export function decodeArquivoXml(text: string, maxBytes: number): DecodeResult {
   const gz = decodeBase64Strict(text);
@@ -43,7 +59,7 @@ export function decodeArquivoXml(text: string, maxBytes: number): DecodeResult {
     return { ok: false, reason: FaultReason.BAD_GZIP, message: "ArquivoXml does not decode to a gzip stream" };
   }
   try {
-    return { ok: true, xml: gunzipSync(gz, { maxOutputLength: maxBytes }) };
+    return { ok: true, xml: gunzipSync(gz, { maxOutputLength: maxBytes, chunkSize: outputChunkBytes(gz, maxBytes) }) };
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     if (e.code === "ERR_BUFFER_TOO_LARGE" || e instanceof RangeError) {

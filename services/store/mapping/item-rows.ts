@@ -376,7 +376,8 @@ export function quarantineRow(
  */
 export function itemRow(feed: FeedColumns, item: DistributionItem, runId: string, received?: Uint8Array): ItemRow {
   const content = item.content;
-  const xml = Buffer.from(item.xml);
+  // A view: the XML is only hashed and sent to MySQL, and copying it was a visible share of the mapping.
+  const xml = bufferView(item.xml);
   // A parsed item has no raw ArquivoXml any more; its XML goes to the quarantine's xml column.
   const storeAsFault = (why: string) => quarantineRow(feed, item, FaultReason.MISSING_FIELD, why, new Uint8Array(0), runId);
   if (content.case === "fault") {

@@ -109,6 +109,18 @@ describe("applyBatch", () => {
     expect(Object.keys(await notes())).not.toContain(gone);
   });
 
+  it("derives a status from the note's events in NSU order, not in the order they were written", async () => {
+    const note = chaveOf(651);
+    await apply([docItem(next(), 651)]);
+    const [lower, higher] = [next(), next()];
+    // Written higher NSU first: the first substitution by NSU names the replacement.
+    await apply([
+      eventItem(higher, note!, "105102", { chaveSubstituta: chaveOf(698), seq: 2 }),
+      eventItem(lower, note!, "105102", { chaveSubstituta: chaveOf(697), seq: 1 }),
+    ]);
+    expect((await notes())[note!]).toBe(`SUBSTITUIDA ${chaveOf(697)}`);
+  });
+
   it("builds the status UPDATE with a CASE per column, bounded by the changed notes", () => {
     const u = statusUpdate(t, [
       { chave: "a", situacao: "CANCELADA", chaveSubstituta: null },

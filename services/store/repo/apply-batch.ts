@@ -8,7 +8,7 @@ import { create } from "@bufbuild/protobuf";
 import type { DistributionItem } from "../../../libs/gen/malha/nfse/v1/distribution_pb.js";
 import { ApplyCountsSchema, type ApplyCounts } from "../../../libs/gen/malha/store/v1/types_pb.js";
 import { feedLabel, type Feed } from "../codes.js";
-import { badRequest, cursorOutOfRange } from "../errors.js";
+import { badRequest, cursorOutOfRange, runNotFound } from "../errors.js";
 import { municipalityTables, type MunicipalityTables } from "../ibge.js";
 import { deriveStatus, type StatusEvent } from "../mapping/derive-status.js";
 import {
@@ -25,7 +25,7 @@ import { insertRows } from "../sql/insert-rows.js";
 import type { SqlFragment } from "../sql/keyset.js";
 import { inTransaction } from "../../../libs/db/tx.js";
 import type { StoreDb } from "./context.js";
-import { explainFencedMiss, FEED_WHERE, feedParams, loadRun } from "./state.js";
+import { explainFencedMiss, FEED_WHERE, feedParams, parseRunId } from "./state.js";
 
 export interface ApplyBatchInput {
   feed: Feed;
@@ -53,6 +53,20 @@ export async function claimFence(conn: PoolConnection, feed: Feed, runId: string
   if (res.affectedRows !== 1) await explainFencedMiss(conn, feed, runId, fence);
 }
 
+/**
+ * The run row, locked (as every run write locks it), with the feed's stored cursor: one round trip where
+ * there were two, the feed row being already locked by the fence guard.
+ */
+async function lockRunAndCursor(conn: PoolConnection, feed: Feed, runId: string): Promise<RowDataPacket> {
+  const [rows] = await conn.query<RowDataPacket[]>(
+    `SELECT r.trigger_kind, r.cancel_requested_at, s.last_nsu FROM nfse_sync_runs r, nfse_sync_state s
+      WHERE r.id = ? AND s.ibge = ? AND s.ambiente = ? AND s.tipo_nsu = ? FOR UPDATE`,
+    [parseRunId(runId), ...feedParams(feed)],
+  );
+  if (!rows[0]) throw runNotFound(runId);
+  return rows[0];
+}
+
 /** Test hook: called inside the transaction after the rows are written, before the cursor moves. */
 export type ApplyHook = (conn: PoolConnection) => Promise<void>;
 
@@ -67,9 +81,8 @@ export async function applyBatch(db: StoreDb, input: ApplyBatchInput, hook?: App
 
   return inTransaction(db.pool, async (conn) => {
     await claimFence(conn, feed, input.runId, input.fence);
-    const run = await loadRun(conn, input.runId, true);
-    const [stateRows] = await conn.query<RowDataPacket[]>(`SELECT last_nsu FROM nfse_sync_state WHERE ${FEED_WHERE}`, feedParams(feed));
-    const stored = big(stateRows[0]!.last_nsu);
+    const run = await lockRunAndCursor(conn, feed, input.runId);
+    const stored = big(run.last_nsu);
     const reconciliation = run.trigger_kind === "reconciliation";
     if (!reconciliation) {
       const allowed = highestItemNsu > stored ? highestItemNsu : stored;
@@ -353,16 +366,20 @@ interface NoteStatus {
   events: StatusEvent[];
 }
 
-/** The stored notes among `chaves` with their events, read in one round trip (a note without events
- *  comes back as one row with NULL event columns). */
+/**
+ * The stored notes among `chaves` with their events, read in one round trip (a note without events
+ * comes back as one row with NULL event columns). The events are put in NSU order here rather than by
+ * an ORDER BY across the join, which cost the server a temporary table and a filesort per batch.
+ */
 async function notesWithEvents(conn: PoolConnection, t: MunicipalityTables, chaves: string[]): Promise<Map<string, NoteStatus>> {
   const [rows] = await conn.query<RowDataPacket[]>(
-    `SELECT d.chave, d.situacao, d.chave_substituta AS note_substituta, e.codigo, e.chave_substituta AS event_substituta
+    `SELECT d.chave, d.situacao, d.chave_substituta AS note_substituta, e.nsu, e.codigo, e.chave_substituta AS event_substituta
        FROM ${t.documentos} d LEFT JOIN ${t.eventos} e ON e.chave = d.chave
-      WHERE d.chave IN (?) ORDER BY d.chave, e.nsu`,
+      WHERE d.chave IN (?)`,
     [chaves],
   );
   const notes = new Map<string, NoteStatus>();
+  const nsus = new Map<StatusEvent, bigint>();
   for (const r of rows) {
     const chave = String(r.chave);
     let note = notes.get(chave);
@@ -370,8 +387,17 @@ async function notesWithEvents(conn: PoolConnection, t: MunicipalityTables, chav
       note = { situacao: String(r.situacao), chaveSubstituta: (r.note_substituta as string | null) ?? null, events: [] };
       notes.set(chave, note);
     }
-    if (r.codigo !== null) note.events.push({ codigo: String(r.codigo), chaveSubstituta: (r.event_substituta as string | null) ?? null });
+    if (r.codigo === null) continue;
+    const event = { codigo: String(r.codigo), chaveSubstituta: (r.event_substituta as string | null) ?? null };
+    note.events.push(event);
+    nsus.set(event, big(r.nsu));
   }
+  const byNsu = (a: StatusEvent, b: StatusEvent) => {
+    const x = nsus.get(a)!;
+    const y = nsus.get(b)!;
+    return x < y ? -1 : x > y ? 1 : 0;
+  };
+  for (const note of notes.values()) if (note.events.length > 1) note.events.sort(byNsu);
   return notes;
 }
 
