@@ -5,7 +5,8 @@
 //   (3) the first sync of the rest of the fleet (small feeds, bootstrap pool);
 //   (4) a full incremental sweep over every feed by a fresh coordinator: wall time, coordinator CPU per feed,
 //       NATS messages per second (the lease operations: create, renew, delete), peak RSS per service;
-//   and MariaDB's table-cache, open-file and prepared-statement counters across each phase.
+//   and MariaDB's table-cache, open-file and prepared-statement counters across each phase; under each peak
+//   RSS, where the store's and the gateway's memory went (bench/memory-sampler.ts).
 // --profile DIR writes V8 CPU profiles of phase (4) only: <DIR>/{store,adn-gateway,coordinator,sim}/*.cpuprofile
 // (the store and the gateway from the sweep's start to its end, the fresh coordinator whole, and this
 // process — the ADN simulator and the bench's polling — over the sweep); bench/profile-top.ts reads them.
@@ -13,12 +14,13 @@
 // Shortcut, said where it happens: before (4) the bench moves every feed's next_eligible_at to now, as if
 // the one-hour wait had passed, instead of waiting an hour.
 import type { RowDataPacket } from "mysql2/promise";
-import { mkdirSync, writeFileSync, existsSync, readdirSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startNfseMesh, type NfseMesh } from "../test/support/nfse-mesh.js";
 import type { ServiceProcess } from "../test/support/service-process.js";
+import { MemorySampler } from "./memory-sampler.js";
 import { cpuSeconds, peakRssMb, pidFromFile, resetPeakRss } from "./procstat.js";
 import { prepareRuntime } from "./runtime.js";
 import { fmt } from "./stats.js";
@@ -41,6 +43,10 @@ const WORKERS = Number(flag("workers", "128"));
 const REGISTER_CONCURRENCY = Number(flag("register-concurrency", "8"));
 const PROFILE = flag("profile", "");
 const PRELOAD = fileURLToPath(new URL("./cpu-prof-preload.mjs", import.meta.url));
+// A directory: the store and the gateway write a V8 heap snapshot there at the end of each phase (SIGUSR2),
+// for attributing what they keep alive (Chrome DevTools, or bench/heap-top.ts). Writing one costs memory
+// the process may keep: compare peak RSS from runs without it.
+const HEAP_SNAPSHOTS = flag("heap-snapshots", "");
 const STACK_DIR = process.env.MALHA_STACK_DIR ?? "/tmp/malha-stack";
 const NATS_MON = `http://127.0.0.1:${process.env.MALHA_NATS_MON_PORT ?? "18222"}`;
 
@@ -115,11 +121,13 @@ function meters(mesh: NfseMesh, coordinator: ServiceProcess): [Meter, number][] 
   return out;
 }
 const cpuOf = (m: [Meter, number][]) => new Map(m.map(([k, pid]) => [k, cpuSeconds(pid) ?? 0]));
+let sampler: MemorySampler | undefined;
 /** Peaks of this phase only: the store and the gateway live through every phase. */
 const startPeaks = (m: [Meter, number][]) => {
   for (const [meter, pid] of m) if (meter !== "mariadbd") resetPeakRss(pid);
+  sampler?.start();
 };
-const peakRow = (m: [Meter, number][]) =>
+const peakRow = (m: [Meter, number][]) => {
   row(
     "    peak RSS in this phase",
     m
@@ -128,6 +136,23 @@ const peakRow = (m: [Meter, number][]) =>
       .join(", "),
     "≤ 256 MB",
   );
+  for (const line of sampler?.stop() ?? []) row("", line);
+};
+
+async function heapSnapshots(mesh: NfseMesh, phase: string): Promise<void> {
+  if (!HEAP_SNAPSHOTS) return;
+  for (const p of [mesh.store, mesh.gateway]) {
+    const known = new Set(readdirSync(HEAP_SNAPSHOTS));
+    const fresh = () => readdirSync(HEAP_SNAPSHOTS).find((f) => !known.has(f) && f.includes(`.${p.proc.pid}.`));
+    p.proc.kill("SIGUSR2");
+    await until(async () => fresh() !== undefined, "a heap snapshot", 120_000);
+    // V8 says nothing when the file is complete: wait until its size stops changing.
+    const file = join(HEAP_SNAPSHOTS, fresh()!);
+    let size = -1;
+    await until(async () => size === (size = statSync(file).size) && size > 0, "the snapshot to be written", 300_000);
+    log(`heap snapshot after ${phase}: ${file}`);
+  }
+}
 
 function mysqlRows(phase: string, before: Record<string, number>, after: Record<string, number>): void {
   const d = (k: string) => (after[k] ?? 0) - (before[k] ?? 0);
@@ -192,7 +217,12 @@ async function main(): Promise<void> {
   const runtime = prepareRuntime(log);
   const bigCount = KS.reduce((a, b) => a + b, 0);
   if (bigCount > N) throw new Error(`--bootstraps ${KS.join(",")} need ${bigCount} municipalities, more than --municipalities ${N}`);
+  // Both signal the store and the gateway with SIGUSR2 and set their NODE_OPTIONS.
+  if (PROFILE && HEAP_SNAPSHOTS) throw new Error("--profile and --heap-snapshots cannot be used in the same run");
   log(`issuing ${N} test certificates and starting the mesh`);
+  const snapshotEnv: Record<string, string> = HEAP_SNAPSHOTS
+    ? { NODE_OPTIONS: `--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${HEAP_SNAPSHOTS}` }
+    : {};
   const mesh = await startNfseMesh({
     municipalities: N,
     feedSize: 2,
@@ -205,8 +235,9 @@ async function main(): Promise<void> {
         ADN_CREDENTIALS_REFRESH_SECONDS: "3600",
         NFSE_REQUEST_TIMEOUT_SECONDS: "60",
         ...profileEnv("adn-gateway", "signal"),
+        ...snapshotEnv,
       },
-      store: profileEnv("store", "signal"),
+      store: { ...profileEnv("store", "signal"), ...snapshotEnv },
     },
   });
   const coordinatorEnv = (bootstraps: number, backoffS: number, sweepEveryS = 2) => ({
@@ -216,6 +247,10 @@ async function main(): Promise<void> {
     NFSE_EMPTY_RESULT_BACKOFF_SECONDS: String(backoffS),
     NFSE_RECONCILIATION_INTERVAL_SECONDS: "86400",
     COORDINATOR_LEASE_TTL_SECONDS: "30",
+  });
+  sampler = new MemorySampler({
+    store: { metricsPort: mesh.store.metricsPort, pid: mesh.store.proc.pid },
+    "adn-gateway": { metricsPort: mesh.gateway.metricsPort, pid: mesh.gateway.proc.pid },
   });
   try {
     const all = mesh.municipalities.map((m) => m.ibge);
@@ -271,6 +306,7 @@ async function main(): Promise<void> {
       }
       row("    CPU s / 1,000 docs: all", `${fmt(total, 3)} (the simulator, in this process, not counted)`, "≤ 0.40");
       peakRow(m);
+      await heapSnapshots(mesh, `K = ${k}`);
       mysqlRows(`K = ${k}`, status, statusAfter);
       await stopProcess(coordinator);
     }
@@ -288,6 +324,7 @@ async function main(): Promise<void> {
       await until(async () => (await caughtUp(mesh, rest, since)) === rest.length, "the fleet's first sync", 2 * 60 * 60_000);
       row("(3) first sync of the rest", `${rest.length} feeds in ${fmt((performance.now() - t) / 1000)} s, bootstrap pool of ${k}`);
       peakRow(m);
+      await heapSnapshots(mesh, "the first sync of the rest");
       await stopProcess(coordinator);
     }
 
@@ -347,6 +384,7 @@ async function main(): Promise<void> {
     );
     row("    NATS messages in / s", `${fmt((nats1 - nats0) / wallS, 0)} (lease create, renew, delete and reads; the stack's whole server)`);
     peakRow(m);
+    await heapSnapshots(mesh, "the sweep");
     mysqlRows("the sweep", status, statusAfter);
     if (PROFILE) {
       await here!.stop();

@@ -1,3 +1,4 @@
+import { createHook } from "node:async_hooks";
 import { once } from "node:events";
 import { createServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
@@ -6,6 +7,8 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestRoot, issueEcnpj, issueServer } from "../../tools/adn-sim/icp-brasil.js";
+import { createLogger } from "../log/logger.js";
+import { runInScope } from "../rpc/context.js";
 import { AdnHttpClient, AdnHttpFailure } from "./http.js";
 
 // A real HTTPS server asking for client certificates, as the ADN does.
@@ -149,5 +152,50 @@ describe("AdnHttpClient idle pools", () => {
     expect(http.pool("3550308", "v1", creds)).toBeDefined();
     expect(http.poolCount()).toBe(1);
     await http.close();
+  });
+});
+
+// A call must leave nothing holding the request it was made for: a timer or socket created in a request
+// scope keeps that scope, and with it the request's whole graph, for as long as it lives (decision 0030).
+describe("AdnHttpClient after a call", () => {
+  it("leaves the calling request's scope collectable (undici's sockets and timers are not opened in it)", async () => {
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    const http = new AdnHttpClient({ trustedCa: Buffer.from(trusted.certPem), maxResponseBytes: 1 << 20 });
+    let scope: WeakRef<object> | undefined;
+    await (async () => {
+      const s = { requestId: "r1", signal: new AbortController().signal, log: createLogger({ service: "test" }) };
+      scope = new WeakRef(s);
+      // /close ends its connection: a socket opened in a request keeps that request's scope while it lives.
+      const res = await runInScope(s, () => http.get(http.pool("3550308", "v1", creds), `${base}/close`, { timeoutMs: 60_000 }));
+      expect(res.status).toBe(200);
+    })();
+    // A 60 s timer would hold the scope for a minute; the socket's close takes a few event-loop turns.
+    for (let i = 0; i < 100 && scope!.deref() !== undefined; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      gc();
+    }
+    expect(scope!.deref()).toBeUndefined();
+    await http.close();
+  });
+
+  it("leaves no timer armed for its deadline once a call has ended", async () => {
+    const armed = new Set<number>();
+    const hook = createHook({
+      init(id, type, _trigger, resource) {
+        if (type === "Timeout" && (resource as { _idleTimeout?: number })._idleTimeout === 60_000) armed.add(id);
+      },
+      destroy: (id) => armed.delete(id),
+    }).enable();
+    const http = new AdnHttpClient({ trustedCa: Buffer.from(trusted.certPem), maxResponseBytes: 1 << 20 });
+    try {
+      expect((await http.get(http.pool("3550308", "v1", creds), `${base}/x`, { timeoutMs: 60_000 })).status).toBe(200);
+      await new Promise((r) => setImmediate(r)); // destroy hooks run after the current turn
+      // An armed timer keeps what it closes over, and the request scope it was created in, until it fires.
+      expect(armed.size).toBe(0);
+    } finally {
+      hook.disable();
+      await http.close();
+    }
   });
 });

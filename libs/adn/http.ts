@@ -3,6 +3,7 @@
 // hard cap on the body size and one overall deadline per attempt.
 import { createSecureContext, type SecureContext, TLSSocket } from "node:tls";
 import { Agent, buildConnector, request } from "undici";
+import { runDetached } from "../rpc/context.js";
 import { inSpan, SpanKind } from "../tracing/spans.js";
 
 export interface ClientCredentials {
@@ -185,15 +186,25 @@ export class AdnHttpClient {
   }
 
   private async fetch(pool: Agent, url: string, opts: { timeoutMs: number; signal?: AbortSignal }): Promise<AdnHttpResponse> {
-    const timeout = AbortSignal.timeout(opts.timeoutMs);
+    // A timer cleared when the attempt ends, not AbortSignal.timeout: that one's timer stays armed for the
+    // whole timeout, and a timer keeps the request scope it was created in (AsyncLocalStorage) reachable,
+    // so every finished call's request graph — its aborted signal's stack holds the server stream —
+    // stayed in memory for the timeout (60 s by default) after it ended (decision 0030).
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(), opts.timeoutMs);
+    const timeout = deadline.signal;
     const signal = opts.signal ? AbortSignal.any([timeout, opts.signal]) : timeout;
     try {
-      const res = await request(url, {
-        dispatcher: pool,
-        method: "GET",
-        headers: { accept: "application/json" },
-        signal,
-      });
+      // Outside the request scope: the sockets and timers undici creates for a call would otherwise hold
+      // the scope of the request that happened to open them for as long as they live (0030).
+      const res = await runDetached(() =>
+        request(url, {
+          dispatcher: pool,
+          method: "GET",
+          headers: { accept: "application/json" },
+          signal,
+        }),
+      );
       const chunks: Buffer[] = [];
       let size = 0;
       for await (const chunk of res.body) {
@@ -216,6 +227,8 @@ export class AdnHttpClient {
       if (timeout.aborted) throw new AdnHttpFailure("timeout", `timeout after ${opts.timeoutMs / 1000}s`);
       const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
       throw new AdnHttpFailure("network", e.code ?? e.cause?.code ?? e.message);
+    } finally {
+      clearTimeout(timer);
     }
   }
 
