@@ -21,15 +21,8 @@ export type MeshServiceName = keyof typeof MESH;
  * against this table. danfse: a 2 MB young generation on the main thread, whose exports pass every PDF's
  * bytes through a few short-lived buffers; with V8's default (16 MB semi-spaces) those buffers pile up
  * between collections and the process passes 256 MB in long exports (decision 0019).
- * adn-gateway and store: an old-generation limit, whose real purpose is the growth factor it selects —
- * on a host with gigabytes V8 lets the old generation reach 4× what survived the last full collection
- * before collecting again, ≤ 256 MB selects 1.3× (≈ 1.35× at 384). Under a fleet sweep both processes
- * held ≈ 30 MB of live objects and 110–125 MB of old generation. The limits leave room for the gateway's
- * pools of a 5,570-municipality fleet (decision 0030).
  */
 export const NODE_FLAGS: Partial<Record<MeshServiceName, readonly string[]>> = {
-  "adn-gateway": ["--max-old-space-size=384"],
-  store: ["--max-old-space-size=256"],
   danfse: ["--max-semi-space-size=2"],
 };
 
