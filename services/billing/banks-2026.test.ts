@@ -45,6 +45,16 @@ afterAll(async () => {
 
 const run = promisify(execFile);
 
+/** Polls a job every 100 ms until it reaches a final state. */
+async function untilFinal<J extends { state: JobState; jobId: string }>(job: J, get: (jobId: string) => Promise<{ job?: J }>): Promise<J> {
+  let current = job;
+  while (!FINAL.includes(current.state)) {
+    await new Promise((r) => setTimeout(r, 100));
+    current = (await get(current.jobId)).job!;
+  }
+  return current;
+}
+
 /** The ITF symbols on the first page (rendered at 150 dpi, enough for the 1:3 bars). */
 async function itf(pdf: Buffer, name: string): Promise<string[]> {
   const file = join(dir, `${name}.pdf`);
@@ -65,11 +75,7 @@ describe("banks added in 2026 through CreateBoletoJob", () => {
       boletoDaVariante(v, i + 1, { externalId: `b-${v.bank.code}-${i}`, valorCents: BigInt(19_990 + i), vencimento: VENCIMENTO }),
     );
     const created = await c.createBoletoJob({ tenant: TENANT, idempotencyKey: "all", environment: Environment.SANDBOX, items: boletos });
-    let job = created.job!;
-    while (!FINAL.includes(job.state)) {
-      await new Promise((r) => setTimeout(r, 100));
-      job = (await c.getBoletoJob({ tenant: TENANT, jobId: job.jobId })).job!;
-    }
+    const job = await untilFinal(created.job!, (jobId) => c.getBoletoJob({ tenant: TENANT, jobId }));
     expect(job.state).toBe(JobState.COMPLETED);
     const items = (await c.listBoletoJobItems({ tenant: TENANT, jobId: job.jobId, pageSize: 100 })).items;
     expect(items).toHaveLength(cases.length);
@@ -107,11 +113,7 @@ describe("BRB's remessa through CreateRemessaJob", () => {
       layout: CnabLayout.CNAB_LAYOUT_400,
       titulos: boletos.map((boleto) => create(RemessaTituloSchema, { boleto })),
     });
-    let job = created.job!;
-    while (!FINAL.includes(job.state)) {
-      await new Promise((r) => setTimeout(r, 100));
-      job = (await c.getRemessaJob({ tenant: TENANT, jobId: job.jobId })).job!;
-    }
+    const job = await untilFinal(created.job!, (jobId) => c.getRemessaJob({ tenant: TENANT, jobId }));
     expect(job.state).toBe(JobState.PARTIALLY_COMPLETED);
     const failed = await c.listRemessaTitulos({ tenant: TENANT, jobId: job.jobId, state: ItemState.FAILED });
     expect(failed.titulos.map((t) => [t.itemId, t.errors[0]?.code, t.errors[0]?.field])).toEqual([["brb-3", "CAMPO_INVALIDO", "especie"]]);
@@ -158,11 +160,7 @@ describe("Inter: remessa without nosso número, retorno with the assigned one, t
       layout: CnabLayout.CNAB_LAYOUT_400,
       titulos: boletos.map((boleto) => create(RemessaTituloSchema, { boleto })),
     });
-    let job = created.job!;
-    while (!FINAL.includes(job.state)) {
-      await new Promise((r) => setTimeout(r, 100));
-      job = (await c.getRemessaJob({ tenant: TENANT, jobId: job.jobId })).job!;
-    }
+    const job = await untilFinal(created.job!, (jobId) => c.getRemessaJob({ tenant: TENANT, jobId }));
     expect(job.state).toBe(JobState.PARTIALLY_COMPLETED);
     const titulos = (await c.listRemessaTitulos({ tenant: TENANT, jobId: job.jobId })).titulos;
     expect(titulos.map((t) => [t.itemId, t.state, t.nossoNumero, t.errors[0]?.code, t.errors[0]?.field])).toEqual([
@@ -199,11 +197,10 @@ describe("Inter: remessa without nosso número, retorno with the assigned one, t
     lines[1] = d.slice(0, 37) + "inter-1".padEnd(25) + d.slice(62, 70) + atribuido + d.slice(81, 107) + atribuido + d.slice(118);
     expect(lines[1]!.length).toBe(400);
     const file = Buffer.from(lines.join("\n"), "latin1");
-    let rjob = (await c.createRetornoJob({ tenant: TENANT, source: { case: "file", value: file }, fileName: "CI400_inter.RET" })).job!;
-    while (!FINAL.includes(rjob.state)) {
-      await new Promise((r) => setTimeout(r, 100));
-      rjob = (await c.getRetornoJob({ tenant: TENANT, jobId: rjob.jobId })).job!;
-    }
+    const rjob = await untilFinal(
+      (await c.createRetornoJob({ tenant: TENANT, source: { case: "file", value: file }, fileName: "CI400_inter.RET" })).job!,
+      (jobId) => c.getRetornoJob({ tenant: TENANT, jobId }),
+    );
     expect(rjob).toMatchObject({ state: JobState.COMPLETED, banco: "077", occurrencesTotal: 1 });
     const { occurrences } = await c.listRetornoOccurrences({ tenant: TENANT, jobId: rjob.jobId, boletoId: "inter-1" });
     expect(occurrences.map((o) => [o.boletoId, o.nossoNumero, o.state, o.codigoOcorrencia])).toEqual([
@@ -218,13 +215,10 @@ describe("Inter: remessa without nosso número, retorno with the assigned one, t
       externalId: "inter-1",
       vencimento: VENCIMENTO,
     });
-    let job = (
-      await c.createBoletoJob({ tenant: TENANT, idempotencyKey: "inter-boleto", environment: Environment.SANDBOX, items: [boleto] })
-    ).job!;
-    while (!FINAL.includes(job.state)) {
-      await new Promise((r) => setTimeout(r, 100));
-      job = (await c.getBoletoJob({ tenant: TENANT, jobId: job.jobId })).job!;
-    }
+    const job = await untilFinal(
+      (await c.createBoletoJob({ tenant: TENANT, idempotencyKey: "inter-boleto", environment: Environment.SANDBOX, items: [boleto] })).job!,
+      (jobId) => c.getBoletoJob({ tenant: TENANT, jobId }),
+    );
     expect(job.state).toBe(JobState.COMPLETED);
     const { item } = await c.getBoletoJobItem({ tenant: TENANT, jobId: job.jobId, itemId: "inter-1" });
     const esperado = gerarBoleto({
@@ -249,13 +243,10 @@ describe("Inter: remessa without nosso número, retorno with the assigned one, t
       }),
       boletoValido(2, { conta: { banco: "336", convenio: "000000012345", carteira: "20" }, nossoNumero: "", externalId: "c6-sem" }),
     ];
-    let job = (
-      await c.createBoletoJob({ tenant: TENANT, idempotencyKey: "sem-numero", environment: Environment.SANDBOX, items: semNumero })
-    ).job!;
-    while (!FINAL.includes(job.state)) {
-      await new Promise((r) => setTimeout(r, 100));
-      job = (await c.getBoletoJob({ tenant: TENANT, jobId: job.jobId })).job!;
-    }
+    const job = await untilFinal(
+      (await c.createBoletoJob({ tenant: TENANT, idempotencyKey: "sem-numero", environment: Environment.SANDBOX, items: semNumero })).job!,
+      (jobId) => c.getBoletoJob({ tenant: TENANT, jobId }),
+    );
     expect(job.state).toBe(JobState.FAILED);
     const items = (await c.listBoletoJobItems({ tenant: TENANT, jobId: job.jobId })).items;
     expect(items.map((i) => [i.itemId, i.state, i.errors[0]?.code, i.errors[0]?.field])).toEqual([
