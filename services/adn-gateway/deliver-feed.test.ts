@@ -1,8 +1,9 @@
 // DeliverFeed of the adn-gateway process from main.ts, over real gRPC, against the ADN simulator and a
 // store on a throwaway database: the gateway applies each page to the store itself under the run's fence,
-// one ADN call of the feed at a time, and reports heads and the store's answers; errors of the ADN, of
-// decoding and of the store (a stale fence) end the stream with nothing of the failing page written; a
-// caller that stops acknowledging holds the gateway back.
+// one ADN call of the feed at a time, and reports heads and the store's answers; the page travels
+// undecoded and the store decodes it, so an entry that does not decode is quarantined there without
+// failing its page; errors of the ADN, of the page's size and of the store (a stale fence) end the stream
+// with nothing of the failing page written; a caller that stops acknowledging holds the gateway back.
 import type { RowDataPacket } from "mysql2/promise";
 import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
@@ -29,7 +30,8 @@ const CAPPED = { ibge: "3106200", cnpj: "33444555000181", uf: "MG" };
 const FENCED = { ibge: "4106902", cnpj: "44555666000181", uf: "PR" };
 const HELD = { ibge: "4314902", cnpj: "55666777000181", uf: "RS" };
 const BAD = { ibge: "5300108", cnpj: "66777888000181", uf: "DF" };
-const ALL = [WHOLE, LIMITED, CAPPED, FENCED, HELD, BAD];
+const POISONED = { ibge: "2304400", cnpj: "77888999000181", uf: "CE" };
+const ALL = [WHOLE, LIMITED, CAPPED, FENCED, HELD, BAD, POISONED];
 
 let adn: TestAdn;
 let db: ThrowawayDatabase;
@@ -46,7 +48,7 @@ beforeAll(async () => {
   store = await startService("store", { MYSQL_URL: db.url });
   const env = { ...adn.gatewayEnv, STORE_URL: store.baseUrl, NFSE_MAX_RETRIES: "0", NFSE_REQUEST_TIMEOUT_SECONDS: "5" };
   gateway = await startService("adn-gateway", env);
-  // So small that the first decoded item of any page passes it.
+  // So small that the first entry of any page passes it.
   capped = await startService("adn-gateway", { ...env, ADN_MAX_BATCH_BYTES: "1024" });
   client = createClient(AdnGatewayService, createGrpcTransport({ baseUrl: gateway.baseUrl }));
   cappedClient = createClient(AdnGatewayService, createGrpcTransport({ baseUrl: capped.baseUrl }));
@@ -186,7 +188,28 @@ describe("DeliverFeed", () => {
     expect(await storedNsus(LIMITED.ibge)).toEqual(visible(LIMITED.ibge).slice(0, 100));
   });
 
-  it("fails a page whose decoded items exceed ADN_MAX_BATCH_BYTES: nothing of it is written", async () => {
+  it("quarantines, in the store, the entries that do not decode or do not fit their columns, and goes on with the feed", async () => {
+    const expected = visible(POISONED.ibge);
+    const faults = { 3: "truncated-gzip", 7: "bad-base64", 11: "malformed-xml", 60: "poison-long-name" } as const;
+    adn.sim.configure({ faultsByNsu: Object.fromEntries(Object.entries(faults).map(([k, f]) => [String(expected[Number(k)]), f])) });
+    const run = await beginRun(POISONED.ibge, 1n);
+    const { reports, error } = await deliver(client, startOf(POISONED.ibge, run, 1n));
+    expect(error).toBeUndefined();
+    expect(await storedNsus(POISONED.ibge)).toEqual(expected);
+    expect(reports[0]!.counts!.faults).toBe(3);
+    expect(reports[1]!.counts!.faults).toBe(1);
+    const [rows] = await db.pool.query<RowDataPacket[]>("SELECT nsu, reason FROM nfse_quarantine WHERE ibge = ? ORDER BY nsu", [
+      POISONED.ibge,
+    ]);
+    expect(rows.map((r) => [BigInt(r.nsu as string), r.reason])).toEqual([
+      [expected[3], "BAD_GZIP"],
+      [expected[7], "BAD_BASE64"],
+      [expected[11], "BAD_XML"],
+      [expected[60], "INVALID_VALUE"],
+    ]);
+  });
+
+  it("fails a page whose entries exceed ADN_MAX_BATCH_BYTES: nothing of it is written", async () => {
     const run = await beginRun(CAPPED.ibge, 1n);
     const { reports, error } = await deliver(cappedClient, startOf(CAPPED.ibge, run, 1n));
     expect(reports).toHaveLength(0);
@@ -204,7 +227,7 @@ describe("DeliverFeed", () => {
     expect(error?.code).toBe(Code.FailedPrecondition);
     expect(error?.findDetails(StaleFenceSchema)).toHaveLength(1);
     expect(await storedNsus(FENCED.ibge)).toEqual([]);
-    // The refused page, the pages decoded behind it, and the call ahead.
+    // The refused page, the pages read behind it, and the call ahead.
     expect(batchCalls(FENCED.ibge)).toBeLessThanOrEqual(1 + PAGES_AHEAD_OF_STORE + 1);
   });
 
@@ -216,7 +239,7 @@ describe("DeliverFeed", () => {
       for await (const r of client.deliverFeed(side.messages())) reports.push(r);
     })();
     // No acknowledgement: the gateway applies UNACKNOWLEDGED_PAGES pages and waits, with at most
-    // PAGES_AHEAD_OF_STORE decoded pages and one ADN call more behind them.
+    // PAGES_AHEAD_OF_STORE read pages and one ADN call more behind them.
     for (let i = 0; i < 400 && reports.length < UNACKNOWLEDGED_PAGES; i++) await new Promise((r) => setTimeout(r, 10));
     let calls = -1;
     while (calls !== batchCalls(HELD.ibge)) {

@@ -1,12 +1,11 @@
 // DeliverFeed: a sync run's pages from the ADN to the store in one hop (adn_gateway.proto). Three parts
 // run side by side: the ADN pages (one call of the feed in flight, the next asked for as soon as a page's
-// envelope is read), a read-ahead of decoded pages waiting for the store, and the apply loop, which
+// envelope is read), a read-ahead of pages waiting for the store, and the apply loop, which
 // writes one page at a time under the run's fence and reports each to the caller. The caller's
 // acknowledgements bound how far the loop may run ahead of it, so a paused coordinator pauses its
 // gateway too (docs/decisions/0020-pages-from-gateway-to-store.md).
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { Client, ConnectError } from "@connectrpc/connect";
-import type { RawLoteItem } from "../../libs/adn/envelope.js";
 import {
   BatchStatus,
   type BatchHead,
@@ -14,16 +13,18 @@ import {
   type DeliverFeedResponseSchema,
   type DeliverFeedStart,
 } from "../../libs/gen/malha/adn/v1/adn_gateway_pb.js";
+import type { LoteDfeEntrySchema } from "../../libs/gen/malha/nfse/v1/distribution_pb.js";
 import type { FeedKey } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
 import type { StoreService } from "../../libs/gen/malha/store/v1/store_pb.js";
 import type { Logger } from "../../libs/log/logger.js";
 import { invalidArgument } from "../../libs/rpc/errors.js";
 import { readBatchPage } from "./batch-page.js";
 import type { AdnGateway } from "./gateway.js";
+import { pageEntries } from "./page-entries.js";
 import { ReadAhead } from "./read-ahead.js";
 import { validFeed } from "./validate.js";
 
-/** Decoded pages waiting for the store (memory: each ≤ ADN_MAX_BATCH_BYTES). */
+/** Read pages waiting for the store (memory: each ≤ ADN_MAX_BATCH_BYTES). */
 export const PAGES_AHEAD_OF_STORE = 2;
 /** Reports the caller may leave unacknowledged before the next page waits. */
 export const UNACKNOWLEDGED_PAGES = 2;
@@ -32,13 +33,14 @@ export interface DeliverFeedDeps {
   gateway: AdnGateway;
   store: Client<typeof StoreService>;
   log: Logger;
-  /** A page's entries decoded and serialized as one DistributionBatch. */
-  encodePage: (entries: RawLoteItem[], signal: AbortSignal) => Promise<Uint8Array>;
+  /** ADN_MAX_BATCH_BYTES: the most one page's entries may take in the store's request. */
+  maxBatchBytes: number;
 }
 
 interface Page {
   head: BatchHead;
-  items: Uint8Array;
+  /** Undecoded: the store decodes them (docs/decisions/0034-store-decodes-the-page.md). */
+  entries: MessageInitShape<typeof LoteDfeEntrySchema>[];
 }
 
 type Report = MessageInitShape<typeof DeliverFeedResponseSchema>;
@@ -82,7 +84,7 @@ export async function* deliverFeed(
       }
       if (!page) return; // only after a stop: the ADN side ends by itself after END_OF_STREAM only
       if (caller.stopRequested) return;
-      const { head, items } = page;
+      const { head, entries } = page;
       const report: Report = { page: n, head, cursor };
       if (head.itemCount > 0) {
         const highest = head.highestNsu > cursor ? head.highestNsu : cursor;
@@ -90,7 +92,7 @@ export async function* deliverFeed(
           feed,
           runId: start.runId,
           fenceToken: start.fenceToken,
-          encodedItems: items,
+          entries,
           newCursor: highest,
           progress: { maxNsuSeen: highest },
         });
@@ -117,7 +119,7 @@ function validStart(start: DeliverFeedStart): DeliverFeedStart {
   return start;
 }
 
-/** The feed page after page, each decoded; the next ADN call leaves as soon as a page's envelope is read. */
+/** The feed page after page, as the ADN sent it; the next ADN call leaves as soon as a page's envelope is read. */
 async function* adnPages(deps: DeliverFeedDeps, feed: FeedKey, afterNsu: bigint, signal: AbortSignal): AsyncGenerator<Page> {
   let next = readBatchPage(deps.gateway, deps.log, { feed, afterNsu }, signal);
   for (;;) {
@@ -129,8 +131,7 @@ async function* adnPages(deps: DeliverFeedDeps, feed: FeedKey, afterNsu: bigint,
       // Dropped unread if the delivery ends first (stopped, cancelled, or this page failed).
       next.catch(() => undefined);
     }
-    const items = entries.length > 0 ? await deps.encodePage(entries, signal) : new Uint8Array(0);
-    yield { head: { ...facts, itemCount: entries.length } as BatchHead, items };
+    yield { head: { ...facts, itemCount: entries.length } as BatchHead, entries: pageEntries(entries, deps.maxBatchBytes) };
     if (last) return;
   }
 }

@@ -1,6 +1,5 @@
 import { create } from "@bufbuild/protobuf";
 import type { Client, ServiceImpl } from "@connectrpc/connect";
-import type { RawLoteItem } from "../../libs/adn/envelope.js";
 import { municipiosDfeUrl, municipiosEventosUrl } from "../../libs/adn/http.js";
 import { decodeItem } from "../../libs/adn/item.js";
 import {
@@ -16,7 +15,6 @@ import { invalidArgument, notFound } from "../../libs/rpc/errors.js";
 import { readBatchPage } from "./batch-page.js";
 import { deliverFeed } from "./deliver-feed.js";
 import type { AdnGateway } from "./gateway.js";
-import { itemChunks } from "./item-chunks.js";
 import type { AdnMetrics } from "./metrics.js";
 import { callInfo, decodeAll, hole, interpret } from "./results.js";
 import { validAmbiente, validChave, validFeed, validIbge } from "./validate.js";
@@ -30,26 +28,6 @@ export function createHandlers(
   const countItems = (items: DistributionItem[]) => {
     for (const kind of ["document", "event", "fault"] as const) metrics.items(kind, items.filter((i) => i.content.case === kind).length);
   };
-  /** A DeliverFeed page's items, decoded and serialized as one DistributionBatch, each counted once. */
-  const encodePage = async (entries: RawLoteItem[], signal: AbortSignal) => {
-    const chunks: Uint8Array[] = [];
-    let size = 0;
-    const decoding = itemChunks(entries, {
-      decode: gateway.decodeOptions,
-      chunkBytes: gateway.maxBatchBytes,
-      maxBatchBytes: gateway.maxBatchBytes,
-      signal,
-      onItem: (item) => {
-        if (item.content.case) metrics.items(item.content.case, 1);
-      },
-    });
-    for await (const chunk of decoding) {
-      chunks.push(chunk);
-      size += chunk.length;
-    }
-    return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
-  };
-
   return {
     async fetchBatch(req, ctx) {
       const page = await readBatchPage(gateway, log, req, ctx.signal);
@@ -66,7 +44,7 @@ export function createHandlers(
     },
 
     deliverFeed(requests, ctx) {
-      return deliverFeed({ gateway, store, log, encodePage }, requests, ctx.signal);
+      return deliverFeed({ gateway, store, log, maxBatchBytes: gateway.maxBatchBytes }, requests, ctx.signal);
     },
 
     async fetchSingle(req, ctx) {

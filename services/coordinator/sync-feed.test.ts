@@ -38,17 +38,20 @@ let leases: KvLeaseManager;
 const bucket = `leases_syncfeed_${randomBytes(4).toString("hex")}`;
 
 beforeAll(async () => {
-  // The bomb item decompresses to 2 MiB of (unparseable) XML: kept as a BAD_XML fault, it makes its batch
-  // larger than the gateway's ADN_MAX_BATCH_BYTES, which fails that DeliverFeed page before it is applied.
+  // The bomb item decompresses to 2 MiB of (unparseable) XML: kept as a BAD_XML fault, it makes its page
+  // inflate past the store's STORE_MAX_PAGE_XML_BYTES, which refuses that page before anything of it is
+  // written and so fails the DeliverFeed.
   adn = await startTestAdn(ALL, { seed: 11, feedSize: 260, switches: { bombBytes: 2 * MIB } });
   db = await createThrowawayDatabase();
-  store = await startService("store", { MYSQL_URL: db.url });
+  store = await startService("store", {
+    MYSQL_URL: db.url,
+    ADN_MAX_DECOMPRESSED_BYTES: String(4 * MIB),
+    STORE_MAX_PAGE_XML_BYTES: String(1.5 * MIB),
+  });
   gateway = await startService("adn-gateway", {
     ...adn.gatewayEnv,
     STORE_URL: store.baseUrl,
     NFSE_MAX_RETRIES: "0",
-    ADN_MAX_DECOMPRESSED_BYTES: String(4 * MIB),
-    ADN_MAX_BATCH_BYTES: String(1.5 * MIB),
   });
   nc = await connect({ servers: process.env.NATS_URL ?? "nats://127.0.0.1:14222" });
   leases = await KvLeaseManager.open(nc, { bucket, ttlMs: 30_000, holder: "sync-feed-test" });
@@ -210,7 +213,7 @@ describe("syncFeed over DeliverFeed", () => {
     expect(adn.sim.counters().maxConcurrentByFeed[`${CALM.ibge}/DISTRIBUICAO`]).toBe(1);
   });
 
-  it("fails the run on a gateway error inside a page: that page is not applied, not even in part, and no two ADN calls overlap", async () => {
+  it("fails the run on an error inside a page (the store refuses it: too large once decoded): that page is not applied, not even in part, and no two ADN calls overlap", async () => {
     const expected = visible(BOMBED.ibge);
     const bomb = expected[60]!;
     adn.sim.configure({ faultsByNsu: { [String(bomb)]: "bomb" } });
@@ -218,10 +221,11 @@ describe("syncFeed over DeliverFeed", () => {
 
     expect(result).toMatchObject({ kind: "finished", outcome: RunOutcome.FAILED, items: 50, cursor: expected[49] });
     if (result.kind !== "finished") throw new Error("unreachable");
-    expect(result.error).toMatch(/^ResourceExhausted: .*ADN_MAX_BATCH_BYTES/);
+    expect(result.error).toMatch(/^ResourceExhausted: .*STORE_MAX_PAGE_XML_BYTES/);
     expect(observed.reports).toHaveLength(1);
     expect(await storedNsus(BOMBED.ibge)).toEqual(expected.slice(0, 50));
-    expect(adnCalls(BOMBED.ibge)).toBeLessThanOrEqual(1 + PAGES_AHEAD_OF_STORE + 1);
+    // The page applied, the page refused, the pages read behind it, and the call ahead.
+    expect(adnCalls(BOMBED.ibge)).toBeLessThanOrEqual(2 + PAGES_AHEAD_OF_STORE + 1);
     expect(adn.sim.counters().maxConcurrentByFeed[`${BOMBED.ibge}/DISTRIBUICAO`]).toBe(1);
   });
 

@@ -3,6 +3,7 @@ import type { EnvReader } from "../../libs/config/env.js";
 import { projectRoot } from "../../libs/config/paths.js";
 import { MYSQL_URL_FORMAT, parseMysqlUrl } from "../../libs/db/pool.js";
 import { readPageTokenSecret, type PageTokenSecret } from "../../libs/rpc/page-token.js";
+import type { PageDecodeLimits } from "./handlers/batch-items.js";
 
 export interface StoreConfig {
   mysqlUrl: string;
@@ -14,6 +15,8 @@ export interface StoreConfig {
   maxStatementBytes: number;
   /** HMAC key of page tokens. Replicas behind one address must share it, or tokens fail across them. */
   pageTokenSecret: PageTokenSecret;
+  /** Caps of the ADN entries ApplyBatch decodes (docs/decisions/0034-store-decodes-the-page.md). */
+  decode: PageDecodeLimits;
 }
 
 export function readStoreConfig(env: EnvReader): StoreConfig {
@@ -24,5 +27,11 @@ export function readStoreConfig(env: EnvReader): StoreConfig {
     mysqlConnectionLimit: env.int("MYSQL_CONNECTION_LIMIT", { default: 20, min: 1, max: 1000 }),
     maxStatementBytes: env.int("STORE_MAX_STATEMENT_BYTES", { default: 16 * 1024 * 1024, min: 16 * 1024, max: 1024 * 1024 * 1024 }),
     pageTokenSecret: readPageTokenSecret(env, "STORE_PAGE_TOKEN_SECRET"),
+    decode: {
+      // The gateway's variable and default: an entry decodes to the same item in either process.
+      maxDecompressedBytes: env.int("ADN_MAX_DECOMPRESSED_BYTES", { default: 8 * 1024 * 1024, min: 1024, max: 256 * 1024 * 1024 }),
+      // What the gateway's decoded pages were held to before the store decoded them (ADN_MAX_BATCH_BYTES).
+      maxPageXmlBytes: env.int("STORE_MAX_PAGE_XML_BYTES", { default: 15 * 1024 * 1024, min: 1024, max: 256 * 1024 * 1024 }),
+    },
   };
 }

@@ -19,7 +19,7 @@ await runService("store", ({ env, log }) => {
   });
   const db = createStoreDb(pool, config, log);
   return {
-    services: [serve(StoreService, createStoreHandlers(db, log), storeAccess)],
+    services: [serve(StoreService, createStoreHandlers(db, log, config.decode), storeAccess)],
     async ready() {
       await ensureSchema(pool, config, log);
       // Always, not only with migrations on: the store creates these tables at run time, so it owns their shape.

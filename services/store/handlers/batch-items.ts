@@ -1,41 +1,37 @@
-// ApplyBatch takes its items typed or as the serialized DistributionBatch the gateway's DeliverFeed
-// produced while decoding the ADN's page; the repo gets the same typed list
-// either way, and nothing is written unless the bytes decode. From bytes it also gets what each item's
-// content arrived as, so that the row keeps those bytes instead of encoding the content again.
-import { fromBinary } from "@bufbuild/protobuf";
-import { DistributionBatchSchema, type DistributionItem } from "../../../libs/gen/malha/nfse/v1/distribution_pb.js";
+// ApplyBatch takes its items typed, or as the ADN page's entries the gateway's DeliverFeed passes on
+// undecoded; the store decodes those itself with libs/adn's decoder, so that a page's items are decoded
+// once, in the process that writes them (docs/decisions/0034-store-decodes-the-page.md). An entry that
+// does not decode is a fault item, quarantined like any other; nothing is written if the page as a whole
+// inflates past its cap.
+import { decodePage, PageTooLargeError } from "../../../libs/adn/decode-page.js";
+import { fromLoteDfeEntry } from "../../../libs/adn/lote-entry.js";
+import type { DistributionItem } from "../../../libs/gen/malha/nfse/v1/distribution_pb.js";
 import type { ApplyBatchRequest } from "../../../libs/gen/malha/store/v1/store_pb.js";
+import { resourceExhausted } from "../../../libs/rpc/errors.js";
 import { badRequest } from "../errors.js";
-import { receivedContent } from "./received-content.js";
 
-/** store.proto: encoded_items is at most 15 MiB, so the whole request fits the server's 16 MiB read limit. */
-export const MAX_ENCODED_ITEMS_BYTES = 15 * 1024 * 1024;
-
-export interface BatchItems {
-  items: DistributionItem[];
-  /** Per item, the bytes its document or event arrived as (see receivedContent); absent for typed items. */
-  received?: (Uint8Array | undefined)[];
+export interface PageDecodeLimits {
+  /** ADN_MAX_DECOMPRESSED_BYTES: the largest XML one entry may inflate to (beyond: a TOO_LARGE fault). */
+  maxDecompressedBytes: number;
+  /** STORE_MAX_PAGE_XML_BYTES: what one request's entries may inflate to in total (beyond: RESOURCE_EXHAUSTED). */
+  maxPageXmlBytes: number;
 }
 
-export function batchItems(req: ApplyBatchRequest): BatchItems {
-  const encoded = req.encodedItems;
-  if (encoded === undefined) return { items: req.items };
-  if (req.items.length > 0) throw badRequest(`set either items (${req.items.length} given) or encoded_items, not both`);
-  if (encoded.length > MAX_ENCODED_ITEMS_BYTES) {
-    throw badRequest(`encoded_items is ${encoded.length} bytes; at most ${MAX_ENCODED_ITEMS_BYTES} are accepted`);
+export async function batchItems(req: ApplyBatchRequest, limits: PageDecodeLimits, signal?: AbortSignal): Promise<DistributionItem[]> {
+  if (req.entries.length === 0) return req.items;
+  if (req.items.length > 0) {
+    throw badRequest(`set either items (${req.items.length} given) or entries (${req.entries.length} given), not both`);
   }
-  let batch;
   try {
-    batch = fromBinary(DistributionBatchSchema, encoded);
+    return await decodePage(req.entries.map(fromLoteDfeEntry), {
+      decode: { maxDecompressedBytes: limits.maxDecompressedBytes },
+      maxPageXmlBytes: limits.maxPageXmlBytes,
+      ...(signal ? { signal } : {}),
+    });
   } catch (err) {
-    throw badRequest(`encoded_items is not a serialized malha.nfse.v1.DistributionBatch: ${(err as Error).message}`);
-  }
-  // Bytes that happen to parse but carry fields a DistributionBatch does not have are garbage, not a batch.
-  if (batch.$unknown?.length) {
-    throw badRequest(
-      `encoded_items is not a serialized malha.nfse.v1.DistributionBatch: it has field number ${batch.$unknown[0]!.no}, which the message does not define`,
+    if (!(err instanceof PageTooLargeError)) throw err;
+    throw resourceExhausted(
+      `entries inflate to more than STORE_MAX_PAGE_XML_BYTES (${err.limit} bytes) at NSU ${err.nsu}; nothing of the page was written`,
     );
   }
-  const received = receivedContent(encoded);
-  return received.length === batch.items.length ? { items: batch.items, received } : { items: batch.items };
 }

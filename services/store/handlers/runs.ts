@@ -8,7 +8,7 @@ import type { StoreDb } from "../repo/context.js";
 import { applyBatch } from "../repo/apply-batch.js";
 import { beginRun, expireStaleRuns, finishRun, getRun, purgeRunLogs, requestCancellation } from "../repo/runs.js";
 import { parseRunId } from "../repo/state.js";
-import { batchItems } from "./batch-items.js";
+import { batchItems, type PageDecodeLimits } from "./batch-items.js";
 import { optionalText, optionalTime, requiredText, requiredTime } from "./validate.js";
 
 type Impl = Partial<ServiceImpl<typeof StoreService>>;
@@ -18,7 +18,7 @@ function fenceToken(value: bigint): bigint {
   return value;
 }
 
-export function runHandlers(db: StoreDb): Impl {
+export function runHandlers(db: StoreDb, limits: PageDecodeLimits): Impl {
   return {
     async beginRun(req) {
       const feed = parseFeed(req.feed);
@@ -41,15 +41,14 @@ export function runHandlers(db: StoreDb): Impl {
       };
     },
 
-    async applyBatch(req) {
+    async applyBatch(req, ctx) {
       const feed = parseFeed(req.feed);
-      const { items, received } = batchItems(req);
+      const items = await batchItems(req, limits, ctx.signal);
       const result = await applyBatch(db, {
         feed,
         runId: parseRunId(req.runId),
         fence: fenceToken(req.fenceToken),
         items,
-        ...(received ? { receivedContent: received } : {}),
         newCursor: req.newCursor,
         maxNsuSeen: req.progress?.maxNsuSeen ?? 0n,
       });

@@ -192,14 +192,7 @@ function bufferView(bytes: Uint8Array): Buffer {
 
 const at = (field: string, column: string): col.Target => ({ field, column });
 
-export function documentRow(
-  feed: FeedColumns,
-  item: DistributionItem,
-  doc: Document,
-  xml: Buffer,
-  xmlSha256: string,
-  received?: Uint8Array,
-): DocumentRow {
+export function documentRow(feed: FeedColumns, item: DistributionItem, doc: Document, xml: Buffer, xmlSha256: string): DocumentRow {
   const emit = party("emitente", doc.emitente);
   const prest = party("prestador", doc.prestador);
   const toma = party("tomador", doc.tomador);
@@ -207,11 +200,14 @@ export function documentRow(
   const dest = party("destinatario", doc.destinatario);
   const v = doc.valores;
   const ibs = doc.ibsCbs;
-  // The derived fields are the store's to set, never the sender's: bytes that carry them are re-encoded.
-  const typed =
-    received && doc.status === 0 && doc.chaveSubstituta === ""
-      ? bufferView(received)
-      : Buffer.from(toBinary(DocumentSchema, { ...doc, status: 0, chaveSubstituta: "" }));
+  // Serialized once, straight from the decoded message (docs/decisions/0034-store-decodes-the-page.md);
+  // the derived fields are the store's to set, never the sender's, so a document that carries them is
+  // serialized without them.
+  const typed = bufferView(
+    doc.status === 0 && doc.chaveSubstituta === ""
+      ? toBinary(DocumentSchema, doc)
+      : toBinary(DocumentSchema, { ...doc, status: 0, chaveSubstituta: "" }),
+  );
   const values = [
     doc.chave,
     feed.ambiente,
@@ -284,14 +280,7 @@ export function documentRow(
   return { kind: "document", chave: doc.chave, nsu: item.nsu, xmlSha256, values };
 }
 
-export function eventRow(
-  feed: FeedColumns,
-  item: DistributionItem,
-  ev: Event,
-  xml: Buffer,
-  xmlSha256: string,
-  received?: Uint8Array,
-): EventRow {
+export function eventRow(feed: FeedColumns, item: DistributionItem, ev: Event, xml: Buffer, xmlSha256: string): EventRow {
   const chaveSubstituta = col.chave(at("chave_substituta", "chave_substituta"), ev.chaveSubstituta);
   const autorAt = at("autor", "autor_documento");
   const autor =
@@ -302,7 +291,7 @@ export function eventRow(
         : null;
   if (ev.nSeqEvento < 0 || ev.nSeqEvento > 65535)
     throw new ColumnValueError("n_seq_evento", "sequencia", `is ${ev.nSeqEvento}, outside 0..65535`);
-  const typed = received ? bufferView(received) : Buffer.from(toBinary(EventSchema, ev));
+  const typed = bufferView(toBinary(EventSchema, ev));
   const values = [
     ev.id,
     ev.chave,
@@ -370,11 +359,8 @@ export function quarantineRow(
   return { kind: "fault", nsu: item.nsu, values };
 }
 
-/**
- * Classifies one item and builds its row; items the tables cannot key are quarantined. `received` is the
- * bytes the item's document or event arrived as, when known: stored as they are instead of encoding again.
- */
-export function itemRow(feed: FeedColumns, item: DistributionItem, runId: string, received?: Uint8Array): ItemRow {
+/** Classifies one item and builds its row; items the tables cannot key are quarantined. */
+export function itemRow(feed: FeedColumns, item: DistributionItem, runId: string): ItemRow {
   const content = item.content;
   // A view: the XML is only hashed and sent to MySQL, and copying it was a visible share of the mapping.
   const xml = bufferView(item.xml);
@@ -396,7 +382,7 @@ export function itemRow(feed: FeedColumns, item: DistributionItem, runId: string
     if (!isChaveShaped(content.value.chave))
       return storeAsFault("document chave is not a chave (50 characters, letters only in the CNPJ at 10-23)");
     try {
-      return documentRow(feed, item, content.value, xml, xmlSha256, received);
+      return documentRow(feed, item, content.value, xml, xmlSha256);
     } catch (err) {
       return invalid(err);
     }
@@ -406,7 +392,7 @@ export function itemRow(feed: FeedColumns, item: DistributionItem, runId: string
   if (!isChaveShaped(ev.chave)) return storeAsFault("event chNFSe is not a chave (50 characters, letters only in the CNPJ at 10-23)");
   if (!CODIGO.test(ev.codigo)) return storeAsFault("event code is not 6 digits");
   try {
-    return eventRow(feed, item, ev, xml, xmlSha256, received);
+    return eventRow(feed, item, ev, xml, xmlSha256);
   } catch (err) {
     return invalid(err);
   }

@@ -32,8 +32,6 @@ export interface ApplyBatchInput {
   runId: string;
   fence: bigint;
   items: DistributionItem[];
-  /** Per item, the bytes its content arrived as (handlers/received-content.ts); stored instead of re-encoding. */
-  receivedContent?: (Uint8Array | undefined)[];
   newCursor: bigint;
   maxNsuSeen: bigint;
 }
@@ -73,7 +71,7 @@ export type ApplyHook = (conn: PoolConnection) => Promise<void>;
 export async function applyBatch(db: StoreDb, input: ApplyBatchInput, hook?: ApplyHook): Promise<ApplyBatchResult> {
   const { feed } = input;
   const tables = municipalityTables(feed.ibge);
-  const rows = input.items.map((item, i) => itemRow(feed, item, input.runId, input.receivedContent?.[i]));
+  const rows = input.items.map((item) => itemRow(feed, item, input.runId));
   const docs = rows.filter((r): r is DocumentRow => r.kind === "document");
   const events = rows.filter((r): r is EventRow => r.kind === "event");
   const faults = rows.filter((r): r is QuarantineRow => r.kind === "fault");

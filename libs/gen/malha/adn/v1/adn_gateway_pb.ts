@@ -600,14 +600,14 @@ export const AdnGatewayService: GenService<{
   },
   /**
    * A sync run's pages, fetched from the ADN and applied to the store in one hop: the page bytes go from
-   * this gateway to StoreService.ApplyBatch (as `encoded_items`, under the run's id and fence token) and
+   * this gateway to StoreService.ApplyBatch (as `entries`, undecoded, under the run's id and fence token) and
    * never through the caller, who sees each page's head and what its ApplyBatch answered. The caller
    * (the coordinator, holding the feed's lease) sends `start` first, then `ack` as it takes the reports,
    * and `stop` to end early (a bootstrap slice); cancelling the call stops it at once (a lost lease).
    *   - One ADN call of the feed in flight, never two: the gateway asks for page k+1 as soon as it has
    *     read page k's envelope (the next after_nsu is that page's highest NSU), so the next call overlaps
    *     this page's decoding and applying.
-   *   - Pages are applied in NSU order, one ApplyBatch at a time; at most 2 decoded pages wait for the
+   *   - Pages are applied in NSU order, one ApplyBatch at a time; at most 2 read pages wait for the
    *     store, and a page is applied only while fewer than 2 reports are unacknowledged. A caller that
    *     stops reading or acknowledging (paused, partitioned) thereby stops the gateway within 2 pages,
    *     and the ADN within 2 more calls.
@@ -616,7 +616,7 @@ export const AdnGatewayService: GenService<{
    * The stream ends with OK after the report of the page whose head says END_OF_STREAM, of the page whose
    * ApplyBatch answered `cancel_requested`, or of the page being applied when `stop` (or the end of the
    * caller's messages) arrived. An error ends it with its code and details: the ADN's (see the package
-   * comment; e.g. RESOURCE_EXHAUSTED + RateLimited), RESOURCE_EXHAUSTED when a page's decoded items exceed
+   * comment; e.g. RESOURCE_EXHAUSTED + RateLimited), RESOURCE_EXHAUSTED when a page's entries exceed
    * ADN_MAX_BATCH_BYTES, or the store's for the page it refused (which wrote nothing of that page). The
    * pages reported before the error are committed. Errors before any ADN call: INVALID_ARGUMENT when the
    * first message is not `start`, or for a bad feed, an empty run_id or a zero fence_token.

@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file malha/nfse/v1/distribution.proto.
  */
 export const file_malha_nfse_v1_distribution: GenFile = /*@__PURE__*/
-  fileDesc("CiBtYWxoYS9uZnNlL3YxL2Rpc3RyaWJ1dGlvbi5wcm90bxINbWFsaGEubmZzZS52MSJZCgVGYXVsdBIqCgZyZWFzb24YASABKA4yGi5tYWxoYS5uZnNlLnYxLkZhdWx0UmVhc29uEg8KB21lc3NhZ2UYAiABKAkSEwoLcmF3X3BheWxvYWQYAyABKAwiuQIKEERpc3RyaWJ1dGlvbkl0ZW0SCwoDbnN1GAEgASgEEjUKEWRhdGFfaG9yYV9nZXJhY2FvGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBINCgVjaGF2ZRgDIAEoCRIWCg50aXBvX2RvY3VtZW50bxgEIAEoCRITCgt0aXBvX2V2ZW50bxgFIAEoCRILCgN4bWwYBiABKAwSEgoKeG1sX3NoYTI1NhgHIAEoCRIrCghkb2N1bWVudBgKIAEoCzIXLm1hbGhhLm5mc2UudjEuRG9jdW1lbnRIABIlCgVldmVudBgLIAEoCzIULm1hbGhhLm5mc2UudjEuRXZlbnRIABIlCgVmYXVsdBgMIAEoCzIULm1hbGhhLm5mc2UudjEuRmF1bHRIAEIJCgdjb250ZW50IkMKEURpc3RyaWJ1dGlvbkJhdGNoEi4KBWl0ZW1zGAEgAygLMh8ubWFsaGEubmZzZS52MS5EaXN0cmlidXRpb25JdGVtKoECCgtGYXVsdFJlYXNvbhIcChhGQVVMVF9SRUFTT05fVU5TUEVDSUZJRUQQABIbChdGQVVMVF9SRUFTT05fQkFEX0JBU0U2NBABEhkKFUZBVUxUX1JFQVNPTl9CQURfR1pJUBACEhoKFkZBVUxUX1JFQVNPTl9UT09fTEFSR0UQAxIYChRGQVVMVF9SRUFTT05fQkFEX1hNTBAEEh4KGkZBVUxUX1JFQVNPTl9NSVNTSU5HX0ZJRUxEEAUSJgoiRkFVTFRfUkVBU09OX1VOS05PV05fRE9DVU1FTlRfVFlQRRAGEh4KGkZBVUxUX1JFQVNPTl9JTlZBTElEX1ZBTFVFEAdiBnByb3RvMw", [file_google_protobuf_timestamp, file_malha_nfse_v1_document, file_malha_nfse_v1_event]);
+  fileDesc("CiBtYWxoYS9uZnNlL3YxL2Rpc3RyaWJ1dGlvbi5wcm90bxINbWFsaGEubmZzZS52MSJZCgVGYXVsdBIqCgZyZWFzb24YASABKA4yGi5tYWxoYS5uZnNlLnYxLkZhdWx0UmVhc29uEg8KB21lc3NhZ2UYAiABKAkSEwoLcmF3X3BheWxvYWQYAyABKAwiuQIKEERpc3RyaWJ1dGlvbkl0ZW0SCwoDbnN1GAEgASgEEjUKEWRhdGFfaG9yYV9nZXJhY2FvGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBINCgVjaGF2ZRgDIAEoCRIWCg50aXBvX2RvY3VtZW50bxgEIAEoCRITCgt0aXBvX2V2ZW50bxgFIAEoCRILCgN4bWwYBiABKAwSEgoKeG1sX3NoYTI1NhgHIAEoCRIrCghkb2N1bWVudBgKIAEoCzIXLm1hbGhhLm5mc2UudjEuRG9jdW1lbnRIABIlCgVldmVudBgLIAEoCzIULm1hbGhhLm5mc2UudjEuRXZlbnRIABIlCgVmYXVsdBgMIAEoCzIULm1hbGhhLm5mc2UudjEuRmF1bHRIAEIJCgdjb250ZW50IssBCgxMb3RlRGZlRW50cnkSEAoDbnN1GAEgASgESACIAQESFAoMY2hhdmVfYWNlc3NvGAIgASgJEhYKDnRpcG9fZG9jdW1lbnRvGAMgASgJEhMKC3RpcG9fZXZlbnRvGAQgASgJEhgKC2FycXVpdm9feG1sGAUgASgJSAGIAQESHgoRZGF0YV9ob3JhX2dlcmFjYW8YBiABKAlIAogBAUIGCgRfbnN1Qg4KDF9hcnF1aXZvX3htbEIUChJfZGF0YV9ob3JhX2dlcmFjYW8qgQIKC0ZhdWx0UmVhc29uEhwKGEZBVUxUX1JFQVNPTl9VTlNQRUNJRklFRBAAEhsKF0ZBVUxUX1JFQVNPTl9CQURfQkFTRTY0EAESGQoVRkFVTFRfUkVBU09OX0JBRF9HWklQEAISGgoWRkFVTFRfUkVBU09OX1RPT19MQVJHRRADEhgKFEZBVUxUX1JFQVNPTl9CQURfWE1MEAQSHgoaRkFVTFRfUkVBU09OX01JU1NJTkdfRklFTEQQBRImCiJGQVVMVF9SRUFTT05fVU5LTk9XTl9ET0NVTUVOVF9UWVBFEAYSHgoaRkFVTFRfUkVBU09OX0lOVkFMSURfVkFMVUUQB2IGcHJvdG8z", [file_google_protobuf_timestamp, file_malha_nfse_v1_document, file_malha_nfse_v1_event]);
 
 /**
  * A quarantined item: everything the ADN sent, plus why it could not be parsed.
@@ -156,27 +156,61 @@ export const DistributionItemSchema: GenMessage<DistributionItem> = /*@__PURE__*
   messageDesc(file_malha_nfse_v1_distribution, 1);
 
 /**
- * A list of distribution items as one message, so that a batch can travel as opaque bytes: the gateway
- * serializes it once while decoding the ADN's page (DeliverFeed) and hands the bytes to the store
- * (ApplyBatch `encoded_items`), which keeps each item's bytes as they arrived. Serialized DistributionBatch messages concatenate: the bytes of
- * several chunks, joined, are the serialized DistributionBatch of all their items in order.
+ * One entry of an ADN distribution page (`LoteDFe[i]`) as the ADN sent it, before any decoding: the
+ * gateway's DeliverFeed hands a page to the store (ApplyBatch `entries`) in this form, and the store
+ * decodes each entry into a DistributionItem itself (docs/decisions/0034-store-decodes-the-page.md).
  *
- * @generated from message malha.nfse.v1.DistributionBatch
+ * @generated from message malha.nfse.v1.LoteDfeEntry
  */
-export type DistributionBatch = Message<"malha.nfse.v1.DistributionBatch"> & {
+export type LoteDfeEntry = Message<"malha.nfse.v1.LoteDfeEntry"> & {
   /**
-   * The items, in the order they were produced (ascending NSU for a DeliverFeed page).
+   * `NSU`; absent when the ADN sent none, null, or not a non-negative integer that fits 64 bits.
    *
-   * @generated from field: repeated malha.nfse.v1.DistributionItem items = 1;
+   * @generated from field: optional uint64 nsu = 1;
    */
-  items: DistributionItem[];
+  nsu?: bigint | undefined;
+
+  /**
+   * `ChaveAcesso` as sent.
+   *
+   * @generated from field: string chave_acesso = 2;
+   */
+  chaveAcesso: string;
+
+  /**
+   * `TipoDocumento` as sent.
+   *
+   * @generated from field: string tipo_documento = 3;
+   */
+  tipoDocumento: string;
+
+  /**
+   * `TipoEvento` as sent.
+   *
+   * @generated from field: string tipo_evento = 4;
+   */
+  tipoEvento: string;
+
+  /**
+   * `ArquivoXml` exactly as sent (Base64 of the gzipped XML); absent when the ADN sent none or null.
+   *
+   * @generated from field: optional string arquivo_xml = 5;
+   */
+  arquivoXml?: string | undefined;
+
+  /**
+   * `DataHoraGeracao` as sent; absent when the ADN sent none.
+   *
+   * @generated from field: optional string data_hora_geracao = 6;
+   */
+  dataHoraGeracao?: string | undefined;
 };
 
 /**
- * Describes the message malha.nfse.v1.DistributionBatch.
- * Use `create(DistributionBatchSchema)` to create a new message.
+ * Describes the message malha.nfse.v1.LoteDfeEntry.
+ * Use `create(LoteDfeEntrySchema)` to create a new message.
  */
-export const DistributionBatchSchema: GenMessage<DistributionBatch> = /*@__PURE__*/
+export const LoteDfeEntrySchema: GenMessage<LoteDfeEntry> = /*@__PURE__*/
   messageDesc(file_malha_nfse_v1_distribution, 2);
 
 /**
@@ -209,7 +243,7 @@ export enum FaultReason {
   BAD_GZIP = 2,
 
   /**
-   * Decompression exceeded the gateway's cap (zip-bomb guard); nothing beyond the cap was inflated.
+   * Decompression exceeded the decoder's cap (ADN_MAX_DECOMPRESSED_BYTES) (zip-bomb guard); nothing beyond the cap was inflated.
    *
    * @generated from enum value: FAULT_REASON_TOO_LARGE = 3;
    */
