@@ -15,7 +15,6 @@ import { applyBatch } from "../services/store/repo/apply-batch.js";
 import type { StoreDb } from "../services/store/repo/context.js";
 import { registerMunicipality } from "../services/store/repo/municipalities.js";
 import { beginRun } from "../services/store/repo/runs.js";
-import { PreparedMunicipalities } from "../services/store/sql/prepared-municipalities.js";
 import { feedOf } from "../services/store/testing/fixtures.js";
 import { createThrowawayDatabase } from "../test/support/mysql.js";
 import { Feeds } from "../tools/adn-sim/feeds.js";
@@ -23,7 +22,7 @@ import { MAX_DECOMPRESSED } from "./ceiling.js";
 import { pagesOf } from "./workload.js";
 
 const entries = Number(process.argv[2] ?? 2000);
-/** Pages applied before the counting starts (prepared statements, table cache, JIT). */
+/** Pages applied before the counting starts (table cache, JIT). */
 const WARM_UP_PAGES = 3;
 const IBGE = "3550308";
 
@@ -69,7 +68,6 @@ try {
     pool: tdb.newPool({ connectionLimit: 1 }),
     statementBudgetBytes: 16 * 1024 * 1024,
     tokens: createPageTokens({ secret: Buffer.from("k".repeat(32)), errorDomain: "malha.store" }),
-    prepared: new PreparedMunicipalities(1, 30_000),
   };
   const feed = parseFeed(feedOf(IBGE));
   await registerMunicipality(db, {

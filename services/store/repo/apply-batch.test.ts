@@ -15,6 +15,8 @@ import { municipalityTables } from "../ibge.js";
 import { createPageTokens } from "../../../libs/rpc/page-token.js";
 import { chaveOf, docItem, eventIdOf, eventItem, faultItem, feedOf } from "../testing/fixtures.js";
 import { applyBatch, statusUpdate } from "./apply-batch.js";
+import type { StoreConfig } from "../config.js";
+import { fitStatementBudget } from "../db.js";
 import type { StoreDb } from "./context.js";
 import { registerMunicipality } from "./municipalities.js";
 import { beginRun } from "./runs.js";
@@ -160,6 +162,23 @@ describe("applyBatch's statements", () => {
     // START, fenced run read, stored rows read, documents' upsert, events' upsert, feed+run UPDATE, COMMIT.
     expect(page.statements).toBe(7);
     expect(await counter("Com_stmt_prepare")).toBe(prepared);
+  });
+
+  it("splits a page beyond the budget fitted to max_allowed_packet into statements the server takes, refusing nothing", async () => {
+    const fitted: StoreDb = { ...db };
+    const budget = await fitStatementBudget(fitted, { maxStatementBytes: 16 * 1024 * 1024 } as StoreConfig);
+    // ≈ 1 MB of XML each, twice that as X'hex' in a text statement: more than the budget in all.
+    const count = Math.ceil(budget / (2 * 1024 * 1024)) + 2;
+    const items = Array.from({ length: count }, (_, i) => docItem(next(), 1600 + i, { xmlPadding: 1024 * 1024 }));
+    const before = await counter("Questions");
+    const page = await applyBatch(fitted, { feed, runId, fence: 1n, items, newCursor: BigInt(nsu), maxNsuSeen: 0n });
+    expect(page.counts.documentsInserted).toBe(count);
+    // START, fenced run read, stored rows read, ≥ 2 upserts, feed+run UPDATE, COMMIT (and the counter's own).
+    expect((await counter("Questions")) - before - 1).toBeGreaterThanOrEqual(7);
+    const [rows] = await tdb.pool.query<RowDataPacket[]>(`SELECT SUM(LENGTH(xml)) AS bytes FROM ${t.documentos} WHERE chave IN (?)`, [
+      items.map((i) => i.chave),
+    ]);
+    expect(Number(rows[0]!.bytes)).toBe(items.reduce((n, i) => n + i.xml.byteLength, 0));
   });
 
   it("writes a page straddling stored rows: new ones inserted, changed ones updated, the same ones left", async () => {
