@@ -7,16 +7,14 @@ import { runService } from "../../libs/rpc/run.js";
 import { serve } from "../../libs/rpc/server.js";
 import { storeAccess } from "./access.js";
 import { readStoreConfig } from "./config.js";
-import { createStoreDb, fitStatementBudget, preparedStatementsPerConnection } from "./db.js";
+import { createStoreDb, fitStatementBudget } from "./db.js";
 import { createStoreHandlers } from "./handlers/index.js";
 import { alignMunicipalityTables } from "./repo/table-shape.js";
 
 await runService("store", ({ env, log }) => {
   const config = readStoreConfig(env);
-  const pool = createMysqlPool(config.mysqlUrl, {
-    connectionLimit: config.mysqlConnectionLimit,
-    maxPreparedStatements: preparedStatementsPerConnection(config.mysqlConnectionLimit),
-  });
+  // The store prepares no statement, so its pool sizes no statement cache (docs/decisions/0035-one-statement-per-step-in-apply-batch.md).
+  const pool = createMysqlPool(config.mysqlUrl, { connectionLimit: config.mysqlConnectionLimit });
   const db = createStoreDb(pool, config, log);
   return {
     services: [serve(StoreService, createStoreHandlers(db, log, config.decode), storeAccess)],

@@ -1,5 +1,8 @@
-// ApplyBatch at the SQL level: the upserts go as prepared statements cut by the byte budget, and the
-// derived statuses of a batch are written by one UPDATE.
+// ApplyBatch at the SQL level: a page costs a fixed handful of statements (decision 0035) — the fenced
+// run read, one read of the stored rows, one text upsert per table cut only by the byte budget, the
+// status UPDATE when a status changes and one UPDATE of the feed and run rows — and what the folding
+// could break still holds: rows straddling stored ones, duplicates within a page, events before their
+// note, a page beyond the statement budget, and a stale fence that writes nothing at all.
 import { join } from "node:path";
 import type { RowDataPacket } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -10,9 +13,10 @@ import { createThrowawayDatabase, type ThrowawayDatabase } from "../../../test/s
 import { parseFeed } from "../codes.js";
 import { municipalityTables } from "../ibge.js";
 import { createPageTokens } from "../../../libs/rpc/page-token.js";
-import { PreparedMunicipalities } from "../sql/prepared-municipalities.js";
-import { chaveOf, docItem, eventItem, feedOf } from "../testing/fixtures.js";
+import { chaveOf, docItem, eventIdOf, eventItem, faultItem, feedOf } from "../testing/fixtures.js";
 import { applyBatch, statusUpdate } from "./apply-batch.js";
+import type { StoreConfig } from "../config.js";
+import { fitStatementBudget } from "../db.js";
 import type { StoreDb } from "./context.js";
 import { registerMunicipality } from "./municipalities.js";
 import { beginRun } from "./runs.js";
@@ -46,15 +50,25 @@ afterAll(async () => {
   await tdb?.drop();
 });
 
-/** Applies the items (their NSUs already set by the caller) and reports the session's UPDATE count when
- *  the rows and statuses are written. */
+/** The session's counter (the pool has one connection). */
+async function counter(name: string): Promise<number> {
+  const [rows] = await db.pool.query<RowDataPacket[]>(`SHOW SESSION STATUS LIKE '${name}'`);
+  return Number(rows[0]!.Value);
+}
+
+/** Applies the items (their NSUs already set by the caller) and reports how many statements it sent
+ *  (Questions, less the one reading it) and the session's single-table UPDATE count when the rows and
+ *  statuses are written. */
 async function apply(items: DistributionItem[]) {
   let updates = 0;
+  const before = await counter("Questions");
   const result = await applyBatch(db, { feed, runId, fence: 1n, items, newCursor: BigInt(nsu), maxNsuSeen: 0n }, async (conn) => {
     const [rows] = await conn.query<RowDataPacket[]>("SHOW SESSION STATUS LIKE 'Com_update'");
     updates = Number(rows[0]!.Value);
   });
-  return { counts: result.counts, updates };
+  // Less the hook's own statement and the counter's.
+  const statements = (await counter("Questions")) - before - 2;
+  return { counts: result.counts, updates, statements };
 }
 const next = () => ++nsu;
 
@@ -68,6 +82,9 @@ describe("applyBatch", () => {
     const items = Array.from({ length: 45 }, (_, i) => docItem(next(), 100 + i, { xmlPadding: i % 5 === 0 ? 100_000 : 2_000 }));
     const first = await apply(items);
     expect(first.counts.documentsInserted).toBe(45);
+    // Nine 100 KB XMLs in a 64 KB budget: the documents' upsert is cut into more statements than the
+    // five around it (START, fenced run read, stored rows read, feed+run UPDATE, COMMIT), none refused.
+    expect(first.statements).toBeGreaterThan(5 + 9);
     const [rows] = await tdb.pool.query<RowDataPacket[]>(`SELECT chave, nsu, xml, documento_pb FROM ${t.documentos} ORDER BY nsu`);
     expect(rows.map((r) => String(r.chave))).toEqual(items.map((i) => i.chave));
     for (const [i, r] of rows.entries()) {
@@ -97,8 +114,8 @@ describe("applyBatch", () => {
       docItem(next(), 606),
     ]);
     expect(batch.counts.statusChanges).toBe(3);
-    // Since the previous hook: that batch's state and run updates, then this one's fence claim and one status UPDATE.
-    expect(batch.updates - setup.updates).toBe(4);
+    // Since the previous hook: this batch's one status UPDATE (the feed and run rows are one multi-table UPDATE).
+    expect(batch.updates - setup.updates).toBe(1);
     expect(await notes()).toMatchObject({
       [a!]: "CANCELADA null",
       [b!]: `SUBSTITUIDA ${chaveOf(699)}`,
@@ -134,40 +151,117 @@ describe("applyBatch", () => {
   });
 });
 
-describe("applyBatch with more municipalities writing than the statement cache holds", () => {
-  it("prepares statements for the municipality holding the one place and writes the other's rows as text", async () => {
-    // The same single connection, so SHOW SESSION STATUS counts this test's statements.
-    const limited: StoreDb = { ...db, prepared: new PreparedMunicipalities(1, 60_000) };
-    const other = parseFeed(feedOf("3550308"));
-    await registerMunicipality(limited, {
-      ibge: other.ibge,
-      name: "São Paulo",
-      uf: "SP",
-      active: true,
-      feeds: [{ ambiente: 1, tipoNsu: "DISTRIBUICAO" }],
-    });
-    const otherRun = (await beginRun(limited, { feed: other, holder: "h", fence: 1n, trigger: "scheduled", pool: "incremental" })).run
-      .runId;
-    const counter = async (name: string) => {
-      const [rows] = await db.pool.query<RowDataPacket[]>(`SHOW SESSION STATUS LIKE '${name}'`);
-      return Number(rows[0]!.Value);
-    };
-    const page = (first: number) => Array.from({ length: 16 }, (_, i) => docItem(first + i, 900 + first + i));
-
-    const ownNsu = nsu + 1;
-    nsu += 16;
-    await applyBatch(limited, { feed, runId, fence: 1n, items: page(ownNsu), newCursor: BigInt(nsu), maxNsuSeen: 0n });
+describe("applyBatch's statements", () => {
+  it("writes a page of documents and events with seven statements, no prepared one", async () => {
     const prepared = await counter("Com_stmt_prepare");
-    const executed = await counter("Com_stmt_execute");
-    await applyBatch(limited, { feed: other, runId: otherRun, fence: 1n, items: page(1), newCursor: 16n, maxNsuSeen: 0n });
+    const items: DistributionItem[] = [];
+    // Events of notes the store does not hold: no status changes, so no status UPDATE.
+    for (let i = 0; i < 25; i++) items.push(docItem(next(), 1000 + i), eventItem(next(), chaveOf(1100 + i), "101101"));
+    const page = await apply(items);
+    expect(page.counts).toMatchObject({ documentsInserted: 25, eventsInserted: 25, statusChanges: 0 });
+    // START, fenced run read, stored rows read, documents' upsert, events' upsert, feed+run UPDATE, COMMIT.
+    expect(page.statements).toBe(7);
     expect(await counter("Com_stmt_prepare")).toBe(prepared);
-    expect(await counter("Com_stmt_execute")).toBe(executed);
-    const [rows] = await tdb.pool.query<RowDataPacket[]>(`SELECT nsu FROM ${municipalityTables(other.ibge).documentos} ORDER BY nsu`);
-    expect(rows.map((r) => Number(r.nsu))).toEqual(Array.from({ length: 16 }, (_, i) => i + 1));
-    // The place's holder keeps using prepared statements: two more 8-row executions.
-    const moreNsu = nsu + 1;
-    nsu += 16;
-    await applyBatch(limited, { feed, runId, fence: 1n, items: page(moreNsu), newCursor: BigInt(nsu), maxNsuSeen: 0n });
-    expect(await counter("Com_stmt_execute")).toBe(executed + 2);
+  });
+
+  it("splits a page beyond the budget fitted to max_allowed_packet into statements the server takes, refusing nothing", async () => {
+    const fitted: StoreDb = { ...db };
+    const budget = await fitStatementBudget(fitted, { maxStatementBytes: 16 * 1024 * 1024 } as StoreConfig);
+    // ≈ 1 MB of XML each, twice that as X'hex' in a text statement: more than the budget in all.
+    const count = Math.ceil(budget / (2 * 1024 * 1024)) + 2;
+    const items = Array.from({ length: count }, (_, i) => docItem(next(), 1600 + i, { xmlPadding: 1024 * 1024 }));
+    const before = await counter("Questions");
+    const page = await applyBatch(fitted, { feed, runId, fence: 1n, items, newCursor: BigInt(nsu), maxNsuSeen: 0n });
+    expect(page.counts.documentsInserted).toBe(count);
+    // START, fenced run read, stored rows read, ≥ 2 upserts, feed+run UPDATE, COMMIT (and the counter's own).
+    expect((await counter("Questions")) - before - 1).toBeGreaterThanOrEqual(7);
+    const [rows] = await tdb.pool.query<RowDataPacket[]>(`SELECT SUM(LENGTH(xml)) AS bytes FROM ${t.documentos} WHERE chave IN (?)`, [
+      items.map((i) => i.chave),
+    ]);
+    expect(Number(rows[0]!.bytes)).toBe(items.reduce((n, i) => n + i.xml.byteLength, 0));
+  });
+
+  it("writes a page straddling stored rows: new ones inserted, changed ones updated, the same ones left", async () => {
+    const [kept, changed] = [next(), next()];
+    await apply([docItem(kept, 1201), docItem(changed, 1202), eventItem(next(), chaveOf(1201), "101103", { seq: 1 })]);
+    const fresh = next();
+    const page = await apply([
+      docItem(kept, 1201),
+      docItem(changed, 1202, { variant: "v2" }),
+      docItem(fresh, 1203),
+      eventItem(next(), chaveOf(1201), "105105", { seq: 1 }),
+    ]);
+    expect(page.counts).toMatchObject({ documentsInserted: 1, documentsUpdated: 1, documentsUnchanged: 1, eventsInserted: 1 });
+    // 1201: the stored request and this page's denial: back to ATIVA.
+    expect(page.counts.statusChanges).toBe(1);
+    expect((await notes())[chaveOf(1201)]).toBe("ATIVA null");
+    const [rows] = await tdb.pool.query<RowDataPacket[]>(`SELECT chave, nsu, xml FROM ${t.documentos} WHERE chave IN (?) ORDER BY nsu`, [
+      [1201, 1202, 1203].map(chaveOf),
+    ]);
+    expect(rows.map((r) => Number(r.nsu))).toEqual([kept, changed, fresh]);
+    expect(Buffer.from(rows[1]!.xml as Buffer).toString()).toContain("v2");
+  });
+
+  it("keeps the first NSU of a chave repeated within a page, stores its latest XML and records the other NSU as an alias", async () => {
+    const [first, second] = [next(), next()];
+    const page = await apply([docItem(first, 1301), docItem(second, 1301, { variant: "v2" })]);
+    expect(page.counts).toMatchObject({ documentsInserted: 1, documentsUpdated: 1 });
+    const [rows] = await tdb.pool.query<RowDataPacket[]>(`SELECT nsu, xml FROM ${t.documentos} WHERE chave = ?`, [chaveOf(1301)]);
+    expect(rows).toHaveLength(1);
+    expect(Number(rows[0]!.nsu)).toBe(first);
+    expect(Buffer.from(rows[0]!.xml as Buffer).toString()).toContain("v2");
+    const [aliases] = await tdb.pool.query<RowDataPacket[]>("SELECT nsu, kind FROM nfse_nsu_aliases WHERE item_id = ?", [chaveOf(1301)]);
+    expect(aliases.map((a) => `${String(a.nsu)} ${String(a.kind)}`)).toEqual([`${second} documento`]);
+  });
+
+  it("derives the status of a note from events stored by earlier pages, and of a repeated event by its first NSU", async () => {
+    const note = chaveOf(1401);
+    const [request, substitution] = [next(), next()];
+    await apply([eventItem(request, note, "101103"), eventItem(substitution, note, "105102", { chaveSubstituta: chaveOf(1499) })]);
+    expect(Object.keys(await notes())).not.toContain(note);
+    // The note arrives pages later, with the substitution distributed again at a later NSU.
+    const page = await apply([docItem(next(), 1401), eventItem(next(), note, "105102", { chaveSubstituta: chaveOf(1499) })]);
+    expect(page.counts).toMatchObject({ documentsInserted: 1, eventsUnchanged: 1, statusChanges: 1 });
+    expect((await notes())[note]).toBe(`SUBSTITUIDA ${chaveOf(1499)}`);
+    const [events] = await tdb.pool.query<RowDataPacket[]>(`SELECT nsu FROM ${t.eventos} WHERE id_evento = ?`, [eventIdOf(note, "105102")]);
+    expect(events.map((e) => Number(e.nsu))).toEqual([substitution]);
+  });
+
+  it("with a stale fence writes nothing: no document, event, alias, quarantine row, status, cursor or run change", async () => {
+    const note = chaveOf(1501);
+    await apply([docItem(next(), 1501)]);
+    const snapshot = async () => {
+      const [state] = await tdb.pool.query<RowDataPacket[]>(
+        "SELECT last_nsu, max_nsu, documents_total, events_total, faults_total, locked_at FROM nfse_sync_state WHERE ibge = ?",
+        [feed.ibge],
+      );
+      const [run] = await tdb.pool.query<RowDataPacket[]>(
+        "SELECT to_nsu, batches, documents, events, faults FROM nfse_sync_runs WHERE id = ?",
+        [runId],
+      );
+      const count = async (table: string) => {
+        const [rows] = await tdb.pool.query<RowDataPacket[]>(`SELECT COUNT(*) AS n FROM ${table}`);
+        return Number(rows[0]!.n);
+      };
+      return {
+        state: state[0],
+        run: run[0],
+        documents: await count(t.documentos),
+        events: await count(t.eventos),
+        aliases: await count("nfse_nsu_aliases"),
+        quarantine: await count("nfse_quarantine"),
+        notes: await notes(),
+      };
+    };
+    const before = await snapshot();
+    const items = [
+      docItem(next(), 1502),
+      docItem(next(), 1501, { variant: "v2" }),
+      eventItem(next(), note, "101101"),
+      faultItem(next(), Buffer.from("not gzip")),
+    ];
+    const stale = applyBatch(db, { feed, runId, fence: 0n, items, newCursor: BigInt(nsu), maxNsuSeen: BigInt(nsu) });
+    await expect(stale).rejects.toThrow(/stale fence token 0/);
+    expect(await snapshot()).toEqual(before);
   });
 });
