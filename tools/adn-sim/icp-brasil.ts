@@ -64,7 +64,8 @@ function keyMaterial(key: forge.pki.rsa.PrivateKey): { pem: string; native: KeyO
 function signSha256(cert: forge.pki.Certificate, key: forge.pki.rsa.PrivateKey): void {
   cert.signatureOid = forge.pki.oids.sha256WithRSAEncryption!;
   cert.siginfo.algorithmOid = cert.signatureOid;
-  cert.tbsCertificate = forge.pki.getTBSCertificate(cert);
+  // getTBSCertificate is forge's own (its cert.sign uses it) but missing from its type declarations.
+  cert.tbsCertificate = (forge.pki as unknown as { getTBSCertificate(c: forge.pki.Certificate): forge.asn1.Asn1 }).getTBSCertificate(cert);
   const tbs = forge.asn1.toDer(cert.tbsCertificate).getBytes();
   cert.md = forge.md.sha256.create().update(tbs);
   cert.signature = sign("sha256", Buffer.from(tbs, "binary"), keyMaterial(key).native).toString("binary");
