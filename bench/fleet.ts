@@ -39,7 +39,10 @@ const KS = flag("bootstraps", "50,200")
   .map(Number)
   .filter((k) => k > 0);
 const BOOT_DOCS = Number(flag("bootstrap-documents", "1000"));
-const WORKERS = Number(flag("workers", "128"));
+// The coordinator's incremental pool and the gateway's idle limit for certificate pools: their defaults
+// (decision 0037) unless given, for A/B runs of the same build.
+const WORKERS = flag("workers", "");
+const POOL_IDLE_SECONDS = flag("pool-idle-seconds", "");
 const REGISTER_CONCURRENCY = Number(flag("register-concurrency", "8"));
 const PROFILE = flag("profile", "");
 const PRELOAD = fileURLToPath(new URL("./cpu-prof-preload.mjs", import.meta.url));
@@ -234,6 +237,7 @@ async function main(): Promise<void> {
       "adn-gateway": {
         ADN_CREDENTIALS_REFRESH_SECONDS: "3600",
         NFSE_REQUEST_TIMEOUT_SECONDS: "60",
+        ...(POOL_IDLE_SECONDS ? { ADN_POOL_IDLE_SECONDS: POOL_IDLE_SECONDS } : {}),
         ...profileEnv("adn-gateway", "signal"),
         ...snapshotEnv,
       },
@@ -241,7 +245,7 @@ async function main(): Promise<void> {
     },
   });
   const coordinatorEnv = (bootstraps: number, backoffS: number, sweepEveryS = 2) => ({
-    NFSE_WORKER_CONCURRENCY: String(WORKERS),
+    ...(WORKERS ? { NFSE_WORKER_CONCURRENCY: WORKERS } : {}),
     NFSE_BOOTSTRAP_CONCURRENCY: String(bootstraps),
     NFSE_SYNC_INTERVAL_SECONDS: String(sweepEveryS),
     NFSE_EMPTY_RESULT_BACKOFF_SECONDS: String(backoffS),
@@ -330,7 +334,7 @@ async function main(): Promise<void> {
 
     // (4) One incremental sweep over the whole fleet by a fresh coordinator. Each feed gets one new NSU;
     // the one-hour wait is moved to now (the bench's shortcut) so that every feed is eligible at once.
-    log(`incremental sweep over ${N} feeds (${WORKERS} workers)`);
+    log(`incremental sweep over ${N} feeds (${WORKERS || "default"} workers)`);
     for (const ibge of all) mesh.sim.feed(ibge, "DISTRIBUICAO").append(1);
     await mesh.db.pool.query("UPDATE nfse_sync_state SET next_eligible_at = UTC_TIMESTAMP() - INTERVAL 1 SECOND");
     status = await mysqlStatus(mesh);
@@ -404,7 +408,7 @@ function print(label: string): void {
   const w0 = Math.max(...rows.map((r) => r[0].length));
   const w1 = Math.min(140, Math.max(...rows.map((r) => r[1].length)));
   console.log(
-    `NFS-e fleet benchmark — ${new Date().toISOString()} — ${N} municipalities, ADN ${LATENCY_MS} ± ${JITTER_MS} ms, page ${PAGE}, ${WORKERS} workers, services ${label}`,
+    `NFS-e fleet benchmark — ${new Date().toISOString()} — ${N} municipalities, ADN ${LATENCY_MS} ± ${JITTER_MS} ms, page ${PAGE}, ${WORKERS || "default"} workers, certificate pools idle ${POOL_IDLE_SECONDS || "default"} s, services ${label}`,
   );
   for (const [a, b, c] of rows) console.log(`${a.padEnd(w0)} | ${b.padEnd(w1)} | ${c ?? ""}`);
 }

@@ -13,6 +13,8 @@ const FIGURES = {
   oldTotal: 'nodejs_heap_space_size_total_bytes{space="old"}',
   oldUsed: 'nodejs_heap_space_size_used_bytes{space="old"}',
   external: "nodejs_external_memory_bytes",
+  // The gateway's certificate pools open (one TLS context each); absent elsewhere.
+  pools: "malha_adn_open_pools",
 } as const;
 type Figure = keyof typeof FIGURES | "rssAnon" | "rssFile";
 
@@ -72,7 +74,7 @@ export class MemorySampler {
     const mb = (b: number | undefined) => (b === undefined ? "-" : (b / 2 ** 20).toFixed(0));
     return [...this.peaks].map(
       ([name, p]) =>
-        `${name}: rss ${mb(p.rss)} (anonymous ${mb(p.rssAnon)}, file ${mb(p.rssFile)}), heap ${mb(p.heapUsed)} used / ${mb(p.heapTotal)} total (old ${mb(p.oldUsed)} / ${mb(p.oldTotal)}, new ${mb(p.newTotal)}), external ${mb(p.external)} MB`,
+        `${name}: rss ${mb(p.rss)} (anonymous ${mb(p.rssAnon)}, file ${mb(p.rssFile)}), heap ${mb(p.heapUsed)} used / ${mb(p.heapTotal)} total (old ${mb(p.oldUsed)} / ${mb(p.oldTotal)}, new ${mb(p.newTotal)}), external ${mb(p.external)} MB${p.pools === undefined ? "" : `; at most ${p.pools} certificate pools open`}`,
     );
   }
 }

@@ -130,6 +130,32 @@ describe("AdnHttpClient idle pools", () => {
     await http.close();
   });
 
+  it("sends a later attempt through a pool closed for idleness since (a retry's back-off past the idle limit) through the pool opened again", async () => {
+    const http = new AdnHttpClient({ trustedCa: Buffer.from(trusted.certPem), maxResponseBytes: 1 << 20 });
+    const first = http.pool("3550308", "v1", creds);
+    expect((await http.get(first, `${base}/x`, { timeoutMs: 5000 })).status).toBe(200);
+    http.closeIdle(Date.now() + 1);
+    expect(http.poolCount()).toBe(0);
+    const res = await http.get(first, `${base}/x`, { timeoutMs: 5000 });
+    expect(JSON.parse(res.body.toString()).subject).toBe("EMPRESA TESTE LTDA:11222333000181");
+    expect(http.poolCount()).toBe(1);
+    expect(http.pool("3550308", "v1", creds)).not.toBe(first);
+    await http.close();
+  });
+
+  it("does not open a closed pool again once its certificate was replaced: the old credentials' call fails", async () => {
+    const http = new AdnHttpClient({ trustedCa: Buffer.from(trusted.certPem), maxResponseBytes: 1 << 20 });
+    const other = issueEcnpj(trusted, { cnpj: "11222333000181", razaoSocial: "OUTRA" });
+    const first = http.pool("3550308", "v1", creds);
+    expect((await http.get(first, `${base}/x`, { timeoutMs: 5000 })).status).toBe(200);
+    http.closeIdle(Date.now() + 1);
+    const replaced = http.pool("3550308", "v2", { privateKeyPem: other.keyPem, certificateChainPem: other.certPem + trusted.certPem });
+    await expect(http.get(first, `${base}/x`, { timeoutMs: 5000 })).rejects.toBeInstanceOf(AdnHttpFailure);
+    expect(http.poolCount()).toBe(1);
+    expect(http.pool("3550308", "v2", creds)).toBe(replaced);
+    await http.close();
+  });
+
   it("never closes a pool with a request in flight", async () => {
     const http = new AdnHttpClient({ trustedCa: Buffer.from(trusted.certPem), maxResponseBytes: 1 << 20 });
     const pool = http.pool("3550308", "v1", creds);

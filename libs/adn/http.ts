@@ -55,9 +55,14 @@ export const TLS_SESSION_KEEP_MS = 2 * 3_600_000;
 
 interface PoolEntry {
   key: string;
+  ibge: string;
+  poolKey: string;
+  creds: ClientCredentials;
   agent: Agent;
   lastUsedMs: number;
   inFlight: number;
+  /** Closed for idleness: a later attempt through its agent goes through a fresh pool (decision 0037). */
+  idleClosed: boolean;
 }
 
 export class AdnHttpClient {
@@ -91,7 +96,10 @@ export class AdnHttpClient {
   /** Closes the pools last used before `cutoffMs` that have no request in flight; forgets old TLS sessions. */
   closeIdle(cutoffMs: number): void {
     for (const entry of this.pools.values()) {
-      if (entry.inFlight === 0 && entry.lastUsedMs < cutoffMs) this.drop(entry);
+      if (entry.inFlight === 0 && entry.lastUsedMs < cutoffMs) {
+        entry.idleClosed = true;
+        this.drop(entry);
+      }
     }
     const sessionCutoff = Date.now() - TLS_SESSION_KEEP_MS;
     for (const [key, kept] of this.tlsSessions) if (kept.atMs < sessionCutoff) this.tlsSessions.delete(key);
@@ -133,7 +141,7 @@ export class AdnHttpClient {
       connections: this.opts.connections ?? 4,
       connect: (options, callback) => this.connect(key, secureContext, options, callback),
     });
-    const entry: PoolEntry = { key, agent, lastUsedMs: Date.now(), inFlight: 0 };
+    const entry: PoolEntry = { key, ibge, poolKey, creds, agent, lastUsedMs: Date.now(), inFlight: 0, idleClosed: false };
     this.pools.set(key, entry);
     this.byAgent.set(agent, entry);
     return agent;
@@ -163,8 +171,9 @@ export class AdnHttpClient {
    * One GET in a CLIENT span (no trace header goes to the ADN: it is not ours); throws AdnHttpFailure
    * for timeouts and network errors, rethrows the caller's abort.
    */
-  async get(pool: Agent, url: string, opts: { timeoutMs: number; signal?: AbortSignal }): Promise<AdnHttpResponse> {
+  async get(given: Agent, url: string, opts: { timeoutMs: number; signal?: AbortSignal }): Promise<AdnHttpResponse> {
     const path = new URL(url).pathname;
+    const pool = this.live(given);
     return inSpan(
       `GET ${path.replace(/\/\d+/g, "/{n}").replace(/\/[0-9A-Za-z]{50}\b/g, "/{chave}")}`,
       { kind: SpanKind.CLIENT, attributes: { "http.request.method": "GET", "url.full": url } },
@@ -183,6 +192,20 @@ export class AdnHttpClient {
         }
       },
     );
+  }
+
+  /**
+   * The agent to send through: `given`, or, when its pool was closed for idleness since the caller got it
+   * (between two attempts of one call, a retry's back-off being longer than the idle limit), the
+   * certificate's pool opened again — so the idle limit may be shorter than any back-off (decision 0037).
+   * A pool closed because its credentials were replaced is not reopened: its agent fails the call.
+   */
+  private live(given: Agent): Agent {
+    const entry = this.byAgent.get(given);
+    if (!entry?.idleClosed) return given;
+    // Rare (a retry after an idle close): a scan of the pools is cheaper than an index kept per call.
+    for (const other of this.pools.values()) if (other.ibge === entry.ibge && other.key !== entry.key) return given;
+    return this.pool(entry.ibge, entry.poolKey, entry.creds);
   }
 
   private async fetch(pool: Agent, url: string, opts: { timeoutMs: number; signal?: AbortSignal }): Promise<AdnHttpResponse> {

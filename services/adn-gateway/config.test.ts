@@ -8,7 +8,7 @@ import { readGatewayConfig } from "./config.js";
 const read = (env: Record<string, string>) => readGatewayConfig(new EnvReader(env));
 
 describe("gateway configuration", () => {
-  it("defaults to the real ADN hosts, the vault, 60 s, 3 retries, a 5-minute cool-down and pools closed after 10 idle minutes", () => {
+  it("defaults to the real ADN hosts, the vault, 60 s, 3 retries, a 5-minute cool-down and pools closed after 2 idle seconds", () => {
     expect(read({})).toEqual({
       baseUrlProducao: "https://adn.nfse.gov.br",
       baseUrlProducaoRestrita: "https://adn.producaorestrita.nfse.gov.br",
@@ -20,10 +20,12 @@ describe("gateway configuration", () => {
       maxResponseBytes: 64 * 1024 * 1024,
       maxBatchBytes: 15 * 1024 * 1024,
       rateLimitCooldownMs: 300_000,
-      idlePoolMs: 600_000,
+      idlePoolMs: 2_000,
       credentials: { kind: "vault", refreshMs: 60_000 },
     });
     expect(read({ ADN_POOL_IDLE_SECONDS: "0" }).idlePoolMs).toBe(0);
+    // Below the retry back-off is fine: a retry reopens a pool closed meanwhile (decision 0037).
+    expect(read({ ADN_POOL_IDLE_SECONDS: "1", NFSE_RETRY_BACKOFF_MAX_SECONDS: "30" }).idlePoolMs).toBe(1000);
   });
 
   it("selects the directory source explicitly and reads the vault secret from a file", () => {
@@ -44,8 +46,7 @@ describe("gateway configuration", () => {
     [{ NFSE_REQUEST_TIMEOUT_SECONDS: "abc" }, "NFSE_REQUEST_TIMEOUT_SECONDS"],
     [{ NFSE_RETRY_BACKOFF_BASE_SECONDS: "10", NFSE_RETRY_BACKOFF_MAX_SECONDS: "1" }, "NFSE_RETRY_BACKOFF_MAX_SECONDS"],
     [{ ADN_CA_FILE: "/nonexistent/ca.pem" }, "ADN_CA_FILE"],
-    // A pool closed between two attempts of one call would fail the retry.
-    [{ ADN_POOL_IDLE_SECONDS: "20", NFSE_RETRY_BACKOFF_MAX_SECONDS: "30" }, "ADN_POOL_IDLE_SECONDS"],
+    [{ ADN_POOL_IDLE_SECONDS: "-1" }, "ADN_POOL_IDLE_SECONDS"],
     // More than the store accepts as one ApplyBatch: every such batch would fail there instead.
     [{ ADN_MAX_BATCH_BYTES: String(16 * 1024 * 1024) }, "ADN_MAX_BATCH_BYTES"],
     [{ VAULT_CREDENTIALS_SECRET: "a-secret-value", VAULT_CREDENTIALS_SECRET_FILE: "/x" }, "VAULT_CREDENTIALS_SECRET_FILE"],

@@ -17,7 +17,7 @@ import { VaultCredentialSource } from "./credentials-vault.js";
 import type { CredentialSource } from "./credentials.js";
 import { AdnGateway } from "./gateway.js";
 import { createHandlers } from "./handlers.js";
-import { createAdnMetrics } from "./metrics.js";
+import { createAdnMetrics, registerPoolGauges } from "./metrics.js";
 
 await runService("adn-gateway", ({ env, log, metrics }) => {
   const config = readGatewayConfig(env);
@@ -35,6 +35,7 @@ await runService("adn-gateway", ({ env, log, metrics }) => {
     idlePoolMs: config.idlePoolMs,
   });
   const adnMetrics = createAdnMetrics(metrics.registry);
+  registerPoolGauges(metrics.registry, http);
   const store = peerClient(env, "store", StoreService);
   const gateway = new AdnGateway({
     config,

@@ -1,5 +1,5 @@
 // ADN call metrics: HTTP attempts by outcome, their latency and bytes, and the items decoded.
-import { Counter, Histogram, type Registry } from "prom-client";
+import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 
 export interface AdnMetrics {
   attempt(endpoint: string, outcome: string, seconds: number, bytes: number): void;
@@ -42,6 +42,29 @@ export function createAdnMetrics(registry: Registry): AdnMetrics {
       if (count > 0) items.inc({ kind }, count);
     },
   };
+}
+
+/**
+ * The certificates' connection pools open now (one TLS context each, ≈ 70 KB) and the TLS sessions kept:
+ * read when scraped, so what ADN_POOL_IDLE_SECONDS keeps open is visible (decision 0037).
+ */
+export function registerPoolGauges(registry: Registry, http: { poolCount(): number; tlsSessionCount(): number }): void {
+  new Gauge({
+    name: "malha_adn_open_pools",
+    help: "Certificate connection pools (and TLS contexts) open in the gateway.",
+    registers: [registry],
+    collect() {
+      this.set(http.poolCount());
+    },
+  });
+  new Gauge({
+    name: "malha_adn_tls_sessions",
+    help: "TLS sessions kept for resumption, at most one per certificate used in the last two hours.",
+    registers: [registry],
+    collect() {
+      this.set(http.tlsSessionCount());
+    },
+  });
 }
 
 /** For unit tests and tools that need no registry. */

@@ -6,7 +6,7 @@ describe("coordinator config", () => {
   it("uses seed 000's names, and defaults sized for a fleet", () => {
     const config = readCoordinatorConfig(new EnvReader({ NATS_URL: "nats://127.0.0.1:4222" }));
     expect(config).toMatchObject({
-      workerConcurrency: 128,
+      workerConcurrency: 256,
       bootstrapConcurrency: 16,
       syncIntervalMs: 300_000,
       emptyResultBackoffMs: 3_600_000,
@@ -22,7 +22,7 @@ describe("coordinator config", () => {
     expect(config.workerConcurrency).toBe(8);
     expect(config.emptyResultBackoffMs).toBe(3_700_000);
     expect(() => readCoordinatorConfig(new EnvReader({ NATS_URL: "nats://n:4222", NFSE_WORKER_CONCURRENCY: "0" }))).toThrow(
-      new ConfigError("NFSE_WORKER_CONCURRENCY", "must be an integer between 1 and 256, got 0"),
+      new ConfigError("NFSE_WORKER_CONCURRENCY", "must be an integer between 1 and 1024, got 0"),
     );
     expect(() => readCoordinatorConfig(new EnvReader({}))).toThrow(ConfigError);
   });

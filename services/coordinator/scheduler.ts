@@ -209,6 +209,9 @@ export class Scheduler {
       else this.gapFeeds.delete(key);
     }
     for (const key of this.gapFeeds.keys()) if (!seen.has(key)) this.gapFeeds.delete(key);
+    // Turns matter only among a certificate's feeds with gaps: a feed without any starts first again if
+    // it gets some, and a feed gone from the fleet leaves no entry behind (decision 0037).
+    for (const key of this.lastStep.keys()) if (!this.gapFeeds.has(key)) this.lastStep.delete(key);
     return this.gapFeeds.size;
   }
 
