@@ -11,7 +11,9 @@
 //   BeginRun(fence) → ApplyBatch(fence)* → FinishRun(fence)
 // The fence token is the NATS KV lease revision at acquire time. BeginRun records it when it is not older
 // than the stored one; every later write of the run is a conditional write on `fence_token = ?`, so a
-// holder whose lease was taken over can never write again, whatever its lease thinks.
+// holder whose lease was taken over can never write again, whatever its lease thinks. A coordinator
+// begins and finishes the runs of many feeds together with BeginRuns/FinishRuns (one transaction, each
+// feed fenced and answered on its own; docs/decisions/0036-batched-run-begin-and-finish.md).
 //
 // Errors carry a malha.common.v1.ErrorInfo (domain "malha.store") with one of these reasons:
 //   INVALID_IBGE            ibge not `^\d{7}$` or unknown UF prefix              (INVALID_ARGUMENT)
