@@ -15,6 +15,7 @@ import { ActiveCertificates } from "./certificates.js";
 import { readCoordinatorConfig } from "./config.js";
 import { createCoordinatorMetrics } from "./metrics.js";
 import { coordinatorHandlers } from "./handlers.js";
+import { batchedRunCalls } from "./run-calls.js";
 import { FeedRunner } from "./runner.js";
 import { reconciliationSpacingMs, Scheduler } from "./scheduler.js";
 
@@ -50,7 +51,8 @@ await runService("coordinator", async ({ env, log, metrics: serviceMetrics }) =>
     now,
     log,
   });
-  const runner = new FeedRunner(leases, { store: store.client, gateway: gateway.client, now }, config, log, metrics);
+  const runs = batchedRunCalls(store.client);
+  const runner = new FeedRunner(leases, { store: runs, gateway: gateway.client, now }, config, log, metrics);
   const scheduler = new Scheduler({
     store: store.client,
     gateway: gateway.client,
@@ -83,6 +85,7 @@ await runService("coordinator", async ({ env, log, metrics: serviceMetrics }) =>
     },
     async close() {
       await scheduler.stop();
+      await runs.close();
       await leases.close();
       await nc.drain();
       for (const c of [store, gateway, vault]) c.close();

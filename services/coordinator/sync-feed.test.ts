@@ -19,6 +19,7 @@ import { createThrowawayDatabase, type ThrowawayDatabase } from "../../test/supp
 import { startService, type ServiceProcess } from "../../test/support/service-process.js";
 import { feedKey, leaseKeyOf } from "./feed-key.js";
 import { PAGES_AHEAD_OF_STORE, UNACKNOWLEDGED_PAGES } from "../adn-gateway/deliver-feed.js";
+import { batchedRunCalls } from "./run-calls.js";
 import { syncFeed, type SyncFeedResult } from "./sync-feed.js";
 
 const CALM = { ibge: "3550308", cnpj: "11222333000181", uf: "SP" };
@@ -121,10 +122,13 @@ function observedClients(ibge: string, onReport?: (k: number) => Promise<void>) 
   };
   const storeClient = createServiceClient(StoreService, { baseUrl: store.baseUrl, interceptors: [watchApplies] });
   const gatewayClient = createServiceClient(AdnGatewayService, { baseUrl: gateway.baseUrl, interceptors: [watchReports] });
+  // BeginRun/FinishRun go as the coordinator sends them: batched (BeginRuns/FinishRuns).
+  const runs = batchedRunCalls(storeClient.client);
   return {
     observed,
-    deps: { store: storeClient.client, gateway: gatewayClient.client, now: () => Date.now() },
-    close: () => {
+    deps: { store: runs, gateway: gatewayClient.client, now: () => Date.now() },
+    close: async () => {
+      await runs.close();
       storeClient.close();
       gatewayClient.close();
     },
@@ -152,7 +156,7 @@ async function run(
     });
     return { result, observed };
   } finally {
-    close();
+    await close();
     await lease.release();
   }
 }

@@ -3,13 +3,14 @@ import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import { RateLimitedSchema } from "../../libs/gen/malha/adn/v1/errors_pb.js";
 import { BatchStatus, type AdnGatewayService } from "../../libs/gen/malha/adn/v1/adn_gateway_pb.js";
 import type { FeedKey } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
-import type { StoreService } from "../../libs/gen/malha/store/v1/store_pb.js";
 import { NotEligibleSchema, RunOutcome, StaleFenceSchema, type RunTrigger, type SyncPool } from "../../libs/gen/malha/store/v1/types_pb.js";
 import type { Lease } from "../../libs/leases/types.js";
 import { FeedDelivery } from "./feed-delivery.js";
+import type { RunCalls } from "./run-calls.js";
 
 export interface SyncFeedDeps {
-  store: Client<typeof StoreService>;
+  /** BeginRun/FinishRun: batched with other runs' in production (run-calls.ts, decision 0036). */
+  store: RunCalls;
   gateway: Client<typeof AdnGatewayService>;
   /** Wall clock for persisted times (next eligible, cool-down); leases use the monotonic clock. */
   now: () => number;

@@ -1,11 +1,15 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import type { ServiceImpl } from "@connectrpc/connect";
-import type { StoreService } from "../../../libs/gen/malha/store/v1/store_pb.js";
+import { ConnectError, type ServiceImpl } from "@connectrpc/connect";
+import type { BeginRunRequest, FinishRunRequest, StoreService } from "../../../libs/gen/malha/store/v1/store_pb.js";
+import { entryStatusOf } from "../../../libs/rpc/entry-errors.js";
 import { RunOutcome } from "../../../libs/gen/malha/store/v1/types_pb.js";
 import { outcomeCodes, parseFeed, poolCodes, triggerCodes } from "../codes.js";
 import { badRequest } from "../errors.js";
 import type { StoreDb } from "../repo/context.js";
 import { applyBatch } from "../repo/apply-batch.js";
+import { beginRuns, type BeginRunInput, type BeginRunResult } from "../repo/begin-runs.js";
+import { feedKey } from "../repo/feed-rows.js";
+import { finishRuns, type FinishRunInput } from "../repo/finish-runs.js";
 import { beginRun, expireStaleRuns, finishRun, getRun, purgeRunLogs, requestCancellation } from "../repo/runs.js";
 import { parseRunId } from "../repo/state.js";
 import { batchItems, type PageDecodeLimits } from "./batch-items.js";
@@ -18,26 +22,86 @@ function fenceToken(value: bigint): bigint {
   return value;
 }
 
+/** Most entries one BeginRuns/FinishRuns takes (store.proto). */
+export const MAX_RUN_ENTRIES = 500;
+
+function beginInput(req: BeginRunRequest): BeginRunInput {
+  const feed = parseFeed(req.feed);
+  const holder = requiredText(req.holder, "holder", 191);
+  const trigger = triggerCodes.toDb(req.trigger);
+  if (trigger === undefined) throw badRequest("trigger must be set");
+  return { feed, holder, fence: fenceToken(req.fenceToken), trigger, pool: poolCodes.toDb(req.pool) ?? null };
+}
+
+function begunOf(result: BeginRunResult) {
+  return {
+    runId: result.run.runId,
+    cursor: result.cursor,
+    run: result.run,
+    ...(result.nextEligibleAt ? { nextEligibleAt: timestampFromDate(result.nextEligibleAt) } : {}),
+    ...(result.cooldownUntil ? { cooldownUntil: timestampFromDate(result.cooldownUntil) } : {}),
+  };
+}
+
+function finishInput(req: FinishRunRequest): FinishRunInput {
+  const feed = parseFeed(req.feed);
+  if (req.outcome === RunOutcome.ABANDONED) throw badRequest("outcome ABANDONED is set by the store only");
+  const outcome = outcomeCodes.toDb(req.outcome);
+  if (outcome === undefined) throw badRequest("outcome must be set");
+  if (req.outcome === RunOutcome.CAUGHT_UP && !req.nextEligibleAt) throw badRequest("next_eligible_at is required for CAUGHT_UP");
+  if (req.outcome === RunOutcome.RATE_LIMITED && !req.cooldownUntil) throw badRequest("cooldown_until is required for RATE_LIMITED");
+  return {
+    feed,
+    runId: parseRunId(req.runId),
+    fence: fenceToken(req.fenceToken),
+    outcome,
+    errorMessage: optionalText(req.errorMessage, "error_message", 4000),
+    nextEligibleAt: optionalTime(req.nextEligibleAt) ?? null,
+    cooldownUntil: optionalTime(req.cooldownUntil) ?? null,
+  };
+}
+
+/**
+ * The entries of a batched run call, each parsed as its single-entry RPC parses it. A malformed entry
+ * fails the whole call with its index in the message (`runs[3]: holder …`) and the single call's code
+ * and details; so does a feed (or run) listed twice, whose writes in one transaction would collide.
+ */
+function entries<R, I>(reqs: readonly R[], parse: (req: R) => I, identity: (input: I) => string, field: string): I[] {
+  if (reqs.length > MAX_RUN_ENTRIES) throw badRequest(`runs has ${reqs.length} entries; at most ${MAX_RUN_ENTRIES}`);
+  const seen = new Map<string, number>();
+  return reqs.map((req, i) => {
+    let input: I;
+    try {
+      input = parse(req);
+    } catch (err) {
+      if (!(err instanceof ConnectError)) throw err;
+      const named = new ConnectError(`runs[${i}]: ${err.rawMessage}`, err.code);
+      named.details = err.details;
+      throw named;
+    }
+    const id = identity(input);
+    const first = seen.get(id);
+    if (first !== undefined) throw badRequest(`runs[${i}].${field} repeats runs[${first}].${field}`);
+    seen.set(id, i);
+    return input;
+  });
+}
+
 export function runHandlers(db: StoreDb, limits: PageDecodeLimits): Impl {
   return {
     async beginRun(req) {
-      const feed = parseFeed(req.feed);
-      const holder = requiredText(req.holder, "holder", 191);
-      const trigger = triggerCodes.toDb(req.trigger);
-      if (trigger === undefined) throw badRequest("trigger must be set");
-      const result = await beginRun(db, {
-        feed,
-        holder,
-        fence: fenceToken(req.fenceToken),
-        trigger,
-        pool: poolCodes.toDb(req.pool) ?? null,
-      });
+      return begunOf(await beginRun(db, beginInput(req)));
+    },
+
+    async beginRuns(req) {
+      const inputs = entries(req.runs, beginInput, (i) => feedKey(i.feed), "feed");
+      const outcomes = await beginRuns(db, inputs);
       return {
-        runId: result.run.runId,
-        cursor: result.cursor,
-        run: result.run,
-        ...(result.nextEligibleAt ? { nextEligibleAt: timestampFromDate(result.nextEligibleAt) } : {}),
-        ...(result.cooldownUntil ? { cooldownUntil: timestampFromDate(result.cooldownUntil) } : {}),
+        results: outcomes.map((o) =>
+          o.ok
+            ? { result: { case: "begun" as const, value: begunOf(o.value) } }
+            : { result: { case: "refused" as const, value: entryStatusOf(o.error) } },
+        ),
       };
     },
 
@@ -56,22 +120,19 @@ export function runHandlers(db: StoreDb, limits: PageDecodeLimits): Impl {
     },
 
     async finishRun(req) {
-      const feed = parseFeed(req.feed);
-      if (req.outcome === RunOutcome.ABANDONED) throw badRequest("outcome ABANDONED is set by the store only");
-      const outcome = outcomeCodes.toDb(req.outcome);
-      if (outcome === undefined) throw badRequest("outcome must be set");
-      if (req.outcome === RunOutcome.CAUGHT_UP && !req.nextEligibleAt) throw badRequest("next_eligible_at is required for CAUGHT_UP");
-      if (req.outcome === RunOutcome.RATE_LIMITED && !req.cooldownUntil) throw badRequest("cooldown_until is required for RATE_LIMITED");
-      const result = await finishRun(db, {
-        feed,
-        runId: parseRunId(req.runId),
-        fence: fenceToken(req.fenceToken),
-        outcome,
-        errorMessage: optionalText(req.errorMessage, "error_message", 4000),
-        nextEligibleAt: optionalTime(req.nextEligibleAt) ?? null,
-        cooldownUntil: optionalTime(req.cooldownUntil) ?? null,
-      });
-      return result;
+      return finishRun(db, finishInput(req));
+    },
+
+    async finishRuns(req) {
+      const inputs = entries(req.runs, finishInput, (i) => i.runId, "run_id");
+      const outcomes = await finishRuns(db, inputs);
+      return {
+        results: outcomes.map((o) =>
+          o.ok
+            ? { result: { case: "finished" as const, value: o.value } }
+            : { result: { case: "refused" as const, value: entryStatusOf(o.error) } },
+        ),
+      };
     },
 
     async requestRunCancellation(req) {
