@@ -1,22 +1,40 @@
 // Spans around the work that is not an RPC: an ADN HTTP call, a SQL transaction, a JetStream message.
 // No-ops when tracing is off (the API without an SDK hands out non-recording spans).
-import { context, propagation, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span } from "@opentelemetry/api";
+import {
+  context,
+  propagation,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Context,
+  type Link,
+  type Span,
+  type SpanContext,
+} from "@opentelemetry/api";
 
 const tracer = trace.getTracer("malha");
 
-export { SpanKind };
+export { ROOT_CONTEXT, SpanKind };
+export type { SpanContext };
 
 /**
  * Runs `fn` inside a new span (a child of the active one, or of `parent`), ends it when `fn` settles and
- * marks it failed if `fn` throws. `fn` may add attributes through the span it gets.
+ * marks it failed if `fn` throws. `fn` may add attributes through the span it gets. `links` name spans of
+ * other traces this work is done for (a batch call serving many runs).
  */
 export async function inSpan<T>(
   name: string,
-  opts: { kind: SpanKind; attributes?: Attributes; parent?: Context },
+  opts: { kind: SpanKind; attributes?: Attributes; parent?: Context; links?: Link[] },
   fn: (span: Span) => Promise<T>,
 ): Promise<T> {
   const parent = opts.parent ?? context.active();
-  const span = tracer.startSpan(name, { kind: opts.kind, ...(opts.attributes ? { attributes: opts.attributes } : {}) }, parent);
+  const span = tracer.startSpan(
+    name,
+    { kind: opts.kind, ...(opts.attributes ? { attributes: opts.attributes } : {}), ...(opts.links ? { links: opts.links } : {}) },
+    parent,
+  );
   try {
     return await context.with(trace.setSpan(parent, span), () => fn(span));
   } catch (err) {

@@ -8,12 +8,19 @@ import { ConnectError } from "@connectrpc/connect";
 import type { BeginRunResponse, FinishRunResponse, StoreService } from "../../libs/gen/malha/store/v1/store_pb.js";
 import { type BatchAnswer, MicroBatcher } from "../../libs/batching/micro-batcher.js";
 import { errorOfEntryStatus, type EntryStatus } from "../../libs/rpc/entry-errors.js";
+import { inSpan, ROOT_CONTEXT, SpanKind, type SpanContext } from "../../libs/tracing/spans.js";
 
 /** What syncFeed needs of the store: the store client itself, or the batched calls below. */
 export type RunCalls = Pick<Client<typeof StoreService>, "beginRun" | "finishRun">;
 
 type BeginRequest = Parameters<RunCalls["beginRun"]>[0];
 type FinishRequest = Parameters<RunCalls["finishRun"]>[0];
+
+/** A run's request and the span it waits in, which the batch call links to. */
+interface Entry<R> {
+  request: R;
+  waiting: SpanContext;
+}
 
 export interface RunBatching {
   /** Most runs per call (the store takes at most 500). */
@@ -36,21 +43,50 @@ function answerOf<T>(result: { case: string | undefined; value?: unknown }, okCa
   return { ok: false, error: new ConnectError("the store answered a batched run entry with neither a result nor a refusal") };
 }
 
+/**
+ * One batch call, in a trace of its own: it serves many runs, so it is no run's child (under load a batch
+ * goes out from the previous one's callback, and would chain every later batch into the first run's
+ * trace). It links to each run's waiting span instead, and each run's trace keeps that span.
+ */
+function batchCall<R, O>(name: string, send: (requests: R[]) => Promise<BatchAnswer<O>[]>) {
+  return (entries: Entry<R>[]) =>
+    inSpan(
+      name,
+      {
+        kind: SpanKind.INTERNAL,
+        parent: ROOT_CONTEXT,
+        links: entries.map((e) => ({ context: e.waiting })),
+        attributes: { "malha.batch.size": entries.length },
+      },
+      () => send(entries.map((e) => e.request)),
+    );
+}
+
 export function batchedRunCalls(
   store: Pick<Client<typeof StoreService>, "beginRuns" | "finishRuns">,
   batching: RunBatching = RUN_BATCHING,
 ): RunCalls & { close(): Promise<void> } {
-  const begins = new MicroBatcher<BeginRequest, BeginRunResponse>({
+  const begins = new MicroBatcher<Entry<BeginRequest>, BeginRunResponse>({
     ...batching,
-    send: async (runs) => (await store.beginRuns({ runs })).results.map((r) => answerOf<BeginRunResponse>(r.result, "begun")),
+    send: batchCall("begin runs (batched)", async (runs: BeginRequest[]) =>
+      (await store.beginRuns({ runs })).results.map((r) => answerOf<BeginRunResponse>(r.result, "begun")),
+    ),
   });
-  const finishes = new MicroBatcher<FinishRequest, FinishRunResponse>({
+  const finishes = new MicroBatcher<Entry<FinishRequest>, FinishRunResponse>({
     ...batching,
-    send: async (runs) => (await store.finishRuns({ runs })).results.map((r) => answerOf<FinishRunResponse>(r.result, "finished")),
+    send: batchCall("finish runs (batched)", async (runs: FinishRequest[]) =>
+      (await store.finishRuns({ runs })).results.map((r) => answerOf<FinishRunResponse>(r.result, "finished")),
+    ),
   });
   return {
-    beginRun: (req, options) => begins.submit(req, options?.signal),
-    finishRun: (req, options) => finishes.submit(req, options?.signal),
+    beginRun: (request, options) =>
+      inSpan("begin run (batched)", { kind: SpanKind.INTERNAL }, (span) =>
+        begins.submit({ request, waiting: span.spanContext() }, options?.signal),
+      ),
+    finishRun: (request, options) =>
+      inSpan("finish run (batched)", { kind: SpanKind.INTERNAL }, (span) =>
+        finishes.submit({ request, waiting: span.spanContext() }, options?.signal),
+      ),
     async close() {
       await Promise.all([begins.close(), finishes.close()]);
     },

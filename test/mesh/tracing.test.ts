@@ -20,6 +20,7 @@ interface OtlpSpan {
   traceId: string;
   spanId: string;
   parentSpanId?: string;
+  links?: { traceId: string; spanId: string }[];
   name: string;
   kind: number;
   service: string;
@@ -181,7 +182,7 @@ describe("a trace of one sync run", () => {
     await mesh?.stop();
   });
 
-  it("has the run as root, the coordinator's calls as its children, and the store's transactions and the gateway's ADN calls and ApplyBatch calls below them", async () => {
+  it("has the run as root, the coordinator's calls as its children (BeginRun through a linked batch), and the store's transactions and the gateway's ADN calls and ApplyBatch calls below them", async () => {
     const ibge = mesh.municipalities[0]!.ibge;
     let run: OtlpSpan | undefined;
     for (let i = 0; i < 600 && !run; i++) {
@@ -198,11 +199,21 @@ describe("a trace of one sync run", () => {
     // Let the last batches of the run arrive.
     await new Promise((r) => setTimeout(r, 500));
     const trace = spans.filter((s) => s.traceId === run!.traceId);
-    const begin = childOf(trace, run!, (s) => s.kind === CLIENT && s.name === "malha.store.v1.StoreService/BeginRun")!;
+    // BeginRun goes out in a BeginRuns batch (0036): the run keeps the span it waited in, and the batch's
+    // own trace links back to it.
+    const waiting = childOf(trace, run!, (s) => s.name === "begin run (batched)")!;
+    expect(waiting).toBeDefined();
+    const batch = spans.find(
+      (s) => s.name === "begin runs (batched)" && (s.links ?? []).some((l) => l.traceId === run!.traceId && l.spanId === waiting.spanId),
+    )!;
+    expect(batch, "the batch span linking to the run's waiting span").toBeDefined();
+    expect(batch.traceId).not.toBe(run!.traceId);
+    const batchTrace = spans.filter((s) => s.traceId === batch.traceId);
+    const begin = childOf(batchTrace, batch, (s) => s.kind === CLIENT && s.name === "malha.store.v1.StoreService/BeginRuns")!;
     expect(begin).toBeDefined();
-    const begun = childOf(trace, begin, (s) => s.kind === SERVER && s.service === "malha-store")!;
+    const begun = childOf(batchTrace, begin, (s) => s.kind === SERVER && s.service === "malha-store")!;
     expect(begun).toBeDefined();
-    expect(childOf(trace, begun, (s) => s.name === "mysql transaction" && s.service === "malha-store")).toBeDefined();
+    expect(childOf(batchTrace, begun, (s) => s.name === "mysql transaction" && s.service === "malha-store")).toBeDefined();
     const feed = childOf(trace, run!, (s) => s.kind === CLIENT && s.name === "malha.adn.v1.AdnGatewayService/DeliverFeed")!;
     const served = childOf(trace, feed, (s) => s.kind === SERVER && s.service === "malha-adn-gateway")!;
     expect(served).toBeDefined();
