@@ -11,6 +11,7 @@ import { projectRoot } from "../libs/config/paths.js";
 import { migrate } from "../libs/db/migrate.js";
 import { createPageTokens } from "../libs/rpc/page-token.js";
 import { parseFeed } from "../services/store/codes.js";
+import { itemRow } from "../services/store/mapping/item-rows.js";
 import { applyBatch } from "../services/store/repo/apply-batch.js";
 import type { StoreDb } from "../services/store/repo/context.js";
 import { registerMunicipality } from "../services/store/repo/municipalities.js";
@@ -98,7 +99,8 @@ try {
   for (const [i, page] of pages.entries()) {
     const highest = page.reduce((m, item) => (item.nsu > m ? item.nsu : m), 0n);
     const before = process.cpuUsage();
-    await applyBatch(db, { feed, runId, fence: 1n, items: page, newCursor: highest, maxNsuSeen: highest });
+    const rows = page.map((item) => itemRow(feed, item, runId));
+    await applyBatch(db, { feed, runId, fence: 1n, rows, newCursor: highest, maxNsuSeen: highest });
     const used = process.cpuUsage(before);
     const counting = i >= WARM_UP_PAGES;
     if (counting) {

@@ -4,15 +4,15 @@
 // what the store does between those bytes and its rows (the request parsed, the entries decoded with
 // libs/adn, the rows mapped with documento_pb / evento_pb serialized). One simulator feed, pages of 50, on
 // this process's one thread; CPU time from process.cpuUsage, median of the rounds
-// (docs/decisions/0034-store-decodes-the-page.md).
+// (docs/decisions/0034-store-decodes-the-page.md; the store's part runs in its decode threads since 0038).
 //   npx tsx bench/diag-page-handoff.ts [entries=2000] [rounds=7]
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { Ambiente, TipoNsu } from "../libs/gen/malha/nfse/v1/feed_pb.js";
 import { ApplyBatchRequestSchema } from "../libs/gen/malha/store/v1/store_pb.js";
 import { pageEntries } from "../services/adn-gateway/page-entries.js";
 import { parseFeed } from "../services/store/codes.js";
-import { batchItems } from "../services/store/handlers/batch-items.js";
-import { itemRow } from "../services/store/mapping/item-rows.js";
+import { pageRows } from "../services/store/mapping/page-rows.js";
+import { fromLoteDfeEntry } from "../libs/adn/lote-entry.js";
 import { feedOf } from "../services/store/testing/fixtures.js";
 import { Feeds } from "../tools/adn-sim/feeds.js";
 import { MAX_DECOMPRESSED } from "./ceiling.js";
@@ -54,8 +54,10 @@ async function round(): Promise<{ gateway: number; store: number; bytes: number 
     gateway += cpuUs() - t;
     bytes += request.byteLength;
     t = cpuUs();
-    const decoded = await batchItems(fromBinary(ApplyBatchRequestSchema, request), LIMITS);
-    for (const item of decoded) sink += itemRow(feed, item, "1").values.length;
+    // What the store's event loop (parse, entries) and a decode thread (pageRows) do, on this one thread.
+    const req = fromBinary(ApplyBatchRequestSchema, request);
+    const rows = pageRows({ feed, runId: "1", entries: req.entries.map(fromLoteDfeEntry), limits: LIMITS });
+    for (const row of rows) sink += row.values.length;
     store += cpuUs() - t;
   }
   if (sink === 0) throw new Error("nothing mapped");

@@ -45,6 +45,8 @@ export interface IngestOptions {
   profileDir?: string;
   /** NODE_OPTIONS of the three services (e.g. a V8 heap limit), on top of the profiler's. */
   serviceNodeOptions?: string;
+  /** More env of the three services (bench:sync --service-env). */
+  extraServiceEnv?: Record<string, string>;
   /** Runs with the mesh still up after catch-up (ceiling, MVP on the same database). */
   after?: (mesh: BenchMesh, feeds: FeedPages[], mariadbPid: number | undefined) => Promise<void>;
   timeoutMs?: number;
@@ -53,12 +55,12 @@ export interface IngestOptions {
   warmupBatches?: number;
 }
 
-function serviceEnv(dir: string | undefined, name: string, nodeOptions = ""): Record<string, string> {
-  if (!dir) return nodeOptions ? { NODE_OPTIONS: nodeOptions } : {};
+function serviceEnv(dir: string | undefined, name: string, nodeOptions = "", extra: Record<string, string> = {}): Record<string, string> {
+  if (!dir) return nodeOptions ? { ...extra, NODE_OPTIONS: nodeOptions } : extra;
   const d = join(dir, name);
   mkdirSync(d, { recursive: true });
   // Node 20 refuses --cpu-prof in NODE_OPTIONS; the preload starts the same V8 profiler.
-  return { NODE_OPTIONS: `--import ${PRELOAD} ${nodeOptions}`.trim(), BENCH_CPU_PROF_DIR: d };
+  return { ...extra, NODE_OPTIONS: `--import ${PRELOAD} ${nodeOptions}`.trim(), BENCH_CPU_PROF_DIR: d };
 }
 
 export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
@@ -71,9 +73,9 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
       NFSE_WORKER_CONCURRENCY: String(opts.bootstrapConcurrency),
     },
     serviceEnv: {
-      store: serviceEnv(opts.profileDir, "store", opts.serviceNodeOptions),
-      "adn-gateway": serviceEnv(opts.profileDir, "adn-gateway", opts.serviceNodeOptions),
-      coordinator: serviceEnv(opts.profileDir, "coordinator", opts.serviceNodeOptions),
+      store: serviceEnv(opts.profileDir, "store", opts.serviceNodeOptions, opts.extraServiceEnv),
+      "adn-gateway": serviceEnv(opts.profileDir, "adn-gateway", opts.serviceNodeOptions, opts.extraServiceEnv),
+      coordinator: serviceEnv(opts.profileDir, "coordinator", opts.serviceNodeOptions, opts.extraServiceEnv),
     },
   });
   try {

@@ -7,6 +7,7 @@
 //   --bootstrap-concurrency B (N) --profile DIR (write --cpu-prof profiles of each service there)
 //   --tsx                       run the services from source under tsx instead of compiled dist/ (bench/runtime.ts)
 //   --service-node-options "…"  NODE_OPTIONS for store, gateway and coordinator (e.g. "--max-old-space-size=128")
+//   --service-env "K=V …"       more env of the three services (e.g. "STORE_DECODE_THREADS=1")
 import { resolve } from "node:path";
 import { runCeiling, mapFeeds, type CeilingResult } from "./ceiling.js";
 import { runIngest, SERVICES, type IngestResult, type Meter } from "./e2e.js";
@@ -45,6 +46,13 @@ const PARSE_REPS = Math.max(1, flag("parse-reps", 3));
 const BOOT = Math.max(1, flag("bootstrap-concurrency", N));
 const PROFILE = textFlag("profile");
 const NODE_OPTS = textFlag("service-node-options");
+const SERVICE_ENV = Object.fromEntries(
+  (textFlag("service-env") ?? "")
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]),
+);
+const SERVICE_OPTS = { ...(NODE_OPTS ? { serviceNodeOptions: NODE_OPTS } : {}), extraServiceEnv: SERVICE_ENV };
 
 const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
 const log = (msg: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
@@ -69,7 +77,7 @@ async function main() {
       feedSize: M,
       switches,
       bootstrapConcurrency: BOOT,
-      ...(NODE_OPTS ? { serviceNodeOptions: NODE_OPTS } : {}),
+      ...SERVICE_OPTS,
       ...(PROFILE && rep === 1 ? { profileDir: resolve(PROFILE, "ingest") } : {}),
       after: async (mesh, feeds, mariadbPid) => {
         const mapped = mapFeeds(feeds);
@@ -105,7 +113,7 @@ async function main() {
       feedSize: Math.round(M * RSS_FACTOR),
       switches,
       bootstrapConcurrency: BOOT,
-      ...(NODE_OPTS ? { serviceNodeOptions: NODE_OPTS } : {}),
+      ...SERVICE_OPTS,
     });
   }
 
@@ -120,7 +128,7 @@ async function main() {
         switches: { ...switches, latencyMs: LAT_MS },
         bootstrapConcurrency: 1,
         trackCommits: true,
-        ...(NODE_OPTS ? { serviceNodeOptions: NODE_OPTS } : {}),
+        ...SERVICE_OPTS,
         ...(PROFILE ? { profileDir: resolve(PROFILE, "latency") } : {}),
       }),
     );
@@ -241,7 +249,13 @@ async function main() {
   const w1 = Math.min(110, Math.max(...rows.map((r) => r[1].length)));
   const line = `${"-".repeat(w0)}-+-${"-".repeat(w1)}-+-${"-".repeat(22)}`;
   console.log(
-    `\nNFS-e sync benchmark — ${new Date().toISOString()} — ${(await import("node:os")).cpus().length} CPUs, node ${process.version}, services ${runtime.label}${NODE_OPTS ? `, NODE_OPTIONS=${NODE_OPTS}` : ""}`,
+    `\nNFS-e sync benchmark — ${new Date().toISOString()} — ${(await import("node:os")).cpus().length} CPUs, node ${process.version}, services ${runtime.label}${NODE_OPTS ? `, NODE_OPTIONS=${NODE_OPTS}` : ""}${
+      Object.keys(SERVICE_ENV).length
+        ? `, env ${Object.entries(SERVICE_ENV)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(" ")}`
+        : ""
+    }`,
   );
   console.log(line);
   for (const [a, b, c] of rows) console.log(`${a.padEnd(w0)} | ${b.padEnd(w1)} | ${c}`);

@@ -2,7 +2,7 @@
 // builds (local names, decoded references, trimmed text, raw CDATA).
 import { describe, expect, it } from "vitest";
 import { XmlError } from "./xml-error.js";
-import { parseDocument, type XmlNode } from "./xml-parse.js";
+import { MAX_XML_NODES, parseDocument, type XmlNode } from "./xml-parse.js";
 import { parseXml } from "./xml-tree.js";
 
 const rootOf = (xml: string): XmlNode => parseDocument(xml).children![0]!;
@@ -18,6 +18,15 @@ function fault(xml: string): string {
 }
 
 describe("refuses XML that is not well formed", () => {
+  it("refuses a document of more than MAX_XML_NODES elements and attributes, counting both", () => {
+    const children = (n: number) => "<a/>".repeat(n);
+    // The root and its attribute count too.
+    expect(rootOf(`<r x="1">${children(MAX_XML_NODES - 2)}</r>`).children).toHaveLength(MAX_XML_NODES - 2);
+    expect(fault(`<r x="1">${children(MAX_XML_NODES - 1)}</r>`)).toMatch(`more than ${MAX_XML_NODES} elements and attributes`);
+    const attrs = Array.from({ length: MAX_XML_NODES }, (_, i) => ` a${i}="1"`).join("");
+    expect(fault(`<r${attrs}/>`)).toMatch(`more than ${MAX_XML_NODES} elements and attributes`);
+  });
+
   it.each([
     ["mismatched tags", "<a><b></a></b>", "closing tag </a> does not match <b> (line 1)"],
     ["a prefix mismatch", "<p:a></q:a>", "closing tag </q:a> does not match <p:a>"],

@@ -63,6 +63,9 @@ class Parser {
    */
   private run: string | undefined = undefined;
 
+  /** Elements and attributes so far, against MAX_XML_NODES. */
+  private nodes = 0;
+
   constructor(private readonly src: string) {
     this.crs = src.indexOf("\r") !== -1;
   }
@@ -95,6 +98,10 @@ class Parser {
   private literalText(from: number, to: number): string {
     const v = this.src.slice(from, to);
     return this.crs && v.indexOf("\r") !== -1 ? lineEnds(v) : v;
+  }
+
+  private countNode(at: number): void {
+    if (++this.nodes > MAX_XML_NODES) this.fail(`more than ${MAX_XML_NODES} elements and attributes`, at);
   }
 
   private fail(problem: string, at = this.pos): never {
@@ -180,6 +187,7 @@ class Parser {
     const src = this.src;
     const nameEnd = this.nameEnd(lt + 1, "element");
     const raw = src.slice(lt + 1, nameEnd);
+    this.countNode(lt);
     const node: XmlNode = { name: raw.includes(":") ? localName(raw) : raw, attrs: undefined, children: undefined, text: "" };
     let i = nameEnd;
     let rawAttrNames: Set<string> | undefined;
@@ -200,6 +208,7 @@ class Parser {
       }
       if (i >= src.length) this.fail(`tag <${raw}> is not closed`, lt);
       if (i === ws) this.fail(`unexpected character '${src[i]}' in <${raw}>`, i);
+      this.countNode(i);
       const attrEnd = this.nameEnd(i, "attribute");
       const attrName = src.slice(i, attrEnd);
       i = attrEnd;
@@ -315,6 +324,14 @@ class Parser {
     this.pos = end + 2;
   }
 }
+
+/**
+ * Elements and attributes one document may hold. An NFS-e or an event has a few hundred; the cap keeps
+ * what one entry's tree costs in memory bounded by it rather than by ADN_MAX_DECOMPRESSED_BYTES (8 MiB of
+ * `<a/>` is two million nodes, several hundred MB of tree), so a decode thread's heap limit holds for any
+ * entry (docs/decisions/0038-store-decodes-in-worker-threads.md). Beyond it: a BAD_XML fault.
+ */
+export const MAX_XML_NODES = 100_000;
 
 /** Parses a decoded document; the returned node's only child is the root element. */
 export function parseDocument(src: string): XmlNode {

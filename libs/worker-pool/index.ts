@@ -5,9 +5,16 @@
 // and the parent may run under another transformer (vitest).
 // Why threads: docs/decisions/0010-pdf-rendering-in-worker-threads.md.
 import { createRequire } from "node:module";
+import { availableParallelism } from "node:os";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parentPort, type ResourceLimits, Worker, type Transferable } from "node:worker_threads";
+
+/**
+ * One thread per CPU, at most `max`: each thread holds its own heap and engine, and
+ * availableParallelism() counts the host's CPUs, not a container's quota (docs/decisions/0010-…).
+ */
+export const threadsPerCpu = (max = 4): number => Math.max(1, Math.min(availableParallelism(), max));
 
 /** The task ran longer than the pool's timeout; its thread was replaced (a stuck task cannot be interrupted). */
 export class TaskTimeoutError extends Error {

@@ -1,4 +1,4 @@
-import { availableParallelism } from "node:os";
+import { threadsPerCpu } from "../../libs/worker-pool/index.js";
 import { join } from "node:path";
 import { ConfigError, type EnvReader } from "../../libs/config/env.js";
 import { projectRoot } from "../../libs/config/paths.js";
@@ -88,7 +88,7 @@ export const DEFAULT_RENDER_CONCURRENCY = 16;
  * CPUs, not a container's CPU quota (deploy/k8s gives billing 512 MiB). docs/decisions/0010-pdf-rendering-in-worker-threads.md.
  */
 export function defaultRenderThreads(renderConcurrency: number): number {
-  return Math.max(1, Math.min(renderConcurrency, availableParallelism(), 4));
+  return Math.min(renderConcurrency, threadsPerCpu());
 }
 
 function readTenantAuth(env: EnvReader): BillingConfig["tenantAuth"] {

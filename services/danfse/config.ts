@@ -1,8 +1,8 @@
-import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { ConfigError, type EnvReader } from "../../libs/config/env.js";
 import { projectRoot } from "../../libs/config/paths.js";
 import { MYSQL_URL_FORMAT, parseMysqlUrl } from "../../libs/db/pool.js";
+import { threadsPerCpu } from "../../libs/worker-pool/index.js";
 
 export interface DanfseConfig {
   /** Export jobs (danfse_exports); the notes themselves are read from the store. */
@@ -32,9 +32,6 @@ export interface DanfseConfig {
   heartbeatMs: number;
 }
 
-/** One thread per CPU, at most 4 unless set: the reasons are billing's (docs/decisions/0010-…). */
-export const defaultRenderThreads = () => Math.max(1, Math.min(availableParallelism(), 4));
-
 /** The zip has no ZIP64: 65,535 entries at most, one of them manifest.json. */
 export const EXPORT_MAX_NOTES_LIMIT = 65_000;
 
@@ -56,7 +53,7 @@ export function readDanfseConfig(env: EnvReader): DanfseConfig {
     mysqlConnectionLimit: env.int("MYSQL_CONNECTION_LIMIT", { default: 4, min: 1, max: 1000 }),
     migrateOnStart: env.bool("DANFSE_MIGRATE_ON_START", { default: true }),
     migrationsDir: env.string("MIGRATIONS_DIR", { default: join(projectRoot(), "migrations") }),
-    renderThreads: env.int("DANFSE_RENDER_THREADS", { default: defaultRenderThreads(), min: 1, max: 64 }),
+    renderThreads: env.int("DANFSE_RENDER_THREADS", { default: threadsPerCpu(), min: 1, max: 64 }),
     renderTimeoutMs: env.durationMs("DANFSE_RENDER_TIMEOUT_SECONDS", { default: 30_000, minSeconds: 0.001, maxSeconds: 600 }),
     renderThreadHeapMb: env.int("DANFSE_RENDER_THREAD_HEAP_MB", { default: 64, min: 32, max: 4096 }),
     exportConcurrency: env.int("DANFSE_EXPORT_CONCURRENCY", { default: 64, min: 1, max: 200 }),

@@ -12,7 +12,8 @@ import { feedKey } from "../repo/feed-rows.js";
 import { finishRuns, type FinishRunInput } from "../repo/finish-runs.js";
 import { beginRun, expireStaleRuns, finishRun, getRun, purgeRunLogs, requestCancellation } from "../repo/runs.js";
 import { parseRunId } from "../repo/state.js";
-import { batchItems, type PageDecodeLimits } from "./batch-items.js";
+import type { PageDecoder } from "../page-decoder.js";
+import { batchRows } from "./batch-items.js";
 import { optionalText, optionalTime, requiredText, requiredTime } from "./validate.js";
 
 type Impl = Partial<ServiceImpl<typeof StoreService>>;
@@ -87,7 +88,7 @@ function entries<R, I>(reqs: readonly R[], parse: (req: R) => I, identity: (inpu
   });
 }
 
-export function runHandlers(db: StoreDb, limits: PageDecodeLimits): Impl {
+export function runHandlers(db: StoreDb, decoder: PageDecoder): Impl {
   return {
     async beginRun(req) {
       return begunOf(await beginRun(db, beginInput(req)));
@@ -107,12 +108,15 @@ export function runHandlers(db: StoreDb, limits: PageDecodeLimits): Impl {
 
     async applyBatch(req, ctx) {
       const feed = parseFeed(req.feed);
-      const items = await batchItems(req, limits, ctx.signal);
+      const runId = parseRunId(req.runId);
+      const fence = fenceToken(req.fenceToken);
+      const rows = await batchRows(req, feed, runId, decoder);
+      ctx.signal.throwIfAborted();
       const result = await applyBatch(db, {
         feed,
-        runId: parseRunId(req.runId),
-        fence: fenceToken(req.fenceToken),
-        items,
+        runId,
+        fence,
+        rows,
         newCursor: req.newCursor,
         maxNsuSeen: req.progress?.maxNsuSeen ?? 0n,
       });

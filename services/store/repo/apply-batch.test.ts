@@ -14,6 +14,7 @@ import { parseFeed } from "../codes.js";
 import { municipalityTables } from "../ibge.js";
 import { createPageTokens } from "../../../libs/rpc/page-token.js";
 import { chaveOf, docItem, eventIdOf, eventItem, faultItem, feedOf } from "../testing/fixtures.js";
+import { itemRow } from "../mapping/item-rows.js";
 import { applyBatch, statusUpdate } from "./apply-batch.js";
 import type { StoreConfig } from "../config.js";
 import { fitStatementBudget } from "../db.js";
@@ -26,6 +27,7 @@ let db: StoreDb;
 const feed = parseFeed(feedOf("4314902"));
 const t = municipalityTables(feed.ibge);
 let runId: string;
+const rowsOf = (items: DistributionItem[]) => items.map((item) => itemRow(feed, item, runId));
 let nsu = 0;
 
 beforeAll(async () => {
@@ -62,10 +64,14 @@ async function counter(name: string): Promise<number> {
 async function apply(items: DistributionItem[]) {
   let updates = 0;
   const before = await counter("Questions");
-  const result = await applyBatch(db, { feed, runId, fence: 1n, items, newCursor: BigInt(nsu), maxNsuSeen: 0n }, async (conn) => {
-    const [rows] = await conn.query<RowDataPacket[]>("SHOW SESSION STATUS LIKE 'Com_update'");
-    updates = Number(rows[0]!.Value);
-  });
+  const result = await applyBatch(
+    db,
+    { feed, runId, fence: 1n, rows: rowsOf(items), newCursor: BigInt(nsu), maxNsuSeen: 0n },
+    async (conn) => {
+      const [rows] = await conn.query<RowDataPacket[]>("SHOW SESSION STATUS LIKE 'Com_update'");
+      updates = Number(rows[0]!.Value);
+    },
+  );
   // Less the hook's own statement and the counter's.
   const statements = (await counter("Questions")) - before - 2;
   return { counts: result.counts, updates, statements };
@@ -171,7 +177,7 @@ describe("applyBatch's statements", () => {
     const count = Math.ceil(budget / (2 * 1024 * 1024)) + 2;
     const items = Array.from({ length: count }, (_, i) => docItem(next(), 1600 + i, { xmlPadding: 1024 * 1024 }));
     const before = await counter("Questions");
-    const page = await applyBatch(fitted, { feed, runId, fence: 1n, items, newCursor: BigInt(nsu), maxNsuSeen: 0n });
+    const page = await applyBatch(fitted, { feed, runId, fence: 1n, rows: rowsOf(items), newCursor: BigInt(nsu), maxNsuSeen: 0n });
     expect(page.counts.documentsInserted).toBe(count);
     // START, fenced run read, stored rows read, ≥ 2 upserts, feed+run UPDATE, COMMIT (and the counter's own).
     expect((await counter("Questions")) - before - 1).toBeGreaterThanOrEqual(7);
@@ -260,7 +266,7 @@ describe("applyBatch's statements", () => {
       eventItem(next(), note, "101101"),
       faultItem(next(), Buffer.from("not gzip")),
     ];
-    const stale = applyBatch(db, { feed, runId, fence: 0n, items, newCursor: BigInt(nsu), maxNsuSeen: BigInt(nsu) });
+    const stale = applyBatch(db, { feed, runId, fence: 0n, rows: rowsOf(items), newCursor: BigInt(nsu), maxNsuSeen: BigInt(nsu) });
     await expect(stale).rejects.toThrow(/stale fence token 0/);
     expect(await snapshot()).toEqual(before);
   });

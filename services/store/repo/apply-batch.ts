@@ -8,7 +8,6 @@
 // (docs/decisions/0008-fencing-in-mysql.md).
 import type { PoolConnection, ResultSetHeader, RowDataPacket } from "mysql2/promise";
 import { create } from "@bufbuild/protobuf";
-import type { DistributionItem } from "../../../libs/gen/malha/nfse/v1/distribution_pb.js";
 import { ApplyCountsSchema, type ApplyCounts } from "../../../libs/gen/malha/store/v1/types_pb.js";
 import { feedLabel, type Feed } from "../codes.js";
 import { badRequest, cursorOutOfRange } from "../errors.js";
@@ -17,10 +16,10 @@ import { deriveStatus } from "../mapping/derive-status.js";
 import {
   DOCUMENT_COLUMNS,
   EVENT_COLUMNS,
-  itemRow,
   QUARANTINE_COLUMNS,
   type DocumentRow,
   type EventRow,
+  type ItemRow,
   type QuarantineRow,
 } from "../mapping/item-rows.js";
 import { big } from "../mapping/records.js";
@@ -35,7 +34,8 @@ export interface ApplyBatchInput {
   feed: Feed;
   runId: string;
   fence: bigint;
-  items: DistributionItem[];
+  /** The page's items as rows (mapping/item-rows.ts), in page order. */
+  rows: ItemRow[];
   newCursor: bigint;
   maxNsuSeen: bigint;
 }
@@ -78,11 +78,11 @@ export type ApplyHook = (conn: PoolConnection) => Promise<void>;
 export async function applyBatch(db: StoreDb, input: ApplyBatchInput, hook?: ApplyHook): Promise<ApplyBatchResult> {
   const { feed } = input;
   const tables = municipalityTables(feed.ibge);
-  const rows = input.items.map((item) => itemRow(feed, item, input.runId));
+  const rows = input.rows;
   const docs = rows.filter((r): r is DocumentRow => r.kind === "document");
   const events = rows.filter((r): r is EventRow => r.kind === "event");
   const faults = rows.filter((r): r is QuarantineRow => r.kind === "fault");
-  const highestItemNsu = input.items.reduce((m, i) => (i.nsu > m ? i.nsu : m), 0n);
+  const highestItemNsu = rows.reduce((m, r) => (r.nsu > m ? r.nsu : m), 0n);
 
   return inTransaction(db.pool, async (conn) => {
     const run = await claimFencedRun(conn, feed, input.runId, input.fence);

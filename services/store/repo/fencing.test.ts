@@ -10,6 +10,7 @@ import { createThrowawayDatabase, type ThrowawayDatabase } from "../../../test/s
 import { parseFeed } from "../codes.js";
 import { createPageTokens } from "../../../libs/rpc/page-token.js";
 import { docItem, feedOf } from "../testing/fixtures.js";
+import { itemRow } from "../mapping/item-rows.js";
 import { applyBatch, FENCE_GUARD_SQL } from "./apply-batch.js";
 import type { StoreDb } from "./context.js";
 import { registerMunicipality } from "./municipalities.js";
@@ -48,7 +49,7 @@ const apply = (runId: string, fence: bigint, from: number, to: number) =>
     newCursor: BigInt(to),
     maxNsuSeen: 0n,
     // Note numbers encode the fence, so the rows tell which holder wrote them.
-    items: Array.from({ length: to - from + 1 }, (_, i) => docItem(from + i, Number(fence) * 1000 + from + i)),
+    rows: Array.from({ length: to - from + 1 }, (_, i) => itemRow(feed, docItem(from + i, Number(fence) * 1000 + from + i), runId)),
   });
 
 async function lastNsu(): Promise<string> {
@@ -105,7 +106,14 @@ describe("fencing", () => {
     const gate = new Promise<void>((r) => (release = r));
     const pending = applyBatch(
       db,
-      { feed, runId: c.run.runId, fence: 8n, newCursor: 20n, maxNsuSeen: 0n, items: [16, 17, 18, 19, 20].map((n) => docItem(n, 8000 + n)) },
+      {
+        feed,
+        runId: c.run.runId,
+        fence: 8n,
+        newCursor: 20n,
+        maxNsuSeen: 0n,
+        rows: [16, 17, 18, 19, 20].map((n) => itemRow(feed, docItem(n, 8000 + n), c.run.runId)),
+      },
       async () => {
         entered();
         await gate;

@@ -1,0 +1,39 @@
+// Runs in a store decode thread: one page of entries per message, answered with its rows. The byte
+// columns (XML, documento_pb, payloads) are moved to the event loop's thread, not copied.
+import type { Transferable } from "node:worker_threads";
+import { PageTooLargeError } from "../../../libs/adn/decode-page.js";
+import { serveTasks } from "../../../libs/worker-pool/index.js";
+import type { ItemRow } from "./item-rows.js";
+import { pageRows } from "./page-rows.js";
+
+/** Why a page could not be turned into rows: too large (with the entry that crossed the cap), or a bug. */
+export type PageRowsFailure = { tooLarge: { nsu: string; limit: number } } | { message: string };
+
+/**
+ * Each byte column moved with its own buffer. A view into a larger buffer (a Buffer pool, a shared inflate
+ * buffer) is first copied out: cloning a view would copy the whole buffer under it.
+ */
+function transfers(rows: ItemRow[]): Transferable[] {
+  const moved = new Set<ArrayBuffer>();
+  for (const row of rows) {
+    const values = row.values;
+    for (let i = 0; i < values.length; i++) {
+      const v = values[i];
+      if (!(v instanceof Uint8Array)) continue;
+      const own = v.byteOffset === 0 && v.byteLength === v.buffer.byteLength && !moved.has(v.buffer as ArrayBuffer);
+      const bytes = own ? v : new Uint8Array(v);
+      values[i] = bytes;
+      moved.add(bytes.buffer as ArrayBuffer);
+    }
+  }
+  return [...moved];
+}
+
+serveTasks(
+  pageRows,
+  (err): PageRowsFailure =>
+    err instanceof PageTooLargeError
+      ? { tooLarge: { nsu: err.nsu.toString(), limit: err.limit } }
+      : { message: (err as Error)?.stack ?? String(err) },
+  transfers,
+);

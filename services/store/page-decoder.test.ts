@@ -1,0 +1,84 @@
+// The store's decode threads (docs/decisions/0038-store-decodes-in-worker-threads.md), real worker threads
+// from source: a page comes back as the rows the event loop would have mapped itself, byte columns as
+// Buffers; a page over its cap is RESOURCE_EXHAUSTED; a thread that runs out of heap fails its page
+// UNAVAILABLE (nothing written, the gateway sends it again) and is replaced for the next page.
+import { readFileSync } from "node:fs";
+import { gzipSync } from "node:zlib";
+import { create } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { afterAll, describe, expect, it } from "vitest";
+import { LoteDfeEntrySchema, type LoteDfeEntry } from "../../libs/gen/malha/nfse/v1/distribution_pb.js";
+import { parseFeed } from "./codes.js";
+import { DEFAULT_DECODE_THREAD_HEAP_MB } from "./config.js";
+import { pageRows } from "./mapping/page-rows.js";
+import { fromLoteDfeEntry } from "../../libs/adn/lote-entry.js";
+import { createPageDecoder, type PageDecoder } from "./page-decoder.js";
+import { feedOf } from "./testing/fixtures.js";
+
+const feed = parseFeed(feedOf("3550308"));
+const LIMITS = { maxDecompressedBytes: 8 * 1024 * 1024, maxPageXmlBytes: 15 * 1024 * 1024 };
+const NOTE = readFileSync(new URL("../../libs/adn/testdata/nfse-1.01.xml", import.meta.url), "utf8");
+
+const entry = (nsu: number, xml: string): LoteDfeEntry =>
+  create(LoteDfeEntrySchema, {
+    nsu: BigInt(nsu),
+    chaveAcesso: "",
+    tipoDocumento: "NFSE",
+    tipoEvento: "",
+    arquivoXml: gzipSync(Buffer.from(xml)).toString("base64"),
+  });
+
+/** A note made to hold `count` more elements of `size` characters of text each before its root closes. */
+function heavyNote(count: number, size: number): string {
+  const at = NOTE.lastIndexOf("</");
+  return NOTE.slice(0, at) + `<x>${"y".repeat(size)}</x>`.repeat(count) + NOTE.slice(at);
+}
+
+const decoders: PageDecoder[] = [];
+const decoder = (threadHeapMb: number, limits = LIMITS) => {
+  const d = createPageDecoder({ threads: 1, limits, threadHeapMb, timeoutMs: 60_000 });
+  decoders.push(d);
+  return d;
+};
+afterAll(() => Promise.all(decoders.map((d) => d.close())));
+
+async function refusal(p: Promise<unknown>): Promise<ConnectError> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(ConnectError);
+  return err as ConnectError;
+}
+
+describe("page decoder", () => {
+  it("returns the rows pageRows maps on the event loop, byte columns as Buffers", async () => {
+    const page = [entry(1, NOTE), entry(2, "<not-closed>"), entry(3, NOTE.replace("<nNFSe>", "<nNFSe>9"))];
+    const rows = await decoder(64).rows(feed, "7", page);
+    const inline = pageRows({ feed, runId: "7", entries: page.map(fromLoteDfeEntry), limits: LIMITS });
+    expect(rows.map((r) => r.kind)).toEqual(["document", "fault", "document"]);
+    expect(rows).toEqual(inline);
+    const bytes = rows.flatMap((r) => r.values.filter((v) => v instanceof Uint8Array));
+    expect(bytes.length).toBeGreaterThanOrEqual(5);
+    for (const b of bytes) expect(Buffer.isBuffer(b)).toBe(true);
+  });
+
+  it("refuses a page that inflates past its cap RESOURCE_EXHAUSTED, naming the entry", async () => {
+    const d = decoder(64, { maxDecompressedBytes: 64 * 1024, maxPageXmlBytes: 5_000 });
+    const err = await refusal(d.rows(feed, "7", [entry(1, NOTE), entry(2, NOTE), entry(3, NOTE), entry(4, NOTE)]));
+    expect(err.code).toBe(Code.ResourceExhausted);
+    expect(err.rawMessage).toMatch(/^entries inflate to more than STORE_MAX_PAGE_XML_BYTES \(5000 bytes\) at NSU 3; nothing/);
+  });
+
+  it("fails a page whose decode runs its thread out of heap UNAVAILABLE, and decodes the next page on a new thread", async () => {
+    const d = decoder(32);
+    const heavy = heavyNote(99_000, 60);
+    const err = await refusal(d.rows(feed, "7", [entry(1, heavy), entry(2, heavy)]));
+    expect(err.code).toBe(Code.Unavailable);
+    expect(err.rawMessage).toMatch(/worker thread died/);
+    expect((await d.rows(feed, "7", [entry(3, NOTE)])).map((r) => r.kind)).toEqual(["document"]);
+    // The default heap holds the same page.
+    const rows = await decoder(DEFAULT_DECODE_THREAD_HEAP_MB).rows(feed, "7", [entry(1, heavy), entry(2, heavy)]);
+    expect(rows.map((r) => r.kind)).toEqual(["document", "document"]);
+  });
+});

@@ -1,0 +1,74 @@
+// The store's decode threads: ApplyBatch hands each page of ADN entries to one of them and gets back the
+// rows to write, so the event loop that runs every feed's SQL and serves the queries never spends a
+// page's decode on one call (docs/decisions/0038-store-decodes-in-worker-threads.md).
+import { Code, ConnectError } from "@connectrpc/connect";
+import { fromLoteDfeEntry } from "../../libs/adn/lote-entry.js";
+import type { LoteDfeEntry } from "../../libs/gen/malha/nfse/v1/distribution_pb.js";
+import { resourceExhausted } from "../../libs/rpc/errors.js";
+import { TaskFailed, TaskTimeoutError, WorkerDiedError, WorkerPool, workerUrl } from "../../libs/worker-pool/index.js";
+import type { FeedColumns, ItemRow } from "./mapping/item-rows.js";
+import type { PageDecodeLimits, PageRowsTask } from "./mapping/page-rows.js";
+import type { PageRowsFailure } from "./mapping/page-rows-worker.js";
+
+export interface PageDecoder {
+  /** The rows of one page of entries; RESOURCE_EXHAUSTED when the page inflates past its cap. */
+  rows(feed: FeedColumns, runId: string, entries: readonly LoteDfeEntry[]): Promise<ItemRow[]>;
+  close(): Promise<void>;
+}
+
+export interface PageDecoderOptions {
+  threads: number;
+  limits: PageDecodeLimits;
+  /**
+   * V8 old-generation limit of each thread, MB. The young generation is kept at 16 MB at most: what a page
+   * leaves behind is short-lived, and each thread's young generation is resident memory of the store.
+   */
+  threadHeapMb: number;
+  /** A page that takes longer is a stuck thread: it is replaced and the call fails UNAVAILABLE. */
+  timeoutMs: number;
+}
+
+/** Rows come back with their byte columns as plain Uint8Arrays; mysql2 writes only Buffers as bytes. */
+function asBuffers(rows: ItemRow[]): ItemRow[] {
+  for (const row of rows) {
+    const values = row.values;
+    for (let i = 0; i < values.length; i++) {
+      const v = values[i];
+      if (v instanceof Uint8Array && !Buffer.isBuffer(v)) values[i] = Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+    }
+  }
+  return rows;
+}
+
+export function createPageDecoder(opts: PageDecoderOptions): PageDecoder {
+  const pool = new WorkerPool<PageRowsTask, ItemRow[], PageRowsFailure>(
+    workerUrl(import.meta.url, "./mapping/page-rows-worker"),
+    opts.threads,
+    opts.timeoutMs,
+    { maxOldGenerationSizeMb: opts.threadHeapMb, maxYoungGenerationSizeMb: Math.min(16, Math.floor(opts.threadHeapMb / 4)) },
+  );
+  return {
+    async rows(feed, runId, entries) {
+      const task: PageRowsTask = { feed, runId, entries: entries.map(fromLoteDfeEntry), limits: opts.limits };
+      try {
+        return asBuffers(await pool.run(task));
+      } catch (err) {
+        if (err instanceof TaskFailed) {
+          const f = err.failure as PageRowsFailure;
+          if ("tooLarge" in f) {
+            throw resourceExhausted(
+              `entries inflate to more than STORE_MAX_PAGE_XML_BYTES (${f.tooLarge.limit} bytes) at NSU ${f.tooLarge.nsu}; nothing of the page was written`,
+            );
+          }
+          throw new ConnectError(`decoding the page's entries failed: ${f.message}`, Code.Internal);
+        }
+        if (err instanceof TaskTimeoutError || err instanceof WorkerDiedError) {
+          // Nothing was written: the gateway's retry sends the page again.
+          throw new ConnectError(`decoding the page's entries: ${err.message}`, Code.Unavailable);
+        }
+        throw err;
+      }
+    },
+    close: () => pool.close(),
+  };
+}
