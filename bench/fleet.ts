@@ -47,8 +47,9 @@ const REGISTER_CONCURRENCY = Number(flag("register-concurrency", "8"));
 const PROFILE = flag("profile", "");
 const PRELOAD = fileURLToPath(new URL("./cpu-prof-preload.mjs", import.meta.url));
 // A directory: the store and the gateway write a V8 heap snapshot there at the end of each phase (SIGUSR2),
-// for attributing what they keep alive (Chrome DevTools, or bench/heap-top.ts). Writing one costs memory
-// the process may keep: compare peak RSS from runs without it.
+// and the sweep's coordinator at the end of the sweep, for attributing what they keep alive (Chrome
+// DevTools, or bench/heap-top.ts). Writing one costs memory the process may keep: compare peak RSS from
+// runs without it.
 const HEAP_SNAPSHOTS = flag("heap-snapshots", "");
 const STACK_DIR = process.env.MALHA_STACK_DIR ?? "/tmp/malha-stack";
 const NATS_MON = `http://127.0.0.1:${process.env.MALHA_NATS_MON_PORT ?? "18222"}`;
@@ -104,6 +105,26 @@ async function runsSince(mesh: NfseMesh, ibges: string[], since: string) {
   return { runs: Number(r[0]!.runs), items: Number(r[0]!.items), spanS: Number(r[0]!.span) };
 }
 
+/** When the runs started (seconds after the first) and how long they took: a straggler shows here. */
+async function runTimes(mesh: NfseMesh, ibges: string[], since: string): Promise<string> {
+  const [rows] = await mesh.db.pool.query<RowDataPacket[]>(
+    `SELECT TIMESTAMPDIFF(MICROSECOND, (SELECT MIN(started_at) FROM nfse_sync_runs WHERE ibge IN (${inList(ibges)}) AND started_at >= ?), started_at) / 1e6 AS startS,
+            TIMESTAMPDIFF(MICROSECOND, started_at, finished_at) / 1e6 AS tookS, outcome
+       FROM nfse_sync_runs WHERE ibge IN (${inList(ibges)}) AND started_at >= ?`,
+    [since, since],
+  );
+  const q = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))] ?? 0;
+  const starts = rows.map((r) => Number(r.startS));
+  const took = rows.map((r) => Number(r.tookS));
+  const outcomes = new Map<string, number>();
+  for (const r of rows) outcomes.set(String(r.outcome), (outcomes.get(String(r.outcome)) ?? 0) + 1);
+  return (
+    `started: p50 ${fmt(q(starts, 0.5), 1)} s, p99 ${fmt(q(starts, 0.99), 1)} s, last ${fmt(q(starts, 1), 1)} s; ` +
+    `took: p50 ${fmt(q(took, 0.5), 2)} s, p99 ${fmt(q(took, 0.99), 2)} s, max ${fmt(q(took, 1), 2)} s; ` +
+    [...outcomes].map(([k, v]) => `${k} ${v}`).join(", ")
+  );
+}
+
 async function activate(mesh: NfseMesh, ibges: string[]): Promise<void> {
   let next = 0;
   const worker = async () => {
@@ -142,9 +163,9 @@ const peakRow = (m: [Meter, number][]) => {
   for (const line of sampler?.stop() ?? []) row("", line);
 };
 
-async function heapSnapshots(mesh: NfseMesh, phase: string): Promise<void> {
+async function heapSnapshots(mesh: NfseMesh, phase: string, more: ServiceProcess[] = []): Promise<void> {
   if (!HEAP_SNAPSHOTS) return;
-  for (const p of [mesh.store, mesh.gateway]) {
+  for (const p of [mesh.store, mesh.gateway, ...more]) {
     const known = new Set(readdirSync(HEAP_SNAPSHOTS));
     const fresh = () => readdirSync(HEAP_SNAPSHOTS).find((f) => !known.has(f) && f.includes(`.${p.proc.pid}.`));
     p.proc.kill("SIGUSR2");
@@ -353,6 +374,7 @@ async function main(): Promise<void> {
       // inflated by re-reading the fleet every 2 s; a failed run is still retried within the phase.
       ...coordinatorEnv(Math.max(...KS, 1), 3600, 60),
       ...profileEnv("coordinator", "life"),
+      ...snapshotEnv,
     });
     const m = meters(mesh, coordinator);
     startPeaks(m);
@@ -370,6 +392,7 @@ async function main(): Promise<void> {
       `${N} feeds in ${fmt(r.spanS)} s from the first run's start to the last one's end (${fmt(wallS)} s from the coordinator's start); ${r.runs} runs, ${r.items} docs`,
       "≤ 30 s",
     );
+    row("    runs", await runTimes(mesh, all, since));
     const coordCpu = cpu1.get("coordinator")! - cpu0.get("coordinator")!;
     row("    coordinator CPU per feed", `${fmt((1000 * coordCpu) / N, 2)} ms (${fmt(coordCpu, 1)} s for the sweep, start-up included)`);
     for (const [meter] of m)
@@ -388,7 +411,7 @@ async function main(): Promise<void> {
     );
     row("    NATS messages in / s", `${fmt((nats1 - nats0) / wallS, 0)} (lease create, renew, delete and reads; the stack's whole server)`);
     peakRow(m);
-    await heapSnapshots(mesh, "the sweep");
+    await heapSnapshots(mesh, "the sweep", [coordinator]);
     mysqlRows("the sweep", status, statusAfter);
     if (PROFILE) {
       await here!.stop();
