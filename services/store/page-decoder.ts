@@ -9,7 +9,6 @@ import { TaskFailed, TaskTimeoutError, WorkerDiedError, WorkerPool, workerUrl } 
 import type { FeedColumns, ItemRow } from "./mapping/item-rows.js";
 import type { PageDecodeLimits, PageRowsTask } from "./mapping/page-rows.js";
 import type { PageRowsFailure } from "./mapping/page-rows-worker.js";
-import { isClonedLiteral, SqlLiteral } from "./sql/literal.js";
 
 export interface PageDecoder {
   /** The rows of one page of entries; RESOURCE_EXHAUSTED when the page inflates past its cap. */
@@ -29,14 +28,13 @@ export interface PageDecoderOptions {
   timeoutMs: number;
 }
 
-/** Rows come back with their byte columns as plain Uint8Arrays and their SQL literals as plain objects. */
-function revive(rows: ItemRow[]): ItemRow[] {
+/** Rows come back with their byte columns as plain Uint8Arrays; mysql2 writes only Buffers as bytes. */
+function asBuffers(rows: ItemRow[]): ItemRow[] {
   for (const row of rows) {
     const values = row.values;
     for (let i = 0; i < values.length; i++) {
       const v = values[i];
       if (v instanceof Uint8Array && !Buffer.isBuffer(v)) values[i] = Buffer.from(v.buffer, v.byteOffset, v.byteLength);
-      else if (isClonedLiteral(v)) values[i] = new SqlLiteral(v.sql);
     }
   }
   return rows;
@@ -53,7 +51,7 @@ export function createPageDecoder(opts: PageDecoderOptions): PageDecoder {
     async rows(feed, runId, entries) {
       const task: PageRowsTask = { feed, runId, entries: entries.map(fromLoteDfeEntry), limits: opts.limits };
       try {
-        return revive(await pool.run(task));
+        return asBuffers(await pool.run(task));
       } catch (err) {
         if (err instanceof TaskFailed) {
           const f = err.failure as PageRowsFailure;

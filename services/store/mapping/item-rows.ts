@@ -1,7 +1,6 @@
 // DistributionItem → rows of nfse_documentos_{ibge} / nfse_eventos_{ibge} / nfse_quarantine. An item whose
 // key fields cannot be stored (chave not 50 digits, event id or code malformed, no NSU) becomes a
 // quarantine row instead: bad data never stops a feed and is never dropped.
-import { isUtf8 } from "node:buffer";
 import { createHash } from "node:crypto";
 import { toBinary } from "@bufbuild/protobuf";
 import { TaxIdKind, type TaxId } from "../../../libs/gen/malha/common/v1/common_pb.js";
@@ -14,7 +13,6 @@ import { EVENT_ID } from "../../../libs/adn/event-codes.js";
 import * as col from "./column-guard.js";
 import { ColumnValueError } from "./column-guard.js";
 import { asciiCode, text, toDate } from "./columns.js";
-import { type SqlLiteral, textLiteral } from "../sql/literal.js";
 
 export const DOCUMENT_COLUMNS = [
   "chave",
@@ -187,16 +185,6 @@ function party(name: PartyName, p: Party | undefined) {
   };
 }
 
-/**
- * The XML column's value: UTF-8 XML as an escaped string literal, about half the bytes of the X'hex' a
- * Buffer is sent as (what the store writes to its MySQL socket is most of its CPU per document); bytes
- * that are not UTF-8 stay bytes. The column is a BLOB, so the literal's UTF-8 bytes are stored as they
- * are (docs/decisions/0039-xml-sent-as-text.md).
- */
-export function xmlValue(xml: Buffer): SqlLiteral | Buffer {
-  return isUtf8(xml) ? textLiteral(xml.toString("utf8")) : xml;
-}
-
 /** A Buffer over `bytes` without copying them (mysql2 sends Buffers as binary parameters). */
 function bufferView(bytes: Uint8Array): Buffer {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -286,7 +274,7 @@ export function documentRow(feed: FeedColumns, item: DistributionItem, doc: Docu
     col.money(at("ibs_cbs.v_tot_nf_cents", "valor_total_nf"), ibs?.vTotNfCents),
     col.chave(at("chave_substituida", "chave_substituida"), doc.chaveSubstituida),
     col.mediumBlob(at("document", "documento_pb"), typed),
-    xmlValue(xml),
+    xml,
     xmlSha256,
   ];
   return { kind: "document", chave: doc.chave, nsu: item.nsu, xmlSha256, values };
@@ -323,7 +311,7 @@ export function eventRow(feed: FeedColumns, item: DistributionItem, ev: Event, x
     col.varchar(at("x_motivo", "motivo_descricao"), ev.xMotivo, 1000),
     chaveSubstituta,
     col.mediumBlob(at("event", "evento_pb"), typed),
-    xmlValue(xml),
+    xml,
     xmlSha256,
   ];
   return { kind: "event", idEvento: ev.id, chave: ev.chave, codigo: ev.codigo, chaveSubstituta, nsu: item.nsu, xmlSha256, values };

@@ -5,14 +5,12 @@
 // mysql2's text protocol (`query`), where a Buffer travels as X'hex' (twice its size) and a string may
 // double through escaping; the estimate below counts that.
 import type { SqlFragment } from "./keyset.js";
-import { SqlLiteral } from "./literal.js";
 
 export function estimateValueBytes(value: unknown): number {
   if (value === null || value === undefined) return 4;
   if (Buffer.isBuffer(value) || value instanceof Uint8Array) return value.byteLength * 2 + 3;
   if (typeof value === "string") return Buffer.byteLength(value, "utf8") * 2 + 2;
   if (value instanceof Date) return 28;
-  if (value instanceof SqlLiteral) return value.sql.length;
   return 24;
 }
 
