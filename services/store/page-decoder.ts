@@ -60,7 +60,8 @@ export function createPageDecoder(opts: PageDecoderOptions): PageDecoder {
               `entries inflate to more than STORE_MAX_PAGE_XML_BYTES (${f.tooLarge.limit} bytes) at NSU ${f.tooLarge.nsu}; nothing of the page was written`,
             );
           }
-          throw new ConnectError(`decoding the page's entries failed: ${f.message}`, Code.Internal);
+          // A bug: a plain Error, so the caller gets INTERNAL with the request id and the stack stays in our log.
+          throw new Error(`decoding the page's entries failed in a decode thread: ${f.message}`);
         }
         if (err instanceof TaskTimeoutError || err instanceof WorkerDiedError) {
           // Nothing was written: the gateway's retry sends the page again.
