@@ -105,6 +105,23 @@ async function runsSince(mesh: NfseMesh, ibges: string[], since: string) {
   return { runs: Number(r[0]!.runs), items: Number(r[0]!.items), spanS: Number(r[0]!.span) };
 }
 
+/** The service's warn/error log lines by message (and error message), e.g. a feed job that crashed. */
+function problemsLogged(p: ServiceProcess): string {
+  const counts = new Map<string, number>();
+  for (const line of p.lines) {
+    let entry: { level?: number; msg?: string; err?: { message?: string } };
+    try {
+      entry = JSON.parse(line) as typeof entry;
+    } catch {
+      continue;
+    }
+    if ((entry.level ?? 0) < 40) continue;
+    const key = `${entry.msg ?? "?"}${entry.err?.message ? `: ${entry.err.message.slice(0, 80)}` : ""}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return counts.size === 0 ? "none" : [...counts].map(([k, v]) => `${v} × ${k}`).join("; ");
+}
+
 /** When the runs started (seconds after the first) and how long they took: a straggler shows here. */
 async function runTimes(mesh: NfseMesh, ibges: string[], since: string): Promise<string> {
   const [rows] = await mesh.db.pool.query<RowDataPacket[]>(
@@ -393,6 +410,7 @@ async function main(): Promise<void> {
       "≤ 30 s",
     );
     row("    runs", await runTimes(mesh, all, since));
+    row("    coordinator warnings", problemsLogged(coordinator));
     const coordCpu = cpu1.get("coordinator")! - cpu0.get("coordinator")!;
     row("    coordinator CPU per feed", `${fmt((1000 * coordCpu) / N, 2)} ms (${fmt(coordCpu, 1)} s for the sweep, start-up included)`);
     for (const [meter] of m)
