@@ -105,17 +105,20 @@ async function runsSince(mesh: NfseMesh, ibges: string[], since: string) {
   return { runs: Number(r[0]!.runs), items: Number(r[0]!.items), spanS: Number(r[0]!.span) };
 }
 
+const PROBLEM_LEVELS = new Set(["warn", "error", "fatal"]);
+
 /** The service's warn/error log lines by message (and error message), e.g. a feed job that crashed. */
 function problemsLogged(p: ServiceProcess): string {
   const counts = new Map<string, number>();
   for (const line of p.lines) {
-    let entry: { level?: number; msg?: string; err?: { message?: string } };
+    let entry: { level?: string; msg?: string; err?: { message?: string } };
     try {
       entry = JSON.parse(line) as typeof entry;
     } catch {
       continue;
     }
-    if ((entry.level ?? 0) < 40) continue;
+    // libs/log writes the level's label, not pino's number.
+    if (!PROBLEM_LEVELS.has(entry.level ?? "")) continue;
     const key = `${entry.msg ?? "?"}${entry.err?.message ? `: ${entry.err.message.slice(0, 80)}` : ""}`;
     counts.set(key, (counts.get(key) ?? 0) + 1);
   }

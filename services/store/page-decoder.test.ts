@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
 import { create } from "@bufbuild/protobuf";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import { afterAll, describe, expect, it } from "vitest";
 import { LoteDfeEntrySchema, type LoteDfeEntry } from "../../libs/gen/malha/nfse/v1/distribution_pb.js";
 import { parseFeed } from "./codes.js";
@@ -13,7 +13,7 @@ import { DEFAULT_DECODE_THREAD_HEAP_MB } from "./config.js";
 import { pageRows } from "./mapping/page-rows.js";
 import { fromLoteDfeEntry } from "../../libs/adn/lote-entry.js";
 import { createPageDecoder, type PageDecoder } from "./page-decoder.js";
-import { feedOf } from "./testing/fixtures.js";
+import { feedOf, rejection } from "./testing/fixtures.js";
 
 const feed = parseFeed(feedOf("3550308"));
 const LIMITS = { maxDecompressedBytes: 8 * 1024 * 1024, maxPageXmlBytes: 15 * 1024 * 1024 };
@@ -42,15 +42,6 @@ const decoder = (threadHeapMb: number, limits = LIMITS) => {
 };
 afterAll(() => Promise.all(decoders.map((d) => d.close())));
 
-async function refusal(p: Promise<unknown>): Promise<ConnectError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ConnectError);
-  return err as ConnectError;
-}
-
 describe("page decoder", () => {
   it("returns the rows pageRows maps on the event loop, byte columns as Buffers", async () => {
     const page = [entry(1, NOTE), entry(2, "<not-closed>"), entry(3, NOTE.replace("<nNFSe>", "<nNFSe>9"))];
@@ -65,15 +56,15 @@ describe("page decoder", () => {
 
   it("refuses a page that inflates past its cap RESOURCE_EXHAUSTED, naming the entry", async () => {
     const d = decoder(64, { maxDecompressedBytes: 64 * 1024, maxPageXmlBytes: 5_000 });
-    const err = await refusal(d.rows(feed, "7", [entry(1, NOTE), entry(2, NOTE), entry(3, NOTE), entry(4, NOTE)]));
+    const err = await rejection(d.rows(feed, "7", [entry(1, NOTE), entry(2, NOTE), entry(3, NOTE), entry(4, NOTE)]));
     expect(err.code).toBe(Code.ResourceExhausted);
     expect(err.rawMessage).toMatch(/^entries inflate to more than STORE_MAX_PAGE_XML_BYTES \(5000 bytes\) at NSU 3; nothing/);
   });
 
   it("fails a page whose decode runs its thread out of heap UNAVAILABLE, and decodes the next page on a new thread", async () => {
-    const d = decoder(32);
+    const d = decoder(16);
     const heavy = heavyNote(99_000, 60);
-    const err = await refusal(d.rows(feed, "7", [entry(1, heavy), entry(2, heavy)]));
+    const err = await rejection(d.rows(feed, "7", [entry(1, heavy), entry(2, heavy)]));
     expect(err.code).toBe(Code.Unavailable);
     expect(err.rawMessage).toMatch(/worker thread died/);
     expect((await d.rows(feed, "7", [entry(3, NOTE)])).map((r) => r.kind)).toEqual(["document"]);
