@@ -125,6 +125,55 @@ function problemsLogged(p: ServiceProcess): string {
   return counts.size === 0 ? "none" : [...counts].map(([k, v]) => `${v} × ${k}`).join("; ");
 }
 
+/** The coordinator's feed jobs by pool and outcome (malha_sync_runs_total): a job that found the lease held shows here, not in the run log. */
+async function jobsByOutcome(p: ServiceProcess): Promise<string> {
+  if (!p.metricsPort) return "no metrics port";
+  const text = await (await fetch(`http://127.0.0.1:${p.metricsPort}/metrics`)).text();
+  const jobs = text
+    .split("\n")
+    .filter((l) => l.startsWith("malha_sync_runs_total{"))
+    .map((l) => {
+      const labels = Object.fromEntries([...l.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+      return `${l.slice(l.lastIndexOf(" ") + 1)} ${labels.pool}/${labels.outcome}`;
+    });
+  return jobs.length ? jobs.join(", ") : "none";
+}
+
+/** Feed jobs that found their lease held, and by whom: a phase's coordinator by pid, or someone else. */
+function leasesHeldLogged(p: ServiceProcess, phaseOfPid: Map<number, string>): string {
+  const held: string[] = [];
+  for (const line of p.lines) {
+    let entry: { msg?: string; feed?: string; holder?: string | null };
+    try {
+      entry = JSON.parse(line) as typeof entry;
+    } catch {
+      continue;
+    }
+    if (entry.msg !== "feed job skipped: its lease is held") continue;
+    const pid = Number(/-(\d+)-[0-9a-f]+$/.exec(entry.holder ?? "")?.[1]);
+    held.push(`${entry.feed} by ${phaseOfPid.get(pid) ?? entry.holder ?? "nobody by the time it was asked"}`);
+  }
+  return held.length === 0 ? "none" : held.join("; ");
+}
+
+/** The coordinator's periodic sweeps ("sweep decided" lines): when, how many feeds queued, why others were skipped. */
+function sweepsLogged(p: ServiceProcess, startedAt: number): string {
+  const sweeps: string[] = [];
+  for (const line of p.lines) {
+    let entry: { msg?: string; time?: string | number; accepted?: number; feeds?: number; skipped?: Record<string, number>; ms?: number };
+    try {
+      entry = JSON.parse(line) as typeof entry;
+    } catch {
+      continue;
+    }
+    if (entry.msg !== "sweep decided") continue;
+    const at = entry.time !== undefined ? `${fmt((new Date(entry.time).getTime() - startedAt) / 1000)} s: ` : "";
+    const skipped = Object.entries(entry.skipped ?? {}).map(([reason, n]) => `${n} ${reason}`);
+    sweeps.push(`${at}${entry.accepted}/${entry.feeds} queued${skipped.length ? ` (${skipped.join(", ")})` : ""} in ${entry.ms} ms`);
+  }
+  return sweeps.length === 0 ? "none logged" : sweeps.join("; ");
+}
+
 /** When the runs started (seconds after the first) and how long they took: a straggler shows here. */
 async function runTimes(mesh: NfseMesh, ibges: string[], since: string): Promise<string> {
   const [rows] = await mesh.db.pool.query<RowDataPacket[]>(
@@ -153,7 +202,9 @@ async function activate(mesh: NfseMesh, ibges: string[]): Promise<void> {
   await Promise.all(Array.from({ length: 8 }, worker));
 }
 
-type Meter = "store" | "adn-gateway" | "coordinator" | "mariadbd";
+type Meter = "store" | "adn-gateway" | "coordinator" | "mariadbd" | "nats-server";
+/** Servers of the stack, shared with anything else using it: CPU counted, peak RSS not reported. */
+const SHARED: readonly Meter[] = ["mariadbd", "nats-server"];
 function meters(mesh: NfseMesh, coordinator: ServiceProcess): [Meter, number][] {
   const out: [Meter, number][] = [
     ["store", mesh.store.proc.pid!],
@@ -162,20 +213,23 @@ function meters(mesh: NfseMesh, coordinator: ServiceProcess): [Meter, number][] 
   ];
   const maria = pidFromFile(join(STACK_DIR, "mysql", "mysqld.pid"));
   if (maria) out.push(["mariadbd", maria]);
+  // The leases live in NATS KV: its server's CPU is part of what a run costs on the two cores.
+  const nats = pidFromFile(join(STACK_DIR, "nats.pid"));
+  if (nats) out.push(["nats-server", nats]);
   return out;
 }
 const cpuOf = (m: [Meter, number][]) => new Map(m.map(([k, pid]) => [k, cpuSeconds(pid) ?? 0]));
 let sampler: MemorySampler | undefined;
 /** Peaks of this phase only: the store and the gateway live through every phase. */
 const startPeaks = (m: [Meter, number][]) => {
-  for (const [meter, pid] of m) if (meter !== "mariadbd") resetPeakRss(pid);
+  for (const [meter, pid] of m) if (!SHARED.includes(meter)) resetPeakRss(pid);
   sampler?.start();
 };
 const peakRow = (m: [Meter, number][]) => {
   row(
     "    peak RSS in this phase",
     m
-      .filter(([meter]) => meter !== "mariadbd")
+      .filter(([meter]) => !SHARED.includes(meter))
       .map(([meter, pid]) => `${meter} ${fmt(peakRssMb(pid) ?? Number.NaN, 0)} MB`)
       .join(", "),
     "≤ 256 MB",
@@ -297,6 +351,8 @@ async function main(): Promise<void> {
     store: { metricsPort: mesh.store.metricsPort, pid: mesh.store.proc.pid },
     "adn-gateway": { metricsPort: mesh.gateway.metricsPort, pid: mesh.gateway.proc.pid },
   });
+  // Each phase's coordinator by pid: the lease holder's id carries it (libs/leases defaultHolderId).
+  const phaseOfPid = new Map<number, string>();
   try {
     const all = mesh.municipalities.map((m) => m.ibge);
     const sets: string[][] = [];
@@ -328,6 +384,7 @@ async function main(): Promise<void> {
       const k = set.length;
       log(`bootstrap: ${k} feeds × ${BOOT_DOCS} NSUs at once`);
       const coordinator = await mesh.startCoordinator(coordinatorEnv(k, 3600));
+      phaseOfPid.set(coordinator.proc.pid!, `the K = ${k} phase's coordinator`);
       const m = meters(mesh, coordinator);
       startPeaks(m);
       const cpu0 = cpuOf(m);
@@ -361,6 +418,7 @@ async function main(): Promise<void> {
       const k = Math.max(...KS, 1);
       log(`first sync of the other ${rest.length} feeds (bootstrap pool of ${k})`);
       const coordinator = await mesh.startCoordinator(coordinatorEnv(k, 3600));
+      phaseOfPid.set(coordinator.proc.pid!, "the first sync's coordinator");
       const m = meters(mesh, coordinator);
       startPeaks(m);
       const since = await dbNow(mesh);
@@ -387,6 +445,7 @@ async function main(): Promise<void> {
     }
     const here = PROFILE ? profileHere() : undefined;
     const self0 = process.cpuUsage();
+    const sweepStartedAt = Date.now();
     const coordinator = await mesh.startCoordinator({
       // Every feed is eligible at the start, so the coordinator's first sweep queues them all. Its periodic
       // sweep (every feed's state and every lease key read again) runs once a minute here, not every 2 s:
@@ -396,6 +455,7 @@ async function main(): Promise<void> {
       ...profileEnv("coordinator", "life"),
       ...snapshotEnv,
     });
+    phaseOfPid.set(coordinator.proc.pid!, "the sweep's own coordinator");
     const m = meters(mesh, coordinator);
     startPeaks(m);
     const cpu0 = cpuOf(m);
@@ -413,6 +473,9 @@ async function main(): Promise<void> {
       "≤ 30 s",
     );
     row("    runs", await runTimes(mesh, all, since));
+    row("    coordinator sweeps", sweepsLogged(coordinator, sweepStartedAt));
+    row("    coordinator jobs", await jobsByOutcome(coordinator));
+    row("    leases found held", leasesHeldLogged(coordinator, phaseOfPid));
     row("    coordinator warnings", problemsLogged(coordinator));
     const coordCpu = cpu1.get("coordinator")! - cpu0.get("coordinator")!;
     row("    coordinator CPU per feed", `${fmt((1000 * coordCpu) / N, 2)} ms (${fmt(coordCpu, 1)} s for the sweep, start-up included)`);

@@ -24,6 +24,8 @@ export interface KvLeaseOptions {
 }
 
 const WRONG_LAST_SEQUENCE = 10071;
+/** Creates of one key before it counts as held although no holder shows (a delete marker ageing out meanwhile). */
+const ACQUIRE_ATTEMPTS = 3;
 /** KV gets in flight at once while reading every held lease. */
 const HOLDERS_READ_BATCH = 64;
 
@@ -94,17 +96,24 @@ export class KvLeaseManager implements LeaseManager {
 
   async tryAcquire(key: string): Promise<Lease | null> {
     assertLeaseKey(key);
-    const sentAt = performance.now();
-    let revision: number;
-    try {
-      revision = await this.kv.create(key, new TextEncoder().encode(this.opts.holder));
-    } catch (err) {
-      if (isWrongLastSequence(err)) return null;
-      throw err;
+    const value = new TextEncoder().encode(this.opts.holder);
+    for (let attempt = 1; ; attempt++) {
+      const sentAt = performance.now();
+      try {
+        const revision = await this.kv.create(key, value);
+        const lease = new KvLease(this.kv, key, revision, sentAt, this.opts, () => this.leases.delete(lease));
+        this.leases.add(lease);
+        return lease;
+      } catch (err) {
+        if (!isWrongLastSequence(err)) throw err;
+      }
+      // "Wrong last sequence" also answers a create whose key held a released lease's delete marker that
+      // aged out between create's write and its read of the marker (nats.js KV create): nobody holds the
+      // key then, and calling it held would leave the feed to a later sweep (decision 0039).
+      if (attempt >= ACQUIRE_ATTEMPTS) return null;
+      const entry = await this.kv.get(key);
+      if (entry?.operation === "PUT") return null;
     }
-    const lease = new KvLease(this.kv, key, revision, sentAt, this.opts, () => this.leases.delete(lease));
-    this.leases.add(lease);
-    return lease;
   }
 
   async holderOf(key: string): Promise<LeaseHolderInfo | null> {

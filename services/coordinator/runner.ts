@@ -59,6 +59,9 @@ export class FeedRunner {
     const lease = await this.leases.tryAcquire(leaseKeyOf(job.feed));
     if (!lease) {
       const current = await this.leases.holderOf(leaseKeyOf(job.feed)).catch(() => null);
+      // Rare after a sweep that read the holders first: a race with another replica, or a lease left by a
+      // holder that stopped without giving it back (it lasts until the bucket's TTL).
+      this.log.info({ feed: feedId(job.feed), holder: current?.holder ?? null }, "feed job skipped: its lease is held");
       return { kind: "lease-held", ...(current ? { holder: current.holder } : {}) };
     }
     const log = this.log.child({ feed: feedId(job.feed), fence: lease.fenceToken.toString() });

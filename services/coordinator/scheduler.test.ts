@@ -20,7 +20,7 @@ import { readCoordinatorConfig } from "./config.js";
 import { feedId, feedKey, leaseKeyOf } from "./feed-key.js";
 import { WorkerPool } from "./pool.js";
 import { FeedRunner, type FeedJob } from "./runner.js";
-import { Scheduler } from "./scheduler.js";
+import { decisionCounts, Scheduler } from "./scheduler.js";
 
 const UF = { "3550308": "SP", "3304557": "RJ", "3106200": "MG" } as const;
 const IBGES = ["3550308", "3304557", "3106200"] as const;
@@ -90,6 +90,8 @@ describe("Scheduler.enqueueFeeds", () => {
     expect(byIbge.get(IBGES[1])).toMatchObject({ accepted: false, reason: SkipReason.LEASE_HELD, leaseHolder: "other-replica" });
     expect(byIbge.get(IBGES[2])).toMatchObject({ accepted: true });
     expect(target.has(feedId(feedOf(IBGES[1])))).toBe(false);
+    // What the periodic sweep logs ("sweep decided"): counts by reason name.
+    expect(decisionCounts(first)).toEqual({ feeds: 3, accepted: 2, skipped: { LEASE_HELD: 1 } });
 
     await held.release();
     const second = await scheduler.enqueueFeeds({}, RunTrigger.SYNC_ALL, target);

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import type { Client } from "@connectrpc/connect";
-import type { FeedDecision } from "../../libs/gen/malha/coordinator/v1/coordinator_pb.js";
+import { SkipReason, type FeedDecision } from "../../libs/gen/malha/coordinator/v1/coordinator_pb.js";
 import type { Ambiente, FeedKey, TipoNsu } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
 import type { StoreService } from "../../libs/gen/malha/store/v1/store_pb.js";
 import type { AdnGatewayService } from "../../libs/gen/malha/adn/v1/adn_gateway_pb.js";
@@ -41,6 +41,20 @@ export interface SchedulerDeps {
 /** The slot key of a feed's certificate: one e-CNPJ serves every feed of a municipality in an ambiente. */
 function certificateKey(feed: FeedKey): string {
   return `cert.${feed.ibge}.${feed.ambiente}`;
+}
+
+/** How many feeds a sweep queued and why it skipped the others, for its log line. */
+export function decisionCounts(decisions: FeedDecision[]): { feeds: number; accepted: number; skipped: Record<string, number> } {
+  const skipped: Record<string, number> = {};
+  let accepted = 0;
+  for (const d of decisions) {
+    if (d.accepted) accepted++;
+    else {
+      const reason = SkipReason[d.reason] ?? String(d.reason);
+      skipped[reason] = (skipped[reason] ?? 0) + 1;
+    }
+  }
+  return { feeds: decisions.length, accepted, skipped };
 }
 
 /** Spacing between two look-ups of one certificate: the hourly budget spread evenly. */
@@ -168,9 +182,11 @@ export class Scheduler {
 
   /** The periodic sweep: every feed decided, and the fleet view of what it read published as metrics. */
   async sweep(): Promise<FeedDecision[]> {
+    const started = performance.now();
     const view = new FleetViewBuilder(this.deps.now());
     const decisions = await this.enqueueFeeds({}, RunTrigger.SCHEDULED, undefined, (s) => view.add(s));
     this.deps.metrics?.fleet(view.build());
+    this.deps.log.info({ ...decisionCounts(decisions), ms: Math.round(performance.now() - started) }, "sweep decided");
     return decisions;
   }
 
