@@ -5,11 +5,11 @@ import type { AddressInfo } from "node:net";
 import type { TLSSocket } from "node:tls";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createTestRoot, issueEcnpj, issueServer } from "../../tools/adn-sim/icp-brasil.js";
 import { createLogger } from "../log/logger.js";
 import { runInScope } from "../rpc/context.js";
-import { AdnHttpClient, AdnHttpFailure } from "./http.js";
+import { AdnHttpClient, AdnHttpFailure, TLS_SESSION_KEEP_MS } from "./http.js";
 
 // A real HTTPS server asking for client certificates, as the ADN does.
 const trusted = createTestRoot("AC Raiz Confiavel");
@@ -100,6 +100,35 @@ describe("AdnHttpClient TLS sessions (decision 0029)", () => {
     for (let i = 0; i < 3; i++) expect((await http.get(pool, `${base}/x`, { timeoutMs: 5000 })).status).toBe(200);
     expect(handshakes).toEqual([false]);
     await http.close();
+  });
+
+  it("forgets a session TLS_SESSION_KEEP_MS after it arrived, the certificate's newest one counting", async () => {
+    const http = new AdnHttpClient({ trustedCa: Buffer.from(trusted.certPem), maxResponseBytes: 1 << 20 });
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      const t0 = Date.now();
+      await subjectOf(http, http.pool("3550308", "v1", creds));
+      vi.setSystemTime(t0 + 3_600_000);
+      await subjectOf(http, http.pool("3304557", "v1", creds));
+      // São Paulo's credentials replaced 1.5 h in: a full handshake, and its session is now the newer one.
+      vi.setSystemTime(t0 + 5_400_000);
+      await subjectOf(http, http.pool("3550308", "v2", creds));
+      expect(http.tlsSessionCount()).toBe(2);
+      vi.setSystemTime(t0 + 3_600_000 + TLS_SESSION_KEEP_MS + 60_000);
+      http.closeIdle(Date.now() + 1);
+      expect(http.tlsSessionCount()).toBe(1);
+      handshakes.length = 0;
+      await subjectOf(http, http.pool("3304557", "v1", creds));
+      await subjectOf(http, http.pool("3550308", "v2", creds));
+      // Rio's session was forgotten: a full handshake; São Paulo's was kept and resumed.
+      expect(handshakes).toEqual([false, true]);
+      vi.setSystemTime(Date.now() + TLS_SESSION_KEEP_MS + 1);
+      http.closeIdle(Date.now() + 1);
+      expect(http.tlsSessionCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+      await http.close();
+    }
   });
 
   it("never offers the session of replaced credentials: the new certificate gets a full handshake", async () => {

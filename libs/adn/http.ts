@@ -66,10 +66,18 @@ interface PoolEntry {
 }
 
 export class AdnHttpClient {
+  /**
+   * The open pool of each municipality: one at a time, for its current credentials. Keyed by municipality,
+   * so a run's look-ups cost the same with 5,570 certificates as with one.
+   */
   private readonly pools = new Map<string, PoolEntry>();
   private readonly byAgent = new WeakMap<Agent, PoolEntry>();
-  /** The last TLS session of each certificate (pool key), kept across its pool's closing (decision 0029). */
-  private readonly tlsSessions = new Map<string, { session: Buffer; atMs: number }>();
+  /**
+   * The last TLS session of each municipality's certificate, for the pool key it came from, kept across its
+   * pool's closing (decision 0029). In the order the sessions arrived (a newer one is moved to the end), so
+   * forgetting the old ones stops at the first one still young.
+   */
+  private readonly tlsSessions = new Map<string, { key: string; session: Buffer; atMs: number }>();
   private readonly ca: string | undefined;
   private readonly idleTimer: NodeJS.Timeout | undefined;
 
@@ -102,11 +110,14 @@ export class AdnHttpClient {
       }
     }
     const sessionCutoff = Date.now() - TLS_SESSION_KEEP_MS;
-    for (const [key, kept] of this.tlsSessions) if (kept.atMs < sessionCutoff) this.tlsSessions.delete(key);
+    for (const [ibge, kept] of this.tlsSessions) {
+      if (kept.atMs >= sessionCutoff) break;
+      this.tlsSessions.delete(ibge);
+    }
   }
 
   private drop(entry: PoolEntry): void {
-    this.pools.delete(entry.key);
+    if (this.pools.get(entry.ibge) === entry) this.pools.delete(entry.ibge);
     void entry.agent.close().catch(() => undefined);
   }
 
@@ -116,18 +127,15 @@ export class AdnHttpClient {
    */
   pool(ibge: string, poolKey: string, creds: ClientCredentials): Agent {
     const key = `${ibge}\u0000${poolKey}`;
-    const existing = this.pools.get(key);
-    if (existing) {
+    const existing = this.pools.get(ibge);
+    if (existing?.key === key) {
       existing.lastUsedMs = Date.now();
       return existing.agent;
     }
-    // A session resumed with replaced credentials would still present the old certificate: forget it.
-    for (const entry of this.pools.values()) {
-      if (entry.key.startsWith(`${ibge}\u0000`)) this.drop(entry);
-    }
-    for (const sessionKey of this.tlsSessions.keys()) {
-      if (sessionKey.startsWith(`${ibge}\u0000`) && sessionKey !== key) this.tlsSessions.delete(sessionKey);
-    }
+    // The municipality's credentials were replaced: its old pool closes, and a session resumed with the
+    // new credentials would still present the old certificate, so it is forgotten.
+    if (existing) this.drop(existing);
+    if (this.tlsSessions.get(ibge)?.key !== key) this.tlsSessions.delete(ibge);
     // One TLS context per certificate, shared by the pool's connections: built from options, every new
     // connection would parse the key, the chain and (with an extra CA) the whole trust bundle again,
     // ≈ 30 ms of CPU each. Without `ca` the context shares Node's root store.
@@ -139,10 +147,10 @@ export class AdnHttpClient {
     const agent = new Agent({
       allowH2: false,
       connections: this.opts.connections ?? 4,
-      connect: (options, callback) => this.connect(key, secureContext, options, callback),
+      connect: (options, callback) => this.connect(ibge, key, secureContext, options, callback),
     });
     const entry: PoolEntry = { key, ibge, poolKey, creds, agent, lastUsedMs: Date.now(), inFlight: 0, idleClosed: false };
-    this.pools.set(key, entry);
+    this.pools.set(ibge, entry);
     this.byAgent.set(agent, entry);
     return agent;
   }
@@ -153,8 +161,15 @@ export class AdnHttpClient {
    * it, so a feed's next run (an hour later under the one-hour rule) paid a full handshake with the
    * client certificate on both sides (decision 0029).
    */
-  private connect(key: string, secureContext: SecureContext, options: buildConnector.Options, callback: buildConnector.Callback): void {
-    const kept = this.tlsSessions.get(key);
+  private connect(
+    ibge: string,
+    key: string,
+    secureContext: SecureContext,
+    options: buildConnector.Options,
+    callback: buildConnector.Callback,
+  ): void {
+    const found = this.tlsSessions.get(ibge);
+    const kept = found?.key === key ? found : undefined;
     const connector = buildConnector({
       secureContext,
       rejectUnauthorized: true,
@@ -164,7 +179,15 @@ export class AdnHttpClient {
     // undici's connector returns the socket it opens (its type says void): the session arrives on it,
     // in TLS 1.3 after the handshake.
     const socket: unknown = connector(options, callback);
-    if (socket instanceof TLSSocket) socket.on("session", (session: Buffer) => this.tlsSessions.set(key, { session, atMs: Date.now() }));
+    if (socket instanceof TLSSocket) {
+      socket.on("session", (session: Buffer) => {
+        // A connection of replaced credentials still open must not bring their session back.
+        const current = this.pools.get(ibge);
+        if (current && current.key !== key) return;
+        this.tlsSessions.delete(ibge);
+        this.tlsSessions.set(ibge, { key, session, atMs: Date.now() });
+      });
+    }
   }
 
   /**
@@ -203,8 +226,8 @@ export class AdnHttpClient {
   private live(given: Agent): Agent {
     const entry = this.byAgent.get(given);
     if (!entry?.idleClosed) return given;
-    // Rare (a retry after an idle close): a scan of the pools is cheaper than an index kept per call.
-    for (const other of this.pools.values()) if (other.ibge === entry.ibge && other.key !== entry.key) return given;
+    const current = this.pools.get(entry.ibge);
+    if (current && current.key !== entry.key) return given;
     return this.pool(entry.ibge, entry.poolKey, entry.creds);
   }
 
