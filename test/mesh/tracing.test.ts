@@ -264,7 +264,10 @@ describe("a trace of one boleto job", () => {
     let trace: OtlpSpan[] = [];
     for (let i = 0; i < 100; i++) {
       trace = spans.filter((s) => s.traceId === traceId);
-      if (trace.filter((s) => s.service === "malha-artifacts" && s.kind === SERVER).length >= 3) break;
+      // Services export in their own batches: an artifacts span can arrive before the billing spans that link
+      // it to the job, so wait for the linked tree, not for the span alone.
+      const root = trace.find((s) => s.kind === SERVER && s.name === "malha.billing.v1.BillingService/CreateBoletoJob");
+      if (root && subtree(trace, root).filter((s) => s.service === "malha-artifacts" && s.kind === SERVER).length >= 3) break;
       await new Promise((r) => setTimeout(r, 100));
     }
     const created = trace.find((s) => s.kind === SERVER && s.name === "malha.billing.v1.BillingService/CreateBoletoJob")!;
