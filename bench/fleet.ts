@@ -19,6 +19,7 @@ import { Session } from "node:inspector";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startNfseMesh, type NfseMesh } from "../test/support/nfse-mesh.js";
+import { scrape } from "../test/support/prom-text.js";
 import type { ServiceProcess } from "../test/support/service-process.js";
 import { MemorySampler } from "./memory-sampler.js";
 import { cpuSeconds, peakRssMb, pidFromFile, resetPeakRss } from "./procstat.js";
@@ -109,16 +110,21 @@ async function runsSince(mesh: NfseMesh, ibges: string[], since: string) {
 
 const PROBLEM_LEVELS = new Set(["warn", "error", "fatal"]);
 
+/** The service's JSON log lines (anything else it printed is skipped), as the fields the bench reads. */
+function* logEntries<T>(p: ServiceProcess): Generator<T & { msg?: string }> {
+  for (const line of p.lines) {
+    try {
+      yield JSON.parse(line) as T & { msg?: string };
+    } catch {
+      // not a log line
+    }
+  }
+}
+
 /** The service's warn/error log lines by message (and error message), e.g. a feed job that crashed. */
 function problemsLogged(p: ServiceProcess): string {
   const counts = new Map<string, number>();
-  for (const line of p.lines) {
-    let entry: { level?: string; msg?: string; err?: { message?: string } };
-    try {
-      entry = JSON.parse(line) as typeof entry;
-    } catch {
-      continue;
-    }
+  for (const entry of logEntries<{ level?: string; err?: { message?: string } }>(p)) {
     // libs/log writes the level's label, not pino's number.
     if (!PROBLEM_LEVELS.has(entry.level ?? "")) continue;
     const key = `${entry.msg ?? "?"}${entry.err?.message ? `: ${entry.err.message.slice(0, 80)}` : ""}`;
@@ -129,28 +135,16 @@ function problemsLogged(p: ServiceProcess): string {
 
 /** The coordinator's feed jobs by pool and outcome (malha_sync_runs_total): a job that found the lease held shows here, not in the run log. */
 async function jobsByOutcome(p: ServiceProcess): Promise<string> {
-  if (!p.metricsPort) return "no metrics port";
-  const text = await (await fetch(`http://127.0.0.1:${p.metricsPort}/metrics`)).text();
-  const jobs = text
-    .split("\n")
-    .filter((l) => l.startsWith("malha_sync_runs_total{"))
-    .map((l) => {
-      const labels = Object.fromEntries([...l.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
-      return `${l.slice(l.lastIndexOf(" ") + 1)} ${labels.pool}/${labels.outcome}`;
-    });
+  const jobs = (await scrape(p.metricsPort))
+    .filter((s) => s.name === "malha_sync_runs_total")
+    .map((s) => `${s.value} ${s.labels.pool}/${s.labels.outcome}`);
   return jobs.length ? jobs.join(", ") : "none";
 }
 
 /** Feed jobs that found their lease held, and by whom: a phase's coordinator by pid, or someone else. */
 function leasesHeldLogged(p: ServiceProcess, phaseOfPid: Map<number, string>): string {
   const held: string[] = [];
-  for (const line of p.lines) {
-    let entry: { msg?: string; feed?: string; holder?: string | null };
-    try {
-      entry = JSON.parse(line) as typeof entry;
-    } catch {
-      continue;
-    }
+  for (const entry of logEntries<{ feed?: string; holder?: string | null }>(p)) {
     if (entry.msg !== "feed job skipped: its lease is held") continue;
     const pid = Number(/-(\d+)-[0-9a-f]+$/.exec(entry.holder ?? "")?.[1]);
     held.push(`${entry.feed} by ${phaseOfPid.get(pid) ?? entry.holder ?? "nobody by the time it was asked"}`);
@@ -161,13 +155,8 @@ function leasesHeldLogged(p: ServiceProcess, phaseOfPid: Map<number, string>): s
 /** The coordinator's periodic sweeps ("sweep decided" lines): when, how many feeds queued, why others were skipped. */
 function sweepsLogged(p: ServiceProcess, startedAt: number): string {
   const sweeps: string[] = [];
-  for (const line of p.lines) {
-    let entry: { msg?: string; time?: string | number; accepted?: number; feeds?: number; skipped?: Record<string, number>; ms?: number };
-    try {
-      entry = JSON.parse(line) as typeof entry;
-    } catch {
-      continue;
-    }
+  type Sweep = { time?: string | number; accepted?: number; feeds?: number; skipped?: Record<string, number>; ms?: number };
+  for (const entry of logEntries<Sweep>(p)) {
     if (entry.msg !== "sweep decided") continue;
     const at = entry.time !== undefined ? `${fmt((new Date(entry.time).getTime() - startedAt) / 1000)} s: ` : "";
     const skipped = Object.entries(entry.skipped ?? {}).map(([reason, n]) => `${n} ${reason}`);

@@ -54,7 +54,6 @@ export interface AdnHttpOptions {
 export const TLS_SESSION_KEEP_MS = 2 * 3_600_000;
 
 interface PoolEntry {
-  key: string;
   ibge: string;
   poolKey: string;
   creds: ClientCredentials;
@@ -77,7 +76,7 @@ export class AdnHttpClient {
    * pool's closing (decision 0029). In the order the sessions arrived (a newer one is moved to the end), so
    * forgetting the old ones stops at the first one still young.
    */
-  private readonly tlsSessions = new Map<string, { key: string; session: Buffer; atMs: number }>();
+  private readonly tlsSessions = new Map<string, { poolKey: string; session: Buffer; atMs: number }>();
   private readonly ca: string | undefined;
   private readonly idleTimer: NodeJS.Timeout | undefined;
 
@@ -126,16 +125,15 @@ export class AdnHttpClient {
    * (the vault's version): pools of replaced credentials are closed gracefully.
    */
   pool(ibge: string, poolKey: string, creds: ClientCredentials): Agent {
-    const key = `${ibge}\u0000${poolKey}`;
     const existing = this.pools.get(ibge);
-    if (existing?.key === key) {
+    if (existing?.poolKey === poolKey) {
       existing.lastUsedMs = Date.now();
       return existing.agent;
     }
     // The municipality's credentials were replaced: its old pool closes, and a session resumed with the
     // new credentials would still present the old certificate, so it is forgotten.
     if (existing) this.drop(existing);
-    if (this.tlsSessions.get(ibge)?.key !== key) this.tlsSessions.delete(ibge);
+    if (this.tlsSessions.get(ibge)?.poolKey !== poolKey) this.tlsSessions.delete(ibge);
     // One TLS context per certificate, shared by the pool's connections: built from options, every new
     // connection would parse the key, the chain and (with an extra CA) the whole trust bundle again,
     // ≈ 30 ms of CPU each. Without `ca` the context shares Node's root store.
@@ -147,9 +145,9 @@ export class AdnHttpClient {
     const agent = new Agent({
       allowH2: false,
       connections: this.opts.connections ?? 4,
-      connect: (options, callback) => this.connect(ibge, key, secureContext, options, callback),
+      connect: (options, callback) => this.connect(ibge, poolKey, secureContext, options, callback),
     });
-    const entry: PoolEntry = { key, ibge, poolKey, creds, agent, lastUsedMs: Date.now(), inFlight: 0, idleClosed: false };
+    const entry: PoolEntry = { ibge, poolKey, creds, agent, lastUsedMs: Date.now(), inFlight: 0, idleClosed: false };
     this.pools.set(ibge, entry);
     this.byAgent.set(agent, entry);
     return agent;
@@ -163,13 +161,13 @@ export class AdnHttpClient {
    */
   private connect(
     ibge: string,
-    key: string,
+    poolKey: string,
     secureContext: SecureContext,
     options: buildConnector.Options,
     callback: buildConnector.Callback,
   ): void {
     const found = this.tlsSessions.get(ibge);
-    const kept = found?.key === key ? found : undefined;
+    const kept = found?.poolKey === poolKey ? found : undefined;
     const connector = buildConnector({
       secureContext,
       rejectUnauthorized: true,
@@ -183,9 +181,9 @@ export class AdnHttpClient {
       socket.on("session", (session: Buffer) => {
         // A connection of replaced credentials still open must not bring their session back.
         const current = this.pools.get(ibge);
-        if (current && current.key !== key) return;
+        if (current && current.poolKey !== poolKey) return;
         this.tlsSessions.delete(ibge);
-        this.tlsSessions.set(ibge, { key, session, atMs: Date.now() });
+        this.tlsSessions.set(ibge, { poolKey, session, atMs: Date.now() });
       });
     }
   }
@@ -227,7 +225,7 @@ export class AdnHttpClient {
     const entry = this.byAgent.get(given);
     if (!entry?.idleClosed) return given;
     const current = this.pools.get(entry.ibge);
-    if (current && current.key !== entry.key) return given;
+    if (current && current.poolKey !== entry.poolKey) return given;
     return this.pool(entry.ibge, entry.poolKey, entry.creds);
   }
 

@@ -261,16 +261,18 @@ describe("a trace of one boleto job", () => {
       if (job && [JobState.COMPLETED, JobState.PARTIALLY_COMPLETED, JobState.FAILED].includes(job.state)) break;
       await new Promise((r) => setTimeout(r, 100));
     }
+    const isCreate = (s: OtlpSpan) => s.kind === SERVER && s.name === "malha.billing.v1.BillingService/CreateBoletoJob";
+    const isStored = (s: OtlpSpan) => s.kind === SERVER && s.service === "malha-artifacts";
     let trace: OtlpSpan[] = [];
     for (let i = 0; i < 100; i++) {
       trace = spans.filter((s) => s.traceId === traceId);
       // Services export in their own batches: an artifacts span can arrive before the billing spans that link
       // it to the job, so wait for the linked tree, not for the span alone.
-      const root = trace.find((s) => s.kind === SERVER && s.name === "malha.billing.v1.BillingService/CreateBoletoJob");
-      if (root && subtree(trace, root).filter((s) => s.service === "malha-artifacts" && s.kind === SERVER).length >= 3) break;
+      const root = trace.find(isCreate);
+      if (root && subtree(trace, root).filter(isStored).length >= 3) break;
       await new Promise((r) => setTimeout(r, 100));
     }
-    const created = trace.find((s) => s.kind === SERVER && s.name === "malha.billing.v1.BillingService/CreateBoletoJob")!;
+    const created = trace.find(isCreate)!;
     expect(created, JSON.stringify(trace.map((s) => s.name))).toMatchObject({ service: "malha-billing", parentSpanId: callerSpan });
     const published = childOf(trace, created, (s) => s.kind === PRODUCER && s.name.endsWith(" publish"))!;
     expect(published, JSON.stringify(trace.map((s) => s.name))).toBeDefined();
@@ -280,7 +282,7 @@ describe("a trace of one boleto job", () => {
     const below = subtree(trace, created);
     const consumers = below.filter((s) => s.kind === CONSUMER);
     expect(consumers.length).toBeGreaterThanOrEqual(3);
-    const stored = below.filter((s) => s.kind === SERVER && s.service === "malha-artifacts");
+    const stored = below.filter(isStored);
     expect(stored.length).toBeGreaterThanOrEqual(3);
     for (const s of stored)
       expect(trace.find((p) => p.spanId === s.parentSpanId)).toMatchObject({ kind: CLIENT, service: "malha-billing" });
