@@ -5,6 +5,7 @@
 import { create, toBinary } from "@bufbuild/protobuf";
 import { type Any, AnySchema } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
+import type { BatchAnswer } from "../batching/micro-batcher.js";
 
 /** The fields of a refusal message (code, message, details), as the batched calls' protos spell them. */
 export interface EntryStatus {
@@ -31,4 +32,11 @@ export function errorOfEntryStatus(status: EntryStatus): ConnectError {
   const err = new ConnectError(status.message, code);
   err.details = status.details.map((d) => ({ type: d.typeUrl.slice(d.typeUrl.lastIndexOf("/") + 1), value: d.value }));
   return err;
+}
+
+/** One entry of a batched call's response (a oneof of `okCase` or `refused`) as the batcher's answer. */
+export function answerOfEntry<T>(result: { case: string | undefined; value?: unknown }, okCase: string): BatchAnswer<T> {
+  if (result.case === okCase) return { ok: true, value: result.value as T };
+  if (result.case === "refused") return { ok: false, error: errorOfEntryStatus(result.value as EntryStatus) };
+  return { ok: false, error: new ConnectError(`a batched call's entry came back with neither ${okCase} nor refused`) };
 }
