@@ -47,7 +47,7 @@ async function round(): Promise<{ gateway: number; store: number; bytes: number 
         feed: FEED,
         runId: "1",
         fenceToken: 1n,
-        entries: pageEntries(page, LIMITS.maxPageXmlBytes),
+        entries: pageEntries(page, LIMITS.maxPageXmlBytes).entries,
         newCursor: 1n,
       }),
     );

@@ -5,7 +5,7 @@
 // acknowledgements bound how far the loop may run ahead of it, so a paused coordinator pauses its
 // gateway too (docs/decisions/0020-pages-from-gateway-to-store.md).
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { Client, ConnectError } from "@connectrpc/connect";
+import type { ConnectError } from "@connectrpc/connect";
 import {
   BatchStatus,
   type BatchHead,
@@ -15,11 +15,11 @@ import {
 } from "../../libs/gen/malha/adn/v1/adn_gateway_pb.js";
 import type { LoteDfeEntrySchema } from "../../libs/gen/malha/nfse/v1/distribution_pb.js";
 import type { FeedKey } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
-import type { StoreService } from "../../libs/gen/malha/store/v1/store_pb.js";
 import type { Logger } from "../../libs/log/logger.js";
 import { invalidArgument } from "../../libs/rpc/errors.js";
 import { readBatchPage } from "./batch-page.js";
 import type { AdnGateway } from "./gateway.js";
+import type { PageApply } from "./page-apply.js";
 import { pageEntries } from "./page-entries.js";
 import { ReadAhead } from "./read-ahead.js";
 import { validFeed } from "./validate.js";
@@ -31,7 +31,8 @@ export const UNACKNOWLEDGED_PAGES = 2;
 
 export interface DeliverFeedDeps {
   gateway: AdnGateway;
-  store: Client<typeof StoreService>;
+  /** The store's ApplyBatch, batched with other deliveries' pages (page-apply.ts). */
+  store: PageApply;
   log: Logger;
   /** ADN_MAX_BATCH_BYTES: the most one page's entries may take in the store's request. */
   maxBatchBytes: number;
@@ -41,6 +42,8 @@ interface Page {
   head: BatchHead;
   /** Undecoded: the store decodes them (docs/decisions/0034-store-decodes-the-page.md). */
   entries: MessageInitShape<typeof LoteDfeEntrySchema>[];
+  /** The entries' serialized size, at most. */
+  bytes: number;
 }
 
 type Report = MessageInitShape<typeof DeliverFeedResponseSchema>;
@@ -84,18 +87,14 @@ export async function* deliverFeed(
       }
       if (!page) return; // only after a stop: the ADN side ends by itself after END_OF_STREAM only
       if (caller.stopRequested) return;
-      const { head, entries } = page;
+      const { head, entries, bytes } = page;
       const report: Report = { page: n, head, cursor };
       if (head.itemCount > 0) {
         const highest = head.highestNsu > cursor ? head.highestNsu : cursor;
-        const applied = await deps.store.applyBatch({
-          feed,
-          runId: start.runId,
-          fenceToken: start.fenceToken,
-          entries,
-          newCursor: highest,
-          progress: { maxNsuSeen: highest },
-        });
+        const applied = await deps.store.apply(
+          { feed, runId: start.runId, fenceToken: start.fenceToken, entries, newCursor: highest, progress: { maxNsuSeen: highest } },
+          bytes,
+        );
         cursor = applied.cursor;
         Object.assign(report, { counts: applied.counts, cursor, cancelRequested: applied.cancelRequested });
       }
@@ -131,7 +130,7 @@ async function* adnPages(deps: DeliverFeedDeps, feed: FeedKey, afterNsu: bigint,
       // Dropped unread if the delivery ends first (stopped, cancelled, or this page failed).
       next.catch(() => undefined);
     }
-    yield { head: { ...facts, itemCount: entries.length } as BatchHead, entries: pageEntries(entries, deps.maxBatchBytes) };
+    yield { head: { ...facts, itemCount: entries.length } as BatchHead, ...pageEntries(entries, deps.maxBatchBytes) };
     if (last) return;
   }
 }

@@ -1,5 +1,5 @@
 import { create } from "@bufbuild/protobuf";
-import type { Client, ServiceImpl } from "@connectrpc/connect";
+import type { ServiceImpl } from "@connectrpc/connect";
 import { municipiosDfeUrl, municipiosEventosUrl } from "../../libs/adn/http.js";
 import { decodeItem } from "../../libs/adn/item.js";
 import {
@@ -9,19 +9,19 @@ import {
   type AdnGatewayService,
 } from "../../libs/gen/malha/adn/v1/adn_gateway_pb.js";
 import type { DistributionItem } from "../../libs/gen/malha/nfse/v1/distribution_pb.js";
-import type { StoreService } from "../../libs/gen/malha/store/v1/store_pb.js";
 import type { Logger } from "../../libs/log/logger.js";
 import { invalidArgument, notFound } from "../../libs/rpc/errors.js";
 import { readBatchPage } from "./batch-page.js";
 import { deliverFeed } from "./deliver-feed.js";
 import type { AdnGateway } from "./gateway.js";
+import type { PageApply } from "./page-apply.js";
 import type { AdnMetrics } from "./metrics.js";
 import { callInfo, decodeAll, hole, interpret } from "./results.js";
 import { validAmbiente, validChave, validFeed, validIbge } from "./validate.js";
 
 export function createHandlers(
   gateway: AdnGateway,
-  store: Client<typeof StoreService>,
+  store: PageApply,
   metrics: AdnMetrics,
   log: Logger,
 ): Partial<ServiceImpl<typeof AdnGatewayService>> {

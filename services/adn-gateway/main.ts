@@ -18,6 +18,7 @@ import type { CredentialSource } from "./credentials.js";
 import { AdnGateway } from "./gateway.js";
 import { createHandlers } from "./handlers.js";
 import { createAdnMetrics, registerPoolGauges } from "./metrics.js";
+import { batchedPageApply } from "./page-apply.js";
 
 await runService("adn-gateway", ({ env, log, metrics }) => {
   const config = readGatewayConfig(env);
@@ -37,6 +38,7 @@ await runService("adn-gateway", ({ env, log, metrics }) => {
   const adnMetrics = createAdnMetrics(metrics.registry);
   registerPoolGauges(metrics.registry, http);
   const store = peerClient(env, "store", StoreService);
+  const pages = batchedPageApply(store.client);
   const gateway = new AdnGateway({
     config,
     credentials,
@@ -59,9 +61,10 @@ await runService("adn-gateway", ({ env, log, metrics }) => {
     "ADN gateway configured",
   );
   return {
-    services: [serve(AdnGatewayService, createHandlers(gateway, store.client, adnMetrics, log), gatewayAccess)],
+    services: [serve(AdnGatewayService, createHandlers(gateway, pages, adnMetrics, log), gatewayAccess)],
     async close() {
       credentials.close();
+      await pages.close();
       store.close();
       await http.close();
     },

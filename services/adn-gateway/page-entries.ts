@@ -11,10 +11,13 @@ type Entry = MessageInitShape<typeof LoteDfeEntrySchema>;
 /** The tags, lengths and NSU of one serialized entry inside the request, at most. */
 const ENTRY_OVERHEAD_BYTES = 56;
 
-/** The entries for ApplyBatch; RESOURCE_EXHAUSTED naming the NSU once they would exceed `maxBatchBytes` serialized. */
-export function pageEntries(entries: readonly RawLoteItem[], maxBatchBytes: number): Entry[] {
+/**
+ * The entries for ApplyBatch and their serialized size (at most); RESOURCE_EXHAUSTED naming the NSU once
+ * they would exceed `maxBatchBytes`.
+ */
+export function pageEntries(entries: readonly RawLoteItem[], maxBatchBytes: number): { entries: Entry[]; bytes: number } {
   let total = 0;
-  return entries.map((raw) => {
+  const out = entries.map((raw) => {
     total +=
       ENTRY_OVERHEAD_BYTES +
       Buffer.byteLength(raw.arquivoXml ?? "") +
@@ -29,4 +32,5 @@ export function pageEntries(entries: readonly RawLoteItem[], maxBatchBytes: numb
     }
     return toLoteDfeEntry(raw);
   });
+  return { entries: out, bytes: total };
 }

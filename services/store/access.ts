@@ -12,6 +12,7 @@ export const storeAccess: AccessTable<typeof StoreService> = {
   beginRun: "public",
   beginRuns: "public",
   applyBatch: "public",
+  applyBatches: "public",
   finishRun: "public",
   finishRuns: "public",
   requestRunCancellation: "public",

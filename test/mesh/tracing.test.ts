@@ -182,7 +182,7 @@ describe("a trace of one sync run", () => {
     await mesh?.stop();
   });
 
-  it("has the run as root, the coordinator's calls as its children (BeginRun through a linked batch), and the store's transactions and the gateway's ADN calls and ApplyBatch calls below them", async () => {
+  it("has the run as root, the coordinator's calls as its children (BeginRun through a linked batch), the gateway's ADN calls below them, and its pages applied through linked ApplyBatches batches", async () => {
     const ibge = mesh.municipalities[0]!.ibge;
     let run: OtlpSpan | undefined;
     for (let i = 0; i < 600 && !run; i++) {
@@ -224,12 +224,29 @@ describe("a trace of one sync run", () => {
         subtree(trace, served).some((s) => s.spanId === c.spanId),
         c.name,
       ).toBe(true);
-    const applied = trace.filter(
-      (s) => s.kind === SERVER && s.service === "malha-store" && s.name === "malha.store.v1.StoreService/ApplyBatch",
-    );
-    expect(applied.length).toBeGreaterThan(0);
-    // The gateway applies the pages: the store's ApplyBatch spans sit below the gateway's DeliverFeed.
-    for (const a of applied) expect(subtree(trace, served).some((s) => s.spanId === a.spanId)).toBe(true);
+    // The gateway applies the pages in ApplyBatches batches (0040): each page waits in a span below the
+    // gateway's DeliverFeed, and the batch's own trace links back to it and holds the store's side.
+    const pageWaits = subtree(trace, served).filter((s) => s.name === "apply page (batched)");
+    expect(pageWaits.length).toBeGreaterThan(0);
+    const isBatchOf = (wait: OtlpSpan) => (s: OtlpSpan) =>
+      s.name === "apply pages (batched)" && (s.links ?? []).some((l) => l.traceId === run!.traceId && l.spanId === wait.spanId);
+    const isTransaction = (s: OtlpSpan) => s.name === "mysql transaction" && s.service === "malha-store";
+    for (const wait of pageWaits) {
+      // The gateway and the store export in their own batches: wait for the batch's whole tree.
+      for (let i = 0; i < 100; i++) {
+        const batch = spans.find(isBatchOf(wait));
+        if (batch && subtree(spans, batch).some(isTransaction)) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const pages = spans.find(isBatchOf(wait));
+      expect(pages, "the batch span linking to the page's waiting span").toBeDefined();
+      const pagesTrace = spans.filter((s) => s.traceId === pages!.traceId);
+      const call = childOf(pagesTrace, pages!, (s) => s.kind === CLIENT && s.name === "malha.store.v1.StoreService/ApplyBatches")!;
+      expect(call).toBeDefined();
+      const applied = childOf(pagesTrace, call, (s) => s.kind === SERVER && s.service === "malha-store")!;
+      expect(applied).toBeDefined();
+      expect(childOf(pagesTrace, applied, isTransaction)).toBeDefined();
+    }
   }, 90_000);
 });
 

@@ -1,12 +1,12 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { ConnectError, type ServiceImpl } from "@connectrpc/connect";
-import type { BeginRunRequest, FinishRunRequest, StoreService } from "../../../libs/gen/malha/store/v1/store_pb.js";
+import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
+import type { ApplyBatchRequest, BeginRunRequest, FinishRunRequest, StoreService } from "../../../libs/gen/malha/store/v1/store_pb.js";
 import { entryStatusOf } from "../../../libs/rpc/entry-errors.js";
 import { RunOutcome } from "../../../libs/gen/malha/store/v1/types_pb.js";
 import { outcomeCodes, parseFeed, poolCodes, triggerCodes } from "../codes.js";
 import { badRequest } from "../errors.js";
 import type { StoreDb } from "../repo/context.js";
-import { applyBatch } from "../repo/apply-batch.js";
+import { type ApplyBatchInput, type ApplyBatchResult, applyBatch, applyBatches } from "../repo/apply-batch.js";
 import { beginRuns, type BeginRunInput, type BeginRunResult } from "../repo/begin-runs.js";
 import { feedKey } from "../repo/feed-rows.js";
 import { finishRuns, type FinishRunInput } from "../repo/finish-runs.js";
@@ -25,6 +25,20 @@ function fenceToken(value: bigint): bigint {
 
 /** Most entries one BeginRuns/FinishRuns takes (store.proto). */
 export const MAX_RUN_ENTRIES = 500;
+
+/** Most pages one ApplyBatches takes (store.proto): its request stays within the server's read limit. */
+export const MAX_APPLY_ENTRIES = 64;
+
+/** An ApplyBatch request as the repository takes it, its page decoded (in the decode threads). */
+async function applyInput(req: ApplyBatchRequest, decoder: PageDecoder): Promise<ApplyBatchInput> {
+  const feed = parseFeed(req.feed);
+  const runId = parseRunId(req.runId);
+  const fence = fenceToken(req.fenceToken);
+  const rows = await batchRows(req, feed, runId, decoder);
+  return { feed, runId, fence, rows, newCursor: req.newCursor, maxNsuSeen: req.progress?.maxNsuSeen ?? 0n };
+}
+
+const appliedOf = (result: ApplyBatchResult) => ({ counts: result.counts, cursor: result.cursor, cancelRequested: result.cancelRequested });
 
 function beginInput(req: BeginRunRequest): BeginRunInput {
   const feed = parseFeed(req.feed);
@@ -107,20 +121,48 @@ export function runHandlers(db: StoreDb, decoder: PageDecoder): Impl {
     },
 
     async applyBatch(req, ctx) {
-      const feed = parseFeed(req.feed);
-      const runId = parseRunId(req.runId);
-      const fence = fenceToken(req.fenceToken);
-      const rows = await batchRows(req, feed, runId, decoder);
+      const input = await applyInput(req, decoder);
       ctx.signal.throwIfAborted();
-      const result = await applyBatch(db, {
-        feed,
-        runId,
-        fence,
-        rows,
-        newCursor: req.newCursor,
-        maxNsuSeen: req.progress?.maxNsuSeen ?? 0n,
-      });
-      return { counts: result.counts, cursor: result.cursor, cancelRequested: result.cancelRequested };
+      return appliedOf(await applyBatch(db, input));
+    },
+
+    async applyBatches(req, ctx) {
+      if (req.batches.length > MAX_APPLY_ENTRIES)
+        throw badRequest(`batches has ${req.batches.length} entries; at most ${MAX_APPLY_ENTRIES}`);
+      const seen = new Map<string, number>();
+      // Each entry parsed and decoded as ApplyBatch does it; what it would refuse is that entry's answer,
+      // and so is a run listed again (its pages must not meet in one transaction).
+      const parsed = await Promise.all(
+        req.batches.map((b, i) => {
+          const first = seen.get(b.runId);
+          if (first !== undefined) {
+            return {
+              ok: false as const,
+              error: badRequest(`batches[${i}].run_id repeats batches[${first}].run_id; nothing was written for it`),
+            };
+          }
+          seen.set(b.runId, i);
+          return applyInput(b, decoder).then(
+            (input) => ({ ok: true as const, input }),
+            (err: unknown) => {
+              if (err instanceof ConnectError && err.code !== Code.Unavailable) return { ok: false as const, error: err };
+              throw err;
+            },
+          );
+        }),
+      );
+      ctx.signal.throwIfAborted();
+      const inputs = parsed.flatMap((p) => (p.ok ? [p.input] : []));
+      const outcomes = await applyBatches(db, inputs);
+      let next = 0;
+      return {
+        results: parsed.map((p) => {
+          const o = p.ok ? outcomes[next++]! : { ok: false as const, error: p.error };
+          return o.ok
+            ? { result: { case: "applied" as const, value: appliedOf(o.value) } }
+            : { result: { case: "refused" as const, value: entryStatusOf(o.error) } };
+        }),
+      };
     },
 
     async finishRun(req) {

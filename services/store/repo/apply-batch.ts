@@ -8,6 +8,7 @@
 // (docs/decisions/0008-fencing-in-mysql.md).
 import type { PoolConnection, ResultSetHeader, RowDataPacket } from "mysql2/promise";
 import { create } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { ApplyCountsSchema, type ApplyCounts } from "../../../libs/gen/malha/store/v1/types_pb.js";
 import { feedLabel, type Feed } from "../codes.js";
 import { badRequest, cursorOutOfRange } from "../errors.js";
@@ -27,7 +28,9 @@ import { buildMultiInsert } from "../sql/multi-insert.js";
 import { KNOWN, knownRowsQuery } from "../sql/known-rows.js";
 import type { SqlFragment } from "../sql/keyset.js";
 import { inTransaction } from "../../../libs/db/tx.js";
+import type { EntryOutcome } from "./begin-runs.js";
 import type { StoreDb } from "./context.js";
+import { valuesTable } from "./feed-rows.js";
 import { explainFencedMiss, FEED_WHERE, feedParams, parseRunId } from "./state.js";
 
 export interface ApplyBatchInput {
@@ -55,122 +58,305 @@ export async function claimFence(conn: PoolConnection, feed: Feed, runId: string
   if (res.affectedRows !== 1) await explainFencedMiss(conn, feed, runId, fence);
 }
 
-/**
- * The fence check, the run row and the feed's stored cursor in one locking read. A locking read sees the
- * committed row, as the conditional UPDATE does: a stale holder matches nothing here and writes nothing
- * after it; a current one holds the feed row's lock (and the run's) until it commits, so one feed's
- * batches stay serialised (decisions 0008 and 0035).
- */
-export const FENCED_RUN_SQL = `SELECT r.trigger_kind, r.cancel_requested_at, s.last_nsu
-  FROM nfse_sync_state s JOIN nfse_sync_runs r ON r.id = s.current_run_id
-  WHERE s.ibge = ? AND s.ambiente = ? AND s.tipo_nsu = ? AND s.fence_token = ? AND s.current_run_id = ? AND s.status = 'running'
-  FOR UPDATE`;
-
-async function claimFencedRun(conn: PoolConnection, feed: Feed, runId: string, fence: bigint): Promise<RowDataPacket> {
-  const [rows] = await conn.query<RowDataPacket[]>(FENCED_RUN_SQL, [...feedParams(feed), fence.toString(), parseRunId(runId)]);
-  if (!rows[0]) await explainFencedMiss(conn, feed, runId, fence);
-  return rows[0]!;
-}
-
 /** Test hook: called inside the transaction after the rows are written, before the cursor moves. */
 export type ApplyHook = (conn: PoolConnection) => Promise<void>;
 
+/** ApplyBatch of one page: ApplyBatches with one entry, its refusal thrown. */
 export async function applyBatch(db: StoreDb, input: ApplyBatchInput, hook?: ApplyHook): Promise<ApplyBatchResult> {
-  const { feed } = input;
-  const tables = municipalityTables(feed.ibge);
-  const rows = input.rows;
-  const docs = rows.filter((r): r is DocumentRow => r.kind === "document");
-  const events = rows.filter((r): r is EventRow => r.kind === "event");
-  const faults = rows.filter((r): r is QuarantineRow => r.kind === "fault");
-  const highestItemNsu = rows.reduce((m, r) => (r.nsu > m ? r.nsu : m), 0n);
+  const [outcome] = await applyBatches(db, [input], hook);
+  if (!outcome!.ok) throw outcome!.error;
+  return outcome!.value;
+}
 
-  return inTransaction(db.pool, async (conn) => {
-    const run = await claimFencedRun(conn, feed, input.runId, input.fence);
-    const stored = big(run.last_nsu);
-    const reconciliation = run.trigger_kind === "reconciliation";
-    if (!reconciliation) {
-      const allowed = highestItemNsu > stored ? highestItemNsu : stored;
-      if (input.newCursor > allowed) {
-        throw cursorOutOfRange(
-          `new_cursor ${input.newCursor} is beyond both the stored cursor ${stored} and the highest NSU in the batch ${highestItemNsu}`,
-        );
+/**
+ * The pages of many runs (no run twice), one transaction per round of distinct municipalities
+ * (docs/decisions/0040-pages-of-many-feeds-in-one-transaction.md): pages of one municipality share its
+ * tables, so the second one's plan must see the first one's rows; it goes in the next round. One outcome
+ * per input, in order. A round that fails as a whole (a deadlock past its retries, a statement the
+ * server refused) is applied again entry by entry, so that each entry gets its own answer; an error of
+ * the database itself (unavailable) is thrown.
+ */
+export async function applyBatches(
+  db: StoreDb,
+  inputs: readonly ApplyBatchInput[],
+  hook?: ApplyHook,
+): Promise<EntryOutcome<ApplyBatchResult>[]> {
+  const out: EntryOutcome<ApplyBatchResult>[] = new Array(inputs.length);
+  let rest = inputs.map((input, index) => ({ input, index }));
+  while (rest.length > 0) {
+    const round: Entry[] = [];
+    const later: Entry[] = [];
+    const municipalities = new Set<string>();
+    for (const e of rest) {
+      if (municipalities.has(e.input.feed.ibge)) later.push(e);
+      else {
+        municipalities.add(e.input.feed.ibge);
+        round.push(e);
       }
     }
+    if (round.length === 1) out[round[0]!.index] = await applyAlone(db, round[0]!.input, hook);
+    else {
+      let outcomes: EntryOutcome<ApplyBatchResult>[] | undefined;
+      try {
+        outcomes = await inTransaction(db.pool, (conn) => applyRound(db, conn, round, hook));
+      } catch (err) {
+        // The database itself failed: so would every entry alone.
+        if (err instanceof ConnectError && err.code === Code.Unavailable) throw err;
+      }
+      if (outcomes) round.forEach((e, i) => (out[e.index] = outcomes[i]!));
+      else for (const e of round) out[e.index] = await applyAlone(db, e.input, hook);
+    }
+    rest = later;
+  }
+  return out;
+}
 
-    const known = await readKnown(conn, tables, feed, docs, events, faults);
-    const counts = create(ApplyCountsSchema, {});
-    const docPlan = planDocuments(known, feed, input.runId, docs, counts);
-    const eventPlan = planEvents(known, feed, input.runId, events, counts);
-    const newFaults = countNewFaults(known, faults);
-    counts.faults = faults.length;
+interface Entry {
+  input: ApplyBatchInput;
+  index: number;
+}
+
+/** One page in a transaction of its own: its refusal, or any other error thrown. */
+async function applyAlone(db: StoreDb, input: ApplyBatchInput, hook?: ApplyHook): Promise<EntryOutcome<ApplyBatchResult>> {
+  try {
+    const [outcome] = await inTransaction(db.pool, (conn) => applyRound(db, conn, [{ input, index: 0 }], hook));
+    return outcome!;
+  } catch (err) {
+    if (err instanceof ConnectError && err.code !== Code.Unavailable) return { ok: false, error: err };
+    throw err;
+  }
+}
+
+/** A page admitted by the fence check, with what the rest of its transaction needs. */
+interface Admitted {
+  at: number;
+  input: ApplyBatchInput;
+  run: RowDataPacket;
+  stored: bigint;
+  reconciliation: boolean;
+  tables: MunicipalityTables;
+  docs: DocumentRow[];
+  events: EventRow[];
+  faults: QuarantineRow[];
+  highestItemNsu: bigint;
+  known?: Known;
+  counts?: ApplyCounts;
+  docPlan?: Plan;
+  eventPlan?: Plan;
+  newFaults?: number;
+  changes?: StatusChange[];
+}
+
+/** Refusals of one page become its outcome; anything else ends the transaction. */
+function refusal(err: unknown): EntryOutcome<never> {
+  if (err instanceof ConnectError && err.code !== Code.Unavailable && err.code !== Code.Internal) return { ok: false, error: err };
+  throw err;
+}
+
+/**
+ * The pages of distinct municipalities in the caller's transaction, each step one statement for all of
+ * them where the tables allow: the fence check, the reads of stored rows, the quarantine and alias
+ * upserts, the feed and run rows; per municipality, its documents' and events' upserts and status UPDATE.
+ */
+async function applyRound(
+  db: StoreDb,
+  conn: PoolConnection,
+  entries: readonly Entry[],
+  hook?: ApplyHook,
+): Promise<EntryOutcome<ApplyBatchResult>[]> {
+  const out: EntryOutcome<ApplyBatchResult>[] = new Array(entries.length);
+  const runs = await claimFencedRuns(
+    conn,
+    entries.map((e) => e.input),
+  );
+  const admitted: Admitted[] = [];
+  for (let at = 0; at < entries.length; at++) {
+    const input = entries[at]!.input;
+    const run = runs[at];
+    if (!run) {
+      out[at] = await explainFencedMiss(conn, input.feed, input.runId, input.fence).catch(refusal);
+      continue;
+    }
+    const rows = input.rows;
+    const a: Admitted = {
+      at,
+      input,
+      run,
+      stored: big(run.last_nsu),
+      reconciliation: run.trigger_kind === "reconciliation",
+      tables: municipalityTables(input.feed.ibge),
+      docs: rows.filter((r): r is DocumentRow => r.kind === "document"),
+      events: rows.filter((r): r is EventRow => r.kind === "event"),
+      faults: rows.filter((r): r is QuarantineRow => r.kind === "fault"),
+      highestItemNsu: rows.reduce((m, r) => (r.nsu > m ? r.nsu : m), 0n),
+    };
+    if (!a.reconciliation) {
+      const allowed = a.highestItemNsu > a.stored ? a.highestItemNsu : a.stored;
+      if (input.newCursor > allowed) {
+        out[at] = refusal(
+          cursorOutOfRange(
+            `new_cursor ${input.newCursor} is beyond both the stored cursor ${a.stored} and the highest NSU in the batch ${a.highestItemNsu}`,
+          ),
+        );
+        continue;
+      }
+    }
+    admitted.push(a);
+  }
+
+  const known = await readKnown(conn, admitted);
+  const planned: Admitted[] = [];
+  for (const [i, a] of admitted.entries()) {
+    try {
+      a.known = known[i]!;
+      a.counts = create(ApplyCountsSchema, {});
+      a.docPlan = planDocuments(a.known, a.input.feed, a.input.runId, a.docs, a.counts);
+      a.eventPlan = planEvents(a.known, a.input.feed, a.input.runId, a.events, a.counts);
+      a.newFaults = countNewFaults(a.known, a.faults);
+      a.counts.faults = a.faults.length;
+      a.changes = statusChanges(a.known, a.docs, a.events);
+      a.counts.statusChanges = a.changes.length;
+      planned.push(a);
+    } catch (err) {
+      out[a.at] = refusal(err);
+    }
+  }
+
+  for (const a of planned) {
     await upsert(
       db,
       conn,
-      `INSERT INTO ${tables.documentos} (${DOCUMENT_COLUMNS.join(", ")})`,
+      `INSERT INTO ${a.tables.documentos} (${DOCUMENT_COLUMNS.join(", ")})`,
       DOCUMENT_COLUMNS.length,
       DOCUMENT_TAIL,
-      docPlan.writes,
+      a.docPlan!.writes,
     );
     await upsert(
       db,
       conn,
-      `INSERT INTO ${tables.eventos} (${EVENT_COLUMNS.join(", ")})`,
+      `INSERT INTO ${a.tables.eventos} (${EVENT_COLUMNS.join(", ")})`,
       EVENT_COLUMNS.length,
       EVENT_TAIL,
-      eventPlan.writes,
+      a.eventPlan!.writes,
     );
-    await upsert(db, conn, ALIAS_HEAD, 7, ALIAS_TAIL, [...docPlan.aliases, ...eventPlan.aliases]);
-    await upsert(
-      db,
-      conn,
-      `INSERT INTO nfse_quarantine (${QUARANTINE_COLUMNS.join(", ")})`,
-      QUARANTINE_COLUMNS.length,
-      QUARANTINE_TAIL,
-      faults.map((f) => f.values),
-    );
-    const changes = statusChanges(known, docs, events);
-    counts.statusChanges = changes.length;
-    if (changes.length > 0) {
-      const update = statusUpdate(tables, changes);
-      await conn.query(update.sql, update.params);
-    }
-    if (hook) await hook(conn);
+  }
+  await upsert(
+    db,
+    conn,
+    ALIAS_HEAD,
+    7,
+    ALIAS_TAIL,
+    planned.flatMap((a) => [...a.docPlan!.aliases, ...a.eventPlan!.aliases]),
+  );
+  await upsert(
+    db,
+    conn,
+    `INSERT INTO nfse_quarantine (${QUARANTINE_COLUMNS.join(", ")})`,
+    QUARANTINE_COLUMNS.length,
+    QUARANTINE_TAIL,
+    planned.flatMap((a) => a.faults.map((f) => f.values)),
+  );
+  for (const a of planned) {
+    if (a.changes!.length === 0) continue;
+    const update = statusUpdate(a.tables, a.changes!);
+    await conn.query(update.sql, update.params);
+  }
+  if (hook) await hook(conn);
+  if (planned.length === 0) return out;
 
-    const cursorParam = reconciliation ? "0" : input.newCursor.toString();
-    const maxSeen = input.maxNsuSeen > highestItemNsu ? input.maxNsuSeen : highestItemNsu;
-    const cursor = reconciliation ? stored : input.newCursor > stored ? input.newCursor : stored;
-    // Both rows are locked since claimFencedRun; the fence is in the WHERE all the same, so that this
-    // statement on its own can never move a cursor for a stale holder. locked_at is the run's heartbeat
-    // (the watchdog in runs.ts expires a run whose feed row it stops moving).
-    const [upd] = await conn.query<ResultSetHeader>(
-      `UPDATE nfse_sync_state s, nfse_sync_runs r
-          SET s.locked_at = NOW(3), s.last_nsu = GREATEST(s.last_nsu, ?), s.max_nsu = GREATEST(s.max_nsu, ?),
-              s.documents_total = s.documents_total + ?, s.events_total = s.events_total + ?, s.faults_total = s.faults_total + ?,
-              r.to_nsu = ?, r.max_nsu_seen = GREATEST(r.max_nsu_seen, ?), r.batches = r.batches + 1,
-              r.documents = r.documents + ?, r.documents_updated = r.documents_updated + ?, r.events = r.events + ?,
-              r.events_updated = r.events_updated + ?, r.faults = r.faults + ?, r.last_progress_at = NOW(3)
-        WHERE s.ibge = ? AND s.ambiente = ? AND s.tipo_nsu = ? AND s.fence_token = ? AND r.id = ?`,
-      [
-        cursorParam,
-        maxSeen.toString(),
-        docPlan.inserted,
-        eventPlan.inserted,
-        newFaults,
-        cursor.toString(),
-        maxSeen.toString(),
-        counts.documentsInserted,
-        counts.documentsUpdated,
-        counts.eventsInserted,
-        counts.eventsUpdated,
-        counts.faults,
-        ...feedParams(feed),
-        input.fence.toString(),
-        input.runId,
-      ],
-    );
-    if (upd.affectedRows === 0) await explainFencedMiss(conn, feed, input.runId, input.fence);
-    return { counts, cursor, cancelRequested: run.cancel_requested_at instanceof Date };
+  const cursors = planned.map((a) => (a.reconciliation ? a.stored : a.input.newCursor > a.stored ? a.input.newCursor : a.stored));
+  await moveCursors(conn, planned, cursors);
+  planned.forEach((a, i) => {
+    out[a.at] = { ok: true, value: { counts: a.counts!, cursor: cursors[i]!, cancelRequested: a.run.cancel_requested_at instanceof Date } };
   });
+  return out;
+}
+
+/**
+ * The fence check, the run row and the feed's stored cursor of every page in one locking read. A
+ * locking read sees the committed row, as the conditional UPDATE does: a stale holder matches nothing
+ * here and writes nothing after it; a current one holds the feed row's lock (and the run's) until it
+ * commits, so one feed's batches stay serialised (decisions 0008 and 0035). One row per input that holds,
+ * in input order; undefined where it does not.
+ */
+async function claimFencedRuns(conn: PoolConnection, inputs: readonly ApplyBatchInput[]): Promise<(RowDataPacket | undefined)[]> {
+  const ids = inputs.map((i) => parseRunId(i.runId));
+  const [rows] = await conn.query<RowDataPacket[]>(
+    `SELECT r.id, r.trigger_kind, r.cancel_requested_at, s.last_nsu
+       FROM nfse_sync_state s JOIN nfse_sync_runs r ON r.id = s.current_run_id
+      WHERE (${inputs.map(() => "(s.ibge = ? AND s.ambiente = ? AND s.tipo_nsu = ? AND s.fence_token = ? AND s.current_run_id = ?)").join(" OR ")})
+        AND s.status = 'running'
+        FOR UPDATE`,
+    inputs.flatMap((input, i) => [...feedParams(input.feed), input.fence.toString(), ids[i]]),
+  );
+  const byRun = new Map(rows.map((r) => [String(r.id), r]));
+  return ids.map((id) => byRun.get(id));
+}
+
+/**
+ * The feed and run rows of every page in one UPDATE. Both rows of each are locked since
+ * claimFencedRuns; the fence is in the statement all the same, so that on its own it can never move a
+ * cursor for a stale holder. locked_at is the run's heartbeat (the watchdog in runs.ts expires a run
+ * whose feed row it stops moving).
+ */
+async function moveCursors(conn: PoolConnection, planned: readonly Admitted[], cursors: readonly bigint[]): Promise<void> {
+  const v = valuesTable(
+    [
+      "ibge",
+      "ambiente",
+      "tipo_nsu",
+      "fence",
+      "run_id",
+      "last_nsu",
+      "max_seen",
+      "to_nsu",
+      "docs_new",
+      "events_new",
+      "faults_new",
+      "di",
+      "du",
+      "ei",
+      "eu",
+      "f",
+    ],
+    planned.map((a, i) => {
+      const maxSeen = a.input.maxNsuSeen > a.highestItemNsu ? a.input.maxNsuSeen : a.highestItemNsu;
+      const c = a.counts!;
+      return [
+        ...feedParams(a.input.feed),
+        a.input.fence.toString(),
+        a.input.runId,
+        a.reconciliation ? "0" : a.input.newCursor.toString(),
+        maxSeen.toString(),
+        cursors[i]!.toString(),
+        a.docPlan!.inserted,
+        a.eventPlan!.inserted,
+        a.newFaults!,
+        c.documentsInserted,
+        c.documentsUpdated,
+        c.eventsInserted,
+        c.eventsUpdated,
+        c.faults,
+      ];
+    }),
+  );
+  const [upd] = await conn.query<ResultSetHeader>(
+    `UPDATE nfse_sync_state s
+       JOIN (${v.sql}) v ON s.ibge = v.ibge AND s.ambiente = v.ambiente AND s.tipo_nsu = v.tipo_nsu
+       JOIN nfse_sync_runs r ON r.id = CAST(v.run_id AS UNSIGNED)
+        SET s.locked_at = NOW(3), s.last_nsu = GREATEST(s.last_nsu, CAST(v.last_nsu AS UNSIGNED)),
+            s.max_nsu = GREATEST(s.max_nsu, CAST(v.max_seen AS UNSIGNED)),
+            s.documents_total = s.documents_total + v.docs_new, s.events_total = s.events_total + v.events_new,
+            s.faults_total = s.faults_total + v.faults_new,
+            r.to_nsu = CAST(v.to_nsu AS UNSIGNED), r.max_nsu_seen = GREATEST(r.max_nsu_seen, CAST(v.max_seen AS UNSIGNED)),
+            r.batches = r.batches + 1, r.documents = r.documents + v.di, r.documents_updated = r.documents_updated + v.du,
+            r.events = r.events + v.ei, r.events_updated = r.events_updated + v.eu, r.faults = r.faults + v.f,
+            r.last_progress_at = NOW(3)
+      WHERE s.fence_token = CAST(v.fence AS UNSIGNED)`,
+    v.params,
+  );
+  // Every run row changes (batches + 1) and the rows are locked: fewer is a bug, and rolls the round back.
+  if (upd.affectedRows < planned.length) throw new Error(`ApplyBatches moved ${upd.affectedRows} rows for ${planned.length} pages`);
 }
 
 interface Existing {
@@ -201,51 +387,58 @@ interface Known {
   faults: Set<string>;
 }
 
-async function readKnown(
-  conn: PoolConnection,
-  t: MunicipalityTables,
-  feed: Feed,
-  docs: DocumentRow[],
-  events: EventRow[],
-  faults: QuarantineRow[],
-): Promise<Known> {
-  const known: Known = {
+/** What every admitted page needs of the stored rows, in one statement: one Known per page, in order. */
+async function readKnown(conn: PoolConnection, pages: readonly Admitted[]): Promise<Known[]> {
+  const known: Known[] = pages.map(() => ({
     documents: new Map(),
     nsuHolders: new Map(),
     events: new Map(),
     notes: new Map(),
     noteEvents: new Map(),
     faults: new Set(),
-  };
-  const documentChaves = [...new Set(docs.map((d) => d.chave))];
-  const inPage = new Set(documentChaves);
-  const query = knownRowsQuery(t, feed, {
-    documentChaves,
-    documentNsus: [...new Set(docs.map((d) => d.nsu.toString()))],
-    eventOnlyChaves: [...new Set(events.map((e) => e.chave).filter((c) => !inPage.has(c)))],
-    idEventos: [...new Set(events.map((e) => e.idEvento))],
-    faultNsus: [...new Set(faults.map((f) => f.nsu.toString()))],
+  }));
+  const sql: string[] = [];
+  const params: unknown[] = [];
+  pages.forEach((p, i) => {
+    const documentChaves = [...new Set(p.docs.map((d) => d.chave))];
+    const inPage = new Set(documentChaves);
+    const query = knownRowsQuery(
+      p.tables,
+      p.input.feed,
+      {
+        documentChaves,
+        documentNsus: [...new Set(p.docs.map((d) => d.nsu.toString()))],
+        eventOnlyChaves: [...new Set(p.events.map((e) => e.chave).filter((c) => !inPage.has(c)))],
+        idEventos: [...new Set(p.events.map((e) => e.idEvento))],
+        faultNsus: [...new Set(p.faults.map((f) => f.nsu.toString()))],
+      },
+      i,
+    );
+    if (!query) return;
+    sql.push(query.sql);
+    params.push(...query.params);
   });
-  if (!query) return known;
-  const [rows] = await conn.query<RowDataPacket[]>(query.sql, query.params);
+  if (sql.length === 0) return known;
+  const [rows] = await conn.query<RowDataPacket[]>(sql.join(" UNION ALL "), params);
   for (const r of rows) {
+    const page = known[Number(r.f)]!;
     const k = Number(r.k);
     const existing = () => ({ ambiente: Number(r.ambiente), tipoNsu: String(r.tipo_nsu), nsu: big(r.nsu), sha: String(r.sha) });
     const substituta = (r.substituta as string | null) ?? null;
     if (k === KNOWN.document) {
-      known.documents.set(String(r.id), existing());
-      known.notes.set(String(r.id), { situacao: String(r.situacao), chaveSubstituta: substituta });
-    } else if (k === KNOWN.nsuHolder) known.nsuHolders.set(String(r.nsu), String(r.chave));
-    else if (k === KNOWN.note) known.notes.set(String(r.id), { situacao: String(r.situacao), chaveSubstituta: substituta });
-    else if (k === KNOWN.event) known.events.set(String(r.id), existing());
+      page.documents.set(String(r.id), existing());
+      page.notes.set(String(r.id), { situacao: String(r.situacao), chaveSubstituta: substituta });
+    } else if (k === KNOWN.nsuHolder) page.nsuHolders.set(String(r.nsu), String(r.chave));
+    else if (k === KNOWN.note) page.notes.set(String(r.id), { situacao: String(r.situacao), chaveSubstituta: substituta });
+    else if (k === KNOWN.event) page.events.set(String(r.id), existing());
     else if (k === KNOWN.noteEvent)
-      known.noteEvents.set(String(r.id), {
+      page.noteEvents.set(String(r.id), {
         chave: String(r.chave),
         nsu: big(r.nsu),
         codigo: String(r.codigo),
         chaveSubstituta: substituta,
       });
-    else if (k === KNOWN.fault) known.faults.add(`${String(r.nsu)}/${String(r.id)}`);
+    else if (k === KNOWN.fault) page.faults.add(`${String(r.nsu)}/${String(r.id)}`);
   }
   return known;
 }

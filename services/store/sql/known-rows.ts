@@ -35,30 +35,35 @@ export interface KnownKeys {
   faultNsus: string[];
 }
 
-/** The union's columns; a part that has no such column gives NULL. */
-const COLUMNS = ["k", "id", "chave", "ambiente", "tipo_nsu", "nsu", "sha", "situacao", "substituta", "codigo"] as const;
-type Column = Exclude<(typeof COLUMNS)[number], "k">;
+/** The union's columns; a part that has no such column gives NULL. `f` is the entry of ApplyBatches the row is for. */
+const COLUMNS = ["f", "k", "id", "chave", "ambiente", "tipo_nsu", "nsu", "sha", "situacao", "substituta", "codigo"] as const;
+type Column = Exclude<(typeof COLUMNS)[number], "f" | "k">;
 
 /**
  * One part of the union: every column named (a union's column names are its first part's, and any part
  * may come first), `pick` saying which table column gives which.
  */
-function part(k: number, pick: Partial<Record<Column, string>>, from: string, lock: boolean): string {
-  const columns = COLUMNS.map((c) => (c === "k" ? `${k} AS k` : `${pick[c] ?? "NULL"} AS ${c}`));
+function part(f: number, k: number, pick: Partial<Record<Column, string>>, from: string, lock: boolean): string {
+  const columns = COLUMNS.map((c) => (c === "f" ? `${f} AS f` : c === "k" ? `${k} AS k` : `${pick[c] ?? "NULL"} AS ${c}`));
   return `(SELECT ${columns.join(", ")} FROM ${from}${lock ? " FOR UPDATE" : ""})`;
 }
 
-/** The statement, or undefined when the page has nothing to look up (only holes, say). */
-export function knownRowsQuery(t: MunicipalityTables, feed: Feed, keys: KnownKeys): SqlFragment | undefined {
+/**
+ * The statement, or undefined when the page has nothing to look up (only holes, say). `entry` tags its
+ * rows, so that the parts of several pages (of different municipalities) can form one union.
+ */
+export function knownRowsQuery(t: MunicipalityTables, feed: Feed, keys: KnownKeys, entry = 0): SqlFragment | undefined {
+  if (!Number.isSafeInteger(entry) || entry < 0) throw new RangeError(`entry must be a non-negative integer, not ${entry}`);
   const parts: string[] = [];
   const params: unknown[] = [];
   const note = { id: "chave", chave: "chave", nsu: "nsu", situacao: "situacao", substituta: "chave_substituta" };
   const event = { id: "id_evento", chave: "chave", nsu: "nsu", substituta: "chave_substituta", codigo: "codigo" };
   if (keys.documentChaves.length > 0) {
     const document = { ...note, ambiente: "ambiente", tipo_nsu: "tipo_nsu", sha: "xml_sha256" };
-    parts.push(part(KNOWN.document, document, `${t.documentos} WHERE chave IN (?)`, true));
+    parts.push(part(entry, KNOWN.document, document, `${t.documentos} WHERE chave IN (?)`, true));
     parts.push(
       part(
+        entry,
         KNOWN.nsuHolder,
         { id: "chave", chave: "chave", nsu: "nsu" },
         `${t.documentos} WHERE ambiente = ? AND tipo_nsu = ? AND nsu IN (?)`,
@@ -68,22 +73,22 @@ export function knownRowsQuery(t: MunicipalityTables, feed: Feed, keys: KnownKey
     params.push(keys.documentChaves, feed.ambiente, feed.tipoNsu, keys.documentNsus);
   }
   if (keys.eventOnlyChaves.length > 0) {
-    parts.push(part(KNOWN.note, note, `${t.documentos} WHERE chave IN (?)`, false));
+    parts.push(part(entry, KNOWN.note, note, `${t.documentos} WHERE chave IN (?)`, false));
     params.push(keys.eventOnlyChaves);
   }
   if (keys.idEventos.length > 0) {
     const locked = { ...event, ambiente: "ambiente", tipo_nsu: "tipo_nsu", sha: "xml_sha256" };
-    parts.push(part(KNOWN.event, locked, `${t.eventos} WHERE id_evento IN (?)`, true));
+    parts.push(part(entry, KNOWN.event, locked, `${t.eventos} WHERE id_evento IN (?)`, true));
     params.push(keys.idEventos);
   }
   const allChaves = [...keys.documentChaves, ...keys.eventOnlyChaves];
   if (allChaves.length > 0) {
-    parts.push(part(KNOWN.noteEvent, event, `${t.eventos} WHERE chave IN (?)`, false));
+    parts.push(part(entry, KNOWN.noteEvent, event, `${t.eventos} WHERE chave IN (?)`, false));
     params.push(allChaves);
   }
   if (keys.faultNsus.length > 0) {
     const where = "nfse_quarantine WHERE ibge = ? AND ambiente = ? AND tipo_nsu = ? AND nsu IN (?)";
-    parts.push(part(KNOWN.fault, { id: "item_key", nsu: "nsu" }, where, true));
+    parts.push(part(entry, KNOWN.fault, { id: "item_key", nsu: "nsu" }, where, true));
     params.push(feed.ibge, feed.ambiente, feed.tipoNsu, keys.faultNsus);
   }
   if (parts.length === 0) return undefined;

@@ -1,0 +1,114 @@
+// ApplyBatches (docs/decisions/0040-pages-of-many-feeds-in-one-transaction.md) against a real store
+// process on a throwaway MariaDB database: each page is parsed, decoded and checked as ApplyBatch does
+// it and answered on its own — applied, or refused with the very code, message and details ApplyBatch
+// would have returned — and one page's refusal never fails the others.
+import type { RowDataPacket } from "mysql2/promise";
+import { Code } from "@connectrpc/connect";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ErrorInfoSchema } from "../../libs/gen/malha/common/v1/common_pb.js";
+import { Ambiente, TipoNsu } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
+import type { ApplyBatchesResponse } from "../../libs/gen/malha/store/v1/store_pb.js";
+import { RunTrigger, StaleFenceSchema } from "../../libs/gen/malha/store/v1/types_pb.js";
+import { errorOfEntryStatus } from "../../libs/rpc/entry-errors.js";
+import { createThrowawayDatabase, type ThrowawayDatabase } from "../../test/support/mysql.js";
+import { startService, type ServiceProcess } from "../../test/support/service-process.js";
+import { chaveOf, docItem, feedOf, rejection, storeClient } from "./testing/fixtures.js";
+
+const IBGES = ["3550308", "3304557", "3106200", "4106902"];
+
+let db: ThrowawayDatabase;
+let store: ServiceProcess;
+let client: ReturnType<typeof storeClient>["client"];
+let close: () => void;
+const runIds = new Map<string, string>();
+
+beforeAll(async () => {
+  db = await createThrowawayDatabase();
+  store = await startService("store", { MYSQL_URL: db.url });
+  ({ client, close } = storeClient(store.baseUrl));
+  for (const ibge of IBGES) {
+    await client.registerMunicipality({
+      ibge,
+      name: `Município ${ibge}`,
+      uf: { "35": "SP", "33": "RJ", "31": "MG", "41": "PR" }[ibge.slice(0, 2)]!,
+      active: true,
+      feeds: [{ ambiente: Ambiente.PRODUCAO, tipoNsu: TipoNsu.DISTRIBUICAO }],
+    });
+    const begun = await client.beginRun({ feed: feedOf(ibge), holder: "coord-a/w1", fenceToken: 4n, trigger: RunTrigger.SCHEDULED });
+    runIds.set(ibge, begun.runId);
+  }
+});
+afterAll(async () => {
+  close?.();
+  store?.kill("SIGTERM");
+  await store?.exited;
+  await db?.drop();
+});
+
+const pageOf = (ibge: string, nsu: number, n: number, fenceToken = 4n) => ({
+  feed: feedOf(ibge),
+  runId: runIds.get(ibge)!,
+  fenceToken,
+  items: [docItem(nsu, n)],
+  newCursor: BigInt(nsu),
+});
+
+function refusal(res: ApplyBatchesResponse, i: number) {
+  const r = res.results[i]!.result;
+  if (r.case !== "refused") throw new Error(`entry ${i} was not refused`);
+  return errorOfEntryStatus(r.value);
+}
+
+async function storedChaves(ibge: string): Promise<string[]> {
+  const [rows] = await db.pool.query<RowDataPacket[]>(`SELECT chave FROM nfse_documentos_${ibge} ORDER BY nsu`);
+  return rows.map((r) => String(r.chave));
+}
+
+describe("ApplyBatches", () => {
+  it("applies each page and refuses the others one by one with ApplyBatch's code, message and details", async () => {
+    const [sp, rj, mg, pr] = IBGES as [string, string, string, string];
+    const res = await client.applyBatches({
+      batches: [
+        pageOf(sp, 10, 1),
+        pageOf(rj, 20, 2, 3n), // a stale fence
+        { ...pageOf(mg, 30, 3), runId: "x" }, // no such run
+        pageOf(pr, 40, 4),
+        pageOf(sp, 11, 5), // the same run again
+        { ...pageOf(mg, 31, 6), items: [], newCursor: 999n }, // a cursor beyond what the page holds
+      ],
+    });
+    expect(res.results.map((r) => r.result.case)).toEqual(["applied", "refused", "refused", "applied", "refused", "refused"]);
+    const applied = res.results[0]!.result.case === "applied" ? res.results[0]!.result.value : undefined;
+    expect(applied?.counts?.documentsInserted).toBe(1);
+    expect(applied?.cursor).toBe(10n);
+
+    const stale = refusal(res, 1);
+    expect(stale.code).toBe(Code.FailedPrecondition);
+    expect(stale.findDetails(StaleFenceSchema)[0]).toMatchObject({ currentFenceToken: 4n });
+    const unknown = refusal(res, 2);
+    expect(unknown.code).toBe(Code.NotFound);
+    expect(unknown.findDetails(ErrorInfoSchema)[0]?.reason).toBe("RUN_NOT_FOUND");
+    const repeated = refusal(res, 4);
+    expect(repeated.code).toBe(Code.InvalidArgument);
+    expect(repeated.rawMessage).toContain("batches[4].run_id repeats batches[0].run_id");
+    const beyond = refusal(res, 5);
+    expect(beyond.code).toBe(Code.InvalidArgument);
+    expect(beyond.findDetails(ErrorInfoSchema)[0]?.reason).toBe("CURSOR_OUT_OF_RANGE");
+
+    expect(await storedChaves(sp)).toEqual([chaveOf(1)]);
+    expect(await storedChaves(rj)).toEqual([]);
+    expect(await storedChaves(mg)).toEqual([]);
+    expect(await storedChaves(pr)).toEqual([chaveOf(4)]);
+    // ApplyBatch alone answers the refused ones the same way.
+    const alone = await rejection(client.applyBatch(pageOf(rj, 20, 2, 3n)));
+    expect([alone.code, alone.rawMessage]).toEqual([stale.code, stale.rawMessage]);
+  });
+
+  it("refuses more than 64 pages in one call with INVALID_ARGUMENT, writing nothing", async () => {
+    const [sp] = IBGES as [string];
+    const batches = Array.from({ length: 65 }, (_, i) => ({ ...pageOf(sp, 100 + i, 100 + i), runId: String(900 + i) }));
+    const err = await rejection(client.applyBatches({ batches }));
+    expect(err.code).toBe(Code.InvalidArgument);
+    expect(await storedChaves(sp)).toEqual([chaveOf(1)]);
+  });
+});
