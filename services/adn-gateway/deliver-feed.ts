@@ -68,7 +68,11 @@ export async function* deliverFeed(
   // Ends the ADN side (the call ahead included) when the loop ends or the caller asks to stop; the page
   // being applied is not tied to it, so a stop never cuts a transaction short.
   const fetching = new AbortController();
-  const caller = new CallerControl(input, () => fetching.abort());
+  // Once: abort() builds its DOMException reason before it looks whether the signal is aborted already.
+  const stopFetching = () => {
+    if (!fetching.signal.aborted) fetching.abort();
+  };
+  const caller = new CallerControl(input, stopFetching);
   const pages = new ReadAhead(adnPages(deps, feed, start.afterNsu, AbortSignal.any([signal, fetching.signal])), PAGES_AHEAD_OF_STORE);
   let cursor = start.afterNsu;
   try {
@@ -102,7 +106,7 @@ export async function* deliverFeed(
       if (head.status === BatchStatus.END_OF_STREAM || report.cancelRequested || caller.stopRequested) return;
     }
   } finally {
-    fetching.abort();
+    stopFetching();
     caller.close();
   }
 }

@@ -70,9 +70,13 @@ export async function syncFeed(deps: SyncFeedDeps, lease: Lease, feed: FeedKey, 
   // Cancels the DeliverFeed (and the page the gateway is fetching ahead) whenever the run ends, however it
   // ends: no stream outlives it.
   const runOver = new AbortController();
+  // Once: abort() builds its DOMException reason before it looks whether the signal is aborted already.
+  const endStreams = () => {
+    if (!runOver.signal.aborted) runOver.abort();
+  };
   const streams = AbortSignal.any([lease.signal, runOver.signal]);
   const finish = async (outcome: RunOutcome, extra: { error?: string; nextEligibleAt?: number; cooldownUntil?: number }) => {
-    runOver.abort();
+    endStreams();
     await store.finishRun(
       {
         feed,
@@ -127,6 +131,6 @@ export async function syncFeed(deps: SyncFeedDeps, lease: Lease, feed: FeedKey, 
     }
     return await finish(RunOutcome.FAILED, { error: `${Code[e.code]}: ${e.rawMessage}`, nextEligibleAt: now() + opts.failureBackoffMs });
   } finally {
-    runOver.abort();
+    endStreams();
   }
 }
