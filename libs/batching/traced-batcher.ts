@@ -7,6 +7,7 @@
 // caller's end would cancel every other caller's entry (0040).
 import { runDetached } from "../rpc/context.js";
 import { inSpan, ROOT_CONTEXT, SpanKind, type SpanContext } from "../tracing/spans.js";
+import type { BatchObserver } from "./metrics.js";
 import { type BatchAnswer, MicroBatcher } from "./micro-batcher.js";
 
 export interface Batching {
@@ -29,16 +30,21 @@ export interface TracedBatcher<R, O> {
   close(): Promise<void>;
 }
 
-/** `names.entry` names the span an entry waits in, `names.batch` the batch call's root span. */
+/**
+ * `names.entry` names the span an entry waits in, `names.batch` the batch call's root span; `observe`
+ * hears each call's size (metrics.ts).
+ */
 export function tracedBatcher<R, O>(
   names: { entry: string; batch: string },
   batching: Batching,
   send: (requests: R[]) => Promise<BatchAnswer<O>[]>,
+  observe?: BatchObserver,
 ): TracedBatcher<R, O> {
   const batcher = new MicroBatcher<Entry<R>, O>({
     ...batching,
-    send: (entries) =>
-      runDetached(() =>
+    send: (entries) => {
+      observe?.(entries.length);
+      return runDetached(() =>
         inSpan(
           names.batch,
           {
@@ -49,7 +55,8 @@ export function tracedBatcher<R, O>(
           },
           () => send(entries.map((e) => e.request)),
         ),
-      ),
+      );
+    },
   });
   return {
     submit: (request, signal) =>

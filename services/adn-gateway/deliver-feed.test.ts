@@ -20,6 +20,7 @@ import { Ambiente, TipoNsu } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
 import { StoreService } from "../../libs/gen/malha/store/v1/store_pb.js";
 import { RunTrigger, StaleFenceSchema, SyncPool } from "../../libs/gen/malha/store/v1/types_pb.js";
 import { createThrowawayDatabase, type ThrowawayDatabase } from "../../test/support/mysql.js";
+import { scrape } from "../../test/support/prom-text.js";
 import { startService, type ServiceProcess } from "../../test/support/service-process.js";
 import { startTestAdn, type TestAdn } from "../../tools/adn-sim/index.js";
 import { PAGES_AHEAD_OF_STORE, UNACKNOWLEDGED_PAGES } from "./deliver-feed.js";
@@ -175,6 +176,11 @@ describe("DeliverFeed", () => {
     expect(adn.sim.counters().maxConcurrentByFeed[`${WHOLE.ibge}/DISTRIBUICAO`]).toBe(1);
     // The store kept the cursor with the pages: the next run starts after the last one.
     expect((await storeClient.getSyncState({ feed: feed(WHOLE.ibge) })).state!.lastNsu).toBe(expected.at(-1));
+    // Each page went in an ApplyBatches call (0040), which the gateway counts by size.
+    const sizes = (await scrape(gateway.metricsPort)).filter((m) => m.labels.call === "ApplyBatches");
+    const count = sizes.find((m) => m.name === "malha_batched_call_entries_count")?.value ?? 0;
+    expect(count).toBeGreaterThanOrEqual(1);
+    expect(sizes.find((m) => m.name === "malha_batched_call_entries_sum")?.value).toBeGreaterThanOrEqual(pages);
   });
 
   it("ends with the 429 of the page that meets it, keeping the pages reported before it", async () => {

@@ -2,6 +2,7 @@
 // ADN_CREDENTIALS_DIR is set), the ADN HTTP client, the store client DeliverFeed applies pages with
 // (STORE_URL) and the handlers.
 import { AdnHttpClient } from "../../libs/adn/http.js";
+import { batchSizeObservers } from "../../libs/batching/metrics.js";
 import { AdnGatewayService } from "../../libs/gen/malha/adn/v1/adn_gateway_pb.js";
 import { StoreService } from "../../libs/gen/malha/store/v1/store_pb.js";
 import { VaultService } from "../../libs/gen/malha/vault/v1/vault_pb.js";
@@ -18,7 +19,7 @@ import type { CredentialSource } from "./credentials.js";
 import { AdnGateway } from "./gateway.js";
 import { createHandlers } from "./handlers.js";
 import { createAdnMetrics, registerPoolGauges } from "./metrics.js";
-import { batchedPageApply } from "./page-apply.js";
+import { batchedPageApply, PAGE_BATCHING } from "./page-apply.js";
 
 await runService("adn-gateway", ({ env, log, metrics }) => {
   const config = readGatewayConfig(env);
@@ -38,7 +39,7 @@ await runService("adn-gateway", ({ env, log, metrics }) => {
   const adnMetrics = createAdnMetrics(metrics.registry);
   registerPoolGauges(metrics.registry, http);
   const store = peerClient(env, "store", StoreService);
-  const pages = batchedPageApply(store.client);
+  const pages = batchedPageApply(store.client, PAGE_BATCHING, batchSizeObservers(metrics.registry)("ApplyBatches"));
   const gateway = new AdnGateway({
     config,
     credentials,

@@ -4,7 +4,9 @@
 // alone, and a page too large to share a call goes alone through ApplyBatch.
 import type { RowDataPacket } from "mysql2/promise";
 import { Code } from "@connectrpc/connect";
+import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { batchSizeObservers } from "../../libs/batching/metrics.js";
 import { Ambiente, TipoNsu } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
 import { RunTrigger, StaleFenceSchema } from "../../libs/gen/malha/store/v1/types_pb.js";
 import { createLogger } from "../../libs/log/logger.js";
@@ -13,7 +15,7 @@ import { createThrowawayDatabase, type ThrowawayDatabase } from "../../test/supp
 import { scrape } from "../../test/support/prom-text.js";
 import { startService, type ServiceProcess } from "../../test/support/service-process.js";
 import { chaveOf, docItem, feedOf, rejection, storeClient } from "../store/testing/fixtures.js";
-import { BATCHED_PAGE_BYTES, batchedPageApply, type PageApply } from "./page-apply.js";
+import { BATCHED_PAGE_BYTES, batchedPageApply, PAGE_BATCHING, type PageApply } from "./page-apply.js";
 
 const IBGES = ["3550308", "3304557", "3106200", "4106902"];
 
@@ -22,13 +24,14 @@ let store: ServiceProcess;
 let client: ReturnType<typeof storeClient>["client"];
 let close: () => void;
 let pages: PageApply;
+const registry = new Registry();
 const runIds = new Map<string, string>();
 
 beforeAll(async () => {
   db = await createThrowawayDatabase();
   store = await startService("store", { MYSQL_URL: db.url });
   ({ client, close } = storeClient(store.baseUrl));
-  pages = batchedPageApply(client);
+  pages = batchedPageApply(client, PAGE_BATCHING, batchSizeObservers(registry)("ApplyBatches"));
   for (const ibge of IBGES) {
     await client.registerMunicipality({
       ibge,
@@ -90,6 +93,10 @@ describe("batchedPageApply", () => {
     expect(answers.map((a) => a.counts?.documentsInserted)).toEqual([1, 1, 1]);
     expect(await served("ApplyBatches")).toBe(before.batches + 1);
     expect(await served("ApplyBatch")).toBe(before.single);
+    // The call's size is recorded: one call of three pages.
+    const [histogram] = await registry.getMetricsAsJSON();
+    const value = (name: string) => histogram!.values.find((v) => (v as { metricName?: string }).metricName === name)?.value;
+    expect([value("malha_batched_call_entries_count"), value("malha_batched_call_entries_sum")]).toEqual([1, 3]);
     for (const d of deliveries) expect(await storedChaves(d.ibge)).toContain(chaveOf(d.nsu));
   });
 

@@ -6,6 +6,7 @@
 // than BATCHED_PAGE_BYTES goes alone through ApplyBatch, so that no call passes the store's read limit.
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { Client } from "@connectrpc/connect";
+import type { BatchObserver } from "../../libs/batching/metrics.js";
 import { type Batching, tracedBatcher } from "../../libs/batching/traced-batcher.js";
 import type { ApplyBatchRequestSchema, ApplyBatchResponse, StoreService } from "../../libs/gen/malha/store/v1/store_pb.js";
 import { answerOfEntry } from "../../libs/rpc/entry-errors.js";
@@ -30,12 +31,14 @@ export const PAGE_BATCHING: Batching = { maxSize: 32, maxDelayMs: 2, maxInFlight
 export function batchedPageApply(
   store: Pick<Client<typeof StoreService>, "applyBatch" | "applyBatches">,
   batching = PAGE_BATCHING,
+  observe?: BatchObserver,
 ): PageApply {
   const pages = tracedBatcher(
     { entry: "apply page (batched)", batch: "apply pages (batched)" },
     batching,
     async (batches: ApplyRequest[]) =>
       (await store.applyBatches({ batches })).results.map((r) => answerOfEntry<ApplyBatchResponse>(r.result, "applied")),
+    observe,
   );
   return {
     apply: (request, bytes, signal) =>

@@ -14,8 +14,9 @@ import { coordinatorAccess } from "./access.js";
 import { ActiveCertificates } from "./certificates.js";
 import { readCoordinatorConfig } from "./config.js";
 import { createCoordinatorMetrics } from "./metrics.js";
+import { batchSizeObservers } from "../../libs/batching/metrics.js";
 import { coordinatorHandlers } from "./handlers.js";
-import { batchedRunCalls } from "./run-calls.js";
+import { batchedRunCalls, RUN_BATCHING } from "./run-calls.js";
 import { FeedRunner } from "./runner.js";
 import { reconciliationSpacingMs, Scheduler } from "./scheduler.js";
 
@@ -51,7 +52,7 @@ await runService("coordinator", async ({ env, log, metrics: serviceMetrics }) =>
     now,
     log,
   });
-  const runs = batchedRunCalls(store.client);
+  const runs = batchedRunCalls(store.client, RUN_BATCHING, batchSizeObservers(serviceMetrics.registry));
   const runner = new FeedRunner(leases, { store: runs, gateway: gateway.client, now }, config, log, metrics);
   const scheduler = new Scheduler({
     store: store.client,

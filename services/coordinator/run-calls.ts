@@ -5,6 +5,7 @@
 // per-feed logic does not change; fencing stays per feed in the store (0008).
 import type { Client } from "@connectrpc/connect";
 import type { BeginRunResponse, FinishRunResponse, StoreService } from "../../libs/gen/malha/store/v1/store_pb.js";
+import type { BatchObserver } from "../../libs/batching/metrics.js";
 import { type Batching, tracedBatcher } from "../../libs/batching/traced-batcher.js";
 import { answerOfEntry } from "../../libs/rpc/entry-errors.js";
 
@@ -26,15 +27,21 @@ export const RUN_BATCHING: RunBatching = { maxSize: 128, maxDelayMs: 2, maxInFli
 export function batchedRunCalls(
   store: Pick<Client<typeof StoreService>, "beginRuns" | "finishRuns">,
   batching: RunBatching = RUN_BATCHING,
+  observe?: (call: "BeginRuns" | "FinishRuns") => BatchObserver,
 ): RunCalls & { close(): Promise<void> } {
-  const begins = tracedBatcher({ entry: "begin run (batched)", batch: "begin runs (batched)" }, batching, async (runs: BeginRequest[]) =>
-    (await store.beginRuns({ runs })).results.map((r) => answerOfEntry<BeginRunResponse>(r.result, "begun")),
+  const begins = tracedBatcher(
+    { entry: "begin run (batched)", batch: "begin runs (batched)" },
+    batching,
+    async (runs: BeginRequest[]) =>
+      (await store.beginRuns({ runs })).results.map((r) => answerOfEntry<BeginRunResponse>(r.result, "begun")),
+    observe?.("BeginRuns"),
   );
   const finishes = tracedBatcher(
     { entry: "finish run (batched)", batch: "finish runs (batched)" },
     batching,
     async (runs: FinishRequest[]) =>
       (await store.finishRuns({ runs })).results.map((r) => answerOfEntry<FinishRunResponse>(r.result, "finished")),
+    observe?.("FinishRuns"),
   );
   return {
     beginRun: (request, options) => begins.submit(request, options?.signal),
