@@ -1,6 +1,7 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import type { ApplyBatchRequest, BeginRunRequest, FinishRunRequest, StoreService } from "../../../libs/gen/malha/store/v1/store_pb.js";
+import { currentScope } from "../../../libs/rpc/context.js";
 import { entryStatusOf } from "../../../libs/rpc/entry-errors.js";
 import { RunOutcome } from "../../../libs/gen/malha/store/v1/types_pb.js";
 import { outcomeCodes, parseFeed, poolCodes, triggerCodes } from "../codes.js";
@@ -154,6 +155,9 @@ export function runHandlers(db: StoreDb, decoder: PageDecoder): Impl {
       ctx.signal.throwIfAborted();
       const inputs = parsed.flatMap((p) => (p.ok ? [p.input] : []));
       const outcomes = await applyBatches(db, inputs);
+      for (const o of outcomes) {
+        if (!o.ok && o.error.code === Code.Internal) currentScope()?.log.error({ err: o.error.cause }, "a page of ApplyBatches failed");
+      }
       let next = 0;
       return {
         results: parsed.map((p) => {

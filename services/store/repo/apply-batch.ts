@@ -94,7 +94,8 @@ export async function applyBatches(
         round.push(e);
       }
     }
-    if (round.length === 1) out[round[0]!.index] = await applyAlone(db, round[0]!.input, hook);
+    if (inputs.length === 1) out[0] = await applyAlone(db, inputs[0]!, hook);
+    else if (round.length === 1) out[round[0]!.index] = await applyAlone(db, round[0]!.input, hook).catch(failedAlone);
     else {
       let outcomes: EntryOutcome<ApplyBatchResult>[] | undefined;
       try {
@@ -104,7 +105,7 @@ export async function applyBatches(
         if (err instanceof ConnectError && err.code === Code.Unavailable) throw err;
       }
       if (outcomes) round.forEach((e, i) => (out[e.index] = outcomes[i]!));
-      else for (const e of round) out[e.index] = await applyAlone(db, e.input, hook);
+      else for (const e of round) out[e.index] = await applyAlone(db, e.input, hook).catch(failedAlone);
     }
     rest = later;
   }
@@ -125,6 +126,23 @@ async function applyAlone(db: StoreDb, input: ApplyBatchInput, hook?: ApplyHook)
     if (err instanceof ConnectError && err.code !== Code.Unavailable) return { ok: false, error: err };
     throw err;
   }
+}
+
+/**
+ * A page of a batch that failed on its own for a reason that is not a refusal (a statement the server
+ * refused, a bug): its answer, not the call's, since the batch's other pages may have committed. Its
+ * transaction rolled back. The cause stays on the error for the handler's log; the caller sees INTERNAL.
+ */
+function failedAlone(err: unknown): EntryOutcome<never> {
+  if (err instanceof ConnectError && err.code === Code.Unavailable) throw err;
+  const error = new ConnectError(
+    "the store could not apply this page; nothing of it was written",
+    Code.Internal,
+    undefined,
+    undefined,
+    err,
+  );
+  return { ok: false, error };
 }
 
 /** A page admitted by the fence check, with what the rest of its transaction needs. */

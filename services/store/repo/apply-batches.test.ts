@@ -164,4 +164,23 @@ describe("applyBatches", () => {
     expect((await stored(b)).documents).toContain(chaveOf(401));
     expect((await stored(c)).documents).not.toContain(chaveOf(402));
   });
+
+  it("answers INTERNAL for a page that fails alone, keeping the answers of the pages committed before it", async () => {
+    const [a, b] = feeds as [Feed, Feed];
+    let transactions = 0;
+    const outcomes = await applyBatches(
+      db,
+      // a and b share the first round; RECEPCAO of a's municipality goes in the second, which fails.
+      [page(a, [docItem(next(), 500)]), page(recepcao, [docItem(next(), 501)]), page(b, [docItem(next(), 502)])],
+      async () => {
+        if (transactions++ > 0) throw new Error("the server refused a statement");
+      },
+    );
+    expect(outcomes.map((o) => o.ok)).toEqual([true, false, true]);
+    const failed = outcomes[1]!.ok ? undefined : outcomes[1]!.error;
+    expect(failed?.code).toBe(Code.Internal);
+    expect((failed?.cause as Error).message).toBe("the server refused a statement");
+    expect((await stored(recepcao)).documents).not.toContain(chaveOf(501));
+    expect((await stored(a)).documents).toContain(chaveOf(500));
+  });
 });

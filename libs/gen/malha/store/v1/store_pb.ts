@@ -2285,7 +2285,8 @@ export const StoreService: GenService<{
    * Each entry is checked exactly as ApplyBatch checks it, fence first, and answered on its own in
    * `results` (same order): applied, or refused with the code, message and details ApplyBatch would
    * have returned (STALE_FENCE, RUN_NOT_RUNNING, RUN_NOT_FOUND, CURSOR_OUT_OF_RANGE, INVALID_ARGUMENT for
-   * a malformed entry or a run listed again, RESOURCE_EXHAUSTED for a page past its XML cap). A refused
+   * a malformed entry or a run listed again, RESOURCE_EXHAUSTED for a page past its XML cap; INTERNAL
+   * for a page the store failed to write, logged there). A refused
    * entry writes nothing and never fails the others; entries of one municipality are applied in
    * separate transactions, in their order.
    * Errors of the whole call: INVALID_ARGUMENT for more than 64 entries; UNAVAILABLE as for ApplyBatch.
