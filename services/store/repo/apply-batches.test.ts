@@ -179,7 +179,7 @@ describe("applyBatches", () => {
     expect(outcomes.map((o) => o.ok)).toEqual([true, false, true]);
     const failed = outcomes[1]!.ok ? undefined : outcomes[1]!.error;
     expect(failed?.code).toBe(Code.Internal);
-    expect((failed?.cause as Error).message).toBe("the server refused a statement");
+    expect((failed?.cause as Error | undefined)?.message).toBe("the server refused a statement");
     expect((await stored(recepcao)).documents).not.toContain(chaveOf(501));
     expect((await stored(a)).documents).toContain(chaveOf(500));
   });
