@@ -8,16 +8,10 @@
 import { runDetached } from "../rpc/context.js";
 import { inSpan, ROOT_CONTEXT, SpanKind, type SpanContext } from "../tracing/spans.js";
 import type { BatchObserver } from "./metrics.js";
-import { type BatchAnswer, MicroBatcher } from "./micro-batcher.js";
+import { type BatchAnswer, MicroBatcher, type MicroBatcherOptions } from "./micro-batcher.js";
 
-export interface Batching {
-  /** Most entries per call. */
-  maxSize: number;
-  /** Longest an entry waits for others when no call is out. */
-  maxDelayMs: number;
-  /** Calls out at once; while they are, the next batch grows. */
-  maxInFlight: number;
-}
+/** The MicroBatcher's limits, every one chosen by the caller. */
+export type Batching = Required<Pick<MicroBatcherOptions<unknown, unknown>, "maxSize" | "maxDelayMs" | "maxInFlight">>;
 
 interface Entry<R> {
   request: R;

@@ -7,14 +7,13 @@ import { Code } from "@connectrpc/connect";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { batchSizeObservers } from "../../libs/batching/metrics.js";
-import { Ambiente, TipoNsu } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
-import { RunTrigger, StaleFenceSchema } from "../../libs/gen/malha/store/v1/types_pb.js";
+import { StaleFenceSchema } from "../../libs/gen/malha/store/v1/types_pb.js";
 import { createLogger } from "../../libs/log/logger.js";
 import { runInScope } from "../../libs/rpc/context.js";
 import { createThrowawayDatabase, type ThrowawayDatabase } from "../../test/support/mysql.js";
 import { scrape } from "../../test/support/prom-text.js";
 import { startService, type ServiceProcess } from "../../test/support/service-process.js";
-import { chaveOf, docItem, feedOf, rejection, storeClient } from "../store/testing/fixtures.js";
+import { chaveOf, docItem, feedOf, registerWithRuns, rejection, storeClient } from "../store/testing/fixtures.js";
 import { BATCHED_PAGE_BYTES, batchedPageApply, PAGE_BATCHING, type PageApply } from "./page-apply.js";
 
 const IBGES = ["3550308", "3304557", "3106200", "4106902"];
@@ -25,24 +24,14 @@ let client: ReturnType<typeof storeClient>["client"];
 let close: () => void;
 let pages: PageApply;
 const registry = new Registry();
-const runIds = new Map<string, string>();
+let runIds: Map<string, string>;
 
 beforeAll(async () => {
   db = await createThrowawayDatabase();
   store = await startService("store", { MYSQL_URL: db.url });
   ({ client, close } = storeClient(store.baseUrl));
   pages = batchedPageApply(client, PAGE_BATCHING, batchSizeObservers(registry)("ApplyBatches"));
-  for (const ibge of IBGES) {
-    await client.registerMunicipality({
-      ibge,
-      name: `Município ${ibge}`,
-      uf: { "35": "SP", "33": "RJ", "31": "MG", "41": "PR" }[ibge.slice(0, 2)]!,
-      active: true,
-      feeds: [{ ambiente: Ambiente.PRODUCAO, tipoNsu: TipoNsu.DISTRIBUICAO }],
-    });
-    const begun = await client.beginRun({ feed: feedOf(ibge), holder: "gw-test", fenceToken: 2n, trigger: RunTrigger.SCHEDULED });
-    runIds.set(ibge, begun.runId);
-  }
+  runIds = await registerWithRuns(client, IBGES, "gw-test", 2n);
 });
 afterAll(async () => {
   await pages?.close();

@@ -15,18 +15,16 @@ export type RunCalls = Pick<Client<typeof StoreService>, "beginRun" | "finishRun
 type BeginRequest = Parameters<RunCalls["beginRun"]>[0];
 type FinishRequest = Parameters<RunCalls["finishRun"]>[0];
 
-export type RunBatching = Batching;
-
 /**
  * A run waits at most 2 ms when the store is idle; under load the batches grow while the previous
  * ones are out (two at a time, so one slow transaction does not stall every worker). 0036 has the figures.
  * At most 128 runs per call (the store takes 500).
  */
-export const RUN_BATCHING: RunBatching = { maxSize: 128, maxDelayMs: 2, maxInFlight: 2 };
+export const RUN_BATCHING: Batching = { maxSize: 128, maxDelayMs: 2, maxInFlight: 2 };
 
 export function batchedRunCalls(
   store: Pick<Client<typeof StoreService>, "beginRuns" | "finishRuns">,
-  batching: RunBatching = RUN_BATCHING,
+  batching: Batching = RUN_BATCHING,
   observe?: (call: "BeginRuns" | "FinishRuns") => BatchObserver,
 ): RunCalls & { close(): Promise<void> } {
   const begins = tracedBatcher(

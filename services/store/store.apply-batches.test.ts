@@ -6,13 +6,12 @@ import type { RowDataPacket } from "mysql2/promise";
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ErrorInfoSchema } from "../../libs/gen/malha/common/v1/common_pb.js";
-import { Ambiente, TipoNsu } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
 import type { ApplyBatchesResponse } from "../../libs/gen/malha/store/v1/store_pb.js";
-import { RunTrigger, StaleFenceSchema } from "../../libs/gen/malha/store/v1/types_pb.js";
+import { StaleFenceSchema } from "../../libs/gen/malha/store/v1/types_pb.js";
 import { errorOfEntryStatus } from "../../libs/rpc/entry-errors.js";
 import { createThrowawayDatabase, type ThrowawayDatabase } from "../../test/support/mysql.js";
 import { startService, type ServiceProcess } from "../../test/support/service-process.js";
-import { chaveOf, docItem, feedOf, rejection, storeClient } from "./testing/fixtures.js";
+import { chaveOf, docItem, feedOf, registerWithRuns, rejection, storeClient } from "./testing/fixtures.js";
 
 const IBGES = ["3550308", "3304557", "3106200", "4106902"];
 
@@ -20,23 +19,13 @@ let db: ThrowawayDatabase;
 let store: ServiceProcess;
 let client: ReturnType<typeof storeClient>["client"];
 let close: () => void;
-const runIds = new Map<string, string>();
+let runIds: Map<string, string>;
 
 beforeAll(async () => {
   db = await createThrowawayDatabase();
   store = await startService("store", { MYSQL_URL: db.url });
   ({ client, close } = storeClient(store.baseUrl));
-  for (const ibge of IBGES) {
-    await client.registerMunicipality({
-      ibge,
-      name: `Município ${ibge}`,
-      uf: { "35": "SP", "33": "RJ", "31": "MG", "41": "PR" }[ibge.slice(0, 2)]!,
-      active: true,
-      feeds: [{ ambiente: Ambiente.PRODUCAO, tipoNsu: TipoNsu.DISTRIBUICAO }],
-    });
-    const begun = await client.beginRun({ feed: feedOf(ibge), holder: "coord-a/w1", fenceToken: 4n, trigger: RunTrigger.SCHEDULED });
-    runIds.set(ibge, begun.runId);
-  }
+  runIds = await registerWithRuns(client, IBGES, "coord-a/w1", 4n);
 });
 afterAll(async () => {
   close?.();

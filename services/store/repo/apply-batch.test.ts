@@ -3,17 +3,14 @@
 // status UPDATE when a status changes and one UPDATE of the feed and run rows — and what the folding
 // could break still holds: rows straddling stored ones, duplicates within a page, events before their
 // note, a page beyond the statement budget, and a stale fence that writes nothing at all.
-import { join } from "node:path";
 import type { RowDataPacket } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { migrate } from "../../../libs/db/migrate.js";
-import { projectRoot } from "../../../libs/config/paths.js";
 import type { DistributionItem } from "../../../libs/gen/malha/nfse/v1/distribution_pb.js";
 import { createThrowawayDatabase, type ThrowawayDatabase } from "../../../test/support/mysql.js";
 import { parseFeed } from "../codes.js";
 import { municipalityTables } from "../ibge.js";
-import { createPageTokens } from "../../../libs/rpc/page-token.js";
 import { chaveOf, docItem, eventIdOf, eventItem, faultItem, feedOf } from "../testing/fixtures.js";
+import { migratedStoreDb } from "../testing/store-db.js";
 import { itemRow } from "../mapping/item-rows.js";
 import { applyBatch, statusUpdate } from "./apply-batch.js";
 import type { StoreConfig } from "../config.js";
@@ -32,13 +29,8 @@ let nsu = 0;
 
 beforeAll(async () => {
   tdb = await createThrowawayDatabase();
-  await migrate(tdb.pool, join(projectRoot(), "migrations"));
   // One connection, so its session counters see every statement of every batch.
-  db = {
-    pool: tdb.newPool({ connectionLimit: 1 }),
-    statementBudgetBytes: 64 * 1024,
-    tokens: createPageTokens({ secret: Buffer.from("k".repeat(32)), errorDomain: "malha.store" }),
-  };
+  db = await migratedStoreDb(tdb, { pool: tdb.newPool({ connectionLimit: 1 }) });
   await registerMunicipality(db, {
     ibge: feed.ibge,
     name: "Porto Alegre",

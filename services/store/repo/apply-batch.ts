@@ -82,6 +82,8 @@ export async function applyBatches(
   hook?: ApplyHook,
 ): Promise<EntryOutcome<ApplyBatchResult>[]> {
   const out: EntryOutcome<ApplyBatchResult>[] = new Array(inputs.length);
+  // ApplyBatch throws what its page fails with; in a batch, a page that fails alone gets its own answer.
+  const alone = (e: Entry) => (inputs.length === 1 ? applyAlone(db, e.input, hook) : applyAlone(db, e.input, hook).catch(failedAlone));
   let rest = inputs.map((input, index) => ({ input, index }));
   while (rest.length > 0) {
     const round: Entry[] = [];
@@ -94,8 +96,7 @@ export async function applyBatches(
         round.push(e);
       }
     }
-    if (inputs.length === 1) out[0] = await applyAlone(db, inputs[0]!, hook);
-    else if (round.length === 1) out[round[0]!.index] = await applyAlone(db, round[0]!.input, hook).catch(failedAlone);
+    if (round.length === 1) out[round[0]!.index] = await alone(round[0]!);
     else {
       let outcomes: EntryOutcome<ApplyBatchResult>[] | undefined;
       try {
@@ -105,7 +106,7 @@ export async function applyBatches(
         if (err instanceof ConnectError && err.code === Code.Unavailable) throw err;
       }
       if (outcomes) round.forEach((e, i) => (out[e.index] = outcomes[i]!));
-      else for (const e of round) out[e.index] = await applyAlone(db, e.input, hook).catch(failedAlone);
+      else for (const e of round) out[e.index] = await alone(e);
     }
     rest = later;
   }
@@ -157,7 +158,6 @@ interface Admitted {
   events: EventRow[];
   faults: QuarantineRow[];
   highestItemNsu: bigint;
-  known?: Known;
   counts?: ApplyCounts;
   docPlan?: Plan;
   eventPlan?: Plan;
@@ -226,13 +226,13 @@ async function applyRound(
   const planned: Admitted[] = [];
   for (const [i, a] of admitted.entries()) {
     try {
-      a.known = known[i]!;
+      const rows = known[i]!;
       a.counts = create(ApplyCountsSchema, {});
-      a.docPlan = planDocuments(a.known, a.input.feed, a.input.runId, a.docs, a.counts);
-      a.eventPlan = planEvents(a.known, a.input.feed, a.input.runId, a.events, a.counts);
-      a.newFaults = countNewFaults(a.known, a.faults);
+      a.docPlan = planDocuments(rows, a.input.feed, a.input.runId, a.docs, a.counts);
+      a.eventPlan = planEvents(rows, a.input.feed, a.input.runId, a.events, a.counts);
+      a.newFaults = countNewFaults(rows, a.faults);
       a.counts.faults = a.faults.length;
-      a.changes = statusChanges(a.known, a.docs, a.events);
+      a.changes = statusChanges(rows, a.docs, a.events);
       a.counts.statusChanges = a.changes.length;
       planned.push(a);
     } catch (err) {

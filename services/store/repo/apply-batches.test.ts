@@ -3,21 +3,18 @@
 // allow; each page is answered on its own (a refused one writes nothing and never fails the others);
 // pages of one municipality go in separate rounds, in order, so the second sees the first's rows; and a
 // round that fails as a whole is applied again page by page.
-import { join } from "node:path";
 import type { RowDataPacket } from "mysql2/promise";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { migrate } from "../../../libs/db/migrate.js";
-import { projectRoot } from "../../../libs/config/paths.js";
 import type { DistributionItem } from "../../../libs/gen/malha/nfse/v1/distribution_pb.js";
 import { TipoNsu } from "../../../libs/gen/malha/nfse/v1/feed_pb.js";
 import { StaleFenceSchema } from "../../../libs/gen/malha/store/v1/types_pb.js";
-import { createPageTokens } from "../../../libs/rpc/page-token.js";
 import { createThrowawayDatabase, type ThrowawayDatabase } from "../../../test/support/mysql.js";
 import { parseFeed, type Feed } from "../codes.js";
 import { municipalityTables } from "../ibge.js";
 import { itemRow } from "../mapping/item-rows.js";
 import { chaveOf, docItem, eventItem, feedOf } from "../testing/fixtures.js";
+import { migratedStoreDb } from "../testing/store-db.js";
 import { type ApplyBatchInput, applyBatches } from "./apply-batch.js";
 import type { StoreDb } from "./context.js";
 import { registerMunicipality } from "./municipalities.js";
@@ -35,13 +32,8 @@ const next = () => ++nsu;
 
 beforeAll(async () => {
   tdb = await createThrowawayDatabase();
-  await migrate(tdb.pool, join(projectRoot(), "migrations"));
   // One connection, so its session counters see every statement.
-  db = {
-    pool: tdb.newPool({ connectionLimit: 1 }),
-    statementBudgetBytes: 64 * 1024,
-    tokens: createPageTokens({ secret: Buffer.from("k".repeat(32)), errorDomain: "malha.store" }),
-  };
+  db = await migratedStoreDb(tdb, { pool: tdb.newPool({ connectionLimit: 1 }) });
   for (const feed of feeds) {
     const ibge = feed.ibge;
     await registerMunicipality(db, {

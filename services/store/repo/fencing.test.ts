@@ -1,15 +1,12 @@
 // Fencing at the SQL level, without the network: what protects the cursor is the conditional UPDATE on
 // `fence_token = ?`, not the isolation level, and a stale batch racing a newer holder writes nothing.
-import { join } from "node:path";
 import type { ResultSetHeader, RowDataPacket } from "mysql2/promise";
 import { ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { migrate } from "../../../libs/db/migrate.js";
-import { projectRoot } from "../../../libs/config/paths.js";
 import { createThrowawayDatabase, type ThrowawayDatabase } from "../../../test/support/mysql.js";
 import { parseFeed } from "../codes.js";
-import { createPageTokens } from "../../../libs/rpc/page-token.js";
 import { docItem, feedOf } from "../testing/fixtures.js";
+import { migratedStoreDb } from "../testing/store-db.js";
 import { itemRow } from "../mapping/item-rows.js";
 import { applyBatch, FENCE_GUARD_SQL } from "./apply-batch.js";
 import type { StoreDb } from "./context.js";
@@ -22,12 +19,7 @@ const feed = parseFeed(feedOf("4106902"));
 
 beforeAll(async () => {
   tdb = await createThrowawayDatabase();
-  await migrate(tdb.pool, join(projectRoot(), "migrations"));
-  db = {
-    pool: tdb.newPool({ connectionLimit: 8 }),
-    statementBudgetBytes: 1 << 20,
-    tokens: createPageTokens({ secret: Buffer.from("k".repeat(32)), errorDomain: "malha.store" }),
-  };
+  db = await migratedStoreDb(tdb, { pool: tdb.newPool({ connectionLimit: 8 }), statementBudgetBytes: 1 << 20 });
   await registerMunicipality(db, {
     ibge: feed.ibge,
     name: "Curitiba",

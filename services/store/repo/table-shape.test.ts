@@ -1,13 +1,10 @@
 // Tables copied from a template before a migration widened it get the new columns and indexes at start.
-import { join } from "node:path";
 import type { RowDataPacket } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { migrate } from "../../../libs/db/migrate.js";
-import { projectRoot } from "../../../libs/config/paths.js";
 import { createLogger } from "../../../libs/log/logger.js";
 import { createThrowawayDatabase, type ThrowawayDatabase } from "../../../test/support/mysql.js";
-import { createPageTokens } from "../../../libs/rpc/page-token.js";
 import type { StoreDb } from "./context.js";
+import { migratedStoreDb } from "../testing/store-db.js";
 import { alignMunicipalityTables } from "./table-shape.js";
 
 let tdb: ThrowawayDatabase;
@@ -16,12 +13,7 @@ const log = createLogger({ service: "test", level: "silent" });
 
 beforeAll(async () => {
   tdb = await createThrowawayDatabase();
-  await migrate(tdb.pool, join(projectRoot(), "migrations"));
-  db = {
-    pool: tdb.pool,
-    statementBudgetBytes: 64 * 1024,
-    tokens: createPageTokens({ secret: Buffer.from("k".repeat(32)), errorDomain: "malha.store" }),
-  };
+  db = await migratedStoreDb(tdb);
 });
 afterAll(async () => {
   await tdb?.drop();

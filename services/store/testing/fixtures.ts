@@ -2,13 +2,15 @@
 import { createHash } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { type Client, Code, ConnectError } from "@connectrpc/connect";
 import { TaxIdKind } from "../../../libs/gen/malha/common/v1/common_pb.js";
 import { DistributionItemSchema, FaultReason, type DistributionItem } from "../../../libs/gen/malha/nfse/v1/distribution_pb.js";
 import { Ambiente, TipoNsu, type FeedKey } from "../../../libs/gen/malha/nfse/v1/feed_pb.js";
 import { TipoEvento } from "../../../libs/gen/malha/nfse/v1/event_pb.js";
 import { StoreService } from "../../../libs/gen/malha/store/v1/store_pb.js";
+import { RunTrigger } from "../../../libs/gen/malha/store/v1/types_pb.js";
 import { createServiceClient } from "../../../libs/rpc/client.js";
+import { parseIbge, ufOf } from "../ibge.js";
 
 export const feedOf = (ibge: string, tipoNsu = TipoNsu.DISTRIBUICAO): FeedKey => ({
   $typeName: "malha.nfse.v1.FeedKey",
@@ -117,6 +119,31 @@ export function faultItem(nsu: number | bigint, raw: Uint8Array, reason = FaultR
 
 export function storeClient(baseUrl: string) {
   return createServiceClient(StoreService, { baseUrl, defaultTimeoutMs: 30_000 });
+}
+
+/**
+ * Registers each municipality (its UF from its code) with one PRODUCAO DISTRIBUICAO
+ * feed and begins a scheduled run on it for `holder` with `fenceToken`; the run ids by IBGE code.
+ */
+export async function registerWithRuns(
+  client: Client<typeof StoreService>,
+  ibges: readonly string[],
+  holder: string,
+  fenceToken: bigint,
+): Promise<Map<string, string>> {
+  const runIds = new Map<string, string>();
+  for (const ibge of ibges) {
+    await client.registerMunicipality({
+      ibge,
+      name: `Município ${ibge}`,
+      uf: ufOf(parseIbge(ibge)),
+      active: true,
+      feeds: [{ ambiente: Ambiente.PRODUCAO, tipoNsu: TipoNsu.DISTRIBUICAO }],
+    });
+    const begun = await client.beginRun({ feed: feedOf(ibge), holder, fenceToken, trigger: RunTrigger.SCHEDULED });
+    runIds.set(ibge, begun.runId);
+  }
+  return runIds;
 }
 
 /** The rejection of a call, as a ConnectError (fails the test if the call succeeded). */
