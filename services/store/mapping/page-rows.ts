@@ -24,5 +24,5 @@ export function pageRows({ feed, runId, entries, limits }: PageRowsTask): ItemRo
     decode: { maxDecompressedBytes: limits.maxDecompressedBytes },
     maxPageXmlBytes: limits.maxPageXmlBytes,
   });
-  return items.map((item) => itemRow(feed, item, runId));
+  return items.map((item) => itemRow(feed, item, runId, true));
 }
