@@ -18,6 +18,9 @@ import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "nod
 import { Session } from "node:inspector";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { type Client, createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { CoordinatorService, type FeedDecision, SkipReason } from "../libs/gen/malha/coordinator/v1/coordinator_pb.js";
 import { startNfseMesh, type NfseMesh } from "../test/support/nfse-mesh.js";
 import { scrape } from "../test/support/prom-text.js";
 import type { ServiceProcess } from "../test/support/service-process.js";
@@ -52,6 +55,8 @@ const PRELOAD = fileURLToPath(new URL("./cpu-prof-preload.mjs", import.meta.url)
 // DevTools, or bench/heap-top.ts). Writing one costs memory the process may keep: compare peak RSS from
 // runs without it.
 const HEAP_SNAPSHOTS = flag("heap-snapshots", "");
+// NODE_OPTIONS of every phase's coordinator (e.g. a V8 heap limit), for A/B runs of its memory.
+const COORDINATOR_NODE_OPTIONS = flag("coordinator-node-options", "");
 const STACK_DIR = process.env.MALHA_STACK_DIR ?? "/tmp/malha-stack";
 const NATS_MON = `http://127.0.0.1:${process.env.MALHA_NATS_MON_PORT ?? "18222"}`;
 
@@ -193,6 +198,52 @@ async function activate(mesh: NfseMesh, ibges: string[]): Promise<void> {
   await Promise.all(Array.from({ length: 8 }, worker));
 }
 
+/** NFSE_SYNC_INTERVAL_SECONDS's default (services/coordinator/config.ts). */
+const DEFAULT_SWEEP_SECONDS = 300;
+
+type CoordinatorClient = Client<typeof CoordinatorService>;
+
+/** SyncNow for each municipality, as an operator starts feeds just activated. */
+async function syncNow(coordinator: CoordinatorClient, ibges: string[]): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < ibges.length) {
+      const ibge = ibges[next++]!;
+      const r = await coordinator.syncNow({ ibge, requestedBy: "bench" });
+      // The coordinator's first sweep, at its start, may have queued (and begun) a feed activated meanwhile.
+      const started = (d: FeedDecision) => d.accepted || d.reason === SkipReason.ALREADY_QUEUED || d.reason === SkipReason.LEASE_HELD;
+      const refused = r.decisions.find((d) => !started(d));
+      if (refused) throw new Error(`SyncNow ${ibge}: skipped, ${SkipReason[refused.reason]}`);
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, worker));
+}
+
+/**
+ * What one pass over every feed's state and lease costs (a SyncAll with nothing to queue: no feed is
+ * active yet), per process: the periodic sweep pays it once per NFSE_SYNC_INTERVAL_SECONDS. Measured twice:
+ * the first pass of a fresh coordinator also compiles its code paths.
+ */
+async function sweepCost(coordinator: CoordinatorClient, m: [Meter, number][]): Promise<string> {
+  const pass = async () => {
+    const cpu0 = cpuOf(m);
+    const t = performance.now();
+    const r = await coordinator.syncAll({ requestedBy: "bench" });
+    const wallMs = performance.now() - t;
+    const cpu1 = cpuOf(m);
+    const parts = m.map(([meter]) => [meter, 1000 * (cpu1.get(meter)! - cpu0.get(meter)!)] as const);
+    return { parts, total: parts.reduce((a, [, ms]) => a + ms, 0), wallMs, accepted: r.accepted };
+  };
+  const cold = await pass();
+  const warm = await pass();
+  const total = warm.total;
+  return (
+    `${fmt(total, 0)} CPU-ms (${warm.parts.map(([k, ms]) => `${k} ${fmt(ms, 0)}`).join(", ")}), ${fmt(warm.wallMs, 0)} ms wall, ` +
+    `${warm.accepted} queued (the first pass: ${fmt(cold.total, 0)} CPU-ms); every ${DEFAULT_SWEEP_SECONDS} s (the default) ` +
+    `${fmt((100 * total) / 1000 / DEFAULT_SWEEP_SECONDS, 2)} % of a core, every 60 s ${fmt((100 * total) / 1000 / 60, 2)} %`
+  );
+}
+
 type Meter = "store" | "adn-gateway" | "coordinator" | "mariadbd" | "nats-server";
 /** Servers of the stack, shared with anything else using it: CPU counted, peak RSS not reported. */
 const SHARED: readonly Meter[] = ["mariadbd", "nats-server"];
@@ -265,9 +316,10 @@ async function stopProcess(p: ServiceProcess): Promise<void> {
 
 /** Env of a profiled service: the preload, its directory, and (store, gateway) a window opened by SIGUSR2. */
 function profileEnv(service: string, window: "signal" | "life"): Record<string, string> {
-  if (!PROFILE) return {};
+  const own = service === "coordinator" ? COORDINATOR_NODE_OPTIONS : "";
+  if (!PROFILE) return own ? { NODE_OPTIONS: own } : {};
   return {
-    NODE_OPTIONS: `--import ${PRELOAD}`,
+    NODE_OPTIONS: `--import ${PRELOAD} ${own}`.trim(),
     BENCH_CPU_PROF_DIR: resolve(PROFILE, service),
     ...(window === "signal" ? { BENCH_CPU_PROF_WINDOW: "signal" } : {}),
   };
@@ -337,6 +389,7 @@ async function main(): Promise<void> {
     NFSE_EMPTY_RESULT_BACKOFF_SECONDS: String(backoffS),
     NFSE_RECONCILIATION_INTERVAL_SECONDS: "86400",
     COORDINATOR_LEASE_TTL_SECONDS: "30",
+    ...(COORDINATOR_NODE_OPTIONS ? { NODE_OPTIONS: COORDINATOR_NODE_OPTIONS } : {}),
   });
   sampler = new MemorySampler({
     store: { metricsPort: mesh.store.metricsPort, pid: mesh.store.proc.pid },
@@ -370,18 +423,24 @@ async function main(): Promise<void> {
     row("(1) registration", `${N} municipalities, ${2 * N} tables in ${fmt(registerS)} s (${fmt(N / registerS)} municipalities/s)`);
     mysqlRows("registration", status, statusAfter);
 
-    // (2) K bootstraps at once, a fresh coordinator per K.
+    // (2) K bootstraps at once, a fresh coordinator per K. Its periodic sweep keeps the product's default
+    // interval: a sweep every 2 s (this bench's setting until 2026-12-03) re-read the whole fleet ≈ 9 times
+    // within a K = 50 phase and charged it to the documents. The feeds start as an operator starts them,
+    // activated then SyncNow; what one sweep of the fleet costs is measured on its own first.
     for (const [i, set] of sets.entries()) {
       const k = set.length;
       log(`bootstrap: ${k} feeds × ${BOOT_DOCS} NSUs at once`);
-      const coordinator = await mesh.startCoordinator(coordinatorEnv(k, 3600));
+      const coordinator = await mesh.startCoordinator(coordinatorEnv(k, 3600, DEFAULT_SWEEP_SECONDS));
       phaseOfPid.set(coordinator.proc.pid!, `the K = ${k} phase's coordinator`);
+      const coordinatorClient = createClient(CoordinatorService, createGrpcTransport({ baseUrl: coordinator.baseUrl }));
       const m = meters(mesh, coordinator);
+      if (i === 0) row("(2.0) one sweep of the fleet", await sweepCost(coordinatorClient, m));
       startPeaks(m);
       const cpu0 = cpuOf(m);
       status = await mysqlStatus(mesh);
       const since = await dbNow(mesh);
       await activate(mesh, set);
+      await syncNow(coordinatorClient, set);
       await until(async () => (await caughtUp(mesh, set, since)) === k, `${k} bootstraps to catch up`, 60 * 60_000);
       const cpu1 = cpuOf(m);
       statusAfter = await mysqlStatus(mesh);
