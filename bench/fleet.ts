@@ -7,9 +7,11 @@
 //       NATS messages per second (the lease operations: create, renew, delete), peak RSS per service;
 //   and MariaDB's table-cache, open-file and prepared-statement counters across each phase; under each peak
 //   RSS, where the store's and the gateway's memory went (bench/memory-sampler.ts).
-// --profile DIR writes V8 CPU profiles of phase (4) only: <DIR>/{store,adn-gateway,coordinator,sim}/*.cpuprofile
-// (the store and the gateway from the sweep's start to its end, the fresh coordinator whole, and this
-// process — the ADN simulator and the bench's polling — over the sweep); bench/profile-top.ts reads them.
+// --profile DIR writes V8 CPU profiles of one phase: <DIR>/{store,adn-gateway,coordinator,sim}/*.cpuprofile
+// (the store and the gateway from the phase's start to its end, the phase's coordinator whole, and this
+// process — the ADN simulator and the bench's polling — over the phase); bench/profile-top.ts reads them.
+// The phase is (4), or with --profile-phase bootstrap the first K phase (2.1). Main threads only: the
+// store's decode threads are not in its profile.
 // A benchmark, not a test: it prints figures and says met / MISSED against the issue's targets.
 // Shortcut, said where it happens: before (4) the bench moves every feed's next_eligible_at to now, as if
 // the one-hour wait had passed, instead of waiting an hour.
@@ -49,6 +51,10 @@ const WORKERS = flag("workers", "");
 const POOL_IDLE_SECONDS = flag("pool-idle-seconds", "");
 const REGISTER_CONCURRENCY = Number(flag("register-concurrency", "8"));
 const PROFILE = flag("profile", "");
+// Which phase --profile covers: "sweep" (4), or "bootstrap", the first K phase (2.1).
+const PROFILE_PHASE = flag("profile-phase", "sweep");
+if (PROFILE_PHASE !== "sweep" && PROFILE_PHASE !== "bootstrap") throw new Error(`--profile-phase: sweep or bootstrap, not ${PROFILE_PHASE}`);
+const profiling = (phase: "sweep" | "bootstrap") => PROFILE !== "" && PROFILE_PHASE === phase;
 const PRELOAD = fileURLToPath(new URL("./cpu-prof-preload.mjs", import.meta.url));
 // A directory: the store and the gateway write a V8 heap snapshot there at the end of each phase (SIGUSR2),
 // and the sweep's coordinator at the end of the sweep, for attributing what they keep alive (Chrome
@@ -333,7 +339,7 @@ async function collectProfile(p: ServiceProcess, service: string): Promise<void>
   await until(async () => written(), `the ${service} profile`, 60_000);
 }
 
-/** This process's profile (the ADN simulator runs here): started and stopped around phase (4). */
+/** This process's profile (the ADN simulator runs here): started and stopped around the profiled phase. */
 function profileHere(): { stop(): Promise<void> } {
   const session = new Session();
   session.connect();
@@ -430,12 +436,21 @@ async function main(): Promise<void> {
     for (const [i, set] of sets.entries()) {
       const k = set.length;
       log(`bootstrap: ${k} feeds × ${BOOT_DOCS} NSUs at once`);
-      const coordinator = await mesh.startCoordinator(coordinatorEnv(k, 3600, DEFAULT_SWEEP_SECONDS));
+      const profiled = i === 0 && profiling("bootstrap");
+      const coordinator = await mesh.startCoordinator({
+        ...coordinatorEnv(k, 3600, DEFAULT_SWEEP_SECONDS),
+        ...(profiled ? profileEnv("coordinator", "life") : {}),
+      });
       phaseOfPid.set(coordinator.proc.pid!, `the K = ${k} phase's coordinator`);
       const coordinatorClient = createClient(CoordinatorService, createGrpcTransport({ baseUrl: coordinator.baseUrl }));
       const m = meters(mesh, coordinator);
       if (i === 0) row("(2.0) one sweep of the fleet", await sweepCost(coordinatorClient, m));
       startPeaks(m);
+      if (profiled) {
+        mesh.store.kill("SIGUSR2");
+        mesh.gateway.kill("SIGUSR2");
+      }
+      const here = profiled ? profileHere() : undefined;
       const cpu0 = cpuOf(m);
       status = await mysqlStatus(mesh);
       const since = await dbNow(mesh);
@@ -443,6 +458,12 @@ async function main(): Promise<void> {
       await syncNow(coordinatorClient, set);
       await until(async () => (await caughtUp(mesh, set, since)) === k, `${k} bootstraps to catch up`, 60 * 60_000);
       const cpu1 = cpuOf(m);
+      if (profiled) {
+        await here!.stop();
+        await collectProfile(mesh.store, "store");
+        await collectProfile(mesh.gateway, "adn-gateway");
+        row("CPU profiles of (2.1)", `${resolve(PROFILE)}/{store,adn-gateway,coordinator,sim}/ (npx tsx bench/profile-top.ts DIR)`);
+      }
       statusAfter = await mysqlStatus(mesh);
       const r = await runsSince(mesh, set, since);
       const bound = (k * PAGE) / (LATENCY_MS / 1000);
@@ -489,11 +510,11 @@ async function main(): Promise<void> {
     status = await mysqlStatus(mesh);
     const nats0 = await natsInMsgs();
     const since = await dbNow(mesh);
-    if (PROFILE) {
+    if (profiling("sweep")) {
       mesh.store.kill("SIGUSR2");
       mesh.gateway.kill("SIGUSR2");
     }
-    const here = PROFILE ? profileHere() : undefined;
+    const here = profiling("sweep") ? profileHere() : undefined;
     const self0 = process.cpuUsage();
     const sweepStartedAt = Date.now();
     const coordinator = await mesh.startCoordinator({
@@ -502,7 +523,7 @@ async function main(): Promise<void> {
       // at most once within a sweep of ≤ 30 s, as with the 300 s default, so the figure per run is not
       // inflated by re-reading the fleet every 2 s; a failed run is still retried within the phase.
       ...coordinatorEnv(Math.max(...KS, 1), 3600, 60),
-      ...profileEnv("coordinator", "life"),
+      ...(profiling("sweep") ? profileEnv("coordinator", "life") : {}),
       ...snapshotEnv,
     });
     phaseOfPid.set(coordinator.proc.pid!, "the sweep's own coordinator");
@@ -547,13 +568,13 @@ async function main(): Promise<void> {
     peakRow(m);
     await heapSnapshots(mesh, "the sweep", [coordinator]);
     mysqlRows("the sweep", status, statusAfter);
-    if (PROFILE) {
+    if (profiling("sweep")) {
       await here!.stop();
       await collectProfile(mesh.store, "store");
       await collectProfile(mesh.gateway, "adn-gateway");
     }
     await stopProcess(coordinator);
-    if (PROFILE) row("CPU profiles of (4)", `${resolve(PROFILE)}/{store,adn-gateway,coordinator,sim}/ (npx tsx bench/profile-top.ts DIR)`);
+    if (profiling("sweep")) row("CPU profiles of (4)", `${resolve(PROFILE)}/{store,adn-gateway,coordinator,sim}/ (npx tsx bench/profile-top.ts DIR)`);
 
     print(runtime.label);
   } finally {
