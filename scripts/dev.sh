@@ -150,6 +150,9 @@ cmd_up() {
   for name in "${SERVICES[@]}"; do
     # Each service's own V8 flags (NODE_FLAGS in libs/rpc/mesh.ts; test/repo/node-flags.test.ts keeps this in step).
     local flags=()
+    [[ $name == store ]] && flags=(--max-old-space-size=2048)
+    [[ $name == adn-gateway ]] && flags=(--max-old-space-size=2048)
+    [[ $name == coordinator ]] && flags=(--max-old-space-size=256)
     [[ $name == danfse ]] && flags=(--max-semi-space-size=2)
     node "${flags[@]}" --import tsx "services/$name/main.ts" >"$logs/$name.log" 2>&1 &
     pids+=($!)

@@ -20,9 +20,16 @@ export type MeshServiceName = keyof typeof MESH;
  * Kubernetes Deployment and compose service env, `npm start`, the test and bench harness), each checked
  * against this table. danfse: a 2 MB young generation on the main thread, whose exports pass every PDF's
  * bytes through a few short-lived buffers; with V8's default (16 MB semi-spaces) those buffers pile up
- * between collections and the process passes 256 MB in long exports (decision 0019).
+ * between collections and the process passes 256 MB in long exports (decision 0019). store, adn-gateway,
+ * coordinator: an explicit old-generation size, so that a container's memory limit does not choose it
+ * (decision 0041): under a 384–512 MiB limit Node sizes the heap at 259 MB, where V8 grows it by only
+ * 1.3× per collection — ≈ 20 % more CPU per document in the store and the gateway; at 2,048 MB it grows
+ * as on a host without limits. The coordinator keeps the small heap (its RSS in a fleet sweep).
  */
 export const NODE_FLAGS: Partial<Record<MeshServiceName, readonly string[]>> = {
+  store: ["--max-old-space-size=2048"],
+  "adn-gateway": ["--max-old-space-size=2048"],
+  coordinator: ["--max-old-space-size=256"],
   danfse: ["--max-semi-space-size=2"],
 };
 
