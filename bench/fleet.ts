@@ -53,7 +53,8 @@ const REGISTER_CONCURRENCY = Number(flag("register-concurrency", "8"));
 const PROFILE = flag("profile", "");
 // Which phase --profile covers: "sweep" (4), or "bootstrap", the first K phase (2.1).
 const PROFILE_PHASE = flag("profile-phase", "sweep");
-if (PROFILE_PHASE !== "sweep" && PROFILE_PHASE !== "bootstrap") throw new Error(`--profile-phase: sweep or bootstrap, not ${PROFILE_PHASE}`);
+if (PROFILE_PHASE !== "sweep" && PROFILE_PHASE !== "bootstrap")
+  throw new Error(`--profile-phase: sweep or bootstrap, not ${PROFILE_PHASE}`);
 const profiling = (phase: "sweep" | "bootstrap") => PROFILE !== "" && PROFILE_PHASE === phase;
 const PRELOAD = fileURLToPath(new URL("./cpu-prof-preload.mjs", import.meta.url));
 // A directory: the store and the gateway write a V8 heap snapshot there at the end of each phase (SIGUSR2),
@@ -574,7 +575,8 @@ async function main(): Promise<void> {
       await collectProfile(mesh.gateway, "adn-gateway");
     }
     await stopProcess(coordinator);
-    if (profiling("sweep")) row("CPU profiles of (4)", `${resolve(PROFILE)}/{store,adn-gateway,coordinator,sim}/ (npx tsx bench/profile-top.ts DIR)`);
+    if (profiling("sweep"))
+      row("CPU profiles of (4)", `${resolve(PROFILE)}/{store,adn-gateway,coordinator,sim}/ (npx tsx bench/profile-top.ts DIR)`);
 
     print(runtime.label);
   } finally {
