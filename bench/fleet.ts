@@ -323,8 +323,9 @@ async function stopProcess(p: ServiceProcess): Promise<void> {
 
 /** Env of a profiled service: the preload, its directory, and (store, gateway) a window opened by SIGUSR2. */
 function profileEnv(service: string, window: "signal" | "life"): Record<string, string> {
+  if (!PROFILE) return {};
+  // It replaces coordinatorEnv's NODE_OPTIONS, so a coordinator keeps its own beside the preload.
   const own = service === "coordinator" ? COORDINATOR_NODE_OPTIONS : "";
-  if (!PROFILE) return own ? { NODE_OPTIONS: own } : {};
   return {
     NODE_OPTIONS: `--import ${PRELOAD} ${own}`.trim(),
     BENCH_CPU_PROF_DIR: resolve(PROFILE, service),
@@ -339,6 +340,26 @@ async function collectProfile(p: ServiceProcess, service: string): Promise<void>
   const written = () => existsSync(dir) && readdirSync(dir).some((f) => f.endsWith(`-${p.proc.pid}.cpuprofile`));
   await until(async () => written(), `the ${service} profile`, 60_000);
 }
+
+/**
+ * The profiled phase's window: the store's and the gateway's profilers (SIGUSR2) and this process's;
+ * close() waits until all three profiles are on disk. The phase's coordinator profiles its whole life.
+ */
+function profileWindow(mesh: NfseMesh): { close(): Promise<void> } {
+  mesh.store.kill("SIGUSR2");
+  mesh.gateway.kill("SIGUSR2");
+  const here = profileHere();
+  return {
+    async close() {
+      await here.stop();
+      await collectProfile(mesh.store, "store");
+      await collectProfile(mesh.gateway, "adn-gateway");
+    },
+  };
+}
+
+const profilesRow = (phase: string) =>
+  row(`CPU profiles of ${phase}`, `${resolve(PROFILE)}/{store,adn-gateway,coordinator,sim}/ (npx tsx bench/profile-top.ts DIR)`);
 
 /** This process's profile (the ADN simulator runs here): started and stopped around the profiled phase. */
 function profileHere(): { stop(): Promise<void> } {
@@ -447,11 +468,7 @@ async function main(): Promise<void> {
       const m = meters(mesh, coordinator);
       if (i === 0) row("(2.0) one sweep of the fleet", await sweepCost(coordinatorClient, m));
       startPeaks(m);
-      if (profiled) {
-        mesh.store.kill("SIGUSR2");
-        mesh.gateway.kill("SIGUSR2");
-      }
-      const here = profiled ? profileHere() : undefined;
+      const profiles = profiled ? profileWindow(mesh) : undefined;
       const cpu0 = cpuOf(m);
       status = await mysqlStatus(mesh);
       const since = await dbNow(mesh);
@@ -459,11 +476,9 @@ async function main(): Promise<void> {
       await syncNow(coordinatorClient, set);
       await until(async () => (await caughtUp(mesh, set, since)) === k, `${k} bootstraps to catch up`, 60 * 60_000);
       const cpu1 = cpuOf(m);
-      if (profiled) {
-        await here!.stop();
-        await collectProfile(mesh.store, "store");
-        await collectProfile(mesh.gateway, "adn-gateway");
-        row("CPU profiles of (2.1)", `${resolve(PROFILE)}/{store,adn-gateway,coordinator,sim}/ (npx tsx bench/profile-top.ts DIR)`);
+      if (profiles) {
+        await profiles.close();
+        profilesRow("(2.1)");
       }
       statusAfter = await mysqlStatus(mesh);
       const r = await runsSince(mesh, set, since);
@@ -511,11 +526,7 @@ async function main(): Promise<void> {
     status = await mysqlStatus(mesh);
     const nats0 = await natsInMsgs();
     const since = await dbNow(mesh);
-    if (profiling("sweep")) {
-      mesh.store.kill("SIGUSR2");
-      mesh.gateway.kill("SIGUSR2");
-    }
-    const here = profiling("sweep") ? profileHere() : undefined;
+    const profiles = profiling("sweep") ? profileWindow(mesh) : undefined;
     const self0 = process.cpuUsage();
     const sweepStartedAt = Date.now();
     const coordinator = await mesh.startCoordinator({
@@ -569,14 +580,9 @@ async function main(): Promise<void> {
     peakRow(m);
     await heapSnapshots(mesh, "the sweep", [coordinator]);
     mysqlRows("the sweep", status, statusAfter);
-    if (profiling("sweep")) {
-      await here!.stop();
-      await collectProfile(mesh.store, "store");
-      await collectProfile(mesh.gateway, "adn-gateway");
-    }
+    await profiles?.close();
     await stopProcess(coordinator);
-    if (profiling("sweep"))
-      row("CPU profiles of (4)", `${resolve(PROFILE)}/{store,adn-gateway,coordinator,sim}/ (npx tsx bench/profile-top.ts DIR)`);
+    if (profiles) profilesRow("(4)");
 
     print(runtime.label);
   } finally {

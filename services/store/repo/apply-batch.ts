@@ -83,7 +83,10 @@ export async function applyBatches(
 ): Promise<EntryOutcome<ApplyBatchResult>[]> {
   const out: EntryOutcome<ApplyBatchResult>[] = new Array(inputs.length);
   // ApplyBatch throws what its page fails with; in a batch, a page that fails alone gets its own answer.
-  const alone = (e: Entry) => (inputs.length === 1 ? applyAlone(db, e.input, hook) : applyAlone(db, e.input, hook).catch(failedAlone));
+  const alone = (e: Entry) => {
+    const applied = applyAlone(db, e.input, hook);
+    return inputs.length === 1 ? applied : applied.catch(failedAlone);
+  };
   let rest = inputs.map((input, index) => ({ input, index }));
   while (rest.length > 0) {
     const round: Entry[] = [];
