@@ -2,6 +2,7 @@
 // columns (XML, documento_pb, payloads) are moved to the event loop's thread, not copied.
 import type { Transferable } from "node:worker_threads";
 import { PageTooLargeError } from "../../../libs/adn/decode-page.js";
+import { useNodeTextEncoding } from "../../../libs/rpc/text-encoding.js";
 import { serveTasks } from "../../../libs/worker-pool/index.js";
 import type { ItemRow } from "./item-rows.js";
 import { pageRows } from "./page-rows.js";
@@ -28,6 +29,10 @@ function transfers(rows: ItemRow[]): Transferable[] {
   }
   return [...moved];
 }
+
+// A thread is an isolate of its own: runService's setting (0007) does not reach it, and the rows' documento_pb
+// and evento_pb are where the store serializes most strings (itemRow 46 → 22 µs per item with it).
+useNodeTextEncoding();
 
 serveTasks(
   pageRows,
