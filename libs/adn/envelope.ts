@@ -103,20 +103,34 @@ function nsuOf(v: unknown): string | undefined {
   return undefined;
 }
 
-function item(v: unknown): RawLoteItem {
-  const o = isObject(v) ? v : {};
+/** The ADN's own spelling of an entry's keys (adn.md §2.1). */
+const ITEM_KEYS = ["NSU", "ChaveAcesso", "TipoDocumento", "TipoEvento", "ArquivoXml", "DataHoraGeracao"] as const;
+
+/**
+ * The entry's fields by the ADN's spelling when the entry has no other key (then no other spelling can come
+ * first); otherwise by the case-insensitive look-up. The fast path is the gateway's per-entry cost in a
+ * bootstrap (bench/README.md).
+ */
+function itemFields(o: Json): (unknown | undefined)[] {
+  const values = ITEM_KEYS.map((key) => o[key]);
+  let own = 0;
+  for (const key in o) if (Object.hasOwn(o, key)) own++;
+  let exact = 0;
+  for (const key of ITEM_KEYS) if (Object.hasOwn(o, key)) exact++;
+  if (own === exact) return values;
   const k = keysOf(o);
-  const arquivo = pick(o, k, "arquivoxml");
-  const nsu = nsuOf(pick(o, k, "nsu"));
-  const dh = optStr(pick(o, k, "datahorageracao"));
-  return {
-    ...(nsu !== undefined ? { nsu } : {}),
-    chaveAcesso: str(pick(o, k, "chaveacesso")),
-    tipoDocumento: str(pick(o, k, "tipodocumento")),
-    tipoEvento: str(pick(o, k, "tipoevento")),
-    ...(typeof arquivo === "string" ? { arquivoXml: arquivo } : {}),
-    ...(dh !== undefined ? { dataHoraGeracao: dh } : {}),
-  };
+  return ITEM_KEYS.map((key) => pick(o, k, key.toLowerCase()));
+}
+
+function item(v: unknown): RawLoteItem {
+  const [nsuValue, chave, tipoDocumento, tipoEvento, arquivo, dataHora] = itemFields(isObject(v) ? v : {});
+  const out: RawLoteItem = { chaveAcesso: str(chave), tipoDocumento: str(tipoDocumento), tipoEvento: str(tipoEvento) };
+  const nsu = nsuOf(nsuValue);
+  if (nsu !== undefined) out.nsu = nsu;
+  if (typeof arquivo === "string") out.arquivoXml = arquivo;
+  const dh = optStr(dataHora);
+  if (dh !== undefined) out.dataHoraGeracao = dh;
+  return out;
 }
 
 /** Parses the body text; throws EnvelopeError when it is not a JSON object with `StatusProcessamento`. */
