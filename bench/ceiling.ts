@@ -99,7 +99,7 @@ export async function runCeiling(mysqlUrl: string, feeds: MappedFeed[], prefix =
           rows: docs,
           budgetBytes: STATEMENT_BUDGET,
         })) {
-          await conn.query(s.sql, s.params);
+          await conn.query(s);
         }
         for (const s of buildMultiInsert({
           head: `INSERT INTO ${t.eventos} (${EVENT_COLUMNS.join(", ")})`,
@@ -108,7 +108,7 @@ export async function runCeiling(mysqlUrl: string, feeds: MappedFeed[], prefix =
           rows: events,
           budgetBytes: STATEMENT_BUDGET,
         })) {
-          await conn.query(s.sql, s.params);
+          await conn.query(s);
         }
         await conn.query(`UPDATE \`${prefix}_cursor\` SET last_nsu = GREATEST(last_nsu, ?) WHERE ibge = ?`, [highest.toString(), f.ibge]);
         await conn.commit();

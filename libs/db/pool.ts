@@ -1,6 +1,7 @@
 import { createPool } from "mysql2";
 import type { Pool } from "mysql2/promise";
 import type { SslOptions } from "mysql2";
+import { formatQuery, POOL_TIMEZONE } from "./sql-text.js";
 
 export const MYSQL_URL_FORMAT = "mysql://user:pass@host:port/db";
 
@@ -78,7 +79,8 @@ export function createMysqlPool(url: string, options: MysqlPoolOptions = {}): Po
   const core = createPool({
     ...parts,
     charset: "utf8mb4_unicode_ci",
-    timezone: "Z",
+    timezone: POOL_TIMEZONE,
+    queryFormat: formatQuery,
     // BIGINT UNSIGNED (NSU, ids) can exceed 2^53: always hand them over as strings, never as lossy numbers.
     supportBigNumbers: true,
     bigNumberStrings: true,

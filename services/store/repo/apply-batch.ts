@@ -493,9 +493,7 @@ const ALIAS_TAIL = "ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)";
  */
 async function upsert(db: StoreDb, conn: PoolConnection, head: string, columnCount: number, tail: string, rows: unknown[][]) {
   if (rows.length === 0) return;
-  for (const stmt of buildMultiInsert({ head, columnCount, tail, rows, budgetBytes: db.statementBudgetBytes })) {
-    await conn.query(stmt.sql, stmt.params);
-  }
+  for (const sql of buildMultiInsert({ head, columnCount, tail, rows, budgetBytes: db.statementBudgetBytes })) await conn.query(sql);
 }
 
 function planDocuments(known: Known, feed: Feed, runId: string, docs: DocumentRow[], counts: ApplyCounts): Plan {
