@@ -17,37 +17,47 @@ export interface MultiInsert {
   budgetBytes: number;
 }
 
-/** One row as `(v1, v2, …)`. */
-export function rowTuple(row: readonly unknown[]): string {
-  let tuple = "(";
-  for (let i = 0; i < row.length; i++) tuple += i === 0 ? sqlLiteral(row[i]) : `, ${sqlLiteral(row[i])}`;
-  return `${tuple})`;
-}
-
-/** The statements' full text, values included; send each with no values. */
+/**
+ * The statements' full text, values included; send each with no values. Every literal becomes one piece of
+ * one array per statement, joined once: the text comes out flat, so mysql2's byte count and its copy into
+ * the packet do not first flatten a string of thousands of pieces.
+ */
 export function buildMultiInsert({ head, columnCount, tail = "", rows, budgetBytes }: MultiInsert): string[] {
   const opening = `${head} VALUES `;
   const closing = tail ? ` ${tail}` : "";
   const fixed = Buffer.byteLength(opening) + Buffer.byteLength(closing);
   const out: string[] = [];
-  let parts: string[] = [];
+  let parts: string[] = [opening];
   let bytes = fixed;
+  let rowsIn = 0;
+  const literals: string[] = new Array(columnCount);
   const flush = () => {
-    if (parts.length === 0) return;
-    // One join: the text comes out flat, so mysql2's byte count and copy into the packet do not first
-    // flatten a string of thousands of pieces.
-    out.push([opening, parts.join(", "), closing].join(""));
-    parts = [];
+    if (rowsIn === 0) return;
+    parts.push(closing);
+    out.push(parts.join(""));
+    parts = [opening];
     bytes = fixed;
+    rowsIn = 0;
   };
   for (const row of rows) {
     if (row.length !== columnCount) throw new Error(`multi-insert: row has ${row.length} values, expected ${columnCount}`);
-    const tuple = rowTuple(row);
-    const rowBytes = Buffer.byteLength(tuple) + 2;
+    // "(", ")" and the ", " before the next row; a literal of anything but text is ASCII.
+    let rowBytes = 4 + 2 * (columnCount - 1);
+    for (let i = 0; i < columnCount; i++) {
+      const literal = sqlLiteral(row[i]);
+      literals[i] = literal;
+      rowBytes += typeof row[i] === "string" ? Buffer.byteLength(literal) : literal.length;
+    }
     // A row larger than the budget still goes, alone: the server is the judge of max_allowed_packet.
-    if (parts.length > 0 && bytes + rowBytes > budgetBytes) flush();
-    parts.push(tuple);
+    if (rowsIn > 0 && bytes + rowBytes > budgetBytes) flush();
+    parts.push(rowsIn === 0 ? "(" : ", (");
+    for (let i = 0; i < columnCount; i++) {
+      if (i > 0) parts.push(", ");
+      parts.push(literals[i]!);
+    }
+    parts.push(")");
     bytes += rowBytes;
+    rowsIn++;
   }
   flush();
   return out;
