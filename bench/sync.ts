@@ -213,7 +213,8 @@ async function main() {
     add(
       "    end-to-end / MVP",
       `${fmt(median(speedups), 1)}×  (paired: ${speedups.map((x) => `${fmt(x, 1)}×`).join(", ")})`,
-      `≥ 100×: ${ok(median(speedups) >= 100)}`,
+      // A figure, not a target (issue #20): on a quiet machine the ceiling itself is only ≈ 70–80× the MVP.
+      "(a figure)",
     );
   }
   if (latency.length > 0) {
