@@ -65,7 +65,7 @@ start_mysql() {
   # 5.6-like: strict trans tables only, COMPACT rows (767-byte index prefix), implicit TIMESTAMP defaults.
   mariadbd --no-defaults "${user[@]}" --datadir="$d/data" --socket="$MYSQL_SOCK" --pid-file="$d/mysqld.pid" \
     --port="$MYSQL_PORT" --bind-address=127.0.0.1 --skip-name-resolve --log-error="$d/error.log" \
-    --innodb-buffer-pool-size=1G --innodb-log-file-size=64M --innodb-flush-log-at-trx-commit=2 \
+    --innodb-buffer-pool-size=1G --innodb-log-file-size=512M --innodb-flush-log-at-trx-commit=2 \
     --max-allowed-packet=64M --max-connections=500 \
     --table-open-cache=16384 --table-definition-cache=16384 --innodb-open-files=16384 --open-files-limit=65535 \
     --character-set-server=utf8mb4 --collation-server=utf8mb4_unicode_ci \
