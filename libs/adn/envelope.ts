@@ -111,12 +111,15 @@ const ITEM_KEYS = ["NSU", "ChaveAcesso", "TipoDocumento", "TipoEvento", "Arquivo
  * first); otherwise by the case-insensitive look-up. The fast path is the gateway's per-entry cost in a
  * bootstrap (bench/README.md).
  */
-function itemFields(o: Json): (unknown | undefined)[] {
-  const values = ITEM_KEYS.map((key) => o[key]);
+function itemFields(o: Json): unknown[] {
+  const values: unknown[] = [];
+  let exact = 0;
+  for (const key of ITEM_KEYS) {
+    values.push(o[key]);
+    if (Object.hasOwn(o, key)) exact++;
+  }
   let own = 0;
   for (const key in o) if (Object.hasOwn(o, key)) own++;
-  let exact = 0;
-  for (const key of ITEM_KEYS) if (Object.hasOwn(o, key)) exact++;
   if (own === exact) return values;
   const k = keysOf(o);
   return ITEM_KEYS.map((key) => pick(o, k, key.toLowerCase()));

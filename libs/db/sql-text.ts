@@ -14,7 +14,6 @@ export function sqlLiteral(value: unknown): string {
   if (value === null || value === undefined) return "NULL";
   const type = typeof value;
   if (type === "number" || type === "bigint") return String(value);
-  if (type === "string") return escapeValue(value as string);
   if (Buffer.isBuffer(value)) return `X'${value.toString("hex")}'`;
   return escapeValue(value as SqlValue, false, POOL_TIMEZONE);
 }
