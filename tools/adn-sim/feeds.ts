@@ -15,6 +15,12 @@ export interface FeedLog {
   /** Index of the first entry with NSU ≥ `nsu` (binary search: feeds for benchmarks are large). */
   firstIndexFrom(nsu: bigint): number;
   lastNsu(): bigint;
+  /**
+   * Drops the entries with NSU ≤ `nsu` from memory, as the ADN past its retention: a `lote=true` request
+   * from below them answers from the first entry kept, a `lote=false` one 404. For benchmarks whose feeds
+   * hold millions of generated entries once synced (bench:fleet); returns how many were dropped.
+   */
+  forgetThrough(nsu: bigint): number;
 }
 
 export class Feeds {
@@ -73,5 +79,10 @@ function createLog(gen: FeedGenerator, ibge: string, tipoNsu: string, initialSiz
       return lo;
     },
     lastNsu: () => entries.at(-1)?.nsu ?? 0n,
+    forgetThrough(nsu) {
+      const dropped = this.firstIndexFrom(nsu + 1n);
+      for (const e of entries.splice(0, dropped)) index.delete(e.nsu);
+      return dropped;
+    },
   };
 }

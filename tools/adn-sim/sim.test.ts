@@ -106,6 +106,27 @@ describe("ADN wire behaviour", () => {
     expect(back.json!.LoteDFe.map((i: { NSU: number }) => BigInt(i.NSU))).toEqual([hidden.nsu]);
   });
 
+  it("forgets the entries through an NSU: batches from below start at the first kept, single look-ups of them 404", async () => {
+    // A feed of its own: the log is the simulator's state, which reset() keeps.
+    const log = sim.feed(SP.ibge, "RECEPCAO");
+    const visible = log.entries.filter((e) => !e.hidden);
+    const cut = visible[120]!.nsu;
+    const before = log.entries.length;
+    const dropped = log.forgetThrough(cut);
+    expect(log.entries.length).toBe(before - dropped);
+    expect(dropped).toBeGreaterThan(100);
+    expect(log.entries[0]!.nsu).toBeGreaterThan(cut);
+    const batch = await get(sp, "/municipios/DFe/0?tipoNSU=RECEPCAO&lote=true");
+    expect(batch.status).toBe(200);
+    const first = log.entries.find((e) => !e.hidden)!.nsu;
+    expect(BigInt(batch.json!.LoteDFe[0].NSU)).toBe(first);
+    const gone = await get(sp, `/municipios/DFe/${cut}?tipoNSU=RECEPCAO&lote=false`);
+    expect(gone.status).toBe(404);
+    const kept = await get(sp, `/municipios/DFe/${first}?tipoNSU=RECEPCAO&lote=false`);
+    expect(kept.json!.LoteDFe.map((i: { NSU: number }) => BigInt(i.NSU))).toEqual([first]);
+    expect(log.forgetThrough(cut)).toBe(0);
+  });
+
   it("rejects missing, foreign-CA and unknown-CNPJ certificates with the ADN's codes", async () => {
     const none = await get(agent(), "/municipios/DFe/0");
     expect(none).toMatchObject({ status: 400, json: { StatusProcessamento: "REJEICAO", Erros: [{ Codigo: "E2000" }] } });
