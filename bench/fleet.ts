@@ -460,7 +460,7 @@ async function main(): Promise<void> {
       log(`bootstrap: ${k} feeds × ${BOOT_DOCS} NSUs at once`);
       // Generated per phase and forgotten once stored (below): the simulator runs in this process, on the
       // same two cores, and the entries of every K phase kept alive (≈ 4 KB of XML each, 750,000 at full
-      // size) were charged to the sweep as this process's garbage collection (bench/README.md, 2026-12-03 12:00).
+      // size) were charged to the sweep as this process's garbage collection (bench/README.md, 2026-12-03 11:40).
       for (const ibge of set) mesh.sim.feed(ibge, "DISTRIBUICAO").append(BOOT_DOCS - 2);
       const profiled = i === 0 && profiling("bootstrap");
       const coordinator = await mesh.startCoordinator({

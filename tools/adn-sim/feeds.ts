@@ -60,6 +60,16 @@ function createLog(gen: FeedGenerator, ibge: string, tipoNsu: string, initialSiz
     }
     return added;
   };
+  const firstIndexFrom = (nsu: bigint) => {
+    let lo = 0;
+    let hi = entries.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (entries[mid]!.nsu < nsu) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
   append(initialSize);
   return {
     ibge,
@@ -68,19 +78,10 @@ function createLog(gen: FeedGenerator, ibge: string, tipoNsu: string, initialSiz
     holes: gen.holes,
     append,
     at: (nsu) => index.get(nsu),
-    firstIndexFrom(nsu) {
-      let lo = 0;
-      let hi = entries.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (entries[mid]!.nsu < nsu) lo = mid + 1;
-        else hi = mid;
-      }
-      return lo;
-    },
+    firstIndexFrom,
     lastNsu: () => entries.at(-1)?.nsu ?? 0n,
     forgetThrough(nsu) {
-      const dropped = this.firstIndexFrom(nsu + 1n);
+      const dropped = firstIndexFrom(nsu + 1n);
       for (const e of entries.splice(0, dropped)) index.delete(e.nsu);
       return dropped;
     },
