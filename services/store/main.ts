@@ -9,14 +9,16 @@ import { storeAccess } from "./access.js";
 import { readStoreConfig } from "./config.js";
 import { createStoreDb, fitStatementBudget } from "./db.js";
 import { createStoreHandlers } from "./handlers/index.js";
+import { createStoreMetrics } from "./metrics.js";
 import { createPageDecoder } from "./page-decoder.js";
 import { alignMunicipalityTables } from "./repo/table-shape.js";
 
 /** A page decodes in milliseconds; one that takes a minute is a stuck thread (it is replaced). */
 const DECODE_TIMEOUT_MS = 60_000;
 
-await runService("store", ({ env, log }) => {
+await runService("store", ({ env, log, metrics: serviceMetrics }) => {
   const config = readStoreConfig(env);
+  const metrics = createStoreMetrics(serviceMetrics.registry);
   // The store prepares no statement, so its pool sizes no statement cache (docs/decisions/0035-one-statement-per-step-in-apply-batch.md).
   const pool = createMysqlPool(config.mysqlUrl, { connectionLimit: config.mysqlConnectionLimit });
   const db = createStoreDb(pool, config, log);
@@ -25,9 +27,10 @@ await runService("store", ({ env, log }) => {
     limits: config.decode,
     threadHeapMb: config.decodeThreadHeapMb,
     timeoutMs: DECODE_TIMEOUT_MS,
+    onPageDecoded: metrics.pageDecoded,
   });
   return {
-    services: [serve(StoreService, createStoreHandlers(db, log, decoder), storeAccess)],
+    services: [serve(StoreService, createStoreHandlers(db, log, decoder, metrics), storeAccess)],
     async ready() {
       await ensureSchema(pool, config, log);
       // Always, not only with migrations on: the store creates these tables at run time, so it owns their shape.

@@ -16,6 +16,7 @@ import { DocumentSchema, DocumentStatus } from "../../libs/gen/malha/nfse/v1/doc
 import { Ambiente, TipoNsu } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
 import { RunTrigger } from "../../libs/gen/malha/store/v1/types_pb.js";
 import { createThrowawayDatabase, type ThrowawayDatabase } from "../../test/support/mysql.js";
+import { sampleValue, scrape } from "../../test/support/prom-text.js";
 import { startService, type ServiceProcess } from "../../test/support/service-process.js";
 import { docItem, feedOf, rejection, storeClient } from "./testing/fixtures.js";
 
@@ -215,5 +216,33 @@ describe("ApplyBatch with entries", () => {
     );
     expect(stale.code).toBe(Code.FailedPrecondition);
     expect((await stored("4106902")).docs).toEqual([]);
+  });
+
+  it("times each page's decode and each call's writing in its metrics; typed items are not decoded", async () => {
+    const counts = async () => {
+      const samples = await scrape(store.metricsPort);
+      return {
+        decoded: sampleValue(samples, "malha_store_page_decode_seconds_count") ?? 0,
+        single: sampleValue(samples, "malha_store_apply_write_seconds_count", { method: "ApplyBatch" }) ?? 0,
+        batched: sampleValue(samples, "malha_store_apply_write_seconds_count", { method: "ApplyBatches" }) ?? 0,
+      };
+    };
+    const [pe, pa] = [await startRun("2611606", "PE"), await startRun("1501402", "PA")];
+    const before = await counts();
+    await client.applyBatch({ ...pe, entries: [entry(1, gz64(sample("nfse-1.01.xml")))], newCursor: 1n });
+    await client.applyBatches({
+      batches: [
+        { ...pe, entries: [entry(2, gz64(sample("nfse-1.00.xml")), { chaveAcesso: CHAVE_RJ })], newCursor: 2n },
+        { ...pa, entries: [entry(1, gz64(sample("nfse-1.01.xml")))], newCursor: 1n },
+      ],
+    });
+    await client.applyBatch({ ...pa, items: [docItem(2, 2)], newCursor: 2n });
+    const after = await counts();
+    expect({
+      decoded: after.decoded - before.decoded,
+      single: after.single - before.single,
+      batched: after.batched - before.batched,
+    }).toEqual({ decoded: 3, single: 2, batched: 1 });
+    expect((await stored("2611606")).cursor).toBe("2");
   });
 });

@@ -14,6 +14,7 @@ import { finishRuns, type FinishRunInput } from "../repo/finish-runs.js";
 import { beginRun, expireStaleRuns, finishRun, getRun, purgeRunLogs, requestCancellation } from "../repo/runs.js";
 import { parseRunId } from "../repo/state.js";
 import type { PageDecoder } from "../page-decoder.js";
+import { noStoreMetrics, type StoreMetrics } from "../metrics.js";
 import { batchRows } from "./batch-items.js";
 import { optionalText, optionalTime, requiredText, requiredTime } from "./validate.js";
 
@@ -103,7 +104,18 @@ function entries<R, I>(reqs: readonly R[], parse: (req: R) => I, identity: (inpu
   });
 }
 
-export function runHandlers(db: StoreDb, decoder: PageDecoder): Impl {
+/** `fn`'s result, its duration told to `record` (in seconds) whether it resolved or threw. */
+async function timed<T>(fn: () => Promise<T>, record: (seconds: number) => void): Promise<T> {
+  const started = performance.now();
+  try {
+    return await fn();
+  } finally {
+    record((performance.now() - started) / 1000);
+  }
+}
+
+export function runHandlers(db: StoreDb, decoder: PageDecoder, metrics: StoreMetrics = noStoreMetrics): Impl {
+  const written = (method: "ApplyBatch" | "ApplyBatches") => (seconds: number) => metrics.applyWritten(method, seconds);
   return {
     async beginRun(req) {
       return begunOf(await beginRun(db, beginInput(req)));
@@ -124,7 +136,7 @@ export function runHandlers(db: StoreDb, decoder: PageDecoder): Impl {
     async applyBatch(req, ctx) {
       const input = await applyInput(req, decoder);
       ctx.signal.throwIfAborted();
-      return appliedOf(await applyBatch(db, input));
+      return appliedOf(await timed(() => applyBatch(db, input), written("ApplyBatch")));
     },
 
     async applyBatches(req, ctx) {
@@ -154,7 +166,7 @@ export function runHandlers(db: StoreDb, decoder: PageDecoder): Impl {
       );
       ctx.signal.throwIfAborted();
       const inputs = parsed.flatMap((p) => (p.ok ? [p.input] : []));
-      const outcomes = await applyBatches(db, inputs);
+      const outcomes = await timed(() => applyBatches(db, inputs), written("ApplyBatches"));
       for (const o of outcomes) {
         if (!o.ok && o.error.code === Code.Internal) currentScope()?.log.error({ err: o.error.cause }, "a page of ApplyBatches failed");
       }
