@@ -5,10 +5,10 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { RowDataPacket } from "mysql2/promise";
-import { sampleValue, scrape } from "../test/support/prom-text.js";
 import type { SimSwitches } from "../tools/adn-sim/switches.js";
 import { startBenchMesh, type BenchMesh, type ServiceName } from "./mesh.js";
 import { cpuSeconds, peakRssMb, pidFromFile } from "./procstat.js";
+import { type StoreStages, storeStagesBetween, storeStageTotals } from "./store-stages.js";
 import { mixOf, pagesOf, type FeedPages, type Mix } from "./workload.js";
 
 const PRELOAD = fileURLToPath(new URL("./cpu-prof-preload.mjs", import.meta.url));
@@ -36,20 +36,8 @@ export interface IngestResult {
   steadyBatchMs?: number;
   batches?: number;
   mariadbPid?: number;
-  /** From the store's metrics over the ingest: pages decoded and their mean ms (the wait for a thread included); ApplyBatch(es) calls and the mean ms of their transactions. */
-  storeStages?: { pages: number; decodeMs: number; calls: number; writeMs: number };
-}
-
-/** The store's decode and write histograms (services/store/metrics.ts) as counts and sums. */
-async function storeStageTotals(metricsPort: number | undefined) {
-  const samples = await scrape(metricsPort);
-  const v = (name: string) => sampleValue(samples, name) ?? 0;
-  return {
-    pages: v("malha_store_page_decode_seconds_count"),
-    decodeS: v("malha_store_page_decode_seconds_sum"),
-    calls: v("malha_store_apply_write_seconds_count"),
-    writeS: v("malha_store_apply_write_seconds_sum"),
-  };
+  /** From the store's metrics over the ingest (bench/store-stages.ts). */
+  storeStages?: StoreStages;
 }
 
 export interface IngestOptions {
@@ -138,9 +126,7 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
     const cpu: Partial<Record<Meter, number>> = {};
     for (const [k, pid] of pids) cpu[k] = (cpuSeconds(pid) ?? 0) - before.get(k)!;
     cpu["sim+bench"] = (self.user + self.system) / 1e6;
-    const stagesAfter = await storeStageTotals(mesh.services.store.metricsPort);
-    const pagesDecoded = stagesAfter.pages - stagesBefore.pages;
-    const callsWritten = stagesAfter.calls - stagesBefore.calls;
+    const stages = storeStagesBetween(stagesBefore, await storeStageTotals(mesh.services.store.metricsPort));
     const rss: Partial<Record<ServiceName, number>> = {};
     for (const s of SERVICES) rss[s] = peakRssMb(mesh.services[s].proc.pid!);
     const calls = mesh.sim.counters().total - callsBefore;
@@ -186,16 +172,7 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
       verified,
       ...(periods.length > 0 ? { steadyBatchMs: periods[periods.length >> 1]!, batches: commits.at(-1)?.batches ?? 0 } : {}),
       ...(mariadbPid ? { mariadbPid } : {}),
-      ...(pagesDecoded > 0 && callsWritten > 0
-        ? {
-            storeStages: {
-              pages: pagesDecoded,
-              decodeMs: (1000 * (stagesAfter.decodeS - stagesBefore.decodeS)) / pagesDecoded,
-              calls: callsWritten,
-              writeMs: (1000 * (stagesAfter.writeS - stagesBefore.writeS)) / callsWritten,
-            },
-          }
-        : {}),
+      ...(stages ? { storeStages: stages } : {}),
     };
   } finally {
     await mesh.stop();

@@ -29,6 +29,7 @@ import type { ServiceProcess } from "../test/support/service-process.js";
 import { MemorySampler } from "./memory-sampler.js";
 import { cpuSeconds, peakRssMb, pidFromFile, resetPeakRss } from "./procstat.js";
 import { prepareRuntime } from "./runtime.js";
+import { describeStoreStages, storeStagesBetween, storeStageTotals } from "./store-stages.js";
 import { fmt } from "./stats.js";
 
 function flag(name: string, fallback: string): string {
@@ -474,12 +475,14 @@ async function main(): Promise<void> {
       startPeaks(m);
       const profiles = profiled ? profileWindow(mesh) : undefined;
       const cpu0 = cpuOf(m);
+      const stages0 = await storeStageTotals(mesh.store.metricsPort);
       status = await mysqlStatus(mesh);
       const since = await dbNow(mesh);
       await activate(mesh, set);
       await syncNow(coordinatorClient, set);
       await until(async () => (await caughtUp(mesh, set, since)) === k, `${k} bootstraps to catch up`, 60 * 60_000);
       const cpu1 = cpuOf(m);
+      const stages = storeStagesBetween(stages0, await storeStageTotals(mesh.store.metricsPort));
       for (const ibge of set) {
         const feed = mesh.sim.feed(ibge, "DISTRIBUICAO");
         feed.forgetThrough(feed.lastNsu() - 1n);
@@ -502,6 +505,7 @@ async function main(): Promise<void> {
         row(`    CPU s / 1,000 docs: ${meter}`, fmt(s, 3));
       }
       row("    CPU s / 1,000 docs: all", `${fmt(total, 3)} (the simulator, in this process, not counted)`, "≤ 0.40");
+      if (stages) row("    store: decode, writing", describeStoreStages(stages));
       peakRow(m);
       await heapSnapshots(mesh, `K = ${k}`);
       mysqlRows(`K = ${k}`, status, statusAfter);

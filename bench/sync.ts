@@ -16,6 +16,7 @@ import { cpuSeconds } from "./procstat.js";
 import { median } from "./stats.js";
 import { runParse, type ParseResult } from "./parse.js";
 import { prepareRuntime } from "./runtime.js";
+import { describeStoreStages, type StoreStages } from "./store-stages.js";
 import type { FeedPages } from "./workload.js";
 
 function flag(name: string, fallback: number): number {
@@ -179,11 +180,18 @@ async function main() {
   const totalCpu = median(ingests.map((r) => (1000 * Object.values(r.cpuSeconds).reduce((a, b) => a + (b ?? 0), 0)) / r.documents));
   add("    CPU s / 1,000 docs: all", fmt(totalCpu, 3));
   const stages = ingests.flatMap((r) => (r.storeStages ? [r.storeStages] : []));
-  if (stages.length > 0)
+  if (stages.length > 0) {
+    const mid = (f: (x: StoreStages) => number) => median(stages.map(f));
     add(
       "    store: decode, writing",
-      `${fmt(median(stages.map((x) => x.decodeMs)), 1)} ms per page (its wait for a decode thread included), ${fmt(median(stages.map((x) => x.writeMs)), 1)} ms per apply call of ${fmt(median(stages.map((x) => x.pages / x.calls)), 1)} pages (its transactions)`,
+      describeStoreStages({
+        pages: mid((x) => x.pages),
+        decodeMs: mid((x) => x.decodeMs),
+        calls: mid((x) => x.calls),
+        writeMs: mid((x) => x.writeMs),
+      }),
     );
+  }
   for (const s of SERVICES) {
     const small = Math.max(...ingests.map((r) => r.peakRssMb[s] ?? 0));
     const big = bigger?.peakRssMb[s];
