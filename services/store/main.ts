@@ -27,7 +27,7 @@ await runService("store", ({ env, log, metrics: serviceMetrics }) => {
     limits: config.decode,
     threadHeapMb: config.decodeThreadHeapMb,
     timeoutMs: DECODE_TIMEOUT_MS,
-    onPageDecoded: metrics.pageDecoded,
+    pageTimer: metrics.pageDecode,
   });
   return {
     services: [serve(StoreService, createStoreHandlers(db, log, decoder, metrics), storeAccess)],

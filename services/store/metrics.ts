@@ -3,14 +3,16 @@
 // together with malha_rpc_duration_seconds they tell a saturated decode pool (0038) from a slow database.
 import { Histogram, type Registry } from "prom-client";
 
+/** Each starts timing one event and returns what ends it (prom-client's `startTimer`). */
 export interface StoreMetrics {
   /** One page of entries, from its hand-off to the decode pool until its rows came back (or it failed). */
-  pageDecoded(seconds: number): void;
+  pageDecode(): () => void;
   /** The writing of one ApplyBatch or ApplyBatches call: its transactions, once every page of it was decoded. */
-  applyWritten(method: "ApplyBatch" | "ApplyBatches", seconds: number): void;
+  applyWrite(method: "ApplyBatch" | "ApplyBatches"): () => void;
 }
 
-export const noStoreMetrics: StoreMetrics = { pageDecoded() {}, applyWritten() {} };
+const untimed = () => () => undefined;
+export const noStoreMetrics: StoreMetrics = { pageDecode: untimed, applyWrite: untimed };
 
 const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
@@ -29,7 +31,7 @@ export function createStoreMetrics(registry: Registry): StoreMetrics {
     registers: [registry],
   });
   return {
-    pageDecoded: (seconds) => decode.observe(seconds),
-    applyWritten: (method, seconds) => write.observe({ method }, seconds),
+    pageDecode: () => decode.startTimer(),
+    applyWrite: (method) => write.startTimer({ method }),
   };
 }

@@ -26,8 +26,8 @@ export interface PageDecoderOptions {
   threadHeapMb: number;
   /** A page that takes longer is a stuck thread: it is replaced and the call fails UNAVAILABLE. */
   timeoutMs: number;
-  /** Told how long each page took, its wait for a thread included (the store's metrics). */
-  onPageDecoded?: (seconds: number) => void;
+  /** Times each page, its wait for a thread included (the store's metrics): called at the start, its result at the end. */
+  pageTimer?: () => () => void;
 }
 
 /** Rows come back with their byte columns as plain Uint8Arrays; mysql2 writes only Buffers as bytes. */
@@ -52,7 +52,7 @@ export function createPageDecoder(opts: PageDecoderOptions): PageDecoder {
   return {
     async rows(feed, runId, entries) {
       const task: PageRowsTask = { feed, runId, entries: entries.map(fromLoteDfeEntry), limits: opts.limits };
-      const started = performance.now();
+      const done = opts.pageTimer?.();
       try {
         return asBuffers(await pool.run(task));
       } catch (err) {
@@ -72,7 +72,7 @@ export function createPageDecoder(opts: PageDecoderOptions): PageDecoder {
         }
         throw err;
       } finally {
-        opts.onPageDecoded?.((performance.now() - started) / 1000);
+        done?.();
       }
     },
     close: () => pool.close(),

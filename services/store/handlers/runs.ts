@@ -104,18 +104,7 @@ function entries<R, I>(reqs: readonly R[], parse: (req: R) => I, identity: (inpu
   });
 }
 
-/** `fn`'s result, its duration told to `record` (in seconds) whether it resolved or threw. */
-async function timed<T>(fn: () => Promise<T>, record: (seconds: number) => void): Promise<T> {
-  const started = performance.now();
-  try {
-    return await fn();
-  } finally {
-    record((performance.now() - started) / 1000);
-  }
-}
-
 export function runHandlers(db: StoreDb, decoder: PageDecoder, metrics: StoreMetrics = noStoreMetrics): Impl {
-  const written = (method: "ApplyBatch" | "ApplyBatches") => (seconds: number) => metrics.applyWritten(method, seconds);
   return {
     async beginRun(req) {
       return begunOf(await beginRun(db, beginInput(req)));
@@ -136,7 +125,7 @@ export function runHandlers(db: StoreDb, decoder: PageDecoder, metrics: StoreMet
     async applyBatch(req, ctx) {
       const input = await applyInput(req, decoder);
       ctx.signal.throwIfAborted();
-      return appliedOf(await timed(() => applyBatch(db, input), written("ApplyBatch")));
+      return appliedOf(await applyBatch(db, input).finally(metrics.applyWrite("ApplyBatch")));
     },
 
     async applyBatches(req, ctx) {
@@ -166,7 +155,7 @@ export function runHandlers(db: StoreDb, decoder: PageDecoder, metrics: StoreMet
       );
       ctx.signal.throwIfAborted();
       const inputs = parsed.flatMap((p) => (p.ok ? [p.input] : []));
-      const outcomes = await timed(() => applyBatches(db, inputs), written("ApplyBatches"));
+      const outcomes = await applyBatches(db, inputs).finally(metrics.applyWrite("ApplyBatches"));
       for (const o of outcomes) {
         if (!o.ok && o.error.code === Code.Internal) currentScope()?.log.error({ err: o.error.cause }, "a page of ApplyBatches failed");
       }
