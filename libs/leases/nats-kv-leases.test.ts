@@ -8,6 +8,7 @@ import { startPrivateNats, type PrivateNats } from "../../test/support/nats-serv
 import { feedLeaseKey } from "./keys.js";
 import { KvLeaseManager } from "./nats-kv-leases.js";
 import { LeaseLostError } from "./types.js";
+import { connectNats } from "../nats/connect.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -44,7 +45,8 @@ describe("KV leases on the shared nats-server", () => {
   let nc: NatsConnection;
   const buckets: string[] = [];
   beforeAll(async () => {
-    nc = await connect({ servers: natsUrl() });
+    // The services' own connection options (no async traces), so that every failure path below runs with them.
+    nc = await connectNats(natsUrl(), "lease-tests");
   });
   afterAll(async () => {
     const kvm = new Kvm(nc);

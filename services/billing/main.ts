@@ -2,12 +2,12 @@
 // render threads, one job engine per kind on its queue, the webhook sender and the RPC handlers. Migrations are applied
 // in ready(); consumers start only after them.
 import type { ServiceImpl } from "@connectrpc/connect";
-import { connect } from "@nats-io/transport-node";
 import { createMysqlPool } from "../../libs/db/pool.js";
 import { ensureSchema } from "../../libs/db/schema-ready.js";
 import { ArtifactsService } from "../../libs/gen/malha/artifacts/v1/artifacts_pb.js";
 import { BillingService } from "../../libs/gen/malha/billing/v1/billing_pb.js";
 import { JobKind } from "../../libs/gen/malha/billing/v1/types_pb.js";
+import { connectNats } from "../../libs/nats/connect.js";
 import { servicePageTokens } from "../../libs/rpc/page-token.js";
 import { peerClient } from "../../libs/rpc/peers.js";
 import { runService } from "../../libs/rpc/run.js";
@@ -44,7 +44,7 @@ await runService("billing", async ({ env, log, metrics }) => {
     log.warn("BILLING_TRUST_NETWORK=true: billing does not authenticate callers; whoever reaches it may act for any tenant");
   const artifactsPeer = peerClient(env, "artifacts", ArtifactsService);
   const pool = createMysqlPool(config.mysqlUrl, { connectionLimit: config.mysqlConnectionLimit });
-  const nc = await connect({ servers: config.natsUrl, maxReconnectAttempts: -1, reconnectTimeWait: 250, name: `billing-${process.pid}` });
+  const nc = await connectNats(config.natsUrl, `billing-${process.pid}`);
   const boletoQueue = new WorkQueue(nc, queueNames(config.natsPrefix, "boleto"));
   const cnabQueue = new WorkQueue(nc, queueNames(config.natsPrefix, "cnab"));
   const retornoQueue = new WorkQueue(nc, queueNames(config.natsPrefix, "retorno"));

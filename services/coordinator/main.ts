@@ -1,12 +1,12 @@
 // Wiring only: NATS (leases), clients for the store, the ADN gateway and the vault, the scheduler with
 // its two pools, and the RPC handlers. Behaviour lives in the modules beside this file.
-import { connect } from "@nats-io/transport-node";
 import { AdnGatewayService } from "../../libs/gen/malha/adn/v1/adn_gateway_pb.js";
 import { CoordinatorService } from "../../libs/gen/malha/coordinator/v1/coordinator_pb.js";
 import { StoreService } from "../../libs/gen/malha/store/v1/store_pb.js";
 import { CertificateStatus, VaultService } from "../../libs/gen/malha/vault/v1/vault_pb.js";
 import { defaultHolderId, KvLeaseManager } from "../../libs/leases/nats-kv-leases.js";
 import { KvSlots } from "../../libs/leases/slots.js";
+import { connectNats } from "../../libs/nats/connect.js";
 import { peerClient } from "../../libs/rpc/peers.js";
 import { runService } from "../../libs/rpc/run.js";
 import { serve } from "../../libs/rpc/server.js";
@@ -27,7 +27,7 @@ await runService("coordinator", async ({ env, log, metrics: serviceMetrics }) =>
   const gateway = peerClient(env, "adn-gateway", AdnGatewayService, { defaultTimeoutMs: 10 * 60_000 });
   const vault = peerClient(env, "vault", VaultService);
   const holder = env.string("COORDINATOR_HOLDER_ID", { default: defaultHolderId() });
-  const nc = await connect({ servers: config.natsUrl, maxReconnectAttempts: -1, reconnectTimeWait: 250, name: holder });
+  const nc = await connectNats(config.natsUrl, holder);
   const leases = await KvLeaseManager.open(nc, {
     bucket: config.leaseBucket,
     ttlMs: config.leaseTtlMs,
