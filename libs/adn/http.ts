@@ -260,7 +260,7 @@ export class AdnHttpClient {
         chunks.push(chunk as Buffer);
       }
       // undici gives the connection back to its pool a turn of the event loop after the body's end: a call
-      // sent at once (DeliverFeed asks for the next page as soon as it has read one) found it busy and
+      // sent at once (DeliverFeeds asks for the next page as soon as it has read one) found it busy and
       // opened a second connection, with a TLS handshake of its own, on every run. One turn lets it reuse it.
       await new Promise((resolve) => setImmediate(resolve));
       const ct = res.headers["content-type"];

@@ -8,7 +8,7 @@ import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } f
 import { afterEach, describe, expect, it } from "vitest";
 import { createMeshTls } from "../../test/support/mesh-tls.js";
 import { Health, HealthCheckResponse_ServingStatus as Status } from "../gen/health/v1/health_pb.js";
-import { AdnGatewayService, DeliverFeedRequestSchema, DeliverFeedResponseSchema } from "../gen/malha/adn/v1/adn_gateway_pb.js";
+import { AdnGatewayService, DeliverFeedsRequestSchema, DeliverFeedsResponseSchema } from "../gen/malha/adn/v1/adn_gateway_pb.js";
 import { VaultService } from "../gen/malha/vault/v1/vault_pb.js";
 import { createLogger } from "../log/logger.js";
 import { createServiceClient } from "./client.js";
@@ -51,13 +51,13 @@ describe("RPC runtime", () => {
     let sent = 0;
     const { baseUrl, metrics } = await start([
       serveOpen(AdnGatewayService, {
-        async *deliverFeed() {
+        async *deliverFeeds() {
           try {
             // Far more than the stream's flow-control window: the writes block once the client stops reading.
             for (; sent < 200; sent++)
-              yield create(DeliverFeedResponseSchema, {
-                page: BigInt(sent + 1),
-                head: { call: { versaoAplicativo: "x".repeat(150_000) } },
+              yield create(DeliverFeedsResponseSchema, {
+                delivery: 1,
+                part: { case: "report", value: { page: BigInt(sent + 1), head: { call: { versaoAplicativo: "x".repeat(150_000) } } } },
               });
           } finally {
             handlerEnded();
@@ -69,10 +69,10 @@ describe("RPC runtime", () => {
     const cancel = new AbortController();
     // The caller's side stays open (a start, then nothing) until the call is cancelled.
     const requests = (async function* () {
-      yield create(DeliverFeedRequestSchema, { part: { case: "start", value: {} } });
+      yield create(DeliverFeedsRequestSchema, { delivery: 1, part: { case: "start", value: {} } });
       await new Promise((resolve) => cancel.signal.addEventListener("abort", resolve));
     })();
-    const stream = client.deliverFeed(requests, { signal: cancel.signal })[Symbol.asyncIterator]();
+    const stream = client.deliverFeeds(requests, { signal: cancel.signal })[Symbol.asyncIterator]();
     await stream.next();
     // The handler stops making progress: it is held back, not finished.
     let before = -1;
@@ -84,7 +84,7 @@ describe("RPC runtime", () => {
     cancel.abort();
     await ended;
     const text = await metrics.registry.metrics();
-    expect(text).toMatch(/malha_rpc_handled_total\{[^}]*method="DeliverFeed",code="Canceled"[^}]*\} 1/);
+    expect(text).toMatch(/malha_rpc_handled_total\{[^}]*method="DeliverFeeds",code="Canceled"[^}]*\} 1/);
   });
 
   it("answers methods without an implementation with UNIMPLEMENTED", async () => {

@@ -46,6 +46,19 @@ export async function inSpan<T>(
   }
 }
 
+/**
+ * Starts a span (a child of the active one) that the caller ends: for work that is not one async function,
+ * such as a delivery whose reports a run reads in its own loop.
+ */
+export function startSpan(name: string, kind: SpanKind): Span {
+  return tracer.startSpan(name, { kind }, context.active());
+}
+
+/** Runs `fn` with `span` active: what it starts, or the trace context it sends, is the span's child. */
+export function inContextOf<T>(span: Span, fn: () => T): T {
+  return context.with(trace.setSpan(context.active(), span), fn);
+}
+
 /** The active context as W3C headers (`traceparent`, `tracestate`), for a message that crosses a broker. */
 export function traceHeaders(): Record<string, string> {
   const carrier: Record<string, string> = {};

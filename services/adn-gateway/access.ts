@@ -6,7 +6,7 @@ import type { AccessTable } from "../../libs/rpc/auth/access.js";
 
 export const gatewayAccess: AccessTable<typeof AdnGatewayService> = {
   fetchBatch: "public",
-  deliverFeed: "public",
+  deliverFeeds: "public",
   fetchSingle: "public",
   getDocumentByChave: "public",
 };

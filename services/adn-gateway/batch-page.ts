@@ -1,6 +1,6 @@
-// One distribution page, shared by FetchBatch and DeliverFeed: the ADN call, the envelope's verdict and
+// One distribution page, shared by FetchBatch and DeliverFeeds: the ADN call, the envelope's verdict and
 // the choice of entries by the NSUs the envelope carries, all before any item is decoded, so that
-// DeliverFeed can send the next ADN call while the items are still Base64 + gzip.
+// DeliverFeeds can send the next ADN call while the items are still Base64 + gzip.
 import type { RawLoteItem } from "../../libs/adn/envelope.js";
 import { municipiosDfeUrl } from "../../libs/adn/http.js";
 import type { BatchStatus, CallInfo } from "../../libs/gen/malha/adn/v1/adn_gateway_pb.js";

@@ -17,7 +17,7 @@ export interface GatewayConfig {
   backoffMaxMs: number;
   maxDecompressedBytes: number;
   maxResponseBytes: number;
-  /** Largest page DeliverFeed sends on: its entries, undecoded, as serialized in the store's ApplyBatch request. */
+  /** Largest page DeliverFeeds sends on: its entries, undecoded, as serialized in the store's ApplyBatch request. */
   maxBatchBytes: number;
   rateLimitCooldownMs: number;
   credentials: CredentialsConfig;

@@ -1,9 +1,10 @@
-// DeliverFeed of the adn-gateway process from main.ts, over real gRPC, against the ADN simulator and a
+// DeliverFeeds of the adn-gateway process from main.ts, over real gRPC, against the ADN simulator and a
 // store on a throwaway database: the gateway applies each page to the store itself under the run's fence,
 // one ADN call of the feed at a time, and reports heads and the store's answers; the page travels
 // undecoded and the store decodes it, so an entry that does not decode is quarantined there without
-// failing its page; errors of the ADN, of the page's size and of the store (a stale fence) end the stream
-// with nothing of the failing page written; a caller that stops acknowledging holds the gateway back.
+// failing its page; errors of the ADN, of the page's size and of the store (a stale fence) end the delivery
+// with nothing of the failing page written; a caller that stops acknowledging holds the gateway back; many
+// deliveries share a stream without one's end, error or cancellation touching another.
 import type { RowDataPacket } from "mysql2/promise";
 import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
@@ -12,9 +13,11 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
   AdnGatewayService,
   BatchStatus,
-  type DeliverFeedRequestSchema,
-  type DeliverFeedResponse,
+  type DeliverFeedReport,
+  type DeliverFeedsRequestSchema,
+  type DeliverFeedsResponse,
 } from "../../libs/gen/malha/adn/v1/adn_gateway_pb.js";
+import { errorOfEntryStatus } from "../../libs/rpc/entry-errors.js";
 import { RateLimitedSchema } from "../../libs/gen/malha/adn/v1/errors_pb.js";
 import { Ambiente, TipoNsu } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
 import { StoreService } from "../../libs/gen/malha/store/v1/store_pb.js";
@@ -32,7 +35,10 @@ const FENCED = { ibge: "4106902", cnpj: "44555666000181", uf: "PR" };
 const HELD = { ibge: "4314902", cnpj: "55666777000181", uf: "RS" };
 const BAD = { ibge: "5300108", cnpj: "66777888000181", uf: "DF" };
 const POISONED = { ibge: "2304400", cnpj: "77888999000181", uf: "CE" };
-const ALL = [WHOLE, LIMITED, CAPPED, FENCED, HELD, BAD, POISONED];
+const SHARED = { ibge: "1501402", cnpj: "88999000000198", uf: "PA" };
+const SHARED_STALE = { ibge: "2611606", cnpj: "99000111000165", uf: "PE" };
+const SHARED_CANCELLED = { ibge: "2927408", cnpj: "10111222000135", uf: "BA" };
+const ALL = [WHOLE, LIMITED, CAPPED, FENCED, HELD, BAD, POISONED, SHARED, SHARED_STALE, SHARED_CANCELLED];
 
 let adn: TestAdn;
 let db: ThrowawayDatabase;
@@ -104,11 +110,11 @@ async function storedNsus(ibge: string): Promise<bigint[]> {
   return nsus.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
-type Message = MessageInitShape<typeof DeliverFeedRequestSchema>;
+type Message = MessageInitShape<typeof DeliverFeedsRequestSchema>;
 
 /** The caller's side as a queue: what the test pushes is sent, in order, until it closes. */
-function callerSide(first: Message) {
-  const queue: Message[] = [first];
+function callerSide(...first: Message[]) {
+  const queue: Message[] = [...first];
   let closed = false;
   let wake: (() => void) | undefined;
   return {
@@ -131,14 +137,22 @@ function callerSide(first: Message) {
   };
 }
 
-/** Runs a DeliverFeed to its end, acknowledging every report as it arrives (as the coordinator does). */
+/**
+ * Runs one delivery (number 1) on a stream of its own to its end, acknowledging every report as it arrives
+ * (as the coordinator does); `error` is the delivery's end when not OK, or the stream's own failure.
+ */
 async function deliver(c: Client<typeof AdnGatewayService>, start: Message) {
   const side = callerSide(start);
-  const reports: DeliverFeedResponse[] = [];
+  const reports: DeliverFeedReport[] = [];
   try {
-    for await (const r of c.deliverFeed(side.messages())) {
-      reports.push(r);
-      side.push({ part: { case: "ackedPages", value: r.page } });
+    for await (const m of c.deliverFeeds(side.messages())) {
+      if (m.part.case === "report") {
+        reports.push(m.part.value);
+        side.push({ delivery: m.delivery, part: { case: "ackedPages", value: m.part.value.page } });
+      } else if (m.part.case === "end") {
+        side.close();
+        if (m.part.value.code !== 0) return { reports, error: errorOfEntryStatus(m.part.value) };
+      }
     }
   } catch (err) {
     return { reports, error: ConnectError.from(err) };
@@ -148,11 +162,12 @@ async function deliver(c: Client<typeof AdnGatewayService>, start: Message) {
   return { reports };
 }
 
-const startOf = (ibge: string, run: { runId: string; cursor: bigint }, fenceToken: bigint): Message => ({
+const startOf = (ibge: string, run: { runId: string; cursor: bigint }, fenceToken: bigint, delivery = 1): Message => ({
+  delivery,
   part: { case: "start", value: { feed: feed(ibge), afterNsu: run.cursor, runId: run.runId, fenceToken } },
 });
 
-describe("DeliverFeed", () => {
+describe("DeliverFeeds", () => {
   it("applies the feed page after page to the store under the run's fence, one ADN call at a time, reporting heads and the store's answers", async () => {
     const run = await beginRun(WHOLE.ibge, 1n);
     const { reports, error } = await deliver(client, startOf(WHOLE.ibge, run, 1n));
@@ -240,9 +255,13 @@ describe("DeliverFeed", () => {
   it("holds back while the caller does not acknowledge, and ends with OK after a stop", async () => {
     const run = await beginRun(HELD.ibge, 1n);
     const side = callerSide(startOf(HELD.ibge, run, 1n));
-    const reports: DeliverFeedResponse[] = [];
+    const reports: DeliverFeedReport[] = [];
+    const ends: DeliverFeedsResponse[] = [];
     const done = (async () => {
-      for await (const r of client.deliverFeed(side.messages())) reports.push(r);
+      for await (const m of client.deliverFeeds(side.messages())) {
+        if (m.part.case === "report") reports.push(m.part.value);
+        else ends.push(m);
+      }
     })();
     // No acknowledgement: the gateway applies UNACKNOWLEDGED_PAGES pages and waits, with at most
     // PAGES_AHEAD_OF_STORE read pages and one ADN call more behind them.
@@ -257,19 +276,19 @@ describe("DeliverFeed", () => {
     expect(visible(HELD.ibge).length).toBeGreaterThan(50 * (UNACKNOWLEDGED_PAGES + PAGES_AHEAD_OF_STORE + 2));
     expect(await storedNsus(HELD.ibge)).toEqual(visible(HELD.ibge).slice(0, 50 * UNACKNOWLEDGED_PAGES));
 
-    side.push({ part: { case: "stop", value: {} } });
-    await done;
+    side.push({ delivery: 1, part: { case: "stop", value: {} } });
+    // The delivery ends with code 0; the stream, once the caller closes its side.
+    for (let i = 0; i < 400 && ends.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(ends.map((m) => [m.delivery, m.part.case === "end" ? m.part.value.code : -1])).toEqual([[1, 0]]);
     side.close();
+    await done;
     expect(reports).toHaveLength(UNACKNOWLEDGED_PAGES);
     expect(batchCalls(HELD.ibge)).toBe(calls);
     expect(await storedNsus(HELD.ibge)).toEqual(visible(HELD.ibge).slice(0, 50 * UNACKNOWLEDGED_PAGES));
   });
 
-  it("refuses a first message that is not start, an empty run_id and a zero fence_token before any ADN call", async () => {
+  it("ends a delivery with an empty run_id, a zero fence_token or a bad feed with INVALID_ARGUMENT before any ADN call", async () => {
     const run = await beginRun(BAD.ibge, 1n);
-    const notStart = await deliver(client, { part: { case: "ackedPages", value: 1n } });
-    expect(notStart.error?.code).toBe(Code.InvalidArgument);
-    expect(notStart.error?.rawMessage).toMatch(/first DeliverFeed message must be start, not acked_pages/);
     const noRun = await deliver(client, startOf(BAD.ibge, { ...run, runId: "" }, 1n));
     expect(noRun.error?.code).toBe(Code.InvalidArgument);
     expect(noRun.error?.rawMessage).toContain("start.run_id");
@@ -279,5 +298,82 @@ describe("DeliverFeed", () => {
     const badFeed = await deliver(client, startOf("355030", run, 1n));
     expect(badFeed.error?.code).toBe(Code.InvalidArgument);
     expect(batchCalls(BAD.ibge)).toBe(0);
+  });
+
+  it("fails the stream with INVALID_ARGUMENT for a delivery 0, a start under a number still open and a message without a part", async () => {
+    const run = await beginRun(BAD.ibge, 2n);
+    const zero = await deliver(client, startOf(BAD.ibge, run, 2n, 0));
+    expect(zero.error?.code).toBe(Code.InvalidArgument);
+    expect(zero.error?.rawMessage).toContain("delivery must be at least 1");
+    const empty = await deliver(client, { delivery: 1, part: { case: undefined } });
+    expect(empty.error?.code).toBe(Code.InvalidArgument);
+    expect(empty.error?.rawMessage).toContain("without a part");
+    // The same number twice while the first is open (held: never acknowledged, on a feed of many pages).
+    const side = callerSide(startOf(HELD.ibge, await beginRun(HELD.ibge, 9n), 9n), startOf(BAD.ibge, run, 2n));
+    const again = await (async () => {
+      try {
+        for await (const _ of client.deliverFeeds(side.messages()));
+      } catch (err) {
+        return ConnectError.from(err);
+      } finally {
+        side.close();
+      }
+    })();
+    expect(again?.code).toBe(Code.InvalidArgument);
+    expect(again?.rawMessage).toContain("delivery 1 is open");
+    expect(batchCalls(BAD.ibge)).toBe(0);
+  });
+
+  it("carries several deliveries on one stream: each gets its own reports and end, and one's error or cancellation leaves the others alone", async () => {
+    const cancelledBefore =
+      (await scrape(gateway.metricsPort)).find((m) => m.name === "malha_adn_deliveries_total" && m.labels.code === "Canceled")?.value ?? 0;
+    const whole = await beginRun(SHARED.ibge, 1n);
+    const stale = await beginRun(SHARED_STALE.ibge, 3n);
+    await beginRun(SHARED_STALE.ibge, 4n);
+    const cancelled = await beginRun(SHARED_CANCELLED.ibge, 1n);
+    const side = callerSide(
+      startOf(SHARED.ibge, whole, 1n, 7),
+      startOf(SHARED_STALE.ibge, stale, 3n, 8),
+      startOf(SHARED_CANCELLED.ibge, cancelled, 1n, 9),
+    );
+    const seen = new Map<number, DeliverFeedsResponse[]>([
+      [7, []],
+      [8, []],
+      [9, []],
+    ]);
+    for await (const m of client.deliverFeeds(side.messages())) {
+      seen.get(m.delivery)!.push(m);
+      if (m.part.case === "report" && m.delivery === 9) {
+        // Cancelled at its first report: nothing more comes for it, not even an end.
+        side.push({ delivery: 9, part: { case: "cancel", value: {} } });
+      } else if (m.part.case === "report") side.push({ delivery: m.delivery, part: { case: "ackedPages", value: m.part.value.page } });
+      const ended = [7, 8].every((d) => seen.get(d)!.some((x) => x.part.case === "end"));
+      if (ended && seen.get(9)!.length > 0) side.close();
+    }
+    const reportsOf = (d: number) => seen.get(d)!.flatMap((m) => (m.part.case === "report" ? [m.part.value] : []));
+    const endOf = (d: number) => seen.get(d)!.find((m) => m.part.case === "end")?.part.value as { code: number } | undefined;
+
+    expect(endOf(7)?.code).toBe(0);
+    expect(reportsOf(7).at(-1)?.head?.status).toBe(BatchStatus.END_OF_STREAM);
+    expect(await storedNsus(SHARED.ibge)).toEqual(visible(SHARED.ibge));
+
+    const staleEnd = seen.get(8)!.find((m) => m.part.case === "end")!;
+    if (staleEnd.part.case !== "end") throw new Error("unreachable");
+    const refusal = errorOfEntryStatus(staleEnd.part.value);
+    expect(refusal.code).toBe(Code.FailedPrecondition);
+    expect(refusal.findDetails(StaleFenceSchema)).toHaveLength(1);
+    expect(await storedNsus(SHARED_STALE.ibge)).toEqual([]);
+
+    expect(reportsOf(9)).toHaveLength(1);
+    expect(endOf(9)).toBeUndefined();
+    const calls = batchCalls(SHARED_CANCELLED.ibge);
+    // What the window let the gateway apply and read ahead before the cancel arrived, and the call ahead.
+    expect(calls).toBeLessThanOrEqual(UNACKNOWLEDGED_PAGES + PAGES_AHEAD_OF_STORE + 1);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(batchCalls(SHARED_CANCELLED.ibge)).toBe(calls);
+    const cancelledAfter = (await scrape(gateway.metricsPort)).find(
+      (m) => m.name === "malha_adn_deliveries_total" && m.labels.code === "Canceled",
+    )?.value;
+    expect(cancelledAfter).toBe(cancelledBefore + 1);
   });
 });

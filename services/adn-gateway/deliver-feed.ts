@@ -1,16 +1,14 @@
-// DeliverFeed: a sync run's pages from the ADN to the store in one hop (adn_gateway.proto). Three parts
-// run side by side: the ADN pages (one call of the feed in flight, the next asked for as soon as a page's
-// envelope is read), a read-ahead of pages waiting for the store, and the apply loop, which
-// writes one page at a time under the run's fence and reports each to the caller. The caller's
-// acknowledgements bound how far the loop may run ahead of it, so a paused coordinator pauses its
-// gateway too (docs/decisions/0020-pages-from-gateway-to-store.md).
+// One delivery of DeliverFeeds: a sync run's pages from the ADN to the store in one hop (adn_gateway.proto;
+// deliver-feeds.ts carries many of them on one stream). Three parts run side by side: the ADN pages (one
+// call of the feed in flight, the next asked for as soon as a page's envelope is read), a read-ahead of
+// pages waiting for the store, and the apply loop, which writes one page at a time under the run's fence
+// and reports each to the caller. The caller's acknowledgements bound how far the loop may run ahead of
+// it, so a paused coordinator pauses its gateway too (docs/decisions/0020-pages-from-gateway-to-store.md).
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { ConnectError } from "@connectrpc/connect";
 import {
   BatchStatus,
   type BatchHead,
-  type DeliverFeedRequest,
-  type DeliverFeedResponseSchema,
+  type DeliverFeedReportSchema,
   type DeliverFeedStart,
 } from "../../libs/gen/malha/adn/v1/adn_gateway_pb.js";
 import type { LoteDfeEntrySchema } from "../../libs/gen/malha/nfse/v1/distribution_pb.js";
@@ -46,21 +44,16 @@ interface Page {
   bytes: number;
 }
 
-type Report = MessageInitShape<typeof DeliverFeedResponseSchema>;
+export type Report = MessageInitShape<typeof DeliverFeedReportSchema>;
 
+/** Runs one delivery to its end; `control` is the caller's side (acknowledgements, stop), `signal` cancels it. */
 export async function* deliverFeed(
   deps: DeliverFeedDeps,
-  requests: AsyncIterable<DeliverFeedRequest>,
+  start: DeliverFeedStart,
+  control: DeliveryControl,
   signal: AbortSignal,
 ): AsyncGenerator<Report> {
-  const input = requests[Symbol.asyncIterator]();
-  const first = await input.next();
-  if (first.done || first.value.part.case !== "start") {
-    throw invalidArgument(
-      `the first DeliverFeed message must be start, not ${first.done ? "the end of the stream" : partName(first.value)}`,
-    );
-  }
-  const start = validStart(first.value.part.value);
+  validStart(start);
   // Checked before any ADN call; the feed then travels as the caller sent it.
   validFeed(start.feed);
   const feed = start.feed!;
@@ -72,20 +65,19 @@ export async function* deliverFeed(
   const stopFetching = () => {
     if (!fetching.signal.aborted) fetching.abort();
   };
-  const caller = new CallerControl(input, stopFetching);
+  const caller = control;
+  caller.onStop(stopFetching);
   const pages = new ReadAhead(adnPages(deps, feed, start.afterNsu, AbortSignal.any([signal, fetching.signal])), PAGES_AHEAD_OF_STORE);
   let cursor = start.afterNsu;
   try {
     for (let n = 1n; ; n++) {
       // The window first: a page taken from the read-ahead would let the ADN side fetch one more.
       await caller.windowOpen(n);
-      if (caller.violation) throw caller.violation;
       if (caller.stopRequested) return;
       let page: Page | undefined;
       try {
         page = await pages.next();
       } catch (err) {
-        if (caller.violation) throw caller.violation;
         if (caller.stopRequested) return;
         throw err;
       }
@@ -107,13 +99,7 @@ export async function* deliverFeed(
     }
   } finally {
     stopFetching();
-    caller.close();
   }
-}
-
-/** The proto's name of a request's part, for messages. */
-function partName(m: DeliverFeedRequest): string {
-  return m.part.case === undefined ? "an empty message" : m.part.case === "ackedPages" ? "acked_pages" : m.part.case;
 }
 
 function validStart(start: DeliverFeedStart): DeliverFeedStart {
@@ -139,21 +125,12 @@ async function* adnPages(deps: DeliverFeedDeps, feed: FeedKey, afterNsu: bigint,
   }
 }
 
-/** The caller's side of the stream after `start`: acknowledgements and a stop. */
-class CallerControl {
+/** The caller's side of a delivery after `start`, as its messages arrive: acknowledgements and a stop. */
+export class DeliveryControl {
   private acked = 0n;
   stopRequested = false;
-  /** A message the protocol does not allow here; ends the stream with INVALID_ARGUMENT. */
-  violation: ConnectError | undefined;
   private wake: (() => void) | undefined;
-  private closed = false;
-
-  constructor(
-    private readonly input: AsyncIterator<DeliverFeedRequest>,
-    private readonly onStop: () => void,
-  ) {
-    void this.read();
-  }
+  private stopped: (() => void) | undefined;
 
   /** Resolves once page `n` may be applied (fewer than UNACKNOWLEDGED_PAGES reports before it untaken), or on a stop. */
   async windowOpen(n: bigint): Promise<void> {
@@ -162,34 +139,23 @@ class CallerControl {
     }
   }
 
-  close(): void {
-    this.closed = true;
-    void this.input.return?.().catch(() => undefined);
+  /** The caller has taken `pages` reports (cumulative; an older count changes nothing). */
+  ack(pages: bigint): void {
+    if (pages > this.acked) this.acked = pages;
+    this.wake?.();
   }
 
-  private stop(): void {
+  /** End after the page being applied. */
+  stop(): void {
     if (this.stopRequested) return;
     this.stopRequested = true;
-    this.onStop();
+    this.stopped?.();
+    this.wake?.();
   }
 
-  private async read(): Promise<void> {
-    try {
-      for (let r = await this.input.next(); !r.done && !this.closed; r = await this.input.next()) {
-        const part = r.value.part;
-        if (part.case === "ackedPages" && part.value > this.acked) this.acked = part.value;
-        else if (part.case === "stop") this.stop();
-        else if (part.case !== "ackedPages") {
-          this.violation = invalidArgument(`${partName(r.value)} is not allowed after start (only acked_pages and stop are)`);
-          this.stop();
-        }
-        this.wake?.();
-      }
-    } catch {
-      // The caller went away: the call's own signal ends everything else.
-    }
-    // A caller that closes its side has nothing more to acknowledge: as a stop.
-    this.stop();
-    this.wake?.();
+  /** `fn` runs once, when the caller asks to stop (at once if it has asked already). */
+  onStop(fn: () => void): void {
+    this.stopped = fn;
+    if (this.stopRequested) fn();
   }
 }

@@ -12,7 +12,7 @@ import type { DistributionItem } from "../../libs/gen/malha/nfse/v1/distribution
 import type { Logger } from "../../libs/log/logger.js";
 import { invalidArgument, notFound } from "../../libs/rpc/errors.js";
 import { readBatchPage } from "./batch-page.js";
-import { deliverFeed } from "./deliver-feed.js";
+import { deliverFeeds } from "./deliver-feeds.js";
 import type { AdnGateway } from "./gateway.js";
 import type { PageApply } from "./page-apply.js";
 import type { AdnMetrics } from "./metrics.js";
@@ -43,8 +43,9 @@ export function createHandlers(
       });
     },
 
-    deliverFeed(requests, ctx) {
-      return deliverFeed({ gateway, store, log, maxBatchBytes: gateway.maxBatchBytes }, requests, ctx.signal);
+    deliverFeeds(requests, ctx) {
+      const deps = { gateway, store, log, maxBatchBytes: gateway.maxBatchBytes, ended: (code: string) => metrics.deliveryEnded(code) };
+      return deliverFeeds(deps, requests, ctx.signal);
     },
 
     async fetchSingle(req, ctx) {

@@ -1,5 +1,5 @@
 // Wiring only: configuration, the credential source (vault by default, a PEM directory when
-// ADN_CREDENTIALS_DIR is set), the ADN HTTP client, the store client DeliverFeed applies pages with
+// ADN_CREDENTIALS_DIR is set), the ADN HTTP client, the store client DeliverFeeds applies pages with
 // (STORE_URL) and the handlers.
 import { AdnHttpClient } from "../../libs/adn/http.js";
 import { batchSizeObservers } from "../../libs/batching/metrics.js";

@@ -4,6 +4,8 @@ import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 export interface AdnMetrics {
   attempt(endpoint: string, outcome: string, seconds: number, bytes: number): void;
   items(kind: string, count: number): void;
+  /** A DeliverFeeds delivery ended, by its code's name (OK, Canceled, FailedPrecondition, …). */
+  deliveryEnded(code: string): void;
 }
 
 export function createAdnMetrics(registry: Registry): AdnMetrics {
@@ -32,7 +34,16 @@ export function createAdnMetrics(registry: Registry): AdnMetrics {
     labelNames: ["kind"],
     registers: [registry],
   });
+  const deliveries = new Counter({
+    name: "malha_adn_deliveries_total",
+    help: "DeliverFeeds deliveries (sync runs' page deliveries) ended, by code; many share one stream.",
+    labelNames: ["code"],
+    registers: [registry],
+  });
   return {
+    deliveryEnded(code) {
+      deliveries.inc({ code });
+    },
     attempt(endpoint, outcome, seconds, size) {
       requests.inc({ endpoint, outcome });
       duration.observe({ endpoint }, seconds);
@@ -68,4 +79,4 @@ export function registerPoolGauges(registry: Registry, http: { poolCount(): numb
 }
 
 /** For unit tests and tools that need no registry. */
-export const noMetrics: AdnMetrics = { attempt() {}, items() {} };
+export const noMetrics: AdnMetrics = { attempt() {}, items() {}, deliveryEnded() {} };

@@ -60,7 +60,7 @@ async function storedChaves(ibge: string): Promise<string[]> {
   return rows.map((r) => String(r.chave));
 }
 
-/** A delivery's request scope, as the gateway's DeliverFeed handler runs in one. */
+/** A delivery's request scope, as the gateway's DeliverFeeds handler runs in one. */
 function deliveryScope() {
   const ended = new AbortController();
   return {

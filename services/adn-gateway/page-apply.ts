@@ -1,4 +1,4 @@
-// How DeliverFeed's pages reach the store: the pages the gateway's deliveries apply within a couple of
+// How DeliverFeeds's pages reach the store: the pages the gateway's deliveries apply within a couple of
 // milliseconds of each other share one ApplyBatches call and one transaction per round of
 // municipalities (docs/decisions/0040-pages-of-many-feeds-in-one-transaction.md). Each page still gets
 // its own answer, or the very error ApplyBatch would have thrown (StaleFence, cursor out of range, …),

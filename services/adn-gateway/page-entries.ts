@@ -1,4 +1,4 @@
-// A DeliverFeed page's entries as the store's ApplyBatch takes them: undecoded, as the ADN sent them
+// A DeliverFeeds page's entries as the store's ApplyBatch takes them: undecoded, as the ADN sent them
 // (docs/decisions/0034-store-decodes-the-page.md). The gateway still bounds what one request carries.
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { RawLoteItem } from "../../libs/adn/envelope.js";

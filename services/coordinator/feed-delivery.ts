@@ -1,78 +1,255 @@
-// The coordinator's end of a gateway DeliverFeed: it sends `start`, acknowledges each page report as it
-// takes it (the gateway applies at most 2 pages beyond the last acknowledgement, so a paused coordinator
-// pauses the delivery), and `stop` to end after the page being applied. The page bytes never come here:
-// they go from the gateway to the store (docs/decisions/0020-pages-from-gateway-to-store.md).
+// The coordinator's end of the gateway's DeliverFeeds: the runs' deliveries share a few long streams
+// (docs/decisions/0044-many-deliveries-on-one-stream.md). A run opens a delivery with `start`, takes its
+// page reports one by one — acknowledging each as it takes it (the gateway applies at most 2 pages beyond
+// the last acknowledgement, so a paused coordinator pauses the delivery) — sends `stop` to end after the
+// page being applied, and `cancel` when the run ends any other way. The page bytes never come here: they
+// go from the gateway to the store (0020).
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { Client } from "@connectrpc/connect";
+import { Code, type Client, ConnectError } from "@connectrpc/connect";
 import type {
   AdnGatewayService,
-  DeliverFeedRequestSchema,
-  DeliverFeedResponse,
+  DeliverFeedReport,
+  DeliverFeedsRequestSchema,
+  DeliverFeedsResponse,
   DeliverFeedStartSchema,
+  DeliveryEnd,
 } from "../../libs/gen/malha/adn/v1/adn_gateway_pb.js";
+import { errorOfEntryStatus } from "../../libs/rpc/entry-errors.js";
+import { traceHeaders } from "../../libs/tracing/spans.js";
 
-type Message = MessageInitShape<typeof DeliverFeedRequestSchema>;
+type Message = MessageInitShape<typeof DeliverFeedsRequestSchema>;
+type Start = MessageInitShape<typeof DeliverFeedStartSchema>;
 
-export class FeedDelivery {
-  private readonly outbox: Message[] = [];
-  private outboxClosed = false;
-  private wakeSender: (() => void) | undefined;
-  private readonly reports: AsyncIterator<DeliverFeedResponse>;
-  private taken = 0n;
-  private stopSent = false;
+export interface FeedDeliveriesOptions {
+  /** A stream takes new deliveries this long after it opened; later ones go to a new stream. */
+  streamOpenMs: number;
+  /** A delivery not ended after this long is cancelled and fails with DEADLINE_EXCEEDED (a run's bound). */
+  deliveryTimeoutMs: number;
+}
 
-  /** Starts the DeliverFeed; `signal` cancels it at once (and with it the ADN call ahead). */
-  constructor(gateway: Client<typeof AdnGatewayService>, start: MessageInitShape<typeof DeliverFeedStartSchema>, signal: AbortSignal) {
-    this.outbox.push({ part: { case: "start", value: start } });
-    this.reports = gateway.deliverFeed(this.messages(signal), { signal })[Symbol.asyncIterator]();
-  }
+export const FEED_DELIVERIES: FeedDeliveriesOptions = { streamOpenMs: 60_000, deliveryTimeoutMs: 10 * 60_000 };
 
-  /** The next page's report; undefined once the gateway ended the stream with OK. Rejects with its error. */
-  async next(): Promise<DeliverFeedResponse | undefined> {
-    const r = await this.reports.next();
-    if (r.done) {
-      this.close();
-      return undefined;
+/** Opens deliveries on the gateway's DeliverFeeds streams. */
+export class FeedDeliveries {
+  private current: DeliveryStream | undefined;
+  private readonly streams = new Set<DeliveryStream>();
+
+  constructor(
+    private readonly gateway: Client<typeof AdnGatewayService>,
+    private readonly options: FeedDeliveriesOptions = FEED_DELIVERIES,
+  ) {}
+
+  /** Starts a delivery; `signal` cancels it at once (and with it the ADN call ahead). */
+  open(start: Start, signal: AbortSignal): FeedDelivery {
+    if (!this.current?.accepting()) {
+      const previous = this.current;
+      this.current = new DeliveryStream(this.gateway, this.options, (s) => this.streams.delete(s));
+      this.streams.add(this.current);
+      previous?.drain();
     }
-    this.taken++;
-    this.send({ part: { case: "ackedPages", value: this.taken } });
-    return r.value;
+    return this.current.open(start, signal);
   }
 
-  /** Asks the gateway to end after the page it is applying; the reports already under way still arrive. */
-  stop(): void {
-    if (this.stopSent) return;
-    this.stopSent = true;
-    this.send({ part: { case: "stop", value: {} } });
-  }
-
-  /** Ends our side of the stream (after the gateway ended, or when the run is over). */
+  /** Ends every stream and the deliveries on it (shutdown). */
   close(): void {
-    this.outboxClosed = true;
-    this.wakeSender?.();
+    for (const s of this.streams) s.abort();
+    this.streams.clear();
+    this.current = undefined;
   }
 
-  private send(message: Message): void {
-    if (this.outboxClosed) return;
+  /** Streams open now (for tests and metrics). */
+  get streamCount(): number {
+    return this.streams.size;
+  }
+}
+
+/** One DeliverFeeds stream and its open deliveries. */
+class DeliveryStream {
+  private readonly outbox: Message[] = [];
+  private sideClosed = false;
+  private wakeSender: (() => void) | undefined;
+  private readonly deliveries = new Map<number, FeedDelivery>();
+  private nextId = 1;
+  private readonly openedAt = performance.now();
+  private ended = false;
+  private draining = false;
+  private readonly call = new AbortController();
+
+  constructor(
+    gateway: Client<typeof AdnGatewayService>,
+    private readonly options: FeedDeliveriesOptions,
+    private readonly onEnd: (s: DeliveryStream) => void,
+  ) {
+    // Its deliveries start within streamOpenMs and each ends within deliveryTimeoutMs: the stream's deadline
+    // only catches a gateway that stopped answering altogether.
+    const timeoutMs = options.streamOpenMs + options.deliveryTimeoutMs + 60_000;
+    void this.read(gateway.deliverFeeds(this.messages(), { signal: this.call.signal, timeoutMs }));
+  }
+
+  accepting(): boolean {
+    return !this.ended && !this.draining && performance.now() - this.openedAt < this.options.streamOpenMs;
+  }
+
+  open(start: Start, signal: AbortSignal): FeedDelivery {
+    const id = this.nextId++;
+    const delivery = new FeedDelivery(this, id, signal, this.options.deliveryTimeoutMs);
+    this.deliveries.set(id, delivery);
+    this.send({ delivery: id, part: { case: "start", value: { ...start, traceContext: traceHeaders() } } });
+    return delivery;
+  }
+
+  /** No new deliveries: the stream closes once its last one ended. */
+  drain(): void {
+    this.draining = true;
+    this.closeIfDone();
+  }
+
+  abort(): void {
+    this.call.abort();
+  }
+
+  send(message: Message): void {
+    if (this.sideClosed) return;
     this.outbox.push(message);
     this.wakeSender?.();
   }
 
-  private async *messages(signal: AbortSignal): AsyncGenerator<Message> {
-    const aborted = () => this.close();
-    signal.addEventListener("abort", aborted, { once: true });
+  /** A delivery that ended (or was cancelled) leaves the stream. */
+  forget(id: number): void {
+    this.deliveries.delete(id);
+    this.closeIfDone();
+  }
+
+  private closeIfDone(): void {
+    if (this.deliveries.size > 0 || this.accepting() || this.sideClosed) return;
+    this.sideClosed = true;
+    this.wakeSender?.();
+  }
+
+  private async read(responses: AsyncIterable<DeliverFeedsResponse>): Promise<void> {
+    let failure: ConnectError | undefined;
     try {
-      for (;;) {
-        const message = this.outbox.shift();
-        if (message) {
-          yield message;
-          continue;
-        }
-        if (this.outboxClosed) return;
-        await new Promise<void>((resolve) => (this.wakeSender = resolve));
+      for await (const m of responses) {
+        const d = this.deliveries.get(m.delivery);
+        if (!d) continue; // cancelled here while its messages were under way
+        if (m.part.case === "report") d.report(m.part.value);
+        else if (m.part.case === "end") d.end(m.part.value);
       }
-    } finally {
-      signal.removeEventListener("abort", aborted);
+    } catch (err) {
+      failure = ConnectError.from(err);
+      // Not cancelled by us: the gateway went away under the stream (its connection closed resets the stream
+      // with CANCEL). For the deliveries that is the gateway being unavailable, which a run retries.
+      if (failure.code === Code.Canceled && !this.call.signal.aborted)
+        failure = new ConnectError(`the DeliverFeeds stream broke: ${failure.rawMessage}`, Code.Unavailable);
     }
+    this.ended = true;
+    this.sideClosed = true;
+    this.wakeSender?.();
+    this.onEnd(this);
+    // The stream ended under them: each fails as its own call would have (UNAVAILABLE when the gateway went away).
+    const error = failure ?? new ConnectError("the gateway ended the DeliverFeeds stream with deliveries still open", Code.Unavailable);
+    for (const d of [...this.deliveries.values()]) d.fail(error);
+    this.deliveries.clear();
+  }
+
+  private async *messages(): AsyncGenerator<Message> {
+    for (;;) {
+      const message = this.outbox.shift();
+      if (message) {
+        yield message;
+        continue;
+      }
+      if (this.sideClosed) return;
+      await new Promise<void>((resolve) => (this.wakeSender = resolve));
+    }
+  }
+}
+
+/** One run's delivery: its reports in page order, then its end. */
+export class FeedDelivery {
+  private readonly reports: DeliverFeedReport[] = [];
+  private done = false;
+  private error: ConnectError | undefined;
+  private waiting: (() => void) | undefined;
+  private taken = 0n;
+  private stopSent = false;
+  private readonly timer: NodeJS.Timeout;
+  private readonly onAbort = () => this.cancel(new ConnectError("the delivery was cancelled", Code.Canceled));
+
+  constructor(
+    private readonly stream: DeliveryStream,
+    private readonly id: number,
+    private readonly signal: AbortSignal,
+    timeoutMs: number,
+  ) {
+    this.timer = setTimeout(
+      () => this.cancel(new ConnectError(`the delivery took longer than ${timeoutMs} ms`, Code.DeadlineExceeded)),
+      timeoutMs,
+    );
+    this.timer.unref?.();
+    if (signal.aborted) queueMicrotask(this.onAbort);
+    else signal.addEventListener("abort", this.onAbort, { once: true });
+  }
+
+  /** The next page's report; undefined once the delivery ended with code 0. Rejects with its error. */
+  async next(): Promise<DeliverFeedReport | undefined> {
+    for (;;) {
+      const report = this.reports.shift();
+      if (report) {
+        this.taken++;
+        this.stream.send({ delivery: this.id, part: { case: "ackedPages", value: this.taken } });
+        return report;
+      }
+      if (this.error) throw this.error;
+      if (this.done) return undefined;
+      await new Promise<void>((resolve) => (this.waiting = resolve));
+    }
+  }
+
+  /** Asks the gateway to end after the page it is applying; the reports already under way still arrive. */
+  stop(): void {
+    if (this.stopSent || this.done) return;
+    this.stopSent = true;
+    this.stream.send({ delivery: this.id, part: { case: "stop", value: {} } });
+  }
+
+  /** Ends the delivery if it has not ended (the run is over): the gateway abandons it at once. */
+  close(): void {
+    if (!this.done) this.cancel(new ConnectError("the delivery was closed", Code.Canceled));
+  }
+
+  report(report: DeliverFeedReport): void {
+    this.reports.push(report);
+    this.wake();
+  }
+
+  end(end: DeliveryEnd): void {
+    this.finish(end.code === 0 ? undefined : errorOfEntryStatus(end));
+  }
+
+  fail(error: ConnectError): void {
+    this.finish(error);
+  }
+
+  private cancel(error: ConnectError): void {
+    if (this.done) return;
+    this.stream.send({ delivery: this.id, part: { case: "cancel", value: {} } });
+    this.finish(error);
+  }
+
+  private finish(error: ConnectError | undefined): void {
+    if (this.done) return;
+    this.done = true;
+    this.error = error;
+    clearTimeout(this.timer);
+    this.signal.removeEventListener("abort", this.onAbort);
+    this.stream.forget(this.id);
+    this.wake();
+  }
+
+  private wake(): void {
+    const w = this.waiting;
+    this.waiting = undefined;
+    w?.();
   }
 }

@@ -17,6 +17,7 @@ import { createCoordinatorMetrics } from "./metrics.js";
 import { batchSizeObservers } from "../../libs/batching/metrics.js";
 import { coordinatorHandlers } from "./handlers.js";
 import { batchedRunCalls, RUN_BATCHING } from "./run-calls.js";
+import { FeedDeliveries } from "./feed-delivery.js";
 import { FeedRunner } from "./runner.js";
 import { reconciliationSpacingMs, Scheduler } from "./scheduler.js";
 
@@ -53,7 +54,8 @@ await runService("coordinator", async ({ env, log, metrics: serviceMetrics }) =>
     log,
   });
   const runs = batchedRunCalls(store.client, RUN_BATCHING, batchSizeObservers(serviceMetrics.registry));
-  const runner = new FeedRunner(leases, { store: runs, gateway: gateway.client, now }, config, log, metrics);
+  const deliveries = new FeedDeliveries(gateway.client);
+  const runner = new FeedRunner(leases, { store: runs, deliveries, now }, config, log, metrics);
   const scheduler = new Scheduler({
     store: store.client,
     gateway: gateway.client,
@@ -86,6 +88,7 @@ await runService("coordinator", async ({ env, log, metrics: serviceMetrics }) =>
     },
     async close() {
       await scheduler.stop();
+      deliveries.close();
       await runs.close();
       await leases.close();
       await nc.drain();

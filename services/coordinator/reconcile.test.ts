@@ -20,6 +20,7 @@ import { createThrowawayDatabase, type ThrowawayDatabase } from "../../test/supp
 import { startService, type ServiceProcess } from "../../test/support/service-process.js";
 import { feedKey, leaseKeyOf } from "./feed-key.js";
 import { reconcileFeed, type ReconcileResult } from "./reconcile.js";
+import { FeedDeliveries } from "./feed-delivery.js";
 import { syncFeed } from "./sync-feed.js";
 
 const M = [
@@ -48,7 +49,7 @@ beforeAll(async () => {
   store = await startService("store", { MYSQL_URL: db.url });
   gateway = await startService("adn-gateway", {
     ...adn.gatewayEnv,
-    // The first syncs below go through DeliverFeed, which applies the pages to this store.
+    // The first syncs below go through DeliverFeeds, which applies the pages to this store.
     STORE_URL: store.baseUrl,
     NFSE_MAX_RETRIES: "0",
     ADN_RATE_LIMIT_COOLDOWN_SECONDS: String(COOLDOWN_S),
@@ -66,7 +67,7 @@ beforeAll(async () => {
       feeds: [{ ambiente: Ambiente.PRODUCAO_RESTRITA, tipoNsu: TipoNsu.DISTRIBUICAO }],
     });
     const lease = (await leases.tryAcquire(leaseKeyOf(feedOf(m.ibge))))!;
-    const synced = await syncFeed({ store: client, gateway: gw.client, now: Date.now }, lease, feedOf(m.ibge), {
+    const synced = await syncFeed({ store: client, deliveries: new FeedDeliveries(gw.client), now: Date.now }, lease, feedOf(m.ibge), {
       trigger: RunTrigger.SCHEDULED,
       pool: SyncPool.BOOTSTRAP,
       emptyResultBackoffMs: 3_600_000,

@@ -19,6 +19,7 @@ import { meshMunicipalities } from "../../test/support/nfse-mesh.js";
 import { createThrowawayDatabase, type ThrowawayDatabase } from "../../test/support/mysql.js";
 import { startService, type ServiceProcess } from "../../test/support/service-process.js";
 import { readCoordinatorConfig } from "./config.js";
+import { FeedDeliveries } from "./feed-delivery.js";
 import { FeedRunner } from "./runner.js";
 import { Scheduler } from "./scheduler.js";
 
@@ -80,7 +81,7 @@ describe("Scheduler over many ticks", () => {
     const config = readCoordinatorConfig(new EnvReader({ NATS_URL: "nats://127.0.0.1:4222", NFSE_WORKER_CONCURRENCY: "8" }));
     const log = createLogger({ service: "scheduler-bounded-test", level: "silent" });
     let clock = Date.now();
-    const deps = { store: storeClient.client, gateway: gateway.client, now: () => clock };
+    const deps = { store: storeClient.client, gateway: gateway.client, deliveries: new FeedDeliveries(gateway.client), now: () => clock };
     const runner = new FeedRunner(leases, deps, config, log);
     const scheduler = new Scheduler({
       ...deps,

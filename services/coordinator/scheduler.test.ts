@@ -19,6 +19,7 @@ import { startService, type ServiceProcess } from "../../test/support/service-pr
 import { readCoordinatorConfig } from "./config.js";
 import { feedId, feedKey, leaseKeyOf } from "./feed-key.js";
 import { WorkerPool } from "./pool.js";
+import { FeedDeliveries } from "./feed-delivery.js";
 import { FeedRunner, type FeedJob } from "./runner.js";
 import { decisionCounts, Scheduler } from "./scheduler.js";
 
@@ -71,7 +72,7 @@ describe("Scheduler.enqueueFeeds", () => {
     closers.push(storeClient.close, gateway.close);
     const config = readCoordinatorConfig(new EnvReader({ NATS_URL: "nats://127.0.0.1:4222" }));
     const log = createLogger({ service: "scheduler-test", level: "silent" });
-    const deps = { store: storeClient.client, gateway: gateway.client, now: Date.now };
+    const deps = { store: storeClient.client, gateway: gateway.client, deliveries: new FeedDeliveries(gateway.client), now: Date.now };
     const scheduler = new Scheduler({
       ...deps,
       leases: here,

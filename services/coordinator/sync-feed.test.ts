@@ -1,5 +1,5 @@
 // syncFeed over real processes: the ADN simulator, an adn-gateway and a store on a throwaway database,
-// a real NATS KV lease. The gateway applies the pages to the store itself (DeliverFeed); interceptors on
+// a real NATS KV lease. The gateway applies the pages to the store itself (DeliverFeeds); interceptors on
 // the coordinator's own clients only watch and hold back messages; what happened is read from the
 // simulator's counters and the store's tables, never from the clock.
 import { randomBytes } from "node:crypto";
@@ -8,7 +8,7 @@ import { Kvm } from "@nats-io/kv";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import type { Interceptor } from "@connectrpc/connect";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { AdnGatewayService, type DeliverFeedResponse } from "../../libs/gen/malha/adn/v1/adn_gateway_pb.js";
+import { AdnGatewayService, type DeliverFeedReport, type DeliverFeedsResponse } from "../../libs/gen/malha/adn/v1/adn_gateway_pb.js";
 import { Ambiente, TipoNsu } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
 import { StoreService } from "../../libs/gen/malha/store/v1/store_pb.js";
 import { RunOutcome, RunTrigger, SyncPool } from "../../libs/gen/malha/store/v1/types_pb.js";
@@ -19,6 +19,7 @@ import { createThrowawayDatabase, type ThrowawayDatabase } from "../../test/supp
 import { startService, type ServiceProcess } from "../../test/support/service-process.js";
 import { feedKey, leaseKeyOf } from "./feed-key.js";
 import { PAGES_AHEAD_OF_STORE, UNACKNOWLEDGED_PAGES } from "../adn-gateway/deliver-feed.js";
+import { FeedDeliveries } from "./feed-delivery.js";
 import { batchedRunCalls } from "./run-calls.js";
 import { syncFeed, type SyncFeedResult } from "./sync-feed.js";
 
@@ -41,7 +42,7 @@ const bucket = `leases_syncfeed_${randomBytes(4).toString("hex")}`;
 beforeAll(async () => {
   // The bomb item decompresses to 2 MiB of (unparseable) XML: kept as a BAD_XML fault, it makes its page
   // inflate past the store's STORE_MAX_PAGE_XML_BYTES, which refuses that page before anything of it is
-  // written and so fails the DeliverFeed.
+  // written and so fails the DeliverFeeds.
   adn = await startTestAdn(ALL, { seed: 11, feedSize: 260, switches: { bombBytes: 2 * MIB } });
   db = await createThrowawayDatabase();
   store = await startService("store", {
@@ -85,16 +86,16 @@ beforeEach(() => adn.sim.reset());
 const adnCalls = (ibge: string) => adn.sim.counters().byMunicipio[ibge] ?? 0;
 
 interface Observed {
-  /** Per DeliverFeed report, in order: the report and the ADN calls made when it reached the coordinator. */
-  reports: { report: DeliverFeedResponse; adnCallsWhenReported: number }[];
+  /** Per DeliverFeeds report, in order: the report and the ADN calls made when it reached the coordinator. */
+  reports: { report: DeliverFeedReport; adnCallsWhenReported: number }[];
   /** ApplyBatch calls the coordinator made itself (the gateway makes them now). */
   applies: number;
-  /** DeliverFeed calls the coordinator made. */
+  /** DeliverFeeds calls the coordinator made. */
   deliveries: number;
 }
 
 /**
- * Clients as the coordinator builds them, plus: each DeliverFeed report is recorded with the ADN calls
+ * Clients as the coordinator builds them, plus: each DeliverFeeds report is recorded with the ADN calls
  * made by then, and `onReport(k)` may hold the coordinator's reading of report k back; the coordinator's
  * own ApplyBatch calls are counted.
  */
@@ -102,15 +103,20 @@ function observedClients(ibge: string, onReport?: (k: number) => Promise<void>) 
   const observed: Observed = { reports: [], applies: 0, deliveries: 0 };
   const watchReports: Interceptor = (next) => async (req) => {
     const res = await next(req);
-    if (!res.stream || req.method.name !== "DeliverFeed") return res;
-    observed.deliveries++;
+    if (!res.stream || req.method.name !== "DeliverFeeds") return res;
     const messages = res.message;
+    const deliveries = new Set<number>();
     return {
       ...res,
       message: (async function* () {
         for await (const m of messages) {
-          observed.reports.push({ report: m as DeliverFeedResponse, adnCallsWhenReported: adnCalls(ibge) });
-          await onReport?.(observed.reports.length);
+          const { delivery, part } = m as DeliverFeedsResponse;
+          if (!deliveries.has(delivery)) observed.deliveries++;
+          deliveries.add(delivery);
+          if (part.case === "report") {
+            observed.reports.push({ report: part.value, adnCallsWhenReported: adnCalls(ibge) });
+            await onReport?.(observed.reports.length);
+          }
           yield m;
         }
       })(),
@@ -124,10 +130,12 @@ function observedClients(ibge: string, onReport?: (k: number) => Promise<void>) 
   const gatewayClient = createServiceClient(AdnGatewayService, { baseUrl: gateway.baseUrl, interceptors: [watchReports] });
   // BeginRun/FinishRun go as the coordinator sends them: batched (BeginRuns/FinishRuns).
   const runs = batchedRunCalls(storeClient.client);
+  const deliveries = new FeedDeliveries(gatewayClient.client);
   return {
     observed,
-    deps: { store: runs, gateway: gatewayClient.client, now: () => Date.now() },
+    deps: { store: runs, deliveries, now: () => Date.now() },
     close: async () => {
+      deliveries.close();
       await runs.close();
       storeClient.close();
       gatewayClient.close();
@@ -175,12 +183,10 @@ async function storedNsus(ibge: string): Promise<bigint[]> {
   return nsus.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
-/** DeliverFeed calls the gateway ended with `code`, from its Prometheus metrics. */
+/** Deliveries the gateway ended with `code`, from its Prometheus metrics. */
 async function deliveriesEnded(code: string): Promise<number> {
   const text = await (await fetch(`http://127.0.0.1:${gateway.metricsPort}/metrics`)).text();
-  const line = text
-    .split("\n")
-    .find((l) => l.startsWith("malha_rpc_handled_total{") && l.includes('method="DeliverFeed"') && l.includes(`code="${code}"`));
+  const line = text.split("\n").find((l) => l.startsWith("malha_adn_deliveries_total{") && l.includes(`code="${code}"`));
   return line ? Number(line.split(" ").at(-1)) : 0;
 }
 
@@ -194,7 +200,7 @@ const visible = (ibge: string) =>
     .entries.filter((e) => !e.hidden)
     .map((e) => e.nsu);
 
-describe("syncFeed over DeliverFeed", () => {
+describe("syncFeed over DeliverFeeds", () => {
   it("has the ADN asked for page k+1 before page k is applied, leaves the page bytes to the gateway and the store, and stores every NSU once", async () => {
     const expected = visible(CALM.ibge);
     const { result, observed } = await run(CALM.ibge);

@@ -1,17 +1,19 @@
 import { timestampDate, timestampFromMs } from "@bufbuild/protobuf/wkt";
-import { Code, ConnectError, type Client } from "@connectrpc/connect";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { RateLimitedSchema } from "../../libs/gen/malha/adn/v1/errors_pb.js";
-import { BatchStatus, type AdnGatewayService } from "../../libs/gen/malha/adn/v1/adn_gateway_pb.js";
+import { BatchStatus } from "../../libs/gen/malha/adn/v1/adn_gateway_pb.js";
 import type { FeedKey } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
 import { NotEligibleSchema, RunOutcome, StaleFenceSchema, type RunTrigger, type SyncPool } from "../../libs/gen/malha/store/v1/types_pb.js";
 import type { Lease } from "../../libs/leases/types.js";
-import { FeedDelivery } from "./feed-delivery.js";
+import { inContextOf, SpanKind, startSpan } from "../../libs/tracing/spans.js";
+import type { FeedDeliveries } from "./feed-delivery.js";
 import type { RunCalls } from "./run-calls.js";
 
 export interface SyncFeedDeps {
   /** BeginRun/FinishRun: batched with other runs' in production (run-calls.ts, decision 0036). */
   store: RunCalls;
-  gateway: Client<typeof AdnGatewayService>;
+  /** The gateway's DeliverFeeds, shared by the runs (feed-delivery.ts, decision 0044). */
+  deliveries: FeedDeliveries;
   /** Wall clock for persisted times (next eligible, cool-down); leases use the monotonic clock. */
   now: () => number;
 }
@@ -33,7 +35,7 @@ export type SyncFeedResult =
   | { kind: "lease-lost"; runId?: string; items: number };
 
 /**
- * One run of one feed under a held lease (blueprint §3): BeginRun, then one gateway DeliverFeed that
+ * One run of one feed under a held lease (blueprint §3): BeginRun, then one gateway delivery that
  * applies the pages to the store itself until the ADN says there is nothing newer, then FinishRun. The
  * gateway asks the ADN for page k+1 as soon as it has read page k's answer, so decoding and the store's
  * applying hide behind the ADN's latency; the page bytes go gateway → store and only page heads and
@@ -41,7 +43,7 @@ export type SyncFeedResult =
  * which is what makes a paused or partitioned holder harmless, and losing the lease cancels the delivery.
  */
 export async function syncFeed(deps: SyncFeedDeps, lease: Lease, feed: FeedKey, opts: SyncFeedOptions): Promise<SyncFeedResult> {
-  const { store, gateway, now } = deps;
+  const { store, deliveries, now } = deps;
   const call = { signal: lease.signal };
   let begin;
   try {
@@ -67,16 +69,19 @@ export async function syncFeed(deps: SyncFeedDeps, lease: Lease, feed: FeedKey, 
   let cursor = begin.cursor;
   let items = 0;
   const startedAt = performance.now();
-  // Cancels the DeliverFeed (and the page the gateway is fetching ahead) whenever the run ends, however it
-  // ends: no stream outlives it.
-  const runOver = new AbortController();
-  // Once: abort() builds its DOMException reason before it looks whether the signal is aborted already.
-  const endStreams = () => {
-    if (!runOver.signal.aborted) runOver.abort();
+  // Cancelled by a lost lease, and closed whenever the run ends, however it ends: no delivery outlives
+  // its run. The delivery's span in the run's trace is the parent of the gateway's (decision 0044).
+  const span = startSpan("deliver feed", SpanKind.CLIENT);
+  const delivery = inContextOf(span, () => deliveries.open({ feed, afterNsu: cursor, runId, fenceToken: lease.fenceToken }, lease.signal));
+  let delivered = false;
+  const endDelivery = () => {
+    delivery.close();
+    if (delivered) return;
+    delivered = true;
+    span.end();
   };
-  const streams = AbortSignal.any([lease.signal, runOver.signal]);
   const finish = async (outcome: RunOutcome, extra: { error?: string; nextEligibleAt?: number; cooldownUntil?: number }) => {
-    endStreams();
+    endDelivery();
     await store.finishRun(
       {
         feed,
@@ -93,8 +98,6 @@ export async function syncFeed(deps: SyncFeedDeps, lease: Lease, feed: FeedKey, 
   };
 
   const sliceOver = () => opts.sliceMs !== undefined && performance.now() - startedAt >= opts.sliceMs;
-  const delivery = new FeedDelivery(gateway, { feed, afterNsu: cursor, runId, fenceToken: lease.fenceToken }, streams);
-
   try {
     let caughtUp = false;
     let cancelled = false;
@@ -116,7 +119,7 @@ export async function syncFeed(deps: SyncFeedDeps, lease: Lease, feed: FeedKey, 
     if (cancelled) return await finish(RunOutcome.CANCELLED, {});
     if (caughtUp) return await finish(RunOutcome.CAUGHT_UP, { nextEligibleAt: now() + opts.emptyResultBackoffMs });
     if (stopping) return await finish(RunOutcome.YIELDED, {});
-    throw new ConnectError("the gateway's DeliverFeed ended without an END_OF_STREAM page, a cancellation or a stop", Code.Internal);
+    throw new ConnectError("the gateway's delivery ended without an END_OF_STREAM page, a cancellation or a stop", Code.Internal);
   } catch (err) {
     if (lease.signal.aborted) return { kind: "lease-lost", runId, items };
     const e = ConnectError.from(err);
@@ -131,6 +134,6 @@ export async function syncFeed(deps: SyncFeedDeps, lease: Lease, feed: FeedKey, 
     }
     return await finish(RunOutcome.FAILED, { error: `${Code[e.code]}: ${e.rawMessage}`, nextEligibleAt: now() + opts.failureBackoffMs });
   } finally {
-    endStreams();
+    endDelivery();
   }
 }

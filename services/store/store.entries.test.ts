@@ -1,4 +1,4 @@
-// ApplyBatch with `entries` (the ADN page's entries the gateway's DeliverFeed passes on undecoded), on a
+// ApplyBatch with `entries` (the ADN page's entries the gateway's DeliverFeeds passes on undecoded), on a
 // real store process and a throwaway MariaDB database: the store decodes them exactly as the gateway's
 // FetchBatch does (the same typed items applied give the same rows), an entry that does not decode is
 // quarantined with its reason without failing its page, and every malformed or oversized request is

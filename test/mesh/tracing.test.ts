@@ -191,7 +191,7 @@ describe("a trace of one sync run", () => {
         (s) =>
           s.service === "malha-coordinator" &&
           s.name.startsWith(`sync run ${ibge}`) &&
-          spans.some((c) => c.parentSpanId === s.spanId && c.name.endsWith("/DeliverFeed")),
+          spans.some((c) => c.parentSpanId === s.spanId && c.name === "deliver feed"),
       );
       if (!run) await new Promise((r) => setTimeout(r, 100));
     }
@@ -214,8 +214,11 @@ describe("a trace of one sync run", () => {
     const begun = childOf(batchTrace, begin, (s) => s.kind === SERVER && s.service === "malha-store")!;
     expect(begun).toBeDefined();
     expect(childOf(batchTrace, begun, (s) => s.name === "mysql transaction" && s.service === "malha-store")).toBeDefined();
-    const feed = childOf(trace, run!, (s) => s.kind === CLIENT && s.name === "malha.adn.v1.AdnGatewayService/DeliverFeed")!;
-    const served = childOf(trace, feed, (s) => s.kind === SERVER && s.service === "malha-adn-gateway")!;
+    // The run's delivery travels on a DeliverFeeds stream shared with other runs (0044): the coordinator's
+    // span for it is the parent of the gateway's, through the trace context the delivery's start carries.
+    const feed = childOf(trace, run!, (s) => s.kind === CLIENT && s.name === "deliver feed" && s.service === "malha-coordinator")!;
+    expect(feed).toBeDefined();
+    const served = childOf(trace, feed, (s) => s.kind === SERVER && s.name === "deliver feed" && s.service === "malha-adn-gateway")!;
     expect(served).toBeDefined();
     const adnCalls = trace.filter((s) => s.service === "malha-adn-gateway" && s.kind === CLIENT && s.name.startsWith("GET /"));
     expect(adnCalls.length).toBeGreaterThan(0);
@@ -225,7 +228,7 @@ describe("a trace of one sync run", () => {
         c.name,
       ).toBe(true);
     // The gateway applies the pages in ApplyBatches batches (0040): each page waits in a span below the
-    // gateway's DeliverFeed, and the batch's own trace links back to it and holds the store's side.
+    // gateway's delivery, and the batch's own trace links back to it and holds the store's side.
     const pageWaits = subtree(trace, served).filter((s) => s.name === "apply page (batched)");
     expect(pageWaits.length).toBeGreaterThan(0);
     const isBatchOf = (wait: OtlpSpan) => (s: OtlpSpan) =>

@@ -1,4 +1,4 @@
-// ApplyBatch takes its items typed, or as the ADN page's entries the gateway's DeliverFeed passes on
+// ApplyBatch takes its items typed, or as the ADN page's entries the gateway's DeliverFeeds passes on
 // undecoded; the store decodes those itself, in its decode threads, so that a page's items are decoded
 // once, in the process that writes them, and off the event loop that writes them
 // (docs/decisions/0034-store-decodes-the-page.md, 0038-store-decodes-in-worker-threads.md). An entry that

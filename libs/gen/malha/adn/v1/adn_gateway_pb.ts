@@ -8,7 +8,7 @@
 //
 // How ADN conditions map to gRPC codes (all RPCs):
 //   HTTP 200 DOCUMENTOS_LOCALIZADOS                → OK, items returned.
-//   HTTP 404 + JSON NENHUM_DOCUMENTO_LOCALIZADO    → OK, END_OF_STREAM (FetchBatch, DeliverFeed), a hole
+//   HTTP 404 + JSON NENHUM_DOCUMENTO_LOCALIZADO    → OK, END_OF_STREAM (FetchBatch, DeliverFeeds), a hole
 //                                                    (FetchSingle), NOT_FOUND (GetDocumentByChave).
 //   HTTP 400 + JSON REJEICAO                       → FAILED_PRECONDITION + AdnRejection.
 //   HTTP 429 (HTML)                                → RESOURCE_EXHAUSTED + RateLimited{cooldown_until}.
@@ -25,8 +25,8 @@
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_buf_validate_validate } from "../../../buf/validate/validate_pb.js";
-import type { Duration, Timestamp } from "@bufbuild/protobuf/wkt";
-import { file_google_protobuf_duration, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { Any, Duration, Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_any, file_google_protobuf_duration, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { AdnMessage } from "./errors_pb.js";
 import { file_malha_adn_v1_errors } from "./errors_pb.js";
 import type { DistributionItem } from "../../nfse/v1/distribution_pb.js";
@@ -41,7 +41,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file malha/adn/v1/adn_gateway.proto.
  */
 export const file_malha_adn_v1_adn_gateway: GenFile = /*@__PURE__*/
-  fileDesc("Ch5tYWxoYS9hZG4vdjEvYWRuX2dhdGV3YXkucHJvdG8SDG1hbGhhLmFkbi52MSLYAQoIQ2FsbEluZm8SNAoQYWRuX3Byb2Nlc3NlZF9hdBgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGQoRdmVyc2FvX2FwbGljYXRpdm8YAiABKAkSKAoGYWxlcnRzGAMgAygLMhgubWFsaGEuYWRuLnYxLkFkbk1lc3NhZ2USEAoIYXR0ZW1wdHMYBCABKAUSKgoHZWxhcHNlZBgFIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhITCgtodHRwX3N0YXR1cxgGIAEoBSJMChFGZXRjaEJhdGNoUmVxdWVzdBIkCgRmZWVkGAEgASgLMhYubWFsaGEubmZzZS52MS5GZWVkS2V5EhEKCWFmdGVyX25zdRgCIAEoBCLZAQoSRmV0Y2hCYXRjaFJlc3BvbnNlEikKBnN0YXR1cxgBIAEoDjIZLm1hbGhhLmFkbi52MS5CYXRjaFN0YXR1cxIuCgVpdGVtcxgCIAMoCzIfLm1hbGhhLm5mc2UudjEuRGlzdHJpYnV0aW9uSXRlbRITCgtoaWdoZXN0X25zdRgDIAEoBBIWCg5wYWdlX3NpemVfc2VlbhgEIAEoBRIVCg1kcm9wcGVkX2NvdW50GAUgASgFEiQKBGNhbGwYBiABKAsyFi5tYWxoYS5hZG4udjEuQ2FsbEluZm8itAEKCUJhdGNoSGVhZBIpCgZzdGF0dXMYASABKA4yGS5tYWxoYS5hZG4udjEuQmF0Y2hTdGF0dXMSEwoLaGlnaGVzdF9uc3UYAiABKAQSEgoKaXRlbV9jb3VudBgDIAEoBRIWCg5wYWdlX3NpemVfc2VlbhgEIAEoBRIVCg1kcm9wcGVkX2NvdW50GAUgASgFEiQKBGNhbGwYBiABKAsyFi5tYWxoYS5hZG4udjEuQ2FsbEluZm8ikwEKEkRlbGl2ZXJGZWVkUmVxdWVzdBIvCgVzdGFydBgBIAEoCzIeLm1hbGhhLmFkbi52MS5EZWxpdmVyRmVlZFN0YXJ0SAASFQoLYWNrZWRfcGFnZXMYAiABKARIABItCgRzdG9wGAMgASgLMh0ubWFsaGEuYWRuLnYxLkRlbGl2ZXJGZWVkU3RvcEgAQgYKBHBhcnQiegoQRGVsaXZlckZlZWRTdGFydBIkCgRmZWVkGAEgASgLMhYubWFsaGEubmZzZS52MS5GZWVkS2V5EhEKCWFmdGVyX25zdRgCIAEoBBIYCgZydW5faWQYAyABKAlCCLpIBXIDGIABEhMKC2ZlbmNlX3Rva2VuGAQgASgEIhEKD0RlbGl2ZXJGZWVkU3RvcCKhAQoTRGVsaXZlckZlZWRSZXNwb25zZRIMCgRwYWdlGAEgASgEEiUKBGhlYWQYAiABKAsyFy5tYWxoYS5hZG4udjEuQmF0Y2hIZWFkEisKBmNvdW50cxgDIAEoCzIbLm1hbGhhLnN0b3JlLnYxLkFwcGx5Q291bnRzEg4KBmN1cnNvchgEIAEoBBIYChBjYW5jZWxfcmVxdWVzdGVkGAUgASgIIkcKEkZldGNoU2luZ2xlUmVxdWVzdBIkCgRmZWVkGAEgASgLMhYubWFsaGEubmZzZS52MS5GZWVkS2V5EgsKA25zdRgCIAEoBCKkAQoTRmV0Y2hTaW5nbGVSZXNwb25zZRIvCgRpdGVtGAEgASgLMh8ubWFsaGEubmZzZS52MS5EaXN0cmlidXRpb25JdGVtSAASLAoEaG9sZRgCIAEoCzIcLm1hbGhhLm5mc2UudjEuQ29uZmlybWVkSG9sZUgAEiQKBGNhbGwYAyABKAsyFi5tYWxoYS5hZG4udjEuQ2FsbEluZm9CCAoGcmVzdWx0IoABChlHZXREb2N1bWVudEJ5Q2hhdmVSZXF1ZXN0EhUKBGliZ2UYASABKAlCB7pIBHICGEASMwoIYW1iaWVudGUYAiABKA4yFy5tYWxoYS5uZnNlLnYxLkFtYmllbnRlQgi6SAWCAQIQARIXCgVjaGF2ZRgDIAEoCUIIukgFcgMYgAgi1wEKGkdldERvY3VtZW50QnlDaGF2ZVJlc3BvbnNlEjEKCGRvY3VtZW50GAEgASgLMh8ubWFsaGEubmZzZS52MS5EaXN0cmlidXRpb25JdGVtEi8KBmV2ZW50cxgCIAMoCzIfLm1hbGhhLm5mc2UudjEuRGlzdHJpYnV0aW9uSXRlbRIvCgZmYXVsdHMYAyADKAsyHy5tYWxoYS5uZnNlLnYxLkRpc3RyaWJ1dGlvbkl0ZW0SJAoEY2FsbBgEIAEoCzIWLm1hbGhhLmFkbi52MS5DYWxsSW5mbyptCgtCYXRjaFN0YXR1cxIcChhCQVRDSF9TVEFUVVNfVU5TUEVDSUZJRUQQABIgChxCQVRDSF9TVEFUVVNfRE9DVU1FTlRTX0ZPVU5EEAESHgoaQkFUQ0hfU1RBVFVTX0VORF9PRl9TVFJFQU0QAjL5AgoRQWRuR2F0ZXdheVNlcnZpY2USTwoKRmV0Y2hCYXRjaBIfLm1hbGhhLmFkbi52MS5GZXRjaEJhdGNoUmVxdWVzdBogLm1hbGhhLmFkbi52MS5GZXRjaEJhdGNoUmVzcG9uc2USVgoLRGVsaXZlckZlZWQSIC5tYWxoYS5hZG4udjEuRGVsaXZlckZlZWRSZXF1ZXN0GiEubWFsaGEuYWRuLnYxLkRlbGl2ZXJGZWVkUmVzcG9uc2UoATABElIKC0ZldGNoU2luZ2xlEiAubWFsaGEuYWRuLnYxLkZldGNoU2luZ2xlUmVxdWVzdBohLm1hbGhhLmFkbi52MS5GZXRjaFNpbmdsZVJlc3BvbnNlEmcKEkdldERvY3VtZW50QnlDaGF2ZRInLm1hbGhhLmFkbi52MS5HZXREb2N1bWVudEJ5Q2hhdmVSZXF1ZXN0GigubWFsaGEuYWRuLnYxLkdldERvY3VtZW50QnlDaGF2ZVJlc3BvbnNlYgZwcm90bzM", [file_buf_validate_validate, file_google_protobuf_duration, file_google_protobuf_timestamp, file_malha_adn_v1_errors, file_malha_nfse_v1_distribution, file_malha_nfse_v1_feed, file_malha_store_v1_types]);
+  fileDesc("Ch5tYWxoYS9hZG4vdjEvYWRuX2dhdGV3YXkucHJvdG8SDG1hbGhhLmFkbi52MSLYAQoIQ2FsbEluZm8SNAoQYWRuX3Byb2Nlc3NlZF9hdBgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGQoRdmVyc2FvX2FwbGljYXRpdm8YAiABKAkSKAoGYWxlcnRzGAMgAygLMhgubWFsaGEuYWRuLnYxLkFkbk1lc3NhZ2USEAoIYXR0ZW1wdHMYBCABKAUSKgoHZWxhcHNlZBgFIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhITCgtodHRwX3N0YXR1cxgGIAEoBSJMChFGZXRjaEJhdGNoUmVxdWVzdBIkCgRmZWVkGAEgASgLMhYubWFsaGEubmZzZS52MS5GZWVkS2V5EhEKCWFmdGVyX25zdRgCIAEoBCLZAQoSRmV0Y2hCYXRjaFJlc3BvbnNlEikKBnN0YXR1cxgBIAEoDjIZLm1hbGhhLmFkbi52MS5CYXRjaFN0YXR1cxIuCgVpdGVtcxgCIAMoCzIfLm1hbGhhLm5mc2UudjEuRGlzdHJpYnV0aW9uSXRlbRITCgtoaWdoZXN0X25zdRgDIAEoBBIWCg5wYWdlX3NpemVfc2VlbhgEIAEoBRIVCg1kcm9wcGVkX2NvdW50GAUgASgFEiQKBGNhbGwYBiABKAsyFi5tYWxoYS5hZG4udjEuQ2FsbEluZm8itAEKCUJhdGNoSGVhZBIpCgZzdGF0dXMYASABKA4yGS5tYWxoYS5hZG4udjEuQmF0Y2hTdGF0dXMSEwoLaGlnaGVzdF9uc3UYAiABKAQSEgoKaXRlbV9jb3VudBgDIAEoBRIWCg5wYWdlX3NpemVfc2VlbhgEIAEoBRIVCg1kcm9wcGVkX2NvdW50GAUgASgFEiQKBGNhbGwYBiABKAsyFi5tYWxoYS5hZG4udjEuQ2FsbEluZm8i2QEKE0RlbGl2ZXJGZWVkc1JlcXVlc3QSEAoIZGVsaXZlcnkYASABKA0SLwoFc3RhcnQYAiABKAsyHi5tYWxoYS5hZG4udjEuRGVsaXZlckZlZWRTdGFydEgAEhUKC2Fja2VkX3BhZ2VzGAMgASgESAASLQoEc3RvcBgEIAEoCzIdLm1hbGhhLmFkbi52MS5EZWxpdmVyRmVlZFN0b3BIABIxCgZjYW5jZWwYBSABKAsyHy5tYWxoYS5hZG4udjEuRGVsaXZlckZlZWRDYW5jZWxIAEIGCgRwYXJ0IoICChBEZWxpdmVyRmVlZFN0YXJ0EiQKBGZlZWQYASABKAsyFi5tYWxoYS5uZnNlLnYxLkZlZWRLZXkSEQoJYWZ0ZXJfbnN1GAIgASgEEhgKBnJ1bl9pZBgDIAEoCUIIukgFcgMYgAESEwoLZmVuY2VfdG9rZW4YBCABKAQSUQoNdHJhY2VfY29udGV4dBgFIAMoCzIwLm1hbGhhLmFkbi52MS5EZWxpdmVyRmVlZFN0YXJ0LlRyYWNlQ29udGV4dEVudHJ5Qgi6SAWaAQIQBBozChFUcmFjZUNvbnRleHRFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIhEKD0RlbGl2ZXJGZWVkU3RvcCITChFEZWxpdmVyRmVlZENhbmNlbCKNAQoURGVsaXZlckZlZWRzUmVzcG9uc2USEAoIZGVsaXZlcnkYASABKA0SMQoGcmVwb3J0GAIgASgLMh8ubWFsaGEuYWRuLnYxLkRlbGl2ZXJGZWVkUmVwb3J0SAASKAoDZW5kGAMgASgLMhkubWFsaGEuYWRuLnYxLkRlbGl2ZXJ5RW5kSABCBgoEcGFydCJTCgtEZWxpdmVyeUVuZBIMCgRjb2RlGAEgASgFEg8KB21lc3NhZ2UYAiABKAkSJQoHZGV0YWlscxgDIAMoCzIULmdvb2dsZS5wcm90b2J1Zi5BbnkinwEKEURlbGl2ZXJGZWVkUmVwb3J0EgwKBHBhZ2UYASABKAQSJQoEaGVhZBgCIAEoCzIXLm1hbGhhLmFkbi52MS5CYXRjaEhlYWQSKwoGY291bnRzGAMgASgLMhsubWFsaGEuc3RvcmUudjEuQXBwbHlDb3VudHMSDgoGY3Vyc29yGAQgASgEEhgKEGNhbmNlbF9yZXF1ZXN0ZWQYBSABKAgiRwoSRmV0Y2hTaW5nbGVSZXF1ZXN0EiQKBGZlZWQYASABKAsyFi5tYWxoYS5uZnNlLnYxLkZlZWRLZXkSCwoDbnN1GAIgASgEIqQBChNGZXRjaFNpbmdsZVJlc3BvbnNlEi8KBGl0ZW0YASABKAsyHy5tYWxoYS5uZnNlLnYxLkRpc3RyaWJ1dGlvbkl0ZW1IABIsCgRob2xlGAIgASgLMhwubWFsaGEubmZzZS52MS5Db25maXJtZWRIb2xlSAASJAoEY2FsbBgDIAEoCzIWLm1hbGhhLmFkbi52MS5DYWxsSW5mb0IICgZyZXN1bHQigAEKGUdldERvY3VtZW50QnlDaGF2ZVJlcXVlc3QSFQoEaWJnZRgBIAEoCUIHukgEcgIYQBIzCghhbWJpZW50ZRgCIAEoDjIXLm1hbGhhLm5mc2UudjEuQW1iaWVudGVCCLpIBYIBAhABEhcKBWNoYXZlGAMgASgJQgi6SAVyAxiACCLXAQoaR2V0RG9jdW1lbnRCeUNoYXZlUmVzcG9uc2USMQoIZG9jdW1lbnQYASABKAsyHy5tYWxoYS5uZnNlLnYxLkRpc3RyaWJ1dGlvbkl0ZW0SLwoGZXZlbnRzGAIgAygLMh8ubWFsaGEubmZzZS52MS5EaXN0cmlidXRpb25JdGVtEi8KBmZhdWx0cxgDIAMoCzIfLm1hbGhhLm5mc2UudjEuRGlzdHJpYnV0aW9uSXRlbRIkCgRjYWxsGAQgASgLMhYubWFsaGEuYWRuLnYxLkNhbGxJbmZvKm0KC0JhdGNoU3RhdHVzEhwKGEJBVENIX1NUQVRVU19VTlNQRUNJRklFRBAAEiAKHEJBVENIX1NUQVRVU19ET0NVTUVOVFNfRk9VTkQQARIeChpCQVRDSF9TVEFUVVNfRU5EX09GX1NUUkVBTRACMvwCChFBZG5HYXRld2F5U2VydmljZRJPCgpGZXRjaEJhdGNoEh8ubWFsaGEuYWRuLnYxLkZldGNoQmF0Y2hSZXF1ZXN0GiAubWFsaGEuYWRuLnYxLkZldGNoQmF0Y2hSZXNwb25zZRJZCgxEZWxpdmVyRmVlZHMSIS5tYWxoYS5hZG4udjEuRGVsaXZlckZlZWRzUmVxdWVzdBoiLm1hbGhhLmFkbi52MS5EZWxpdmVyRmVlZHNSZXNwb25zZSgBMAESUgoLRmV0Y2hTaW5nbGUSIC5tYWxoYS5hZG4udjEuRmV0Y2hTaW5nbGVSZXF1ZXN0GiEubWFsaGEuYWRuLnYxLkZldGNoU2luZ2xlUmVzcG9uc2USZwoSR2V0RG9jdW1lbnRCeUNoYXZlEicubWFsaGEuYWRuLnYxLkdldERvY3VtZW50QnlDaGF2ZVJlcXVlc3QaKC5tYWxoYS5hZG4udjEuR2V0RG9jdW1lbnRCeUNoYXZlUmVzcG9uc2ViBnByb3RvMw", [file_buf_validate_validate, file_google_protobuf_any, file_google_protobuf_duration, file_google_protobuf_timestamp, file_malha_adn_v1_errors, file_malha_nfse_v1_distribution, file_malha_nfse_v1_feed, file_malha_store_v1_types]);
 
 /**
  * Facts about the ADN exchange common to every response, for logs, metrics and run records.
@@ -186,7 +186,7 @@ export const FetchBatchResponseSchema: GenMessage<FetchBatchResponse> = /*@__PUR
   messageDesc(file_malha_adn_v1_adn_gateway, 2);
 
 /**
- * What a page's head says about it, before its items are decoded (a DeliverFeed report carries it).
+ * What a page's head says about it, before its items are decoded (a delivery's report carries it).
  *
  * @generated from message malha.adn.v1.BatchHead
  */
@@ -242,52 +242,68 @@ export const BatchHeadSchema: GenMessage<BatchHead> = /*@__PURE__*/
   messageDesc(file_malha_adn_v1_adn_gateway, 3);
 
 /**
- * One message of the caller of a DeliverFeed.
+ * One message of the caller of DeliverFeeds: a part of one delivery.
  *
- * @generated from message malha.adn.v1.DeliverFeedRequest
+ * @generated from message malha.adn.v1.DeliverFeedsRequest
  */
-export type DeliverFeedRequest = Message<"malha.adn.v1.DeliverFeedRequest"> & {
+export type DeliverFeedsRequest = Message<"malha.adn.v1.DeliverFeedsRequest"> & {
+  /**
+   * The delivery: a number ≥ 1 the caller chose in its `start`, not used by another delivery still open.
+   *
+   * @generated from field: uint32 delivery = 1;
+   */
+  delivery: number;
+
   /**
    * Which message this is.
    *
-   * @generated from oneof malha.adn.v1.DeliverFeedRequest.part
+   * @generated from oneof malha.adn.v1.DeliverFeedsRequest.part
    */
   part: {
     /**
-     * Always and only the first message.
+     * Always and only the first message of a delivery.
      *
-     * @generated from field: malha.adn.v1.DeliverFeedStart start = 1;
+     * @generated from field: malha.adn.v1.DeliverFeedStart start = 2;
      */
     value: DeliverFeedStart;
     case: "start";
   } | {
     /**
-     * The caller has taken this many reports (cumulative): lets the gateway apply further pages.
+     * The caller has taken this many reports of the delivery (cumulative): lets it apply further pages.
      *
-     * @generated from field: uint64 acked_pages = 2;
+     * @generated from field: uint64 acked_pages = 3;
      */
     value: bigint;
     case: "ackedPages";
   } | {
     /**
-     * End after the page being applied (or at once when none is); the stream then ends with OK.
+     * End after the page being applied (or at once when none is); the delivery then ends with code 0.
      *
-     * @generated from field: malha.adn.v1.DeliverFeedStop stop = 3;
+     * @generated from field: malha.adn.v1.DeliverFeedStop stop = 4;
      */
     value: DeliverFeedStop;
     case: "stop";
+  } | {
+    /**
+     * End at once: the ADN call ahead is abandoned, the page being applied still commits or fails in the
+     * store, and nothing more is sent for this delivery (no `end`).
+     *
+     * @generated from field: malha.adn.v1.DeliverFeedCancel cancel = 5;
+     */
+    value: DeliverFeedCancel;
+    case: "cancel";
   } | { case: undefined; value?: undefined };
 };
 
 /**
- * Describes the message malha.adn.v1.DeliverFeedRequest.
- * Use `create(DeliverFeedRequestSchema)` to create a new message.
+ * Describes the message malha.adn.v1.DeliverFeedsRequest.
+ * Use `create(DeliverFeedsRequestSchema)` to create a new message.
  */
-export const DeliverFeedRequestSchema: GenMessage<DeliverFeedRequest> = /*@__PURE__*/
+export const DeliverFeedsRequestSchema: GenMessage<DeliverFeedsRequest> = /*@__PURE__*/
   messageDesc(file_malha_adn_v1_adn_gateway, 4);
 
 /**
- * What a DeliverFeed reads and under which run it writes.
+ * What a delivery reads and under which run it writes.
  *
  * @generated from message malha.adn.v1.DeliverFeedStart
  */
@@ -319,6 +335,13 @@ export type DeliverFeedStart = Message<"malha.adn.v1.DeliverFeedStart"> & {
    * @generated from field: uint64 fence_token = 4;
    */
   fenceToken: bigint;
+
+  /**
+   * The run's trace context (W3C `traceparent`, `tracestate`): the delivery's spans join the run's trace.
+   *
+   * @generated from field: map<string, string> trace_context = 5;
+   */
+  traceContext: { [key: string]: string };
 };
 
 /**
@@ -329,7 +352,7 @@ export const DeliverFeedStartSchema: GenMessage<DeliverFeedStart> = /*@__PURE__*
   messageDesc(file_malha_adn_v1_adn_gateway, 5);
 
 /**
- * Asks a DeliverFeed to end after the page being applied.
+ * Asks a delivery to end after the page being applied.
  *
  * @generated from message malha.adn.v1.DeliverFeedStop
  */
@@ -344,13 +367,108 @@ export const DeliverFeedStopSchema: GenMessage<DeliverFeedStop> = /*@__PURE__*/
   messageDesc(file_malha_adn_v1_adn_gateway, 6);
 
 /**
- * One message of a DeliverFeed: the report of one page, in page order.
+ * Asks a delivery to end at once.
  *
- * @generated from message malha.adn.v1.DeliverFeedResponse
+ * @generated from message malha.adn.v1.DeliverFeedCancel
  */
-export type DeliverFeedResponse = Message<"malha.adn.v1.DeliverFeedResponse"> & {
+export type DeliverFeedCancel = Message<"malha.adn.v1.DeliverFeedCancel"> & {
+};
+
+/**
+ * Describes the message malha.adn.v1.DeliverFeedCancel.
+ * Use `create(DeliverFeedCancelSchema)` to create a new message.
+ */
+export const DeliverFeedCancelSchema: GenMessage<DeliverFeedCancel> = /*@__PURE__*/
+  messageDesc(file_malha_adn_v1_adn_gateway, 7);
+
+/**
+ * One message of DeliverFeeds: a report or the end of one delivery.
+ *
+ * @generated from message malha.adn.v1.DeliverFeedsResponse
+ */
+export type DeliverFeedsResponse = Message<"malha.adn.v1.DeliverFeedsResponse"> & {
   /**
-   * 1 for the first page of the stream, then 2, 3, … (what `acked_pages` counts).
+   * The delivery, as its `start` numbered it.
+   *
+   * @generated from field: uint32 delivery = 1;
+   */
+  delivery: number;
+
+  /**
+   * Which message this is.
+   *
+   * @generated from oneof malha.adn.v1.DeliverFeedsResponse.part
+   */
+  part: {
+    /**
+     * The report of one page, in page order.
+     *
+     * @generated from field: malha.adn.v1.DeliverFeedReport report = 2;
+     */
+    value: DeliverFeedReport;
+    case: "report";
+  } | {
+    /**
+     * The delivery's last message.
+     *
+     * @generated from field: malha.adn.v1.DeliveryEnd end = 3;
+     */
+    value: DeliveryEnd;
+    case: "end";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message malha.adn.v1.DeliverFeedsResponse.
+ * Use `create(DeliverFeedsResponseSchema)` to create a new message.
+ */
+export const DeliverFeedsResponseSchema: GenMessage<DeliverFeedsResponse> = /*@__PURE__*/
+  messageDesc(file_malha_adn_v1_adn_gateway, 8);
+
+/**
+ * How a delivery ended: code 0 (OK), or the code, message and details of its error, as a single call's
+ * trailers would carry them.
+ *
+ * @generated from message malha.adn.v1.DeliveryEnd
+ */
+export type DeliveryEnd = Message<"malha.adn.v1.DeliveryEnd"> & {
+  /**
+   * The gRPC status code (google.rpc.Code numbering); 0 when the delivery ended as it should.
+   *
+   * @generated from field: int32 code = 1;
+   */
+  code: number;
+
+  /**
+   * The error message; empty with code 0.
+   *
+   * @generated from field: string message = 2;
+   */
+  message: string;
+
+  /**
+   * The error details (RateLimited, StaleFence, AdnRejection, CredentialsUnavailable, …).
+   *
+   * @generated from field: repeated google.protobuf.Any details = 3;
+   */
+  details: Any[];
+};
+
+/**
+ * Describes the message malha.adn.v1.DeliveryEnd.
+ * Use `create(DeliveryEndSchema)` to create a new message.
+ */
+export const DeliveryEndSchema: GenMessage<DeliveryEnd> = /*@__PURE__*/
+  messageDesc(file_malha_adn_v1_adn_gateway, 9);
+
+/**
+ * The report of one page of a delivery.
+ *
+ * @generated from message malha.adn.v1.DeliverFeedReport
+ */
+export type DeliverFeedReport = Message<"malha.adn.v1.DeliverFeedReport"> & {
+  /**
+   * 1 for the first page of the delivery, then 2, 3, … (what `acked_pages` counts).
    *
    * @generated from field: uint64 page = 1;
    */
@@ -387,11 +505,11 @@ export type DeliverFeedResponse = Message<"malha.adn.v1.DeliverFeedResponse"> & 
 };
 
 /**
- * Describes the message malha.adn.v1.DeliverFeedResponse.
- * Use `create(DeliverFeedResponseSchema)` to create a new message.
+ * Describes the message malha.adn.v1.DeliverFeedReport.
+ * Use `create(DeliverFeedReportSchema)` to create a new message.
  */
-export const DeliverFeedResponseSchema: GenMessage<DeliverFeedResponse> = /*@__PURE__*/
-  messageDesc(file_malha_adn_v1_adn_gateway, 7);
+export const DeliverFeedReportSchema: GenMessage<DeliverFeedReport> = /*@__PURE__*/
+  messageDesc(file_malha_adn_v1_adn_gateway, 10);
 
 /**
  * Request of FetchSingle.
@@ -419,7 +537,7 @@ export type FetchSingleRequest = Message<"malha.adn.v1.FetchSingleRequest"> & {
  * Use `create(FetchSingleRequestSchema)` to create a new message.
  */
 export const FetchSingleRequestSchema: GenMessage<FetchSingleRequest> = /*@__PURE__*/
-  messageDesc(file_malha_adn_v1_adn_gateway, 8);
+  messageDesc(file_malha_adn_v1_adn_gateway, 11);
 
 /**
  * Response of FetchSingle.
@@ -463,7 +581,7 @@ export type FetchSingleResponse = Message<"malha.adn.v1.FetchSingleResponse"> & 
  * Use `create(FetchSingleResponseSchema)` to create a new message.
  */
 export const FetchSingleResponseSchema: GenMessage<FetchSingleResponse> = /*@__PURE__*/
-  messageDesc(file_malha_adn_v1_adn_gateway, 9);
+  messageDesc(file_malha_adn_v1_adn_gateway, 12);
 
 /**
  * Request of GetDocumentByChave.
@@ -498,7 +616,7 @@ export type GetDocumentByChaveRequest = Message<"malha.adn.v1.GetDocumentByChave
  * Use `create(GetDocumentByChaveRequestSchema)` to create a new message.
  */
 export const GetDocumentByChaveRequestSchema: GenMessage<GetDocumentByChaveRequest> = /*@__PURE__*/
-  messageDesc(file_malha_adn_v1_adn_gateway, 10);
+  messageDesc(file_malha_adn_v1_adn_gateway, 13);
 
 /**
  * Response of GetDocumentByChave. Items keep the NSU the ADN sent with them (0 if none).
@@ -540,7 +658,7 @@ export type GetDocumentByChaveResponse = Message<"malha.adn.v1.GetDocumentByChav
  * Use `create(GetDocumentByChaveResponseSchema)` to create a new message.
  */
 export const GetDocumentByChaveResponseSchema: GenMessage<GetDocumentByChaveResponse> = /*@__PURE__*/
-  messageDesc(file_malha_adn_v1_adn_gateway, 11);
+  messageDesc(file_malha_adn_v1_adn_gateway, 14);
 
 /**
  * Outcome of a FetchBatch call.
@@ -599,11 +717,13 @@ export const AdnGatewayService: GenService<{
     output: typeof FetchBatchResponseSchema;
   },
   /**
-   * A sync run's pages, fetched from the ADN and applied to the store in one hop: the page bytes go from
-   * this gateway to StoreService.ApplyBatch (as `entries`, undecoded, under the run's id and fence token) and
-   * never through the caller, who sees each page's head and what its ApplyBatch answered. The caller
-   * (the coordinator, holding the feed's lease) sends `start` first, then `ack` as it takes the reports,
-   * and `stop` to end early (a bootstrap slice); cancelling the call stops it at once (a lost lease).
+   * Sync runs' pages, fetched from the ADN and applied to the store in one hop, many runs on one stream
+   * (docs/decisions/0044-many-deliveries-on-one-stream.md). Each run is a delivery: the page bytes go from
+   * this gateway to StoreService.ApplyBatch (as `entries`, undecoded, under the run's id and fence token)
+   * and never through the caller, who sees each page's head and what its ApplyBatch answered. The caller
+   * (the coordinator, holding the feed's lease) opens a delivery with `start` under a number of its
+   * choosing, then sends `acked_pages` as it takes the reports, `stop` to end it early (a bootstrap slice)
+   * and `cancel` to end it at once (a lost lease). Per delivery:
    *   - One ADN call of the feed in flight, never two: the gateway asks for page k+1 as soon as it has
    *     read page k's envelope (the next after_nsu is that page's highest NSU), so the next call overlaps
    *     this page's decoding and applying.
@@ -612,21 +732,25 @@ export const AdnGatewayService: GenService<{
    *     stops reading or acknowledging (paused, partitioned) thereby stops the gateway within 2 pages,
    *     and the ADN within 2 more calls.
    *   - Fencing stays in the store: a page of a holder whose fence is stale is refused there, and the
-   *     store's FAILED_PRECONDITION + StaleFence ends this stream unchanged.
-   * The stream ends with OK after the report of the page whose head says END_OF_STREAM, of the page whose
-   * ApplyBatch answered `cancel_requested`, or of the page being applied when `stop` (or the end of the
-   * caller's messages) arrived. An error ends it with its code and details: the ADN's (see the package
-   * comment; e.g. RESOURCE_EXHAUSTED + RateLimited), RESOURCE_EXHAUSTED when a page's entries exceed
-   * ADN_MAX_BATCH_BYTES, or the store's for the page it refused (which wrote nothing of that page). The
-   * pages reported before the error are committed. Errors before any ADN call: INVALID_ARGUMENT when the
-   * first message is not `start`, or for a bad feed, an empty run_id or a zero fence_token.
+   *     store's FAILED_PRECONDITION + StaleFence ends the delivery unchanged.
+   * A delivery ends with an `end` of code 0 after the report of the page whose head says END_OF_STREAM,
+   * of the page whose ApplyBatch answered `cancel_requested`, or of the page being applied when `stop`
+   * arrived. An error ends it with an `end` carrying its code, message and details: the ADN's (see the
+   * package comment; e.g. RESOURCE_EXHAUSTED + RateLimited), RESOURCE_EXHAUSTED when a page's entries
+   * exceed ADN_MAX_BATCH_BYTES, or the store's for the page it refused (which wrote nothing of that page).
+   * The pages reported before it are committed. Before any ADN call: INVALID_ARGUMENT for a bad feed, an
+   * empty run_id or a zero fence_token. A cancelled delivery gets no `end`. One delivery's end never ends
+   * another. The stream itself fails (INVALID_ARGUMENT) only for a message the protocol does not allow: a
+   * first message of a delivery that is not `start`, a `start` under a number still open, or a
+   * delivery 0. When the caller closes its side, every open delivery ends as after `stop`, and the stream
+   * ends with OK after the last `end`; a stream that fails or is cancelled ends its deliveries with it.
    *
-   * @generated from rpc malha.adn.v1.AdnGatewayService.DeliverFeed
+   * @generated from rpc malha.adn.v1.AdnGatewayService.DeliverFeeds
    */
-  deliverFeed: {
+  deliverFeeds: {
     methodKind: "bidi_streaming";
-    input: typeof DeliverFeedRequestSchema;
-    output: typeof DeliverFeedResponseSchema;
+    input: typeof DeliverFeedsRequestSchema;
+    output: typeof DeliverFeedsResponseSchema;
   },
   /**
    * Asks for exactly one NSU (`lote=false`), to back-fill a gap. Answers the item (possibly a fault) or a

@@ -1,0 +1,169 @@
+// DeliverFeeds: many sync runs' deliveries on one stream (adn_gateway.proto; decision 0044). The stream is
+// shared work: a delivery costs a few messages on it instead of an HTTP/2 stream, a handler context and
+// an access line of its own. Each delivery runs deliverFeed (deliver-feed.ts) on its own; this file only
+// routes the caller's messages to it, tags its reports, and sends how it ended as data, so that one
+// delivery's error never ends another.
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
+import type {
+  DeliverFeedStart,
+  DeliverFeedsRequest,
+  DeliverFeedsResponseSchema,
+  DeliveryEndSchema,
+} from "../../libs/gen/malha/adn/v1/adn_gateway_pb.js";
+import { currentScope } from "../../libs/rpc/context.js";
+import { entryStatusOf } from "../../libs/rpc/entry-errors.js";
+import { invalidArgument, logLevelOf, toWireError } from "../../libs/rpc/errors.js";
+import { contextFrom, inSpan, SpanKind } from "../../libs/tracing/spans.js";
+import { type DeliverFeedDeps, DeliveryControl, deliverFeed } from "./deliver-feed.js";
+
+type Response = MessageInitShape<typeof DeliverFeedsResponseSchema>;
+type End = MessageInitShape<typeof DeliveryEndSchema>;
+
+/** Deliveries one stream may have open; a `start` beyond them ends that delivery with RESOURCE_EXHAUSTED. */
+export const MAX_OPEN_DELIVERIES = 4096;
+
+export interface DeliverFeedsDeps extends DeliverFeedDeps {
+  /** How each delivery ended, by code name (metrics.ts). */
+  ended?: (code: string) => void;
+}
+
+interface Delivery {
+  control: DeliveryControl;
+  cancel: AbortController;
+  cancelled: boolean;
+}
+
+export async function* deliverFeeds(
+  deps: DeliverFeedsDeps,
+  requests: AsyncIterable<DeliverFeedsRequest>,
+  signal: AbortSignal,
+): AsyncGenerator<Response> {
+  const outbox: Response[] = [];
+  let wake: (() => void) | undefined;
+  const send = (m: Response) => {
+    outbox.push(m);
+    wake?.();
+  };
+  const open = new Map<number, Delivery>();
+  let callerDone = false;
+  let violation: ConnectError | undefined;
+
+  const begin = (id: number, start: DeliverFeedStart) => {
+    const d: Delivery = { control: new DeliveryControl(), cancel: new AbortController(), cancelled: false };
+    open.set(id, d);
+    void run(id, start, d);
+  };
+  const run = async (id: number, start: DeliverFeedStart, d: Delivery) => {
+    let end: End = { code: 0 };
+    try {
+      // The run's trace: the coordinator's span for this delivery is the parent of the gateway's.
+      const parent = contextFrom((key) => start.traceContext[key]);
+      await inSpan(
+        "deliver feed",
+        { kind: SpanKind.SERVER, parent, attributes: { "malha.feed": start.feed?.ibge ?? "", "malha.run": start.runId } },
+        async () => {
+          for await (const report of deliverFeed(deps, start, d.control, d.cancel.signal)) {
+            if (d.cancelled) return;
+            send({ delivery: id, part: { case: "report", value: report } });
+          }
+        },
+      );
+    } catch (err) {
+      if (logLevelOf(err) === "error" && !d.cancelled) deps.log.error({ err, runId: start.runId }, "delivery failed unexpectedly");
+      end = entryStatusOf(toWireError(err, currentScope()?.requestId ?? "none"));
+    } finally {
+      open.delete(id);
+      if (!d.cancelled) {
+        send({ delivery: id, part: { case: "end", value: end } });
+        deps.ended?.(codeName(end.code ?? 0));
+      }
+      wake?.();
+    }
+  };
+
+  const read = async () => {
+    try {
+      for await (const m of requests) {
+        const id = m.delivery;
+        if (id === 0) throw invalidArgument("delivery must be at least 1");
+        const d = open.get(id);
+        switch (m.part.case) {
+          case "start":
+            if (d) throw invalidArgument(`delivery ${id} is open: a start must name a delivery that is not`);
+            if (open.size >= MAX_OPEN_DELIVERIES) {
+              const refused = entryStatusOf(
+                new ConnectError(`this stream has ${MAX_OPEN_DELIVERIES} deliveries open; open another stream`, Code.ResourceExhausted),
+              );
+              send({ delivery: id, part: { case: "end", value: refused } });
+              deps.ended?.("ResourceExhausted");
+            } else begin(id, m.part.value);
+            break;
+          // A delivery that ended while these were under way: nothing left to acknowledge or stop.
+          case "ackedPages":
+            d?.control.ack(m.part.value);
+            break;
+          case "stop":
+            d?.control.stop();
+            break;
+          case "cancel":
+            if (d && !d.cancelled) {
+              d.cancelled = true;
+              d.control.stop();
+              d.cancel.abort();
+              deps.ended?.("Canceled");
+            }
+            break;
+          default:
+            throw invalidArgument(`delivery ${id}: a message without a part (start, acked_pages, stop or cancel)`);
+        }
+      }
+    } catch (err) {
+      // A protocol violation ends the stream; the caller going away ends it through `signal`.
+      if (err instanceof ConnectError) violation = err;
+    }
+    callerDone = true;
+    // A caller that closes its side has nothing more to acknowledge: a stop for every open delivery.
+    for (const d of open.values()) {
+      if (violation) {
+        d.cancelled = true;
+        d.cancel.abort();
+      }
+      d.control.stop();
+    }
+    wake?.();
+  };
+  void read();
+  // The stream cancelled (the caller gone, the server stopping): every delivery with it.
+  const cancelAll = () => {
+    for (const d of open.values()) d.cancel.abort();
+    wake?.();
+  };
+  signal.addEventListener("abort", cancelAll, { once: true });
+
+  try {
+    for (;;) {
+      const m = outbox.shift();
+      if (m) {
+        yield m;
+        continue;
+      }
+      if (violation) throw violation;
+      if ((callerDone && open.size === 0) || signal.aborted) return;
+      await new Promise<void>((resolve) => (wake = resolve));
+      wake = undefined;
+    }
+  } finally {
+    signal.removeEventListener("abort", cancelAll);
+    // Whoever stops reading the stream (connect, on any end) ends what is still open.
+    for (const d of open.values()) {
+      d.cancelled = true;
+      d.cancel.abort();
+    }
+  }
+}
+
+/** The code's name as the RPC metrics spell it (`FailedPrecondition`, …). */
+function codeName(code: number): string {
+  return code === 0 ? "OK" : (Code[code] ?? "Unknown");
+}
