@@ -14,7 +14,19 @@ function cnpjOf(raw: Buffer): string | undefined {
   return found && "cnpj" in found ? found.cnpj : undefined;
 }
 
+/** The identity of each connection, read once: a run's calls share one (getPeerCertificate builds a whole object). */
+const bySocket = new WeakMap<TLSSocket, Identity>();
+
 export function identify(socket: TLSSocket): Identity {
+  let identity = bySocket.get(socket);
+  if (!identity) {
+    identity = identifyPeer(socket);
+    bySocket.set(socket, identity);
+  }
+  return identity;
+}
+
+function identifyPeer(socket: TLSSocket): Identity {
   const peer = socket.getPeerCertificate(false);
   if (!peer?.raw) return { ok: false, codigo: "E2000", descricao: "Certificado digital do transmissor não informado." };
   const err = socket.authorizationError as unknown as string | undefined;
