@@ -138,10 +138,12 @@ function* logEntries<T>(p: ServiceProcess): Generator<T & { msg?: string }> {
 /** The service's warn/error log lines by message (and error message), e.g. a feed job that crashed. */
 function problemsLogged(p: ServiceProcess): string {
   const counts = new Map<string, number>();
-  for (const entry of logEntries<{ level?: string; err?: { message?: string } }>(p)) {
+  for (const entry of logEntries<{ level?: string; err?: { message?: string }; error?: string }>(p)) {
     // libs/log writes the level's label, not pino's number.
     if (!PROBLEM_LEVELS.has(entry.level ?? "")) continue;
-    const key = `${entry.msg ?? "?"}${entry.err?.message ? `: ${entry.err.message.slice(0, 80)}` : ""}`;
+    // A failed run's reason is its `error` (runner.ts); other problems carry an `err`.
+    const why = entry.err?.message ?? entry.error;
+    const key = `${entry.msg ?? "?"}${why ? `: ${why.slice(0, 80)}` : ""}`;
     counts.set(key, (counts.get(key) ?? 0) + 1);
   }
   return counts.size === 0 ? "none" : [...counts].map(([k, v]) => `${v} × ${k}`).join("; ");
@@ -506,6 +508,9 @@ async function main(): Promise<void> {
       }
       row("    CPU s / 1,000 docs: all", `${fmt(total, 3)} (the simulator, in this process, not counted)`, "≤ 0.40");
       if (stages) row("    store: decode, writing", describeStoreStages(stages));
+      // More runs than feeds: slices given back, or failures retried; which, and why, is here.
+      row("    coordinator jobs", await jobsByOutcome(coordinator));
+      row("    coordinator warnings", problemsLogged(coordinator));
       peakRow(m);
       await heapSnapshots(mesh, `K = ${k}`);
       mysqlRows(`K = ${k}`, status, statusAfter);
