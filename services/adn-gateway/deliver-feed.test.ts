@@ -18,6 +18,7 @@ import {
   type DeliverFeedsResponse,
 } from "../../libs/gen/malha/adn/v1/adn_gateway_pb.js";
 import { errorOfEntryStatus } from "../../libs/rpc/entry-errors.js";
+import { MessageQueue } from "../../libs/rpc/message-queue.js";
 import { RateLimitedSchema } from "../../libs/gen/malha/adn/v1/errors_pb.js";
 import { Ambiente, TipoNsu } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
 import { StoreService } from "../../libs/gen/malha/store/v1/store_pb.js";
@@ -113,28 +114,10 @@ async function storedNsus(ibge: string): Promise<bigint[]> {
 type Message = MessageInitShape<typeof DeliverFeedsRequestSchema>;
 
 /** The caller's side as a queue: what the test pushes is sent, in order, until it closes. */
-function callerSide(...first: Message[]) {
-  const queue: Message[] = [...first];
-  let closed = false;
-  let wake: (() => void) | undefined;
-  return {
-    push(m: Message) {
-      queue.push(m);
-      wake?.();
-    },
-    close() {
-      closed = true;
-      wake?.();
-    },
-    async *messages(): AsyncGenerator<Message> {
-      for (;;) {
-        const m = queue.shift();
-        if (m) yield m;
-        else if (closed) return;
-        else await new Promise<void>((resolve) => (wake = resolve));
-      }
-    },
-  };
+function callerSide(...first: Message[]): MessageQueue<Message> {
+  const side = new MessageQueue<Message>();
+  for (const m of first) side.push(m);
+  return side;
 }
 
 /**
@@ -145,7 +128,7 @@ async function deliver(c: Client<typeof AdnGatewayService>, start: Message) {
   const side = callerSide(start);
   const reports: DeliverFeedReport[] = [];
   try {
-    for await (const m of c.deliverFeeds(side.messages())) {
+    for await (const m of c.deliverFeeds(side)) {
       if (m.part.case === "report") {
         reports.push(m.part.value);
         side.push({ delivery: m.delivery, part: { case: "ackedPages", value: m.part.value.page } });
@@ -258,7 +241,7 @@ describe("DeliverFeeds", () => {
     const reports: DeliverFeedReport[] = [];
     const ends: DeliverFeedsResponse[] = [];
     const done = (async () => {
-      for await (const m of client.deliverFeeds(side.messages())) {
+      for await (const m of client.deliverFeeds(side)) {
         if (m.part.case === "report") reports.push(m.part.value);
         else ends.push(m);
       }
@@ -312,7 +295,7 @@ describe("DeliverFeeds", () => {
     const side = callerSide(startOf(HELD.ibge, await beginRun(HELD.ibge, 9n), 9n), startOf(BAD.ibge, run, 2n));
     const again = await (async () => {
       try {
-        for await (const _ of client.deliverFeeds(side.messages()));
+        for await (const _ of client.deliverFeeds(side));
       } catch (err) {
         return ConnectError.from(err);
       } finally {
@@ -341,7 +324,7 @@ describe("DeliverFeeds", () => {
       [8, []],
       [9, []],
     ]);
-    for await (const m of client.deliverFeeds(side.messages())) {
+    for await (const m of client.deliverFeeds(side)) {
       seen.get(m.delivery)!.push(m);
       if (m.part.case === "report" && m.delivery === 9) {
         // Cancelled at its first report: nothing more comes for it, not even an end.

@@ -46,11 +46,11 @@ interface Page {
 
 export type Report = MessageInitShape<typeof DeliverFeedReportSchema>;
 
-/** Runs one delivery to its end; `control` is the caller's side (acknowledgements, stop), `signal` cancels it. */
+/** Runs one delivery to its end; `caller` is the caller's side (acknowledgements, stop), `signal` cancels it. */
 export async function* deliverFeed(
   deps: DeliverFeedDeps,
   start: DeliverFeedStart,
-  control: DeliveryControl,
+  caller: DeliveryControl,
   signal: AbortSignal,
 ): AsyncGenerator<Report> {
   validStart(start);
@@ -65,7 +65,6 @@ export async function* deliverFeed(
   const stopFetching = () => {
     if (!fetching.signal.aborted) fetching.abort();
   };
-  const caller = control;
   caller.onStop(stopFetching);
   const pages = new ReadAhead(adnPages(deps, feed, start.afterNsu, AbortSignal.any([signal, fetching.signal])), PAGES_AHEAD_OF_STORE);
   let cursor = start.afterNsu;

@@ -13,7 +13,8 @@ import type {
 } from "../../libs/gen/malha/adn/v1/adn_gateway_pb.js";
 import { currentScope } from "../../libs/rpc/context.js";
 import { entryStatusOf } from "../../libs/rpc/entry-errors.js";
-import { invalidArgument, logLevelOf, toWireError } from "../../libs/rpc/errors.js";
+import { invalidArgument, logLevelOf, resourceExhausted, toWireError } from "../../libs/rpc/errors.js";
+import { MessageQueue } from "../../libs/rpc/message-queue.js";
 import { contextFrom, inSpan, SpanKind } from "../../libs/tracing/spans.js";
 import { type DeliverFeedDeps, DeliveryControl, deliverFeed } from "./deliver-feed.js";
 
@@ -39,15 +40,20 @@ export async function* deliverFeeds(
   requests: AsyncIterable<DeliverFeedsRequest>,
   signal: AbortSignal,
 ): AsyncGenerator<Response> {
-  const outbox: Response[] = [];
-  let wake: (() => void) | undefined;
-  const send = (m: Response) => {
-    outbox.push(m);
-    wake?.();
-  };
+  const outbox = new MessageQueue<Response>();
   const open = new Map<number, Delivery>();
   let callerDone = false;
   let violation: ConnectError | undefined;
+  // The responses end once the caller's side has ended and every delivery with it.
+  const closeIfDone = () => {
+    if (callerDone && open.size === 0) outbox.close();
+  };
+  // At once, and nothing more is sent for it: the page being applied still commits or fails in the store.
+  const cancel = (d: Delivery) => {
+    d.cancelled = true;
+    d.control.stop();
+    d.cancel.abort();
+  };
 
   const begin = (id: number, start: DeliverFeedStart) => {
     const d: Delivery = { control: new DeliveryControl(), cancel: new AbortController(), cancelled: false };
@@ -65,7 +71,7 @@ export async function* deliverFeeds(
         async () => {
           for await (const report of deliverFeed(deps, start, d.control, d.cancel.signal)) {
             if (d.cancelled) return;
-            send({ delivery: id, part: { case: "report", value: report } });
+            outbox.push({ delivery: id, part: { case: "report", value: report } });
           }
         },
       );
@@ -75,10 +81,10 @@ export async function* deliverFeeds(
     } finally {
       open.delete(id);
       if (!d.cancelled) {
-        send({ delivery: id, part: { case: "end", value: end } });
+        outbox.push({ delivery: id, part: { case: "end", value: end } });
         deps.ended?.(codeName(end.code ?? 0));
       }
-      wake?.();
+      closeIfDone();
     }
   };
 
@@ -93,9 +99,9 @@ export async function* deliverFeeds(
             if (d) throw invalidArgument(`delivery ${id} is open: a start must name a delivery that is not`);
             if (open.size >= MAX_OPEN_DELIVERIES) {
               const refused = entryStatusOf(
-                new ConnectError(`this stream has ${MAX_OPEN_DELIVERIES} deliveries open; open another stream`, Code.ResourceExhausted),
+                resourceExhausted(`this stream has ${MAX_OPEN_DELIVERIES} deliveries open; open another stream`),
               );
-              send({ delivery: id, part: { case: "end", value: refused } });
+              outbox.push({ delivery: id, part: { case: "end", value: refused } });
               deps.ended?.("ResourceExhausted");
             } else begin(id, m.part.value);
             break;
@@ -108,9 +114,7 @@ export async function* deliverFeeds(
             break;
           case "cancel":
             if (d && !d.cancelled) {
-              d.cancelled = true;
-              d.control.stop();
-              d.cancel.abort();
+              cancel(d);
               deps.ended?.("Canceled");
             }
             break;
@@ -123,43 +127,23 @@ export async function* deliverFeeds(
       if (err instanceof ConnectError) violation = err;
     }
     callerDone = true;
+    if (violation) outbox.close();
     // A caller that closes its side has nothing more to acknowledge: a stop for every open delivery.
-    for (const d of open.values()) {
-      if (violation) {
-        d.cancelled = true;
-        d.cancel.abort();
-      }
-      d.control.stop();
-    }
-    wake?.();
+    for (const d of open.values()) d.control.stop();
+    closeIfDone();
   };
   void read();
-  // The stream cancelled (the caller gone, the server stopping): every delivery with it.
-  const cancelAll = () => {
-    for (const d of open.values()) d.cancel.abort();
-    wake?.();
-  };
-  signal.addEventListener("abort", cancelAll, { once: true });
+  // The stream cancelled (the caller gone, the server stopping): the finally below cancels what is open.
+  const stopSending = () => outbox.close();
+  signal.addEventListener("abort", stopSending, { once: true });
 
   try {
-    for (;;) {
-      const m = outbox.shift();
-      if (m) {
-        yield m;
-        continue;
-      }
-      if (violation) throw violation;
-      if ((callerDone && open.size === 0) || signal.aborted) return;
-      await new Promise<void>((resolve) => (wake = resolve));
-      wake = undefined;
-    }
+    yield* outbox;
+    if (violation) throw violation;
   } finally {
-    signal.removeEventListener("abort", cancelAll);
+    signal.removeEventListener("abort", stopSending);
     // Whoever stops reading the stream (connect, on any end) ends what is still open.
-    for (const d of open.values()) {
-      d.cancelled = true;
-      d.cancel.abort();
-    }
+    for (const d of open.values()) cancel(d);
   }
 }
 

@@ -15,6 +15,7 @@ import type {
   DeliveryEnd,
 } from "../../libs/gen/malha/adn/v1/adn_gateway_pb.js";
 import { errorOfEntryStatus } from "../../libs/rpc/entry-errors.js";
+import { MessageQueue } from "../../libs/rpc/message-queue.js";
 import { traceHeaders } from "../../libs/tracing/spans.js";
 
 type Message = MessageInitShape<typeof DeliverFeedsRequestSchema>;
@@ -65,9 +66,7 @@ export class FeedDeliveries {
 
 /** One DeliverFeeds stream and its open deliveries. */
 class DeliveryStream {
-  private readonly outbox: Message[] = [];
-  private sideClosed = false;
-  private wakeSender: (() => void) | undefined;
+  private readonly outbox = new MessageQueue<Message>();
   private readonly deliveries = new Map<number, FeedDelivery>();
   private nextId = 1;
   private readonly openedAt = performance.now();
@@ -83,7 +82,7 @@ class DeliveryStream {
     // Its deliveries start within streamOpenMs and each ends within deliveryTimeoutMs: the stream's deadline
     // only catches a gateway that stopped answering altogether.
     const timeoutMs = options.streamOpenMs + options.deliveryTimeoutMs + 60_000;
-    void this.read(gateway.deliverFeeds(this.messages(), { signal: this.call.signal, timeoutMs }));
+    void this.read(gateway.deliverFeeds(this.outbox, { signal: this.call.signal, timeoutMs }));
   }
 
   accepting(): boolean {
@@ -109,9 +108,7 @@ class DeliveryStream {
   }
 
   send(message: Message): void {
-    if (this.sideClosed) return;
     this.outbox.push(message);
-    this.wakeSender?.();
   }
 
   /** A delivery that ended (or was cancelled) leaves the stream. */
@@ -121,9 +118,7 @@ class DeliveryStream {
   }
 
   private closeIfDone(): void {
-    if (this.deliveries.size > 0 || this.accepting() || this.sideClosed) return;
-    this.sideClosed = true;
-    this.wakeSender?.();
+    if (this.deliveries.size === 0 && !this.accepting()) this.outbox.close();
   }
 
   private async read(responses: AsyncIterable<DeliverFeedsResponse>): Promise<void> {
@@ -143,25 +138,12 @@ class DeliveryStream {
         failure = new ConnectError(`the DeliverFeeds stream broke: ${failure.rawMessage}`, Code.Unavailable);
     }
     this.ended = true;
-    this.sideClosed = true;
-    this.wakeSender?.();
+    this.outbox.close();
     this.onEnd(this);
     // The stream ended under them: each fails as its own call would have (UNAVAILABLE when the gateway went away).
     const error = failure ?? new ConnectError("the gateway ended the DeliverFeeds stream with deliveries still open", Code.Unavailable);
     for (const d of [...this.deliveries.values()]) d.fail(error);
     this.deliveries.clear();
-  }
-
-  private async *messages(): AsyncGenerator<Message> {
-    for (;;) {
-      const message = this.outbox.shift();
-      if (message) {
-        yield message;
-        continue;
-      }
-      if (this.sideClosed) return;
-      await new Promise<void>((resolve) => (this.wakeSender = resolve));
-    }
   }
 }
 
