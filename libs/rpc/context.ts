@@ -17,6 +17,15 @@ export const peerIdentityKey = createContextKey<PeerIdentity | undefined>(undefi
 /** The caller's address as the socket sees it (host:port), for the access log. */
 export const peerAddressKey = createContextKey<string | undefined>(undefined, { description: "remote address" });
 
+/**
+ * Aborted once the server has told its connections to go away (GOAWAY, during a graceful shutdown):
+ * calls already open run on, but a long stream that takes new work (DeliverFeeds) refuses it from then on,
+ * so that the caller opens it on a new connection, to another replica (decision 0045).
+ */
+export const serverClosingKey = createContextKey<AbortSignal>(new AbortController().signal, {
+  description: "the server is closing its connections",
+});
+
 /** What a handler's outgoing calls inherit from the request being served. */
 export interface RequestScope {
   requestId: string;

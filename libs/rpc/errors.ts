@@ -52,3 +52,19 @@ export function reasonedError(
   const details = reason ? [{ desc: ErrorInfoSchema, value: { reason, domain, metadata } }] : [];
   return new ConnectError(message, code, undefined, [...details, ...extra] as never);
 }
+
+/** The ErrorInfo of a refusal by a server that is shutting down (serverClosingKey): domain and reason. */
+export const SERVER_CLOSING = { domain: "malha.rpc", reason: "SERVER_CLOSING" } as const;
+
+/** UNAVAILABLE: this server is closing and takes no new work; the same request may go to a new connection. */
+export function serverClosing(message: string): ConnectError {
+  return reasonedError(SERVER_CLOSING.domain, message, Code.Unavailable, SERVER_CLOSING.reason);
+}
+
+/** Whether an error is serverClosing's refusal (nothing was done: it is safe to send the request again). */
+export function isServerClosing(err: ConnectError): boolean {
+  return (
+    err.code === Code.Unavailable &&
+    err.findDetails(ErrorInfoSchema).some((i) => i.domain === SERVER_CLOSING.domain && i.reason === SERVER_CLOSING.reason)
+  );
+}

@@ -6,7 +6,7 @@ import type { Logger } from "../log/logger.js";
 import { Health } from "../gen/health/v1/health_pb.js";
 import * as reflectionV1 from "../gen/grpc/reflection/v1/reflection_pb.js";
 import * as reflectionV1alpha from "../gen/grpc/reflection/v1alpha/reflection_pb.js";
-import { peerAddressKey, peerIdentityKey } from "./context.js";
+import { peerAddressKey, peerIdentityKey, serverClosingKey } from "./context.js";
 import { HealthRegistry, healthService, ServingStatus } from "./health.js";
 import { tracingServerInterceptor } from "../tracing/rpc.js";
 import { serverInterceptor } from "./interceptors.js";
@@ -76,6 +76,7 @@ export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer>
   const health = new HealthRegistry(opts.services.map((s) => s.service.typeName));
   const reflection = reflectionServices([...opts.services.map((s) => s.service), Health]);
   const shutdownController = new AbortController();
+  const closing = new AbortController();
   for (const s of opts.services) checkAccessTable(s.service, s.access);
   const tables = new Map([
     ...opts.services.map((s) => [s.service.typeName, s.access] as const),
@@ -108,6 +109,7 @@ export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer>
     ],
     contextValues: (req) => {
       const values = createContextValues();
+      values.set(serverClosingKey, closing.signal);
       const socket = req.socket as Partial<TLSSocket>;
       if (req.socket.remoteAddress) values.set(peerAddressKey, `${req.socket.remoteAddress}:${req.socket.remotePort}`);
       if (opts.tls?.clientCa && typeof socket.getPeerCertificate === "function") {
@@ -166,7 +168,10 @@ export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer>
         new Promise<void>((resolve) => listener.server.close(() => resolve())),
         new Promise<void>((resolve) => (http1 ? http1.close(() => resolve()) : resolve())),
       ]).then(() => undefined);
-      // GOAWAY: sessions finish their open streams and then close, instead of waiting for the client.
+      // GOAWAY: sessions finish their open streams and then close, instead of waiting for the client. The
+      // streams that take new work refuse it from now on (serverClosingKey): the client's next stream goes
+      // to a new connection, which this server no longer accepts.
+      closing.abort();
       for (const session of listener.sessions) session.close();
       // HTTP/1.1 keep-alive connections without a request in flight would hold close() open.
       http1?.closeIdleConnections();

@@ -4,7 +4,8 @@
 // undecoded and the store decodes it, so an entry that does not decode is quarantined there without
 // failing its page; errors of the ADN, of the page's size and of the store (a stale fence) end the delivery
 // with nothing of the failing page written; a caller that stops acknowledging holds the gateway back; many
-// deliveries share a stream without one's end, error or cancellation touching another.
+// deliveries share a stream without one's end, error or cancellation touching another; a gateway shutting
+// down says so, refuses new starts and finishes the open delivery (decision 0045).
 import type { RowDataPacket } from "mysql2/promise";
 import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
@@ -16,8 +17,10 @@ import {
   type DeliverFeedReport,
   type DeliverFeedsRequestSchema,
   type DeliverFeedsResponse,
+  type DeliveryEnd,
 } from "../../libs/gen/malha/adn/v1/adn_gateway_pb.js";
 import { errorOfEntryStatus } from "../../libs/rpc/entry-errors.js";
+import { isServerClosing } from "../../libs/rpc/errors.js";
 import { MessageQueue } from "../../libs/rpc/message-queue.js";
 import { RateLimitedSchema } from "../../libs/gen/malha/adn/v1/errors_pb.js";
 import { Ambiente, TipoNsu } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
@@ -39,7 +42,9 @@ const POISONED = { ibge: "2304400", cnpj: "77888999000181", uf: "CE" };
 const SHARED = { ibge: "1501402", cnpj: "88999000000198", uf: "PA" };
 const SHARED_STALE = { ibge: "2611606", cnpj: "99000111000165", uf: "PE" };
 const SHARED_CANCELLED = { ibge: "2927408", cnpj: "10111222000135", uf: "BA" };
-const ALL = [WHOLE, LIMITED, CAPPED, FENCED, HELD, BAD, POISONED, SHARED, SHARED_STALE, SHARED_CANCELLED];
+const CLOSING = { ibge: "3304904", cnpj: "12345678000195", uf: "RJ" };
+const REFUSED = { ibge: "3170206", cnpj: "23456789000195", uf: "MG" };
+const ALL = [WHOLE, LIMITED, CAPPED, FENCED, HELD, BAD, POISONED, SHARED, SHARED_STALE, SHARED_CANCELLED, CLOSING, REFUSED];
 
 let adn: TestAdn;
 let db: ThrowawayDatabase;
@@ -49,12 +54,14 @@ let capped: ServiceProcess;
 let client: Client<typeof AdnGatewayService>;
 let cappedClient: Client<typeof AdnGatewayService>;
 let storeClient: Client<typeof StoreService>;
+let gatewayEnv: Record<string, string>;
 
 beforeAll(async () => {
   adn = await startTestAdn(ALL, { seed: 7, feedSize: 400 });
   db = await createThrowawayDatabase();
   store = await startService("store", { MYSQL_URL: db.url });
   const env = { ...adn.gatewayEnv, STORE_URL: store.baseUrl, NFSE_MAX_RETRIES: "0", NFSE_REQUEST_TIMEOUT_SECONDS: "5" };
+  gatewayEnv = env;
   gateway = await startService("adn-gateway", env);
   // So small that the first entry of any page passes it.
   capped = await startService("adn-gateway", { ...env, ADN_MAX_BATCH_BYTES: "1024" });
@@ -358,5 +365,52 @@ describe("DeliverFeeds", () => {
       (m) => m.name === "malha_adn_deliveries_total" && m.labels.code === "Canceled",
     )?.value;
     expect(cancelledAfter).toBe(cancelledBefore + 1);
+  });
+
+  it("once it shuts down, says `closing` on the stream, refuses new starts with SERVER_CLOSING before any ADN call, runs the open delivery to its end and exits when the caller has closed its side", async () => {
+    const own = await startService("adn-gateway", { ...gatewayEnv, SHUTDOWN_TIMEOUT_SECONDS: "60" });
+    try {
+      const ownClient = createClient(AdnGatewayService, createGrpcTransport({ baseUrl: own.baseUrl }));
+      const run = await beginRun(CLOSING.ibge, 1n);
+      const side = callerSide(startOf(CLOSING.ibge, run, 1n));
+      const messages: DeliverFeedsResponse[] = [];
+      const done = (async () => {
+        for await (const m of ownClient.deliverFeeds(side)) messages.push(m);
+      })();
+      const until = async (what: () => boolean) => {
+        for (let i = 0; i < 500 && !what(); i++) await new Promise((r) => setTimeout(r, 10));
+      };
+      // Held open across the shutdown: no acknowledgement yet.
+      await until(() => messages.length >= UNACKNOWLEDGED_PAGES);
+
+      own.kill("SIGTERM");
+      await until(() => messages.some((m) => m.part.case === "closing"));
+      expect(messages.filter((m) => m.part.case === "closing").map((m) => m.delivery)).toEqual([0]);
+      const refusedRun = await beginRun(REFUSED.ibge, 1n);
+      side.push(startOf(REFUSED.ibge, refusedRun, 1n, 2));
+      await until(() => messages.some((m) => m.delivery === 2));
+      const refusal = messages.find((m) => m.delivery === 2);
+      expect(refusal?.part.case).toBe("end");
+      const error = errorOfEntryStatus(refusal?.part.value as DeliveryEnd);
+      expect(isServerClosing(error)).toBe(true);
+      expect(batchCalls(REFUSED.ibge)).toBe(0);
+
+      // The open delivery goes on as the caller acknowledges, to its last page.
+      const pages = Math.ceil(visible(CLOSING.ibge).length / 50) + 1;
+      for (let page = 1; page <= pages; page++) {
+        await until(() => messages.some((m) => m.delivery === 1 && m.part.case === "report" && m.part.value.page === BigInt(page)));
+        side.push({ delivery: 1, part: { case: "ackedPages", value: BigInt(page) } });
+      }
+      await until(() => messages.some((m) => m.delivery === 1 && m.part.case === "end"));
+      expect(messages.find((m) => m.delivery === 1 && m.part.case === "end")?.part.value).toMatchObject({ code: 0 });
+      expect(await storedNsus(CLOSING.ibge)).toEqual(visible(CLOSING.ibge));
+
+      side.close();
+      await done;
+      expect((await own.exited).code).toBe(0);
+      expect(own.lines.filter((l) => l.includes("shutdown timeout"))).toEqual([]);
+    } finally {
+      own.kill("SIGKILL");
+    }
   });
 });

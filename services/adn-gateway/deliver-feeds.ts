@@ -13,7 +13,7 @@ import type {
 } from "../../libs/gen/malha/adn/v1/adn_gateway_pb.js";
 import { currentScope } from "../../libs/rpc/context.js";
 import { entryStatusOf } from "../../libs/rpc/entry-errors.js";
-import { invalidArgument, logLevelOf, resourceExhausted, toWireError } from "../../libs/rpc/errors.js";
+import { invalidArgument, logLevelOf, resourceExhausted, serverClosing, toWireError } from "../../libs/rpc/errors.js";
 import { MessageQueue } from "../../libs/rpc/message-queue.js";
 import { contextFrom, inSpan, SpanKind } from "../../libs/tracing/spans.js";
 import { type DeliverFeedDeps, DeliveryControl, deliverFeed } from "./deliver-feed.js";
@@ -39,15 +39,19 @@ export async function* deliverFeeds(
   deps: DeliverFeedsDeps,
   requests: AsyncIterable<DeliverFeedsRequest>,
   signal: AbortSignal,
+  closing: AbortSignal,
 ): AsyncGenerator<Response> {
   const outbox = new MessageQueue<Response>();
   const open = new Map<number, Delivery>();
   let callerDone = false;
   let violation: ConnectError | undefined;
-  // The responses end once the caller's side has ended and every delivery with it.
+  // The responses end once the caller's side has ended and every delivery with it (the caller ends first:
+  // connect's client leaves its side of a stream open for good when the server's side ends before it).
   const closeIfDone = () => {
     if (callerDone && open.size === 0) outbox.close();
   };
+  // The server is closing: the caller hears it once, opens no more deliveries here and closes its side.
+  const announceClosing = () => outbox.push({ delivery: 0, part: { case: "closing", value: {} } });
   // At once, and nothing more is sent for it: the page being applied still commits or fails in the store.
   const cancel = (d: Delivery) => {
     d.cancelled = true;
@@ -55,6 +59,11 @@ export async function* deliverFeeds(
     d.cancel.abort();
   };
 
+  // Ended before it began: nothing was called or applied.
+  const refuse = (id: number, err: ConnectError) => {
+    outbox.push({ delivery: id, part: { case: "end", value: entryStatusOf(err) } });
+    deps.ended?.(codeName(err.code));
+  };
   const begin = (id: number, start: DeliverFeedStart) => {
     const d: Delivery = { control: new DeliveryControl(), cancel: new AbortController(), cancelled: false };
     open.set(id, d);
@@ -97,13 +106,11 @@ export async function* deliverFeeds(
         switch (m.part.case) {
           case "start":
             if (d) throw invalidArgument(`delivery ${id} is open: a start must name a delivery that is not`);
-            if (open.size >= MAX_OPEN_DELIVERIES) {
-              const refused = entryStatusOf(
-                resourceExhausted(`this stream has ${MAX_OPEN_DELIVERIES} deliveries open; open another stream`),
-              );
-              outbox.push({ delivery: id, part: { case: "end", value: refused } });
-              deps.ended?.("ResourceExhausted");
-            } else begin(id, m.part.value);
+            // The open deliveries run on; a new one would hold the shutdown up, so it goes to another replica.
+            if (closing.aborted) refuse(id, serverClosing("this gateway is shutting down: open the delivery on a new stream"));
+            else if (open.size >= MAX_OPEN_DELIVERIES)
+              refuse(id, resourceExhausted(`this stream has ${MAX_OPEN_DELIVERIES} deliveries open; open another stream`));
+            else begin(id, m.part.value);
             break;
           // A delivery that ended while these were under way: nothing left to acknowledge or stop.
           case "ackedPages":
@@ -136,12 +143,15 @@ export async function* deliverFeeds(
   // The stream cancelled (the caller gone, the server stopping): the finally below cancels what is open.
   const stopSending = () => outbox.close();
   signal.addEventListener("abort", stopSending, { once: true });
+  if (closing.aborted) announceClosing();
+  else closing.addEventListener("abort", announceClosing, { once: true });
 
   try {
     yield* outbox;
     if (violation) throw violation;
   } finally {
     signal.removeEventListener("abort", stopSending);
+    closing.removeEventListener("abort", announceClosing);
     // Whoever stops reading the stream (connect, on any end) ends what is still open.
     for (const d of open.values()) cancel(d);
   }

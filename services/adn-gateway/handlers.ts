@@ -11,6 +11,7 @@ import {
 import type { DistributionItem } from "../../libs/gen/malha/nfse/v1/distribution_pb.js";
 import type { Logger } from "../../libs/log/logger.js";
 import { invalidArgument, notFound } from "../../libs/rpc/errors.js";
+import { serverClosingKey } from "../../libs/rpc/context.js";
 import { readBatchPage } from "./batch-page.js";
 import { deliverFeeds } from "./deliver-feeds.js";
 import type { AdnGateway } from "./gateway.js";
@@ -45,7 +46,7 @@ export function createHandlers(
 
     deliverFeeds(requests, ctx) {
       const deps = { gateway, store, log, maxBatchBytes: gateway.maxBatchBytes, ended: (code: string) => metrics.deliveryEnded(code) };
-      return deliverFeeds(deps, requests, ctx.signal);
+      return deliverFeeds(deps, requests, ctx.signal, ctx.values.get(serverClosingKey));
     },
 
     async fetchSingle(req, ctx) {

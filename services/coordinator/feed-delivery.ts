@@ -3,7 +3,8 @@
 // page reports one by one — acknowledging each as it takes it (the gateway applies at most 2 pages beyond
 // the last acknowledgement, so a paused coordinator pauses the delivery) — sends `stop` to end after the
 // page being applied, and `cancel` when the run ends any other way. The page bytes never come here: they
-// go from the gateway to the store (0020).
+// go from the gateway to the store (0020). A gateway that shuts down says `closing`: its stream takes no
+// more deliveries, and a start it refused meanwhile goes out again on a new stream (0045).
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { Code, type Client, ConnectError } from "@connectrpc/connect";
 import type {
@@ -15,6 +16,7 @@ import type {
   DeliveryEnd,
 } from "../../libs/gen/malha/adn/v1/adn_gateway_pb.js";
 import { errorOfEntryStatus } from "../../libs/rpc/entry-errors.js";
+import { isServerClosing } from "../../libs/rpc/errors.js";
 import { MessageQueue } from "../../libs/rpc/message-queue.js";
 import { traceHeaders } from "../../libs/tracing/spans.js";
 
@@ -30,6 +32,10 @@ export interface FeedDeliveriesOptions {
 
 export const FEED_DELIVERIES: FeedDeliveriesOptions = { streamOpenMs: 60_000, deliveryTimeoutMs: 10 * 60_000 };
 
+/** The first wait before a start refused by a closing gateway goes out again on a new stream, and the longest. */
+const MOVE_DELAY_MS = 50;
+const MAX_MOVE_DELAY_MS = 2_000;
+
 /** Opens deliveries on the gateway's DeliverFeeds streams. */
 export class FeedDeliveries {
   private current: DeliveryStream | undefined;
@@ -42,13 +48,20 @@ export class FeedDeliveries {
 
   /** Starts a delivery; `signal` cancels it at once (and with it the ADN call ahead). */
   open(start: Start, signal: AbortSignal): FeedDelivery {
+    const delivery = new FeedDelivery(this, start, signal, this.options.deliveryTimeoutMs);
+    this.place(delivery);
+    return delivery;
+  }
+
+  /** Puts a delivery on the stream that takes new ones, opening one when there is none. */
+  place(delivery: FeedDelivery): void {
     if (!this.current?.accepting()) {
       const previous = this.current;
       this.current = new DeliveryStream(this.gateway, this.options, (s) => this.streams.delete(s));
       this.streams.add(this.current);
       previous?.drain();
     }
-    return this.current.open(start, signal);
+    this.current.add(delivery);
   }
 
   /** Ends every stream and the deliveries on it (shutdown). */
@@ -89,12 +102,10 @@ class DeliveryStream {
     return !this.ended && !this.draining && performance.now() - this.openedAt < this.options.streamOpenMs;
   }
 
-  open(start: Start, signal: AbortSignal): FeedDelivery {
+  add(delivery: FeedDelivery): void {
     const id = this.nextId++;
-    const delivery = new FeedDelivery(this, id, signal, this.options.deliveryTimeoutMs);
     this.deliveries.set(id, delivery);
-    this.send({ delivery: id, part: { case: "start", value: { ...start, traceContext: traceHeaders() } } });
-    return delivery;
+    delivery.attach(this, id);
   }
 
   /** No new deliveries: the stream closes once its last one ended. */
@@ -125,6 +136,10 @@ class DeliveryStream {
     let failure: ConnectError | undefined;
     try {
       for await (const m of responses) {
+        if (m.part.case === "closing") {
+          this.drain();
+          continue;
+        }
         const d = this.deliveries.get(m.delivery);
         if (!d) continue; // cancelled here while its messages were under way
         if (m.part.case === "report") d.report(m.part.value);
@@ -149,21 +164,27 @@ class DeliveryStream {
 
 /** One run's delivery: its reports in page order, then its end. */
 export class FeedDelivery {
+  private readonly start: Start;
+  private stream: DeliveryStream | undefined;
+  private id = 0;
   private readonly reports: DeliverFeedReport[] = [];
   private done = false;
   private error: ConnectError | undefined;
   private waiting: (() => void) | undefined;
   private taken = 0n;
   private stopSent = false;
+  private moves = 0;
   private readonly timer: NodeJS.Timeout;
   private readonly onAbort = () => this.cancel(new ConnectError("the delivery was cancelled", Code.Canceled));
 
   constructor(
-    private readonly stream: DeliveryStream,
-    private readonly id: number,
+    private readonly owner: FeedDeliveries,
+    start: Start,
     private readonly signal: AbortSignal,
     timeoutMs: number,
   ) {
+    // The run's span is current here, not where the start is sent (a move sends it again).
+    this.start = { ...start, traceContext: traceHeaders() };
     this.timer = setTimeout(
       () => this.cancel(new ConnectError(`the delivery took longer than ${timeoutMs} ms`, Code.DeadlineExceeded)),
       timeoutMs,
@@ -173,13 +194,21 @@ export class FeedDelivery {
     else signal.addEventListener("abort", this.onAbort, { once: true });
   }
 
+  /** Its stream numbered it: the start goes out (and a stop asked for while it had no stream). */
+  attach(stream: DeliveryStream, id: number): void {
+    this.stream = stream;
+    this.id = id;
+    stream.send({ delivery: id, part: { case: "start", value: this.start } });
+    if (this.stopSent) stream.send({ delivery: id, part: { case: "stop", value: {} } });
+  }
+
   /** The next page's report; undefined once the delivery ended with code 0. Rejects with its error. */
   async next(): Promise<DeliverFeedReport | undefined> {
     for (;;) {
       const report = this.reports.shift();
       if (report) {
         this.taken++;
-        this.stream.send({ delivery: this.id, part: { case: "ackedPages", value: this.taken } });
+        this.stream?.send({ delivery: this.id, part: { case: "ackedPages", value: this.taken } });
         return report;
       }
       if (this.error) throw this.error;
@@ -192,7 +221,7 @@ export class FeedDelivery {
   stop(): void {
     if (this.stopSent || this.done) return;
     this.stopSent = true;
-    this.stream.send({ delivery: this.id, part: { case: "stop", value: {} } });
+    this.stream?.send({ delivery: this.id, part: { case: "stop", value: {} } });
   }
 
   /** Ends the delivery if it has not ended (the run is over): the gateway abandons it at once. */
@@ -206,16 +235,34 @@ export class FeedDelivery {
   }
 
   end(end: DeliveryEnd): void {
-    this.finish(end.code === 0 ? undefined : errorOfEntryStatus(end));
+    const error = end.code === 0 ? undefined : errorOfEntryStatus(end);
+    // A gateway that is shutting down refused the start and did nothing: the stream takes no more, and the
+    // delivery starts again on a new one, which the client opens on a new connection (decision 0045).
+    if (error && isServerClosing(error) && this.reports.length === 0 && this.taken === 0n) this.restart();
+    else this.finish(error);
   }
 
   fail(error: ConnectError): void {
     this.finish(error);
   }
 
+  /** The gateway did nothing with it (it is shutting down): it goes out again on another stream. */
+  private restart(): void {
+    const from = this.stream;
+    this.stream = undefined;
+    from?.drain();
+    from?.forget(this.id);
+    // Soon, then less often: a client may open the next stream before it has read the GOAWAY, or reach
+    // another replica that is shutting down too. The delivery's timeout bounds the moves.
+    const delayMs = Math.min(MOVE_DELAY_MS * 2 ** this.moves++, MAX_MOVE_DELAY_MS);
+    setTimeout(() => {
+      if (!this.done) this.owner.place(this);
+    }, delayMs).unref?.();
+  }
+
   private cancel(error: ConnectError): void {
     if (this.done) return;
-    this.stream.send({ delivery: this.id, part: { case: "cancel", value: {} } });
+    this.stream?.send({ delivery: this.id, part: { case: "cancel", value: {} } });
     this.finish(error);
   }
 
@@ -225,7 +272,7 @@ export class FeedDelivery {
     this.error = error;
     clearTimeout(this.timer);
     this.signal.removeEventListener("abort", this.onAbort);
-    this.stream.forget(this.id);
+    this.stream?.forget(this.id);
     this.wake();
   }
 

@@ -41,7 +41,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file malha/adn/v1/adn_gateway.proto.
  */
 export const file_malha_adn_v1_adn_gateway: GenFile = /*@__PURE__*/
-  fileDesc("Ch5tYWxoYS9hZG4vdjEvYWRuX2dhdGV3YXkucHJvdG8SDG1hbGhhLmFkbi52MSLYAQoIQ2FsbEluZm8SNAoQYWRuX3Byb2Nlc3NlZF9hdBgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGQoRdmVyc2FvX2FwbGljYXRpdm8YAiABKAkSKAoGYWxlcnRzGAMgAygLMhgubWFsaGEuYWRuLnYxLkFkbk1lc3NhZ2USEAoIYXR0ZW1wdHMYBCABKAUSKgoHZWxhcHNlZBgFIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhITCgtodHRwX3N0YXR1cxgGIAEoBSJMChFGZXRjaEJhdGNoUmVxdWVzdBIkCgRmZWVkGAEgASgLMhYubWFsaGEubmZzZS52MS5GZWVkS2V5EhEKCWFmdGVyX25zdRgCIAEoBCLZAQoSRmV0Y2hCYXRjaFJlc3BvbnNlEikKBnN0YXR1cxgBIAEoDjIZLm1hbGhhLmFkbi52MS5CYXRjaFN0YXR1cxIuCgVpdGVtcxgCIAMoCzIfLm1hbGhhLm5mc2UudjEuRGlzdHJpYnV0aW9uSXRlbRITCgtoaWdoZXN0X25zdRgDIAEoBBIWCg5wYWdlX3NpemVfc2VlbhgEIAEoBRIVCg1kcm9wcGVkX2NvdW50GAUgASgFEiQKBGNhbGwYBiABKAsyFi5tYWxoYS5hZG4udjEuQ2FsbEluZm8itAEKCUJhdGNoSGVhZBIpCgZzdGF0dXMYASABKA4yGS5tYWxoYS5hZG4udjEuQmF0Y2hTdGF0dXMSEwoLaGlnaGVzdF9uc3UYAiABKAQSEgoKaXRlbV9jb3VudBgDIAEoBRIWCg5wYWdlX3NpemVfc2VlbhgEIAEoBRIVCg1kcm9wcGVkX2NvdW50GAUgASgFEiQKBGNhbGwYBiABKAsyFi5tYWxoYS5hZG4udjEuQ2FsbEluZm8i2QEKE0RlbGl2ZXJGZWVkc1JlcXVlc3QSEAoIZGVsaXZlcnkYASABKA0SLwoFc3RhcnQYAiABKAsyHi5tYWxoYS5hZG4udjEuRGVsaXZlckZlZWRTdGFydEgAEhUKC2Fja2VkX3BhZ2VzGAMgASgESAASLQoEc3RvcBgEIAEoCzIdLm1hbGhhLmFkbi52MS5EZWxpdmVyRmVlZFN0b3BIABIxCgZjYW5jZWwYBSABKAsyHy5tYWxoYS5hZG4udjEuRGVsaXZlckZlZWRDYW5jZWxIAEIGCgRwYXJ0IoICChBEZWxpdmVyRmVlZFN0YXJ0EiQKBGZlZWQYASABKAsyFi5tYWxoYS5uZnNlLnYxLkZlZWRLZXkSEQoJYWZ0ZXJfbnN1GAIgASgEEhgKBnJ1bl9pZBgDIAEoCUIIukgFcgMYgAESEwoLZmVuY2VfdG9rZW4YBCABKAQSUQoNdHJhY2VfY29udGV4dBgFIAMoCzIwLm1hbGhhLmFkbi52MS5EZWxpdmVyRmVlZFN0YXJ0LlRyYWNlQ29udGV4dEVudHJ5Qgi6SAWaAQIQBBozChFUcmFjZUNvbnRleHRFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIhEKD0RlbGl2ZXJGZWVkU3RvcCITChFEZWxpdmVyRmVlZENhbmNlbCKNAQoURGVsaXZlckZlZWRzUmVzcG9uc2USEAoIZGVsaXZlcnkYASABKA0SMQoGcmVwb3J0GAIgASgLMh8ubWFsaGEuYWRuLnYxLkRlbGl2ZXJGZWVkUmVwb3J0SAASKAoDZW5kGAMgASgLMhkubWFsaGEuYWRuLnYxLkRlbGl2ZXJ5RW5kSABCBgoEcGFydCJTCgtEZWxpdmVyeUVuZBIMCgRjb2RlGAEgASgFEg8KB21lc3NhZ2UYAiABKAkSJQoHZGV0YWlscxgDIAMoCzIULmdvb2dsZS5wcm90b2J1Zi5BbnkinwEKEURlbGl2ZXJGZWVkUmVwb3J0EgwKBHBhZ2UYASABKAQSJQoEaGVhZBgCIAEoCzIXLm1hbGhhLmFkbi52MS5CYXRjaEhlYWQSKwoGY291bnRzGAMgASgLMhsubWFsaGEuc3RvcmUudjEuQXBwbHlDb3VudHMSDgoGY3Vyc29yGAQgASgEEhgKEGNhbmNlbF9yZXF1ZXN0ZWQYBSABKAgiRwoSRmV0Y2hTaW5nbGVSZXF1ZXN0EiQKBGZlZWQYASABKAsyFi5tYWxoYS5uZnNlLnYxLkZlZWRLZXkSCwoDbnN1GAIgASgEIqQBChNGZXRjaFNpbmdsZVJlc3BvbnNlEi8KBGl0ZW0YASABKAsyHy5tYWxoYS5uZnNlLnYxLkRpc3RyaWJ1dGlvbkl0ZW1IABIsCgRob2xlGAIgASgLMhwubWFsaGEubmZzZS52MS5Db25maXJtZWRIb2xlSAASJAoEY2FsbBgDIAEoCzIWLm1hbGhhLmFkbi52MS5DYWxsSW5mb0IICgZyZXN1bHQigAEKGUdldERvY3VtZW50QnlDaGF2ZVJlcXVlc3QSFQoEaWJnZRgBIAEoCUIHukgEcgIYQBIzCghhbWJpZW50ZRgCIAEoDjIXLm1hbGhhLm5mc2UudjEuQW1iaWVudGVCCLpIBYIBAhABEhcKBWNoYXZlGAMgASgJQgi6SAVyAxiACCLXAQoaR2V0RG9jdW1lbnRCeUNoYXZlUmVzcG9uc2USMQoIZG9jdW1lbnQYASABKAsyHy5tYWxoYS5uZnNlLnYxLkRpc3RyaWJ1dGlvbkl0ZW0SLwoGZXZlbnRzGAIgAygLMh8ubWFsaGEubmZzZS52MS5EaXN0cmlidXRpb25JdGVtEi8KBmZhdWx0cxgDIAMoCzIfLm1hbGhhLm5mc2UudjEuRGlzdHJpYnV0aW9uSXRlbRIkCgRjYWxsGAQgASgLMhYubWFsaGEuYWRuLnYxLkNhbGxJbmZvKm0KC0JhdGNoU3RhdHVzEhwKGEJBVENIX1NUQVRVU19VTlNQRUNJRklFRBAAEiAKHEJBVENIX1NUQVRVU19ET0NVTUVOVFNfRk9VTkQQARIeChpCQVRDSF9TVEFUVVNfRU5EX09GX1NUUkVBTRACMvwCChFBZG5HYXRld2F5U2VydmljZRJPCgpGZXRjaEJhdGNoEh8ubWFsaGEuYWRuLnYxLkZldGNoQmF0Y2hSZXF1ZXN0GiAubWFsaGEuYWRuLnYxLkZldGNoQmF0Y2hSZXNwb25zZRJZCgxEZWxpdmVyRmVlZHMSIS5tYWxoYS5hZG4udjEuRGVsaXZlckZlZWRzUmVxdWVzdBoiLm1hbGhhLmFkbi52MS5EZWxpdmVyRmVlZHNSZXNwb25zZSgBMAESUgoLRmV0Y2hTaW5nbGUSIC5tYWxoYS5hZG4udjEuRmV0Y2hTaW5nbGVSZXF1ZXN0GiEubWFsaGEuYWRuLnYxLkZldGNoU2luZ2xlUmVzcG9uc2USZwoSR2V0RG9jdW1lbnRCeUNoYXZlEicubWFsaGEuYWRuLnYxLkdldERvY3VtZW50QnlDaGF2ZVJlcXVlc3QaKC5tYWxoYS5hZG4udjEuR2V0RG9jdW1lbnRCeUNoYXZlUmVzcG9uc2ViBnByb3RvMw", [file_buf_validate_validate, file_google_protobuf_any, file_google_protobuf_duration, file_google_protobuf_timestamp, file_malha_adn_v1_errors, file_malha_nfse_v1_distribution, file_malha_nfse_v1_feed, file_malha_store_v1_types]);
+  fileDesc("Ch5tYWxoYS9hZG4vdjEvYWRuX2dhdGV3YXkucHJvdG8SDG1hbGhhLmFkbi52MSLYAQoIQ2FsbEluZm8SNAoQYWRuX3Byb2Nlc3NlZF9hdBgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGQoRdmVyc2FvX2FwbGljYXRpdm8YAiABKAkSKAoGYWxlcnRzGAMgAygLMhgubWFsaGEuYWRuLnYxLkFkbk1lc3NhZ2USEAoIYXR0ZW1wdHMYBCABKAUSKgoHZWxhcHNlZBgFIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhITCgtodHRwX3N0YXR1cxgGIAEoBSJMChFGZXRjaEJhdGNoUmVxdWVzdBIkCgRmZWVkGAEgASgLMhYubWFsaGEubmZzZS52MS5GZWVkS2V5EhEKCWFmdGVyX25zdRgCIAEoBCLZAQoSRmV0Y2hCYXRjaFJlc3BvbnNlEikKBnN0YXR1cxgBIAEoDjIZLm1hbGhhLmFkbi52MS5CYXRjaFN0YXR1cxIuCgVpdGVtcxgCIAMoCzIfLm1hbGhhLm5mc2UudjEuRGlzdHJpYnV0aW9uSXRlbRITCgtoaWdoZXN0X25zdRgDIAEoBBIWCg5wYWdlX3NpemVfc2VlbhgEIAEoBRIVCg1kcm9wcGVkX2NvdW50GAUgASgFEiQKBGNhbGwYBiABKAsyFi5tYWxoYS5hZG4udjEuQ2FsbEluZm8itAEKCUJhdGNoSGVhZBIpCgZzdGF0dXMYASABKA4yGS5tYWxoYS5hZG4udjEuQmF0Y2hTdGF0dXMSEwoLaGlnaGVzdF9uc3UYAiABKAQSEgoKaXRlbV9jb3VudBgDIAEoBRIWCg5wYWdlX3NpemVfc2VlbhgEIAEoBRIVCg1kcm9wcGVkX2NvdW50GAUgASgFEiQKBGNhbGwYBiABKAsyFi5tYWxoYS5hZG4udjEuQ2FsbEluZm8i2QEKE0RlbGl2ZXJGZWVkc1JlcXVlc3QSEAoIZGVsaXZlcnkYASABKA0SLwoFc3RhcnQYAiABKAsyHi5tYWxoYS5hZG4udjEuRGVsaXZlckZlZWRTdGFydEgAEhUKC2Fja2VkX3BhZ2VzGAMgASgESAASLQoEc3RvcBgEIAEoCzIdLm1hbGhhLmFkbi52MS5EZWxpdmVyRmVlZFN0b3BIABIxCgZjYW5jZWwYBSABKAsyHy5tYWxoYS5hZG4udjEuRGVsaXZlckZlZWRDYW5jZWxIAEIGCgRwYXJ0IoICChBEZWxpdmVyRmVlZFN0YXJ0EiQKBGZlZWQYASABKAsyFi5tYWxoYS5uZnNlLnYxLkZlZWRLZXkSEQoJYWZ0ZXJfbnN1GAIgASgEEhgKBnJ1bl9pZBgDIAEoCUIIukgFcgMYgAESEwoLZmVuY2VfdG9rZW4YBCABKAQSUQoNdHJhY2VfY29udGV4dBgFIAMoCzIwLm1hbGhhLmFkbi52MS5EZWxpdmVyRmVlZFN0YXJ0LlRyYWNlQ29udGV4dEVudHJ5Qgi6SAWaAQIQBBozChFUcmFjZUNvbnRleHRFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIhEKD0RlbGl2ZXJGZWVkU3RvcCITChFEZWxpdmVyRmVlZENhbmNlbCLDAQoURGVsaXZlckZlZWRzUmVzcG9uc2USEAoIZGVsaXZlcnkYASABKA0SMQoGcmVwb3J0GAIgASgLMh8ubWFsaGEuYWRuLnYxLkRlbGl2ZXJGZWVkUmVwb3J0SAASKAoDZW5kGAMgASgLMhkubWFsaGEuYWRuLnYxLkRlbGl2ZXJ5RW5kSAASNAoHY2xvc2luZxgEIAEoCzIhLm1hbGhhLmFkbi52MS5EZWxpdmVyRmVlZHNDbG9zaW5nSABCBgoEcGFydCIVChNEZWxpdmVyRmVlZHNDbG9zaW5nIlMKC0RlbGl2ZXJ5RW5kEgwKBGNvZGUYASABKAUSDwoHbWVzc2FnZRgCIAEoCRIlCgdkZXRhaWxzGAMgAygLMhQuZ29vZ2xlLnByb3RvYnVmLkFueSKfAQoRRGVsaXZlckZlZWRSZXBvcnQSDAoEcGFnZRgBIAEoBBIlCgRoZWFkGAIgASgLMhcubWFsaGEuYWRuLnYxLkJhdGNoSGVhZBIrCgZjb3VudHMYAyABKAsyGy5tYWxoYS5zdG9yZS52MS5BcHBseUNvdW50cxIOCgZjdXJzb3IYBCABKAQSGAoQY2FuY2VsX3JlcXVlc3RlZBgFIAEoCCJHChJGZXRjaFNpbmdsZVJlcXVlc3QSJAoEZmVlZBgBIAEoCzIWLm1hbGhhLm5mc2UudjEuRmVlZEtleRILCgNuc3UYAiABKAQipAEKE0ZldGNoU2luZ2xlUmVzcG9uc2USLwoEaXRlbRgBIAEoCzIfLm1hbGhhLm5mc2UudjEuRGlzdHJpYnV0aW9uSXRlbUgAEiwKBGhvbGUYAiABKAsyHC5tYWxoYS5uZnNlLnYxLkNvbmZpcm1lZEhvbGVIABIkCgRjYWxsGAMgASgLMhYubWFsaGEuYWRuLnYxLkNhbGxJbmZvQggKBnJlc3VsdCKAAQoZR2V0RG9jdW1lbnRCeUNoYXZlUmVxdWVzdBIVCgRpYmdlGAEgASgJQge6SARyAhhAEjMKCGFtYmllbnRlGAIgASgOMhcubWFsaGEubmZzZS52MS5BbWJpZW50ZUIIukgFggECEAESFwoFY2hhdmUYAyABKAlCCLpIBXIDGIAIItcBChpHZXREb2N1bWVudEJ5Q2hhdmVSZXNwb25zZRIxCghkb2N1bWVudBgBIAEoCzIfLm1hbGhhLm5mc2UudjEuRGlzdHJpYnV0aW9uSXRlbRIvCgZldmVudHMYAiADKAsyHy5tYWxoYS5uZnNlLnYxLkRpc3RyaWJ1dGlvbkl0ZW0SLwoGZmF1bHRzGAMgAygLMh8ubWFsaGEubmZzZS52MS5EaXN0cmlidXRpb25JdGVtEiQKBGNhbGwYBCABKAsyFi5tYWxoYS5hZG4udjEuQ2FsbEluZm8qbQoLQmF0Y2hTdGF0dXMSHAoYQkFUQ0hfU1RBVFVTX1VOU1BFQ0lGSUVEEAASIAocQkFUQ0hfU1RBVFVTX0RPQ1VNRU5UU19GT1VORBABEh4KGkJBVENIX1NUQVRVU19FTkRfT0ZfU1RSRUFNEAIy/AIKEUFkbkdhdGV3YXlTZXJ2aWNlEk8KCkZldGNoQmF0Y2gSHy5tYWxoYS5hZG4udjEuRmV0Y2hCYXRjaFJlcXVlc3QaIC5tYWxoYS5hZG4udjEuRmV0Y2hCYXRjaFJlc3BvbnNlElkKDERlbGl2ZXJGZWVkcxIhLm1hbGhhLmFkbi52MS5EZWxpdmVyRmVlZHNSZXF1ZXN0GiIubWFsaGEuYWRuLnYxLkRlbGl2ZXJGZWVkc1Jlc3BvbnNlKAEwARJSCgtGZXRjaFNpbmdsZRIgLm1hbGhhLmFkbi52MS5GZXRjaFNpbmdsZVJlcXVlc3QaIS5tYWxoYS5hZG4udjEuRmV0Y2hTaW5nbGVSZXNwb25zZRJnChJHZXREb2N1bWVudEJ5Q2hhdmUSJy5tYWxoYS5hZG4udjEuR2V0RG9jdW1lbnRCeUNoYXZlUmVxdWVzdBooLm1hbGhhLmFkbi52MS5HZXREb2N1bWVudEJ5Q2hhdmVSZXNwb25zZWIGcHJvdG8z", [file_buf_validate_validate, file_google_protobuf_any, file_google_protobuf_duration, file_google_protobuf_timestamp, file_malha_adn_v1_errors, file_malha_nfse_v1_distribution, file_malha_nfse_v1_feed, file_malha_store_v1_types]);
 
 /**
  * Facts about the ADN exchange common to every response, for logs, metrics and run records.
@@ -382,13 +382,13 @@ export const DeliverFeedCancelSchema: GenMessage<DeliverFeedCancel> = /*@__PURE_
   messageDesc(file_malha_adn_v1_adn_gateway, 7);
 
 /**
- * One message of DeliverFeeds: a report or the end of one delivery.
+ * One message of DeliverFeeds: a report or the end of one delivery, or the gateway closing.
  *
  * @generated from message malha.adn.v1.DeliverFeedsResponse
  */
 export type DeliverFeedsResponse = Message<"malha.adn.v1.DeliverFeedsResponse"> & {
   /**
-   * The delivery, as its `start` numbered it.
+   * The delivery, as its `start` numbered it; 0 with `closing`, which concerns the stream.
    *
    * @generated from field: uint32 delivery = 1;
    */
@@ -415,6 +415,14 @@ export type DeliverFeedsResponse = Message<"malha.adn.v1.DeliverFeedsResponse"> 
      */
     value: DeliveryEnd;
     case: "end";
+  } | {
+    /**
+     * Sent once, when the gateway begins to shut down: open no more deliveries here.
+     *
+     * @generated from field: malha.adn.v1.DeliverFeedsClosing closing = 4;
+     */
+    value: DeliverFeedsClosing;
+    case: "closing";
   } | { case: undefined; value?: undefined };
 };
 
@@ -424,6 +432,22 @@ export type DeliverFeedsResponse = Message<"malha.adn.v1.DeliverFeedsResponse"> 
  */
 export const DeliverFeedsResponseSchema: GenMessage<DeliverFeedsResponse> = /*@__PURE__*/
   messageDesc(file_malha_adn_v1_adn_gateway, 8);
+
+/**
+ * The gateway is shutting down: it runs the deliveries it started to their end and refuses new ones
+ * (UNAVAILABLE, SERVER_CLOSING); the caller closes its side once its deliveries here have ended.
+ *
+ * @generated from message malha.adn.v1.DeliverFeedsClosing
+ */
+export type DeliverFeedsClosing = Message<"malha.adn.v1.DeliverFeedsClosing"> & {
+};
+
+/**
+ * Describes the message malha.adn.v1.DeliverFeedsClosing.
+ * Use `create(DeliverFeedsClosingSchema)` to create a new message.
+ */
+export const DeliverFeedsClosingSchema: GenMessage<DeliverFeedsClosing> = /*@__PURE__*/
+  messageDesc(file_malha_adn_v1_adn_gateway, 9);
 
 /**
  * How a delivery ended: code 0 (OK), or the code, message and details of its error, as a single call's
@@ -459,7 +483,7 @@ export type DeliveryEnd = Message<"malha.adn.v1.DeliveryEnd"> & {
  * Use `create(DeliveryEndSchema)` to create a new message.
  */
 export const DeliveryEndSchema: GenMessage<DeliveryEnd> = /*@__PURE__*/
-  messageDesc(file_malha_adn_v1_adn_gateway, 9);
+  messageDesc(file_malha_adn_v1_adn_gateway, 10);
 
 /**
  * The report of one page of a delivery.
@@ -509,7 +533,7 @@ export type DeliverFeedReport = Message<"malha.adn.v1.DeliverFeedReport"> & {
  * Use `create(DeliverFeedReportSchema)` to create a new message.
  */
 export const DeliverFeedReportSchema: GenMessage<DeliverFeedReport> = /*@__PURE__*/
-  messageDesc(file_malha_adn_v1_adn_gateway, 10);
+  messageDesc(file_malha_adn_v1_adn_gateway, 11);
 
 /**
  * Request of FetchSingle.
@@ -537,7 +561,7 @@ export type FetchSingleRequest = Message<"malha.adn.v1.FetchSingleRequest"> & {
  * Use `create(FetchSingleRequestSchema)` to create a new message.
  */
 export const FetchSingleRequestSchema: GenMessage<FetchSingleRequest> = /*@__PURE__*/
-  messageDesc(file_malha_adn_v1_adn_gateway, 11);
+  messageDesc(file_malha_adn_v1_adn_gateway, 12);
 
 /**
  * Response of FetchSingle.
@@ -581,7 +605,7 @@ export type FetchSingleResponse = Message<"malha.adn.v1.FetchSingleResponse"> & 
  * Use `create(FetchSingleResponseSchema)` to create a new message.
  */
 export const FetchSingleResponseSchema: GenMessage<FetchSingleResponse> = /*@__PURE__*/
-  messageDesc(file_malha_adn_v1_adn_gateway, 12);
+  messageDesc(file_malha_adn_v1_adn_gateway, 13);
 
 /**
  * Request of GetDocumentByChave.
@@ -616,7 +640,7 @@ export type GetDocumentByChaveRequest = Message<"malha.adn.v1.GetDocumentByChave
  * Use `create(GetDocumentByChaveRequestSchema)` to create a new message.
  */
 export const GetDocumentByChaveRequestSchema: GenMessage<GetDocumentByChaveRequest> = /*@__PURE__*/
-  messageDesc(file_malha_adn_v1_adn_gateway, 13);
+  messageDesc(file_malha_adn_v1_adn_gateway, 14);
 
 /**
  * Response of GetDocumentByChave. Items keep the NSU the ADN sent with them (0 if none).
@@ -658,7 +682,7 @@ export type GetDocumentByChaveResponse = Message<"malha.adn.v1.GetDocumentByChav
  * Use `create(GetDocumentByChaveResponseSchema)` to create a new message.
  */
 export const GetDocumentByChaveResponseSchema: GenMessage<GetDocumentByChaveResponse> = /*@__PURE__*/
-  messageDesc(file_malha_adn_v1_adn_gateway, 14);
+  messageDesc(file_malha_adn_v1_adn_gateway, 15);
 
 /**
  * Outcome of a FetchBatch call.
@@ -744,6 +768,12 @@ export const AdnGatewayService: GenService<{
    * first message of a delivery that is not `start`, a `start` under a number still open, or a
    * delivery 0. When the caller closes its side, every open delivery ends as after `stop`, and the stream
    * ends with OK after the last `end`; a stream that fails or is cancelled ends its deliveries with it.
+   * A gateway that is shutting down (it has sent GOAWAY) sends `closing` on each stream and runs its open
+   * deliveries to their end, but starts no new one: a `start` then ends at once with UNAVAILABLE +
+   * ErrorInfo{domain "malha.rpc", reason "SERVER_CLOSING"}, having called nothing and applied nothing. The
+   * caller sends that `start` again on a new stream, which its client opens on a new connection, and
+   * closes its side of this one once its deliveries here have ended
+   * (docs/decisions/0045-a-closing-gateway-refuses-new-deliveries.md).
    *
    * @generated from rpc malha.adn.v1.AdnGatewayService.DeliverFeeds
    */
