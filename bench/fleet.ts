@@ -2,7 +2,7 @@
 // each, two tables each) against the ADN simulator with a realistic latency, in one run:
 //   (1) registration of the fleet (CREATE TABLE … LIKE × 2N);
 //   (2) K feeds bootstrapping at once, for each K: documents/s and CPU-s per 1,000 documents per process;
-//   (3) the first sync of the rest of the fleet (small feeds, bootstrap pool);
+//   (3) the first sync of the rest of the fleet (small feeds, bootstrap pool), then the fleet's first gap scan;
 //   (4) a full incremental sweep over every feed by a fresh coordinator: wall time, coordinator CPU per feed,
 //       NATS messages per second (the lease operations: create, renew, delete), peak RSS per service;
 //   and MariaDB's table-cache, open-file and prepared-statement counters across each phase; under each peak
@@ -534,6 +534,22 @@ async function main(): Promise<void> {
       await heapSnapshots(mesh, "the first sync of the rest");
       await stopProcess(coordinator);
     }
+
+    // (3.1) The fleet's first gap scan. A coordinator scans every feed's NSUs for gaps at its start and every
+    // NFSE_RECONCILIATION_INTERVAL_SECONDS; the store remembers how far each feed was found complete, so
+    // only a feed's first scan reads it from NSU 1 (decision 0046). A fleet running for an hour has had
+    // that scan: this coordinator does it (every feed is within its one-hour wait, so it runs nothing
+    // else), and the sweep below is the hourly one that follows.
+    log(`the fleet's first gap scan (${N} feeds)`);
+    const scanner = await mesh.startCoordinator({ ...coordinatorEnv(1, 3600, 3600), NFSE_RECONCILIATION_INTERVAL_SECONDS: "86400" });
+    const scanLine = () => scanner.lines.find((l) => l.includes('"msg":"gap scan"'));
+    await until(async () => scanLine() !== undefined, "the first gap scan", 60 * 60_000);
+    const firstScan = JSON.parse(scanLine()!) as { ms: number; feedsWithGaps: number };
+    row(
+      "(3.1) first gap scan",
+      `${N} feeds in ${fmt(firstScan.ms / 1000)} s, ${firstScan.feedsWithGaps} with gaps (once per feed; the sweep's coordinator then scans only above each feed's mark)`,
+    );
+    await stopProcess(scanner);
 
     // (4) One incremental sweep over the whole fleet by a fresh coordinator. Each feed gets one new NSU;
     // the one-hour wait is moved to now (the bench's shortcut) so that every feed is eligible at once.

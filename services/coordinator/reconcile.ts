@@ -64,7 +64,10 @@ export async function reconcileFeed(deps: ReconcileDeps, lease: Lease, feed: Fee
   const failureWaitEnds = failed && state.lastErrorAt ? timestampDate(state.lastErrorAt).getTime() + opts.failureBackoffMs : 0;
   if (failureWaitEnds > now) return { kind: "waiting", until: failureWaitEnds };
 
-  const found = await deps.store.findNsuGaps({ feed, range: { start: 1n, end: state.lastNsu }, limit: 2 }, call);
+  // Below gaps_checked_nsu the feed was found complete (0046).
+  const start = state.gapsCheckedNsu + 1n;
+  if (start > state.lastNsu) return { kind: "no-gaps" };
+  const found = await deps.store.findNsuGaps({ feed, range: { start, end: state.lastNsu }, limit: 2 }, call);
   const nsu = found.gaps[0]?.start;
   if (nsu === undefined) return { kind: "no-gaps" };
   const remainingGaps = found.missingCount > 1n || found.truncated;

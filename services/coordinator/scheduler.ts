@@ -207,7 +207,8 @@ export class Scheduler {
 
   /**
    * Which feeds have NSU gaps below their cursor, refreshed every NFSE_RECONCILIATION_INTERVAL_SECONDS.
-   * A read of the store only: the ADN is called by the paced steps below.
+   * The store only (it records how far each feed was found complete): the ADN is called by the paced
+   * steps below.
    */
   async scanGaps(): Promise<number> {
     const seen = new Set<string>();
@@ -220,7 +221,19 @@ export class Scheduler {
         this.gapFeeds.delete(key);
         continue;
       }
-      const found = await this.deps.store.findNsuGaps({ feed: state.feed, range: { start: 1n, end: state.lastNsu }, limit: 1 });
+      // Only above what an earlier scan found complete: a feed whose cursor has not moved costs no call
+      // (decision 0046).
+      const start = state.gapsCheckedNsu + 1n;
+      if (start > state.lastNsu) {
+        this.gapFeeds.delete(key);
+        continue;
+      }
+      const found = await this.deps.store.findNsuGaps({
+        feed: state.feed,
+        range: { start, end: state.lastNsu },
+        limit: 1,
+        recordChecked: true,
+      });
       if (found.gaps.length > 0) this.gapFeeds.set(key, state.feed);
       else this.gapFeeds.delete(key);
     }
@@ -310,11 +323,17 @@ export class Scheduler {
     };
     every(config.syncIntervalMs, "sweep", () => this.sweep());
     if (this.deps.reconciliationSlots && config.reconciliationBudgetPerHour > 0) {
-      every(config.reconciliationIntervalMs, "gap scan", () => this.scanGaps());
+      // How long a scan took and what it found, for operators (and the fleet bench, which waits for it).
+      const scan = async () => {
+        const startedAt = performance.now();
+        const feedsWithGaps = await this.scanGaps();
+        log.info({ feedsWithGaps, ms: Math.round(performance.now() - startedAt) }, "gap scan");
+      };
+      every(config.reconciliationIntervalMs, "gap scan", scan);
       // Rounds run several times per slot period so that a slot is used soon after the previous one
       // expires; the slot, not this timer, is what bounds the rate.
       every(Math.max(250, reconciliationSpacingMs(config) / 4), "reconciliation", () => this.reconcileStep());
-      void this.scanGaps().catch((err: unknown) => log.error({ err }, "first gap scan failed"));
+      void scan().catch((err: unknown) => log.error({ err }, "first gap scan failed"));
     }
     every(Math.min(config.staleLockMs / 4, 300_000), "watchdog", () =>
       store.expireStaleRuns({ staleBefore: timestampFromMs(now() - config.staleLockMs), requestedBy: "coordinator-watchdog" }),

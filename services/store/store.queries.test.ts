@@ -256,6 +256,28 @@ describe("gaps, holes and the cursor", () => {
       [20n, 20n],
     ]);
     expect((await client.getSyncState({ feed })).state?.holesCount).toBe(1n);
+
+    // With record_checked a scan that finds no gap raises the feed's gaps_checked_nsu to its end, but
+    // only from where the mark is (a range nobody looked at is never skipped) and never past the cursor.
+    expect((await rejection(client.findNsuGaps({ feed, recordChecked: true }))).code).toBe(Code.InvalidArgument);
+    const checked = async () => (await client.getSyncState({ feed })).state?.gapsCheckedNsu;
+    const scan = (start: bigint, end: bigint) => client.findNsuGaps({ feed, range: { start, end }, limit: 5, recordChecked: true });
+    expect((await scan(1n, 30n)).gaps).toHaveLength(2);
+    expect(await checked()).toBe(0n);
+    expect((await scan(10n, 19n)).gaps).toEqual([]);
+    expect(await checked()).toBe(0n);
+    expect((await scan(1n, 8n)).gaps).toEqual([]);
+    expect(await checked()).toBe(8n);
+    expect((await scan(9n, 19n)).gaps.map((g) => [g.start, g.end])).toEqual([[9n, 9n]]);
+    expect(await checked()).toBe(8n);
+    await client.recordConfirmedHoles({ feed, runId, fenceToken: 3n, holes: [{ nsu: 9n }] });
+    expect((await scan(9n, 19n)).gaps).toEqual([]);
+    expect(await checked()).toBe(19n);
+    expect((await scan(20n, 30n)).gaps.map((g) => [g.start, g.end])).toEqual([[20n, 20n]]);
+    expect(await checked()).toBe(19n);
+    // Without the flag nothing is written.
+    await client.findNsuGaps({ feed, range: { start: 1n, end: 19n } });
+    expect(await checked()).toBe(19n);
   });
 
   it("moves the cursor backwards only through an audited ResetCursor, refused while a run holds the feed", async () => {
@@ -267,6 +289,8 @@ describe("gaps, holes and the cursor", () => {
     expect((await rejection(client.resetCursor({ feed, newCursor: 10n, operator: "", reason: "x" }))).code).toBe(Code.InvalidArgument);
     const reset = await client.resetCursor({ feed, newCursor: 10n, operator: "ana", reason: "re-download" });
     expect(reset.reset).toMatchObject({ previousCursor: 30n, newCursor: 10n, operator: "ana" });
+    // What lies above the new cursor is looked at again by the next gap scan.
+    expect(reset.state?.gapsCheckedNsu).toBe(10n);
     const next = await client.beginRun({ feed, holder: "coord-a/w2", fenceToken: 4n, trigger: RunTrigger.SYNC_NOW });
     expect(next.cursor).toBe(10n);
     expect((await client.listCursorResets({ ibge: IBGE })).resets).toHaveLength(1);

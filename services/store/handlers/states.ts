@@ -84,7 +84,9 @@ export function stateHandlers(db: StoreDb): Impl {
       const start = req.range?.start;
       const end = req.range?.end;
       if (start !== undefined && end !== undefined && start > end) throw badRequest("range.start is after range.end");
-      const report = await findNsuGaps(db, feed, start, end, limit);
+      if (req.recordChecked && (start === undefined || end === undefined))
+        throw badRequest("record_checked needs range.start and range.end");
+      const report = await findNsuGaps(db, feed, start, end, limit, req.recordChecked);
       return { gaps: report.gaps, missingCount: report.missingCount, truncated: report.truncated, resumeFrom: report.resumeFrom };
     },
 

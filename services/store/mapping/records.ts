@@ -67,6 +67,7 @@ export function syncStateFromRow(r: Row): SyncState {
     faultsCount: big(r.faults_total),
     holesCount: big(r.holes_total),
     updatedAt: ts(r.updated_at),
+    gapsCheckedNsu: big(r.gaps_checked_nsu),
   });
 }
 

@@ -61,6 +61,7 @@ export async function findNsuGaps(
   start: bigint | undefined,
   end: bigint | undefined,
   limit: number,
+  recordChecked = false,
 ): Promise<GapReport> {
   const state = await withDb(() => loadState(db.pool, feed, false));
   const lo = start ?? (await lowestPersisted(db.pool, feed));
@@ -98,7 +99,22 @@ export async function findNsuGaps(
       }
     }
   }
+  if (recordChecked && report.gaps.length === 0) await recordGapsChecked(db, feed, first, hi);
   return report;
+}
+
+/**
+ * No gap from `start` through `end`: the mark moves up to `end` if it reached `start` - 1 already (so that
+ * it never skips a range nobody scanned) and `end` is not above the cursor (decision 0046).
+ */
+async function recordGapsChecked(db: StoreDb, feed: Feed, start: bigint, end: bigint): Promise<void> {
+  await withDb(() =>
+    db.pool.query(
+      `UPDATE nfse_sync_state SET gaps_checked_nsu = ?
+        WHERE ${FEED_WHERE} AND gaps_checked_nsu >= ? AND gaps_checked_nsu < ? AND last_nsu >= ?`,
+      [end.toString(), ...feedParams(feed), (start - 1n).toString(), end.toString(), end.toString()],
+    ),
+  );
 }
 
 async function lowestPersisted(pool: Pool, feed: Feed): Promise<bigint | undefined> {

@@ -117,11 +117,12 @@ export async function resetCursor(
       "INSERT INTO nfse_cursor_resets (ibge, ambiente, tipo_nsu, old_nsu, new_nsu, operator, reason) VALUES (?, ?, ?, ?, ?, ?, ?)",
       [...feedParams(feed), String(state.last_nsu), newCursor.toString(), operator, reason],
     );
-    // The one write that may move a cursor backwards; the next BeginRun returns exactly this value.
-    await conn.query(`UPDATE nfse_sync_state SET last_nsu = ?, reset_pending = 1 WHERE ${FEED_WHERE}`, [
-      newCursor.toString(),
-      ...feedParams(feed),
-    ]);
+    // The one write that may move a cursor backwards; the next BeginRun returns exactly this value. What
+    // lies above it is looked at again by the next gap scan (a reset is how an operator says rows may be missing).
+    await conn.query(
+      `UPDATE nfse_sync_state SET last_nsu = ?, reset_pending = 1, gaps_checked_nsu = LEAST(gaps_checked_nsu, ?) WHERE ${FEED_WHERE}`,
+      [newCursor.toString(), newCursor.toString(), ...feedParams(feed)],
+    );
     const [resets] = await conn.query<RowDataPacket[]>("SELECT * FROM nfse_cursor_resets WHERE id = ?", [ins.insertId]);
     return { reset: cursorResetFromRow(resets[0]!), state: syncStateFromRow(await loadState(conn, feed, false)) };
   });
