@@ -2374,7 +2374,8 @@ export const StoreService: GenService<{
   /**
    * Audited operator action: sets a feed's cursor, forwards or backwards (to re-download a range). The
    * next BeginRun returns exactly the new value; rows already stored are upserted, never duplicated.
-   * `next_eligible_at` and `cooldown_until` are left alone (the ADN's rules still apply).
+   * `next_eligible_at` and `cooldown_until` are left alone (the ADN's rules still apply);
+   * `gaps_checked_nsu` is lowered to the new cursor, so the next gap scan looks above it again.
    * Errors: INVALID_ARGUMENT without operator or reason; NOT_FOUND; FAILED_PRECONDITION RUN_IN_PROGRESS
    * when a run holds the feed (cancel it first, or wait for the watchdog to expire a stale one).
    *
@@ -2398,8 +2399,10 @@ export const StoreService: GenService<{
   /**
    * Finds holes in a feed's persisted NSU sequence: NSUs with no document, event or quarantined item and
    * no confirmed hole. Without a range it scans from the feed's lowest stored NSU to its cursor (NSUs
-   * before the first stored one are not reported: the ADN may simply start later). Errors:
-   * INVALID_ARGUMENT; NOT_FOUND.
+   * before the first stored one are not reported: the ADN may simply start later). With
+   * `record_checked` a scan that finds nothing missing raises the feed's `gaps_checked_nsu`, where the
+   * next scan starts (docs/decisions/0046-gap-scans-start-where-the-last-one-ended.md). Errors:
+   * INVALID_ARGUMENT (also `record_checked` without both bounds of `range`); NOT_FOUND.
    *
    * @generated from rpc malha.store.v1.StoreService.FindNsuGaps
    */
