@@ -7,6 +7,7 @@ import type { FeedKey } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
 import type { StoreService } from "../../libs/gen/malha/store/v1/store_pb.js";
 import { NotEligibleSchema, RunOutcome, RunTrigger, StaleFenceSchema, SyncPool } from "../../libs/gen/malha/store/v1/types_pb.js";
 import type { Lease } from "../../libs/leases/types.js";
+import { uncheckedNsus } from "./gap-range.js";
 
 export interface ReconcileDeps {
   store: Client<typeof StoreService>;
@@ -64,10 +65,9 @@ export async function reconcileFeed(deps: ReconcileDeps, lease: Lease, feed: Fee
   const failureWaitEnds = failed && state.lastErrorAt ? timestampDate(state.lastErrorAt).getTime() + opts.failureBackoffMs : 0;
   if (failureWaitEnds > now) return { kind: "waiting", until: failureWaitEnds };
 
-  // Below gaps_checked_nsu the feed was found complete (0046).
-  const start = state.gapsCheckedNsu + 1n;
-  if (start > state.lastNsu) return { kind: "no-gaps" };
-  const found = await deps.store.findNsuGaps({ feed, range: { start, end: state.lastNsu }, limit: 2 }, call);
+  const range = uncheckedNsus(state);
+  if (!range) return { kind: "no-gaps" };
+  const found = await deps.store.findNsuGaps({ feed, range, limit: 2 }, call);
   const nsu = found.gaps[0]?.start;
   if (nsu === undefined) return { kind: "no-gaps" };
   const remainingGaps = found.missingCount > 1n || found.truncated;

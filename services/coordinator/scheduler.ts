@@ -11,6 +11,7 @@ import type { Logger } from "../../libs/log/logger.js";
 import type { CoordinatorConfig } from "./config.js";
 import { decide } from "./decide.js";
 import { feedId, leaseKeyOf } from "./feed-key.js";
+import { uncheckedNsus } from "./gap-range.js";
 import { FleetViewBuilder } from "./fleet-view.js";
 import type { CoordinatorMetrics } from "./metrics.js";
 import { WorkerPool } from "./pool.js";
@@ -221,19 +222,13 @@ export class Scheduler {
         this.gapFeeds.delete(key);
         continue;
       }
-      // Only above what an earlier scan found complete: a feed whose cursor has not moved costs no call
-      // (decision 0046).
-      const start = state.gapsCheckedNsu + 1n;
-      if (start > state.lastNsu) {
+      // A feed whose cursor has not moved since it was found complete costs no call.
+      const range = uncheckedNsus(state);
+      if (!range) {
         this.gapFeeds.delete(key);
         continue;
       }
-      const found = await this.deps.store.findNsuGaps({
-        feed: state.feed,
-        range: { start, end: state.lastNsu },
-        limit: 1,
-        recordChecked: true,
-      });
+      const found = await this.deps.store.findNsuGaps({ feed: state.feed, range, limit: 1, recordChecked: true });
       if (found.gaps.length > 0) this.gapFeeds.set(key, state.feed);
       else this.gapFeeds.delete(key);
     }
