@@ -93,10 +93,23 @@ describe("NFS-e reconciliation with two gateway replicas", () => {
       [m.ibge],
     );
     expect(Number(holders[0]!.n)).toBe(2);
-    const [running] = await mesh.db.pool.query<RowDataPacket[]>(
-      "SELECT COUNT(*) AS n FROM nfse_sync_runs WHERE ibge = ? AND outcome = 'running'",
-      [m.ibge],
+    // The feed keeps a 1 s sync interval, so a run may be in flight right now: each run running at this
+    // point must reach an outcome (a run left 'running' keeps this wait from ending).
+    const [running] = await mesh.db.pool.query<RowDataPacket[]>("SELECT id FROM nfse_sync_runs WHERE ibge = ? AND outcome = 'running'", [
+      m.ibge,
+    ]);
+    const ids = running.map((r) => String(r.id));
+    await until(
+      async () => {
+        if (ids.length === 0) return true;
+        const [still] = await mesh.db.pool.query<RowDataPacket[]>(
+          "SELECT COUNT(*) AS n FROM nfse_sync_runs WHERE id IN (?) AND outcome = 'running'",
+          [ids],
+        );
+        return Number(still[0]!.n) === 0;
+      },
+      "every run in flight to finish",
+      30_000,
     );
-    expect(Number(running[0]!.n)).toBe(0);
   }, 300_000);
 });
