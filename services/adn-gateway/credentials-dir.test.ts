@@ -19,6 +19,8 @@ describe("DirectoryCredentialSource", () => {
     writeFileSync(join(dir, "3550308.key"), first.keyPem);
     const a = await source.get("3550308");
     expect(a).toMatchObject({ cnpj: "11222333000181", certificateId: first.fingerprint256, privateKeyPem: first.keyPem });
+    // The root the file carries is not presented (presentedChain).
+    expect(a.certificateChainPem.trim()).toBe(first.certPem.trim());
     expect(a.notAfter.getTime()).toBe(first.cert.validity.notAfter.getTime() - (first.cert.validity.notAfter.getTime() % 1000));
     expect((await source.get("3550308")).version).toBe(a.version);
     const second = issueEcnpj(root, { cnpj: "11222333000181" });

@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { CredentialsProblem } from "../../libs/gen/malha/adn/v1/errors_pb.js";
-import { CredentialsUnavailableError, leafFacts, type CredentialSet, type CredentialSource } from "./credentials.js";
+import { CredentialsUnavailableError, leafFacts, presentedChain, type CredentialSet, type CredentialSource } from "./credentials.js";
 
 interface Cached {
   set: CredentialSet;
@@ -81,6 +81,13 @@ export class DirectoryCredentialSource implements CredentialSource {
       throw new CredentialsUnavailableError(CredentialsProblem.UNDECRYPTABLE, `${ibge}.pem is not a PEM certificate`);
     }
     const version = createHash("sha256").update(certificateChainPem).update("\0").update(privateKeyPem).digest("hex").slice(0, 32);
-    return { version, certificateId: facts.fingerprint, notAfter: facts.notAfter, cnpj: facts.cnpj, certificateChainPem, privateKeyPem };
+    return {
+      version,
+      certificateId: facts.fingerprint,
+      notAfter: facts.notAfter,
+      cnpj: facts.cnpj,
+      certificateChainPem: presentedChain(certificateChainPem),
+      privateKeyPem,
+    };
   }
 }

@@ -8,7 +8,7 @@ import { CredentialsProblem } from "../../libs/gen/malha/adn/v1/errors_pb.js";
 import { ErrorInfoSchema } from "../../libs/gen/malha/common/v1/common_pb.js";
 import { GetClientCredentialsRequestSchema, type VaultService } from "../../libs/gen/malha/vault/v1/vault_pb.js";
 import type { ServiceClient } from "../../libs/rpc/client.js";
-import { CredentialsUnavailableError, type CredentialSet, type CredentialSource } from "./credentials.js";
+import { CredentialsUnavailableError, presentedChain, type CredentialSet, type CredentialSource } from "./credentials.js";
 
 /** Header the vault checks when the mesh runs without TLS (its mTLS identity check replaces it). */
 export const VAULT_SECRET_HEADER = "x-malha-vault-secret";
@@ -73,7 +73,7 @@ export class VaultCredentialSource implements CredentialSource {
       notAfter: res.notAfter ? timestampDate(res.notAfter) : new Date(0),
       cnpj: res.cnpj,
       privateKeyPem: res.privateKeyPem,
-      certificateChainPem: res.certificateChainPem,
+      certificateChainPem: presentedChain(res.certificateChainPem),
     };
     this.cache.set(ibge, { set, checkedAt: now });
     return set;

@@ -41,6 +41,31 @@ export class CredentialsUnavailableError extends Error {
  * CNPJ — numeric or alphanumeric, from the ICP-Brasil otherName or the CN, read as the vault reads it;
  * "" when the certificate holds no valid one (the ADN then answers E1209 itself).
  */
+/** A PEM certificate block, BEGIN to END line. */
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
+
+/**
+ * The chain the gateway presents: the leaf and what follows it, less any self-signed certificate after the
+ * leaf. A trust anchor is the ADN's to hold, and TLS lets the client leave it out (RFC 8446 §4.4.2, RFC
+ * 5246 §7.4.2); an ICP-Brasil A1 file usually carries its root, and each TLS context a certificate's pool
+ * builds parses every certificate of the chain again (docs/decisions/0047-chains-presented-without-their-root.md).
+ * Text that does not parse is left as it is: the TLS context then refuses it as before.
+ */
+export function presentedChain(chainPem: string): string {
+  const blocks = chainPem.match(PEM_CERTIFICATE);
+  if (!blocks || blocks.length < 2) return chainPem;
+  try {
+    const kept = blocks.filter((block, i) => {
+      if (i === 0) return true;
+      const cert = new X509Certificate(block);
+      return !(cert.checkIssued(cert) && cert.verify(cert.publicKey));
+    });
+    return kept.length === blocks.length ? chainPem : `${kept.join("\n")}\n`;
+  } catch {
+    return chainPem;
+  }
+}
+
 export function leafFacts(chainPem: string): { notAfter: Date; fingerprint: string; cnpj: string } {
   const leaf = new X509Certificate(chainPem);
   const found = certificateCnpj(leaf);

@@ -1,0 +1,53 @@
+// What one certificate's TLS context costs to build (the gateway builds one each time a certificate's pool
+// opens: once per run of a feed under the one-hour rule), with the chain as an A1 file carries it (leaf +
+// root) and as the gateway presents it (presentedChain: leaf only). Same-run ratio, CPU time of this thread.
+//   npx tsx bench/tls-context.ts [--certificates 200] [--rounds 5]
+import { createSecureContext } from "node:tls";
+import { presentedChain } from "../services/adn-gateway/credentials.js";
+import { createTestRoot, issueEcnpj } from "../tools/adn-sim/icp-brasil.js";
+import { median } from "./stats.js";
+
+const arg = (name: string, fallback: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
+};
+const CERTS = arg("certificates", 200);
+const ROUNDS = arg("rounds", 5);
+
+const root = createTestRoot();
+const clients = Array.from({ length: CERTS }, (_, i) => issueEcnpj(root, { cnpj: cnpjOf(i) }));
+const asFiled = clients.map((c) => ({ key: c.keyPem, cert: c.certPem + root.certPem }));
+const asPresented = asFiled.map((c) => ({ key: c.key, cert: presentedChain(c.cert) }));
+
+/** A valid CNPJ (check digits computed) for index i. */
+function cnpjOf(i: number): string {
+  const base = `${String(10_000_000 + i).padStart(8, "0")}0001`;
+  const digit = (s: string, weights: number[]) => {
+    const sum = [...s].reduce((acc, ch, k) => acc + Number(ch) * weights[k]!, 0);
+    const r = sum % 11;
+    return r < 2 ? 0 : 11 - r;
+  };
+  const d1 = digit(base, [5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2]);
+  const d2 = digit(base + d1, [6, 5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2]);
+  return `${base}${d1}${d2}`;
+}
+
+function msPerContext(set: { key: string; cert: string }[]): number {
+  const start = process.cpuUsage();
+  for (const c of set) createSecureContext({ key: c.key, cert: c.cert, ca: root.certPem });
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / 1000 / set.length;
+}
+
+msPerContext(asFiled.slice(0, 20));
+const filed: number[] = [];
+const presented: number[] = [];
+for (let r = 0; r < ROUNDS; r++) {
+  filed.push(msPerContext(asFiled));
+  presented.push(msPerContext(asPresented));
+}
+const a = median(filed);
+const b = median(presented);
+console.log(`TLS context per certificate (${CERTS} certificates, median of ${ROUNDS} alternating rounds, CPU ms):`);
+console.log(`  chain as filed (leaf + root)   ${a.toFixed(3)}`);
+console.log(`  chain as presented (leaf)      ${b.toFixed(3)}   ${(((b - a) / a) * 100).toFixed(1)} %`);
