@@ -402,6 +402,9 @@ async function main(): Promise<void> {
     coordinators: 0,
     compiled: runtime.compiled,
     switches: { latencyMs: LATENCY_MS, latencyJitterMs: JITTER_MS, pageSize: PAGE },
+    // As a deployment adds a CA (README, ADN_CA_FILE): the simulator's CA in Node's shared bundle, not
+    // parsed again into each certificate's TLS context (bench/README.md, 2026-12-03 22:00–).
+    simulatorCa: "extra-ca-certs",
     serviceEnv: {
       // A directory of 2N files re-read every second (the dev default) would be a benchmark of its own.
       "adn-gateway": {

@@ -21,7 +21,9 @@ const POISONS: [ItemFault, string, RegExp][] = [
 describe("poison documents", () => {
   let mesh: NfseMesh;
   beforeAll(async () => {
-    mesh = await startNfseMesh({ municipalities: 1, feedSize: 240, coordinators: 1 });
+    // The gateway trusts the simulator through NODE_EXTRA_CA_CERTS here, as a deployment adds a CA (the
+    // other end-to-end tests use ADN_CA_FILE): the feed catching up is that path working.
+    mesh = await startNfseMesh({ municipalities: 1, feedSize: 240, coordinators: 1, simulatorCa: "extra-ca-certs" });
   }, 120_000);
   afterAll(async () => {
     await mesh?.stop();

@@ -76,6 +76,12 @@ export interface NfseMeshOptions {
   serviceEnv?: { store?: Record<string, string>; "adn-gateway"?: Record<string, string> };
   /** Run the services compiled from dist/ (after `npm run build`), as they are deployed, not under tsx. */
   compiled?: boolean;
+  /**
+   * How the gateway trusts the simulator's CA: `ADN_CA_FILE` (default: only that CA, parsed into each
+   * certificate's TLS context), or `NODE_EXTRA_CA_CERTS` (added once to Node's bundle, which every context
+   * shares — how a deployment adds a CA, so the fleet bench's gateway pays what production pays).
+   */
+  simulatorCa?: "ca-file" | "extra-ca-certs";
 }
 
 export interface NfseMesh {
@@ -135,7 +141,7 @@ export async function startNfseMesh(opts: NfseMeshOptions): Promise<NfseMesh> {
       "adn-gateway",
       {
         ADN_CREDENTIALS_DIR: credentials,
-        ADN_CA_FILE: caFile,
+        ...(opts.simulatorCa === "extra-ca-certs" ? { NODE_EXTRA_CA_CERTS: caFile } : { ADN_CA_FILE: caFile }),
         STORE_URL: store.baseUrl,
         ADN_BASE_URL_PRODUCAO: sim.url,
         ADN_BASE_URL_PRODUCAO_RESTRITA: sim.url,
