@@ -104,6 +104,16 @@ async function caughtUp(mesh: NfseMesh, ibges: string[], since: string): Promise
   return Number(r[0]!.n);
 }
 
+/** Runs started since `since` of these feeds by trigger and outcome, as the store recorded them: what a count of runs is made of. */
+async function runsByKind(mesh: NfseMesh, ibges: string[], since: string): Promise<string> {
+  const [r] = await mesh.db.pool.query<RowDataPacket[]>(
+    `SELECT trigger_kind AS k, outcome AS o, COUNT(*) AS n FROM nfse_sync_runs
+      WHERE ibge IN (${inList(ibges)}) AND started_at >= ? GROUP BY trigger_kind, outcome ORDER BY n DESC`,
+    [since],
+  );
+  return r.length === 0 ? "none" : r.map((x) => `${Number(x.n)} ${String(x.k)}/${String(x.o)}`).join(", ");
+}
+
 async function dbNow(mesh: NfseMesh): Promise<string> {
   // To the microsecond: at whole seconds, the runs a previous phase started in the same second counted as
   // this phase's (62 "extra" runs in one full-size sweep).
@@ -592,6 +602,7 @@ async function main(): Promise<void> {
       "≤ 30 s",
     );
     row("    runs", await runTimes(mesh, all, since));
+    row("    runs by trigger", await runsByKind(mesh, all, since));
     row("    coordinator sweeps", sweepsLogged(coordinator, sweepStartedAt));
     row("    coordinator jobs", await jobsByOutcome(coordinator));
     row("    leases found held", leasesHeldLogged(coordinator, phaseOfPid));
