@@ -3,6 +3,7 @@
 // root) and as the gateway presents it (presentedChain: leaf only). Same-run ratio, CPU time of this thread.
 //   npx tsx bench/tls-context.ts [--certificates 200] [--rounds 5]
 import { createSecureContext } from "node:tls";
+import { completeCnpj } from "../libs/tax-id/index.js";
 import { presentedChain } from "../services/adn-gateway/credentials.js";
 import { createTestRoot, issueEcnpj } from "../tools/adn-sim/icp-brasil.js";
 import { median } from "./stats.js";
@@ -15,22 +16,9 @@ const CERTS = arg("certificates", 200);
 const ROUNDS = arg("rounds", 5);
 
 const root = createTestRoot();
-const clients = Array.from({ length: CERTS }, (_, i) => issueEcnpj(root, { cnpj: cnpjOf(i) }));
+const clients = Array.from({ length: CERTS }, (_, i) => issueEcnpj(root, { cnpj: completeCnpj(`${String(10_000_000 + i)}0001`) }));
 const asFiled = clients.map((c) => ({ key: c.keyPem, cert: c.certPem + root.certPem }));
 const asPresented = asFiled.map((c) => ({ key: c.key, cert: presentedChain(c.cert) }));
-
-/** A valid CNPJ (check digits computed) for index i. */
-function cnpjOf(i: number): string {
-  const base = `${String(10_000_000 + i).padStart(8, "0")}0001`;
-  const digit = (s: string, weights: number[]) => {
-    const sum = [...s].reduce((acc, ch, k) => acc + Number(ch) * weights[k]!, 0);
-    const r = sum % 11;
-    return r < 2 ? 0 : 11 - r;
-  };
-  const d1 = digit(base, [5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2]);
-  const d2 = digit(base + d1, [6, 5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2]);
-  return `${base}${d1}${d2}`;
-}
 
 function msPerContext(set: { key: string; cert: string }[]): number {
   const start = process.cpuUsage();

@@ -36,11 +36,6 @@ export class CredentialsUnavailableError extends Error {
   }
 }
 
-/**
- * Facts about the leaf (first certificate of the chain): validity end, fingerprint, and the holder's
- * CNPJ — numeric or alphanumeric, from the ICP-Brasil otherName or the CN, read as the vault reads it;
- * "" when the certificate holds no valid one (the ADN then answers E1209 itself).
- */
 /** A PEM certificate block, BEGIN to END line. */
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
 
@@ -66,6 +61,11 @@ export function presentedChain(chainPem: string): string {
   }
 }
 
+/**
+ * Facts about the leaf (first certificate of the chain): validity end, fingerprint, and the holder's
+ * CNPJ — numeric or alphanumeric, from the ICP-Brasil otherName or the CN, read as the vault reads it;
+ * "" when the certificate holds no valid one (the ADN then answers E1209 itself).
+ */
 export function leafFacts(chainPem: string): { notAfter: Date; fingerprint: string; cnpj: string } {
   const leaf = new X509Certificate(chainPem);
   const found = certificateCnpj(leaf);
