@@ -2,13 +2,13 @@
 // key fields cannot be stored (chave not 50 digits, event id or code malformed, no NSU) becomes a
 // quarantine row instead: bad data never stops a feed and is never dropped.
 import { createHash } from "node:crypto";
-import { toBinary } from "@bufbuild/protobuf";
 import { TaxIdKind, type TaxId } from "../../../libs/gen/malha/common/v1/common_pb.js";
 import { FaultReason, type DistributionItem } from "../../../libs/gen/malha/nfse/v1/distribution_pb.js";
 import { DocumentSchema, type Document, type Party } from "../../../libs/gen/malha/nfse/v1/document_pb.js";
 import { EventSchema, TipoEvento, type Event } from "../../../libs/gen/malha/nfse/v1/event_pb.js";
 import { faultReasonCodes } from "../codes.js";
 import { isChaveShaped } from "../../../libs/adn/chave.js";
+import { binaryEncoder } from "../../../libs/rpc/binary-encoder.js";
 import { EVENT_ID } from "../../../libs/adn/event-codes.js";
 import * as col from "./column-guard.js";
 import { ColumnValueError } from "./column-guard.js";
@@ -159,6 +159,10 @@ export type ItemRow = DocumentRow | EventRow | QuarantineRow;
 
 const CODIGO = /^[0-9]{6}$/;
 
+// The typed columns are serialized by plan, not by reflection (docs/decisions/0048-typed-columns-serialized-by-plan.md).
+const documentBinary = binaryEncoder(DocumentSchema);
+const eventBinary = binaryEncoder(EventSchema);
+
 export function sha256Hex(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("hex");
 }
@@ -204,9 +208,7 @@ export function documentRow(feed: FeedColumns, item: DistributionItem, doc: Docu
   // the derived fields are the store's to set, never the sender's, so a document that carries them is
   // serialized without them.
   const typed = bufferView(
-    doc.status === 0 && doc.chaveSubstituta === ""
-      ? toBinary(DocumentSchema, doc)
-      : toBinary(DocumentSchema, { ...doc, status: 0, chaveSubstituta: "" }),
+    doc.status === 0 && doc.chaveSubstituta === "" ? documentBinary(doc) : documentBinary({ ...doc, status: 0, chaveSubstituta: "" }),
   );
   const values = [
     doc.chave,
@@ -291,7 +293,7 @@ export function eventRow(feed: FeedColumns, item: DistributionItem, ev: Event, x
         : null;
   if (ev.nSeqEvento < 0 || ev.nSeqEvento > 65535)
     throw new ColumnValueError("n_seq_evento", "sequencia", `is ${ev.nSeqEvento}, outside 0..65535`);
-  const typed = bufferView(toBinary(EventSchema, ev));
+  const typed = bufferView(eventBinary(ev));
   const values = [
     ev.id,
     ev.chave,
