@@ -3,6 +3,7 @@
 // FetchBatch does (the same typed items applied give the same rows), an entry that does not decode is
 // quarantined with its reason without failing its page, and every malformed or oversized request is
 // refused before anything is written (docs/decisions/0034-store-decodes-the-page.md).
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
 import type { RowDataPacket } from "mysql2/promise";
@@ -176,6 +177,23 @@ describe("ApplyBatch with entries", () => {
     expect(await stored("5300108")).toEqual(before);
     expect(first.counts).toMatchObject({ documentsInserted: 2, eventsInserted: 1 });
     expect(again.counts).toMatchObject({ documentsInserted: 0, documentsUpdated: 0, documentsUnchanged: 2, eventsInserted: 0 });
+  });
+
+  it("stores each note's XML byte for byte: a byte order mark, CRLF, quotes, backslashes, accents and emoji", async () => {
+    const run = await startRun("4314902", "RS");
+    const text = sample("nfse-1.01.xml")
+      .toString("utf8")
+      .replace("<xNome>PRESTADORA EXEMPLO LTDA", `<xNome>Ação "Nº 1" d'Ávila \\ \\n 😀\tÇ`)
+      .replace(/\n/g, "\r\n");
+    const xml = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(text, "utf8")]);
+    const res = await client.applyBatch({ ...run, entries: [entry(1, gz64(xml))], newCursor: 1n });
+    expect(res.counts).toMatchObject({ documentsInserted: 1, faults: 0 });
+    const [rows] = await db.pool.query<RowDataPacket[]>(
+      "SELECT xml, xml_sha256, emitente_nome FROM `nfse_documentos_4314902` WHERE nsu = 1",
+    );
+    expect(Buffer.from(rows[0]!.xml).equals(xml)).toBe(true);
+    expect(rows[0]!.xml_sha256).toBe(createHash("sha256").update(xml).digest("hex"));
+    expect(rows[0]!.emitente_nome).toBe(`Ação "Nº 1" d'Ávila \\ \\n 😀\tÇ`);
   });
 
   it("quarantines an entry without NSU, which the cursor cannot pass on its own", async () => {
