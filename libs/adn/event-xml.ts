@@ -1,7 +1,6 @@
 // Event layouts 1.00 and 1.01 (adn.md §5) → Event. Version drift is absorbed here: `nDFe`|`nDFSe`,
 // `nPedRegEvento` ignored, rejection details inside `infRej` (1.00) or directly in the type element.
-import { create } from "@bufbuild/protobuf";
-import { EventSchema, type Event } from "../gen/malha/nfse/v1/event_pb.js";
+import type { Event } from "../gen/malha/nfse/v1/event_pb.js";
 import { chaveShapeProblem } from "./chave.js";
 import { codeFromElementName, codeFromEventId, EVENT_ID_CHAVE, tipoEventoOf } from "./event-codes.js";
 import { asciiCode, FieldError, intCode, limitedText, optionalDateTime, taxId, versaoOf } from "./fields.js";
@@ -33,19 +32,20 @@ export function parseEvento(root: XmlNode): Event {
   const chaveSubstituta = text(spec, "chSubstituta");
   const substFault = chaveSubstituta ? chaveShapeProblem(chaveSubstituta) : undefined;
   if (substFault) throw new FieldError(`${specPath}/chSubstituta`, substFault);
-  return create(EventSchema, {
+  return {
+    $typeName: "malha.nfse.v1.Event",
     id,
     chave,
     codigo,
     tipo: tipoEventoOf(codigo),
     nSeqEvento: seq ? Number(seq) : 0,
-    ...(dhEvento ? { dhEvento } : {}),
-    ...(dhProc ? { dhProc } : {}),
+    dhEvento,
+    dhProc,
     versao: versaoOf(root, "evento/@versao"),
     ambGer: intCode(inf, "ambGer", "ambGer"),
     tpAmb: intCode(ped, "infPedReg/tpAmb", "tpAmb"),
     nDfse: text(inf, "nDFSe") || text(inf, "nDFe"),
-    ...(autor ? { autor } : {}),
+    autor,
     cMotivo: asciiCode(reason, `${reasonPath}/cMotivo`, 4, "cMotivo"),
     xMotivo: limitedText(reason, `${reasonPath}/xMotivo`, 1000, "xMotivo"),
     chaveSubstituta,
@@ -56,5 +56,5 @@ export function parseEvento(root: XmlNode): Event {
     idEventoRejeicao: text(spec, "idEvManifRej"),
     idBloqueioOficio: text(spec, "idBloqOfic"),
     xDesc: text(spec, "xDesc"),
-  });
+  };
 }

@@ -2,9 +2,8 @@
 // that is present but unparseable, or beyond the layout's limits (the XSD's lengths and patterns, which
 // the store's columns are sized to), is a fault naming the field: the note goes to quarantine whole, with
 // its raw XML, instead of being stored with a value cut or dropped (docs/decisions/0016-poison-values.md).
-import { create } from "@bufbuild/protobuf";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
-import { TaxIdKind, TaxIdSchema, type Date as CalendarDate, type TaxId } from "../gen/malha/common/v1/common_pb.js";
+import { TaxIdKind, type Date as CalendarDate, type TaxId } from "../gen/malha/common/v1/common_pb.js";
 import { cnpjProblem, isCnpjShaped, stripTaxIdMask } from "../tax-id/index.js";
 import { parseAdnDate, parseAdnDateTime } from "./time.js";
 import { attr, text, type XmlNode } from "./xml-tree.js";
@@ -112,24 +111,26 @@ export function digitsCode(node: XmlNode | undefined, field: string, lengths: re
  * digits are not verified here, as for the chave: the ADN validated the note, and its XML is the source of
  * truth (docs/decisions/0015-alphanumeric-cnpj.md).
  */
+const taxIdOf = (kind: TaxIdKind, number: string): TaxId => ({ $typeName: "malha.common.v1.TaxId", kind, number });
+
 export function taxId(node: XmlNode | undefined, field: string, names = { cnpj: "CNPJ", cpf: "CPF" }): TaxId | undefined {
   const cnpjText = text(node, names.cnpj);
   if (cnpjText) {
     // Nearly every CNPJ arrives bare: strip a mask only when the text is not already one.
     const cnpj = isCnpjShaped(cnpjText) ? cnpjText : stripTaxIdMask(cnpjText);
     if (!isCnpjShaped(cnpj)) throw new FieldError(`${field}/${names.cnpj}`, cnpjProblem(cnpj) ?? "is not a CNPJ");
-    return create(TaxIdSchema, { kind: TaxIdKind.CNPJ, number: cnpj });
+    return taxIdOf(TaxIdKind.CNPJ, cnpj);
   }
   const cpfText = text(node, names.cpf);
   if (cpfText) {
     const cpf = /^[0-9]{11}$/.test(cpfText) ? cpfText : stripTaxIdMask(cpfText);
     if (!/^[0-9]{11}$/.test(cpf)) throw new FieldError(`${field}/${names.cpf}`, "is not 11 digits");
-    return create(TaxIdSchema, { kind: TaxIdKind.CPF, number: cpf });
+    return taxIdOf(TaxIdKind.CPF, cpf);
   }
   const nif = limitedText(node, `${field}/NIF`, 40, "NIF");
-  if (nif) return create(TaxIdSchema, { kind: TaxIdKind.NIF, number: nif });
+  if (nif) return taxIdOf(TaxIdKind.NIF, nif);
   const naoNif = asciiCode(node, `${field}/cNaoNIF`, 1, "cNaoNIF");
-  if (naoNif) return create(TaxIdSchema, { kind: TaxIdKind.NAO_NIF, number: naoNif });
+  if (naoNif) return taxIdOf(TaxIdKind.NAO_NIF, naoNif);
   return undefined;
 }
 

@@ -1,17 +1,7 @@
 // NFS-e layouts 1.00 and 1.01 (adn.md §4; IBS/CBS of NT 004 v2.0) → Document, leniently: only the chave is
 // required; every other index field is read where either version puts it and left empty when absent. A
 // value that is present but beyond the layout's limits is a fault naming it (fields.ts).
-import { create } from "@bufbuild/protobuf";
-import {
-  DocumentSchema,
-  IbsCbsSchema,
-  PartySchema,
-  ServicoSchema,
-  ValoresSchema,
-  type Document,
-  type IbsCbs,
-  type Party,
-} from "../gen/malha/nfse/v1/document_pb.js";
+import { type Document, DocumentStatus, type IbsCbs, type Party, type Valores } from "../gen/malha/nfse/v1/document_pb.js";
 import { chaveShapeProblem } from "./chave.js";
 import {
   asciiCode,
@@ -35,13 +25,14 @@ function party(node: XmlNode | undefined, path: string): Party | undefined {
   const address = child(node, "enderNac") ?? child(node, "end", "endNac");
   const addressPath = child(node, "enderNac") ? `${path}/enderNac` : `${path}/end/endNac`;
   const document = taxId(node, path);
-  return create(PartySchema, {
-    ...(document ? { document } : {}),
+  return {
+    $typeName: "malha.nfse.v1.Party",
+    document,
     name: limitedText(node, `${path}/xNome`, 300, "xNome"),
     inscricaoMunicipal: asciiCode(node, `${path}/IM`, 15, "IM"),
     codigoMunicipio: digitsCode(address, `${addressPath}/cMun`, [7], "cMun"),
     uf: asciiCode(address, `${addressPath}/UF`, 2, "UF"),
-  });
+  };
 }
 
 /** IBS/CBS of layout 1.01: the note's computed group and the DPS's classification; undefined when both are absent. */
@@ -53,7 +44,8 @@ function ibsCbs(inf: XmlNode, dps: XmlNode | undefined): IbsCbs | undefined {
   const tot = child(nota, "totCIBS");
   const trib = child(declarado, "valores", "trib", "gIBSCBS");
   const at = (p: string) => `IBSCBS/${p}`;
-  return create(IbsCbsSchema, {
+  return {
+    $typeName: "malha.nfse.v1.IbsCbs",
     codigoLocalidadeIncidencia: digitsCode(nota, at("cLocalidadeIncid"), [7], "cLocalidadeIncid"),
     vBcCents: optionalCents(valores, at("valores/vBC"), "vBC"),
     aliquotaIbsUfPpm: optionalPpm(valores, at("valores/uf/pIBSUF"), "uf", "pIBSUF"),
@@ -71,7 +63,7 @@ function ibsCbs(inf: XmlNode, dps: XmlNode | undefined): IbsCbs | undefined {
     cClassTrib: asciiCode(trib, "DPS/infDPS/IBSCBS/valores/trib/gIBSCBS/cClassTrib", 6, "cClassTrib"),
     cIndOp: asciiCode(declarado, "DPS/infDPS/IBSCBS/cIndOp", 6, "cIndOp"),
     finNfse: intCode(declarado, "DPS/infDPS/IBSCBS/finNFSe", "finNFSe"),
-  });
+  };
 }
 
 /**
@@ -100,7 +92,8 @@ export function parseNfse(root: XmlNode): Document {
   const chaveSubstituida = text(dps, "subst", "chSubstda");
   const substFault = chaveSubstituida ? chaveShapeProblem(chaveSubstituida) : undefined;
   if (substFault) throw new FieldError("DPS/infDPS/subst/chSubstda", substFault);
-  const valores = create(ValoresSchema, {
+  const valores: Valores = {
+    $typeName: "malha.nfse.v1.Valores",
     vServCents: optionalCents(dps, "DPS/infDPS/valores/vServPrest/vServ", "valores", "vServPrest", "vServ"),
     vBcCents: optionalCents(inf, "valores/vBC", "valores", "vBC"),
     aliquotaBps: optionalBps(inf, "valores/pAliqAplic", "valores", "pAliqAplic"),
@@ -109,21 +102,22 @@ export function parseNfse(root: XmlNode): Document {
     vLiqCents: optionalCents(inf, "valores/vLiq", "valores", "vLiq"),
     tribIssqn: intCode(tribMun, "tribISSQN", "tribISSQN"),
     tpRetIssqn: intCode(tribMun, "tpRetISSQN", "tpRetISSQN"),
-  });
-  return create(DocumentSchema, {
+  };
+  return {
+    $typeName: "malha.nfse.v1.Document",
     chave,
     numero: asciiCode(inf, "nNFSe", 15, "nNFSe"),
     versao: versaoOf(root, "NFSe/@versao"),
     cStat: intCode(inf, "cStat", "cStat"),
-    ...(dhProc ? { dhProc } : {}),
-    ...(dhEmi ? { dhEmi } : {}),
-    ...(competencia ? { competencia } : {}),
-    ...(emitente ? { emitente } : {}),
-    ...(prestador ? { prestador } : {}),
-    ...(tomador ? { tomador } : {}),
-    ...(intermediario ? { intermediario } : {}),
-    ...(destinatario ? { destinatario } : {}),
-    ...(ibs ? { ibsCbs: ibs } : {}),
+    dhProc,
+    dhEmi,
+    competencia,
+    emitente,
+    prestador,
+    tomador,
+    intermediario,
+    destinatario,
+    ibsCbs: ibs,
     codigoMunicipioEmissor: digitsCode(dps, "DPS/infDPS/cLocEmi", [7], "cLocEmi"),
     nomeMunicipioEmissor: text(inf, "xLocEmi"),
     codigoLocalPrestacao: digitsCode(serv, "DPS/infDPS/serv/locPrest/cLocPrestacao", [7], "locPrest", "cLocPrestacao"),
@@ -131,13 +125,14 @@ export function parseNfse(root: XmlNode): Document {
     nomeLocalPrestacao: text(inf, "xLocPrestacao"),
     codigoMunicipioIncidencia: digitsCode(inf, "cLocIncid", [7], "cLocIncid"),
     nomeMunicipioIncidencia: text(inf, "xLocIncid"),
-    servico: create(ServicoSchema, {
+    servico: {
+      $typeName: "malha.nfse.v1.Servico",
       cTribNac: asciiCode(serv, "DPS/infDPS/serv/cServ/cTribNac", 6, "cServ", "cTribNac"),
       cTribMun: asciiCode(serv, "DPS/infDPS/serv/cServ/cTribMun", 3, "cServ", "cTribMun"),
       cNbs: asciiCode(serv, "DPS/infDPS/serv/cServ/cNBS", 9, "cServ", "cNBS"),
       descricao: limitedText(serv, "DPS/infDPS/serv/cServ/xDescServ", 2000, "cServ", "xDescServ"),
       xTribNac: text(inf, "xTribNac"),
-    }),
+    },
     valores,
     tpAmb: intCode(dps, "DPS/infDPS/tpAmb", "tpAmb"),
     ambGer: intCode(inf, "ambGer", "ambGer"),
@@ -149,5 +144,8 @@ export function parseNfse(root: XmlNode): Document {
     opSimpNac: intCode(dps, "opSimpNac", "prest", "regTrib", "opSimpNac"),
     chaveSubstituida,
     cMotivoSubstituicao: text(dps, "subst", "cMotivo"),
-  });
+    // Derived by the store from the events, never read from the note (0034).
+    status: DocumentStatus.UNSPECIFIED,
+    chaveSubstituta: "",
+  };
 }

@@ -1,11 +1,19 @@
 // Parsing of NFS-e 1.00/1.01 and events of every code (adn.md §4, §5, §7) into the typed messages.
 import { readFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
+import { create, type DescMessage, equals, fromBinary, isMessage, toBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { TaxIdKind } from "../gen/malha/common/v1/common_pb.js";
 import { FaultReason } from "../gen/malha/nfse/v1/distribution_pb.js";
-import { AmbienteGerador, TipoEmissao, TipoEmitente, TipoRetencaoIssqn, TributacaoIssqn } from "../gen/malha/nfse/v1/document_pb.js";
-import { TipoEvento } from "../gen/malha/nfse/v1/event_pb.js";
+import {
+  AmbienteGerador,
+  DocumentSchema,
+  TipoEmissao,
+  TipoEmitente,
+  TipoRetencaoIssqn,
+  TributacaoIssqn,
+} from "../gen/malha/nfse/v1/document_pb.js";
+import { EventSchema, TipoEvento } from "../gen/malha/nfse/v1/event_pb.js";
 import { Ambiente } from "../gen/malha/nfse/v1/feed_pb.js";
 import { completeCnpj } from "../tax-id/index.js";
 import { buildChave } from "./chave.js";
@@ -45,6 +53,24 @@ function event(xml: string) {
 }
 
 const secs = (iso: string) => BigInt(Date.parse(iso) / 1000);
+
+/**
+ * The parsers build their messages as typed literals, not with `create` (a decode thread's cost): each one
+ * must be what `create` would have made of it — every field of implicit presence there with a value of
+ * its type, nested messages complete too.
+ */
+function expectComplete(desc: DescMessage, msg: Record<string, unknown>, path = desc.typeName): void {
+  expect(isMessage(msg, desc), path).toBe(true);
+  const zero = create(desc) as unknown as Record<string, unknown>;
+  for (const f of desc.fields) {
+    const v = msg[f.localName];
+    if (f.fieldKind === "message") {
+      if (v !== undefined) expectComplete(f.message, v as Record<string, unknown>, `${path}.${f.localName}`);
+    } else if (f.presence === 2) {
+      expect(typeof v, `${path}.${f.localName}`).toBe(typeof zero[f.localName]);
+    }
+  }
+}
 
 describe("NFS-e layout 1.01 (adn.md §7.2)", () => {
   it("extracts every index field and keeps the raw XML byte-exact with its sha256", () => {
@@ -192,6 +218,22 @@ describe("faults found after decompression keep the XML", () => {
     expect(item.xml.length).toBeGreaterThan(0);
     expect(item.xmlSha256).toBe(sha256Hex(item.xml));
     expect(Buffer.from((item.content.value as { rawPayload: Uint8Array }).rawPayload).toString()).toMatch(/^H4sI/);
+  });
+
+  it("builds complete messages: what create would make of them, with the same bytes", () => {
+    const doc = document(sample("nfse-1.01.xml"));
+    const old = document(sample("nfse-1.00.xml"));
+    const ev = event(sample("evento-101101-1.01.xml").toString());
+    for (const d of [doc, old]) {
+      expectComplete(DocumentSchema, d as never);
+      // Read back, the message is made by protobuf-es itself.
+      const made = fromBinary(DocumentSchema, toBinary(DocumentSchema, d));
+      expect(equals(DocumentSchema, d, made)).toBe(true);
+      expect(toBinary(DocumentSchema, made)).toEqual(toBinary(DocumentSchema, d));
+      expect(made.chave).toBe(d.chave);
+    }
+    expectComplete(EventSchema, ev as never);
+    expect(equals(EventSchema, ev, fromBinary(EventSchema, toBinary(EventSchema, ev)))).toBe(true);
   });
 
   it("never throws on mangled documents: every variant is a document, an event or a fault", () => {

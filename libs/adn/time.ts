@@ -1,9 +1,8 @@
 // Date and time fields of the ADN: `dhProc`/`dhEmi` carry an offset, `DataHoraGeracao` usually does not
 // (it is São Paulo local time) and has 1–3 fraction digits, `DataHoraProcessamento` up to 7. Parsed by
 // hand so that no fraction digit is lost (Date keeps milliseconds only).
-import { create } from "@bufbuild/protobuf";
-import { TimestampSchema, type Timestamp } from "@bufbuild/protobuf/wkt";
-import { DateSchema, type Date as CalendarDate } from "../gen/malha/common/v1/common_pb.js";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import type { Date as CalendarDate } from "../gen/malha/common/v1/common_pb.js";
 
 const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:?\d{2})?$/;
 const ZONE = "America/Sao_Paulo";
@@ -53,7 +52,7 @@ export function parseAdnDateTime(text: string): Timestamp | undefined {
   }
   const seconds = BigInt(Math.floor((localMs - offsetMin * 60_000) / 1000));
   const nanos = m[7] ? Number(m[7].padEnd(9, "0")) : 0;
-  return create(TimestampSchema, { seconds, nanos });
+  return { $typeName: "google.protobuf.Timestamp", seconds, nanos };
 }
 
 /** Parses `AAAA-MM-DD` into a calendar date. */
@@ -63,5 +62,5 @@ export function parseAdnDate(text: string): CalendarDate | undefined {
   const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
   const check = new Date(Date.UTC(year, month - 1, day));
   if (check.getUTCFullYear() !== year || check.getUTCMonth() !== month - 1 || check.getUTCDate() !== day) return undefined;
-  return create(DateSchema, { year, month, day });
+  return { $typeName: "malha.common.v1.Date", year, month, day };
 }
