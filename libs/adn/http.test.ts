@@ -144,6 +144,71 @@ describe("AdnHttpClient TLS sessions (decision 0029)", () => {
   });
 });
 
+describe("AdnHttpClient TLS contexts (decision 0050)", () => {
+  const other = issueEcnpj(trusted, { cnpj: "11444777000161", razaoSocial: "OUTRA EMPRESA LTDA" });
+  const otherCreds = { privateKeyPem: other.keyPem, certificateChainPem: other.certPem };
+  const subject = async (http: AdnHttpClient, pool: ReturnType<AdnHttpClient["pool"]>) =>
+    JSON.parse((await http.get(pool, `${base}/x`, { timeoutMs: 5000 })).body.toString()).subject as string;
+
+  it("keeps a certificate's context after its pool closed, and builds a new one for replaced credentials", async () => {
+    const http = new AdnHttpClient({ trustedCa: Buffer.from(trusted.certPem), maxResponseBytes: 1 << 20 });
+    expect(await subject(http, http.pool("3550308", "v1", creds))).toBe("EMPRESA TESTE LTDA:11222333000181");
+    http.closeIdle(Date.now() + 1);
+    expect(http.poolCount()).toBe(0);
+    expect(await subject(http, http.pool("3550308", "v1", creds))).toBe("EMPRESA TESTE LTDA:11222333000181");
+    expect(http.tlsContextsBuilt()).toBe(1);
+    // The vault's new version for the same municipality: its own context, presenting the new certificate.
+    expect(await subject(http, http.pool("3550308", "v2", otherCreds))).toBe("OUTRA EMPRESA LTDA:11444777000161");
+    expect(http.tlsContextsBuilt()).toBe(2);
+    expect(http.tlsContextCount()).toBe(1);
+    await http.close();
+    expect(http.tlsContextCount()).toBe(0);
+  });
+
+  it("keeps at most maxTlsContexts, the least recently used going first; 0 keeps none", async () => {
+    const http = new AdnHttpClient({ trustedCa: Buffer.from(trusted.certPem), maxResponseBytes: 1 << 20, maxTlsContexts: 2 });
+    for (const ibge of ["3550308", "3304557", "5300108"]) {
+      http.pool(ibge, "v1", creds);
+      http.closeIdle(Date.now() + 1);
+    }
+    expect([http.tlsContextCount(), http.tlsContextsBuilt()]).toEqual([2, 3]);
+    // São Paulo's was the oldest: built again (and Rio's goes); Brasília's was kept.
+    expect(await subject(http, http.pool("3550308", "v1", creds))).toBe("EMPRESA TESTE LTDA:11222333000181");
+    http.closeIdle(Date.now() + 1);
+    http.pool("5300108", "v1", creds);
+    expect([http.tlsContextCount(), http.tlsContextsBuilt()]).toEqual([2, 4]);
+    await http.close();
+
+    const none = new AdnHttpClient({ trustedCa: Buffer.from(trusted.certPem), maxResponseBytes: 1 << 20, maxTlsContexts: 0 });
+    none.pool("3550308", "v1", creds);
+    none.closeIdle(Date.now() + 1);
+    expect(await subject(none, none.pool("3550308", "v1", creds))).toBe("EMPRESA TESTE LTDA:11222333000181");
+    expect([none.tlsContextCount(), none.tlsContextsBuilt()]).toEqual([0, 2]);
+    await none.close();
+  });
+
+  it("forgets a context TLS_SESSION_KEEP_MS after its pool last opened", async () => {
+    const http = new AdnHttpClient({ trustedCa: Buffer.from(trusted.certPem), maxResponseBytes: 1 << 20 });
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      const t0 = Date.now();
+      http.pool("3550308", "v1", creds);
+      vi.setSystemTime(t0 + 3_600_000);
+      http.closeIdle(Date.now() + 1);
+      http.pool("3304557", "v1", creds);
+      vi.setSystemTime(t0 + TLS_SESSION_KEEP_MS + 1);
+      http.closeIdle(Date.now() + 1);
+      expect(http.tlsContextCount()).toBe(1);
+      vi.setSystemTime(t0 + 3_600_000 + TLS_SESSION_KEEP_MS + 1);
+      http.closeIdle(Date.now() + 1);
+      expect(http.tlsContextCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+      await http.close();
+    }
+  });
+});
+
 describe("AdnHttpClient idle pools", () => {
   it("closes a certificate's pool once idle and opens a fresh one on the next call", async () => {
     const http = new AdnHttpClient({ trustedCa: Buffer.from(trusted.certPem), maxResponseBytes: 1 << 20 });

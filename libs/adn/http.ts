@@ -42,8 +42,13 @@ export interface AdnHttpOptions {
   maxResponseBytes: number;
   /** Connections per origin and certificate. */
   connections?: number;
-  /** A certificate's pool (and TLS context) unused for this long is closed; 0 keeps pools for good. */
+  /** A certificate's pool unused for this long is closed; 0 keeps pools for good. */
   idlePoolMs?: number;
+  /**
+   * TLS contexts kept past their pool's closing, one per certificate used in the last two hours; the
+   * least recently used goes first past this many. 0 builds a context each time a pool opens (decision 0050).
+   */
+  maxTlsContexts?: number;
 }
 
 /**
@@ -52,6 +57,9 @@ export interface AdnHttpOptions {
  * offer a session past it (decision 0029).
  */
 export const TLS_SESSION_KEEP_MS = 2 * 3_600_000;
+
+/** Contexts kept by default: every municipality of Brazil has one certificate, ≈ 28 KB of native memory each. */
+export const DEFAULT_MAX_TLS_CONTEXTS = 6_000;
 
 interface PoolEntry {
   ibge: string;
@@ -77,11 +85,20 @@ export class AdnHttpClient {
    * forgetting the old ones stops at the first one still young.
    */
   private readonly tlsSessions = new Map<string, { poolKey: string; session: Buffer; atMs: number }>();
+  /**
+   * Each municipality's TLS context for its current credentials, kept across its pool's closing: under the
+   * one-hour rule a pool opens once per run, and building the context (parsing the key and the chain) was
+   * the gateway's largest cost in a sweep (decision 0050). In the order of last use, like the sessions.
+   */
+  private readonly tlsContexts = new Map<string, { poolKey: string; context: SecureContext; atMs: number }>();
+  private readonly maxTlsContexts: number;
+  private contextsBuilt = 0;
   private readonly ca: string | undefined;
   private readonly idleTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly opts: AdnHttpOptions) {
     this.ca = opts.trustedCa?.toString("utf8");
+    this.maxTlsContexts = opts.maxTlsContexts ?? DEFAULT_MAX_TLS_CONTEXTS;
     const idleMs = opts.idlePoolMs ?? 0;
     if (idleMs > 0) {
       // Checked at a quarter of the limit, so a pool lives at most 1.25 × the limit after its last call.
@@ -100,7 +117,17 @@ export class AdnHttpClient {
     return this.tlsSessions.size;
   }
 
-  /** Closes the pools last used before `cutoffMs` that have no request in flight; forgets old TLS sessions. */
+  /** TLS contexts currently kept (at most one per certificate, at most `maxTlsContexts`). */
+  tlsContextCount(): number {
+    return this.tlsContexts.size;
+  }
+
+  /** TLS contexts built since start: one per pool opened when none was kept for its credentials. */
+  tlsContextsBuilt(): number {
+    return this.contextsBuilt;
+  }
+
+  /** Closes the pools last used before `cutoffMs` that have no request in flight; forgets old TLS sessions and contexts. */
   closeIdle(cutoffMs: number): void {
     for (const entry of this.pools.values()) {
       if (entry.inFlight === 0 && entry.lastUsedMs < cutoffMs) {
@@ -112,6 +139,10 @@ export class AdnHttpClient {
     for (const [ibge, kept] of this.tlsSessions) {
       if (kept.atMs >= sessionCutoff) break;
       this.tlsSessions.delete(ibge);
+    }
+    for (const [ibge, kept] of this.tlsContexts) {
+      if (kept.atMs >= sessionCutoff) break;
+      this.tlsContexts.delete(ibge);
     }
   }
 
@@ -134,14 +165,7 @@ export class AdnHttpClient {
     // new credentials would still present the old certificate, so it is forgotten.
     if (existing) this.drop(existing);
     if (this.tlsSessions.get(ibge)?.poolKey !== poolKey) this.tlsSessions.delete(ibge);
-    // One TLS context per certificate, shared by the pool's connections: built from options, every new
-    // connection would parse the key, the chain and (with an extra CA) the whole trust bundle again,
-    // ≈ 30 ms of CPU each. Without `ca` the context shares Node's root store.
-    const secureContext = createSecureContext({
-      key: creds.privateKeyPem,
-      cert: creds.certificateChainPem,
-      ...(this.ca ? { ca: this.ca } : {}),
-    });
+    const secureContext = this.contextFor(ibge, poolKey, creds);
     const agent = new Agent({
       allowH2: false,
       connections: this.opts.connections ?? 4,
@@ -151,6 +175,31 @@ export class AdnHttpClient {
     this.pools.set(ibge, entry);
     this.byAgent.set(agent, entry);
     return agent;
+  }
+
+  /**
+   * The certificate's TLS context: the one kept for these credentials, or a new one. One context per
+   * certificate, shared by its pool's connections: built from options, every new connection would parse
+   * the key, the chain and (with an extra CA) the whole trust bundle again. Without `ca` the context shares
+   * Node's root store.
+   */
+  private contextFor(ibge: string, poolKey: string, creds: ClientCredentials): SecureContext {
+    const kept = this.tlsContexts.get(ibge);
+    this.tlsContexts.delete(ibge);
+    // Replaced credentials get a new context; the old one is dropped with its entry.
+    let context = kept?.poolKey === poolKey ? kept.context : undefined;
+    if (!context) {
+      context = createSecureContext({ key: creds.privateKeyPem, cert: creds.certificateChainPem, ...(this.ca ? { ca: this.ca } : {}) });
+      this.contextsBuilt++;
+    }
+    if (this.maxTlsContexts > 0) {
+      this.tlsContexts.set(ibge, { poolKey, context, atMs: Date.now() });
+      for (const oldest of this.tlsContexts.keys()) {
+        if (this.tlsContexts.size <= this.maxTlsContexts) break;
+        this.tlsContexts.delete(oldest);
+      }
+    }
+    return context;
   }
 
   /**
@@ -281,6 +330,7 @@ export class AdnHttpClient {
     const agents = [...this.pools.values()].map((e) => e.agent);
     this.pools.clear();
     this.tlsSessions.clear();
+    this.tlsContexts.clear();
     await Promise.all(agents.map((a) => a.close().catch(() => undefined)));
   }
 }

@@ -21,8 +21,10 @@ describe("gateway configuration", () => {
       maxBatchBytes: 15 * 1024 * 1024,
       rateLimitCooldownMs: 300_000,
       idlePoolMs: 2_000,
+      maxTlsContexts: 6_000,
       credentials: { kind: "vault", refreshMs: 60_000 },
     });
+    expect(read({ ADN_TLS_CONTEXTS_MAX: "0" }).maxTlsContexts).toBe(0);
     expect(read({ ADN_POOL_IDLE_SECONDS: "0" }).idlePoolMs).toBe(0);
     // Below the retry back-off is fine: a retry reopens a pool closed meanwhile (decision 0037).
     expect(read({ ADN_POOL_IDLE_SECONDS: "1", NFSE_RETRY_BACKOFF_MAX_SECONDS: "30" }).idlePoolMs).toBe(1000);
@@ -47,6 +49,8 @@ describe("gateway configuration", () => {
     [{ NFSE_RETRY_BACKOFF_BASE_SECONDS: "10", NFSE_RETRY_BACKOFF_MAX_SECONDS: "1" }, "NFSE_RETRY_BACKOFF_MAX_SECONDS"],
     [{ ADN_CA_FILE: "/nonexistent/ca.pem" }, "ADN_CA_FILE"],
     [{ ADN_POOL_IDLE_SECONDS: "-1" }, "ADN_POOL_IDLE_SECONDS"],
+    [{ ADN_TLS_CONTEXTS_MAX: "6k" }, "ADN_TLS_CONTEXTS_MAX"],
+    [{ ADN_TLS_CONTEXTS_MAX: "-1" }, "ADN_TLS_CONTEXTS_MAX"],
     // More than the store accepts as one ApplyBatch: every such batch would fail there instead.
     [{ ADN_MAX_BATCH_BYTES: String(16 * 1024 * 1024) }, "ADN_MAX_BATCH_BYTES"],
     [{ VAULT_CREDENTIALS_SECRET: "a-secret-value", VAULT_CREDENTIALS_SECRET_FILE: "/x" }, "VAULT_CREDENTIALS_SECRET_FILE"],

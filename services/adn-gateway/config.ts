@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { DEFAULT_MAX_TLS_CONTEXTS } from "../../libs/adn/http.js";
 import { ConfigError, type EnvReader } from "../../libs/config/env.js";
 
 export type CredentialsConfig = { kind: "dir"; dir: string; refreshMs: number } | { kind: "vault"; secret?: string; refreshMs: number };
@@ -9,8 +10,10 @@ export interface GatewayConfig {
   baseUrlProducaoRestrita: string;
   /** The CAs trusted for the ADN instead of Node's bundle (the simulator's test CA); decision 0024. */
   trustedCa?: Buffer;
-  /** A certificate's connection pool and TLS context unused for this long is closed; 0 = never. */
+  /** A certificate's connection pool unused for this long is closed; 0 = never. */
   idlePoolMs: number;
+  /** TLS contexts kept past their pools, one per certificate used in the last two hours (decision 0050). */
+  maxTlsContexts: number;
   requestTimeoutMs: number;
   maxRetries: number;
   backoffBaseMs: number;
@@ -33,7 +36,7 @@ export function readGatewayConfig(env: EnvReader): GatewayConfig {
   const trustedCa = env.file("ADN_CA_FILE");
   // A feed runs once an hour (the one-hour rule), so a pool kept after its run is not used again: closed
   // soon after the run's last call, the pools open are about the runs in flight, not every certificate a
-  // sweep touched (≈ 70 KB of TLS context each); the next run resumes the TLS session (0029). A retry
+  // sweep touched; the next run resumes the TLS session (0029) with the context kept (0050). A retry
   // after a longer back-off reopens the pool (AdnHttpClient), so no bound against the back-off (0037).
   const idlePoolMs = env.durationMs("ADN_POOL_IDLE_SECONDS", { default: 2_000, maxSeconds: 86_400 });
   return {
@@ -43,6 +46,7 @@ export function readGatewayConfig(env: EnvReader): GatewayConfig {
     }),
     ...(trustedCa ? { trustedCa } : {}),
     idlePoolMs,
+    maxTlsContexts: env.int("ADN_TLS_CONTEXTS_MAX", { default: DEFAULT_MAX_TLS_CONTEXTS, min: 0, max: 100_000 }),
     requestTimeoutMs: env.durationMs("NFSE_REQUEST_TIMEOUT_SECONDS", { default: 60_000, minSeconds: 0.01, maxSeconds: 600 }),
     maxRetries: env.int("NFSE_MAX_RETRIES", { default: 3, min: 0, max: 10 }),
     backoffBaseMs,

@@ -35,6 +35,7 @@ await runService("adn-gateway", ({ env, log, metrics }) => {
     ...(config.trustedCa ? { trustedCa: config.trustedCa } : {}),
     maxResponseBytes: config.maxResponseBytes,
     idlePoolMs: config.idlePoolMs,
+    maxTlsContexts: config.maxTlsContexts,
   });
   const adnMetrics = createAdnMetrics(metrics.registry);
   registerPoolGauges(metrics.registry, http);
@@ -58,6 +59,7 @@ await runService("adn-gateway", ({ env, log, metrics }) => {
       producaoRestrita: config.baseUrlProducaoRestrita,
       trustedCa: Boolean(config.trustedCa),
       idlePoolSeconds: config.idlePoolMs / 1000,
+      maxTlsContexts: config.maxTlsContexts,
     },
     "ADN gateway configured",
   );

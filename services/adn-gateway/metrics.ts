@@ -59,10 +59,13 @@ export function createAdnMetrics(registry: Registry): AdnMetrics {
  * The certificates' connection pools open now (one TLS context each, ≈ 70 KB) and the TLS sessions kept:
  * read when scraped, so what ADN_POOL_IDLE_SECONDS keeps open is visible (decision 0037).
  */
-export function registerPoolGauges(registry: Registry, http: { poolCount(): number; tlsSessionCount(): number }): void {
+export function registerPoolGauges(
+  registry: Registry,
+  http: { poolCount(): number; tlsSessionCount(): number; tlsContextCount(): number; tlsContextsBuilt(): number },
+): void {
   new Gauge({
     name: "malha_adn_open_pools",
-    help: "Certificate connection pools (and TLS contexts) open in the gateway.",
+    help: "Certificate connection pools open in the gateway.",
     registers: [registry],
     collect() {
       this.set(http.poolCount());
@@ -74,6 +77,23 @@ export function registerPoolGauges(registry: Registry, http: { poolCount(): numb
     registers: [registry],
     collect() {
       this.set(http.tlsSessionCount());
+    },
+  });
+  new Gauge({
+    name: "malha_adn_tls_contexts",
+    help: "TLS contexts kept past their pools, at most one per certificate used in the last two hours (ADN_TLS_CONTEXTS_MAX).",
+    registers: [registry],
+    collect() {
+      this.set(http.tlsContextCount());
+    },
+  });
+  new Counter({
+    name: "malha_adn_tls_contexts_built_total",
+    help: "TLS contexts built: once per certificate pool opened with no context kept for its credentials.",
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(http.tlsContextsBuilt());
     },
   });
 }
