@@ -19,3 +19,26 @@ export async function sample(reps: number, warmup: number, fn: () => unknown): P
 }
 
 export const fmt = (x: number, digits = 1) => (Number.isFinite(x) ? x.toFixed(digits) : "-");
+
+/**
+ * CPU time of this process for two ways of doing the same work, run alternately `rounds` times after one
+ * unmeasured run each (JIT): the median of each, in CPU µs. Alternating keeps a drifting host from
+ * favouring whichever ran last.
+ */
+export function alternatingCpuMicros(rounds: number, a: () => void, b: () => void): [number, number] {
+  const micros = (run: () => void) => {
+    const start = process.cpuUsage();
+    run();
+    const used = process.cpuUsage(start);
+    return used.user + used.system;
+  };
+  a();
+  b();
+  const as: number[] = [];
+  const bs: number[] = [];
+  for (let r = 0; r < rounds; r++) {
+    as.push(micros(a));
+    bs.push(micros(b));
+  }
+  return [median(as), median(bs)];
+}

@@ -6,7 +6,7 @@ import { createSecureContext } from "node:tls";
 import { completeCnpj } from "../libs/tax-id/index.js";
 import { presentedChain } from "../services/adn-gateway/credentials.js";
 import { createTestRoot, issueEcnpj } from "../tools/adn-sim/icp-brasil.js";
-import { median } from "./stats.js";
+import { alternatingCpuMicros } from "./stats.js";
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -20,22 +20,10 @@ const clients = Array.from({ length: CERTS }, (_, i) => issueEcnpj(root, { cnpj:
 const asFiled = clients.map((c) => ({ key: c.keyPem, cert: c.certPem + root.certPem }));
 const asPresented = asFiled.map((c) => ({ key: c.key, cert: presentedChain(c.cert) }));
 
-function msPerContext(set: { key: string; cert: string }[]): number {
-  const start = process.cpuUsage();
+const build = (set: { key: string; cert: string }[]) => () => {
   for (const c of set) createSecureContext({ key: c.key, cert: c.cert, ca: root.certPem });
-  const used = process.cpuUsage(start);
-  return (used.user + used.system) / 1000 / set.length;
-}
-
-msPerContext(asFiled.slice(0, 20));
-const filed: number[] = [];
-const presented: number[] = [];
-for (let r = 0; r < ROUNDS; r++) {
-  filed.push(msPerContext(asFiled));
-  presented.push(msPerContext(asPresented));
-}
-const a = median(filed);
-const b = median(presented);
+};
+const [a, b] = alternatingCpuMicros(ROUNDS, build(asFiled), build(asPresented)).map((us) => us / 1000 / CERTS) as [number, number];
 console.log(`TLS context per certificate (${CERTS} certificates, median of ${ROUNDS} alternating rounds, CPU ms):`);
 console.log(`  chain as filed (leaf + root)   ${a.toFixed(3)}`);
 console.log(`  chain as presented (leaf)      ${b.toFixed(3)}   ${(((b - a) / a) * 100).toFixed(1)} %`);

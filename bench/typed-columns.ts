@@ -13,7 +13,7 @@ import { binaryEncoder } from "../libs/rpc/binary-encoder.js";
 import { useNodeTextEncoding } from "../libs/rpc/text-encoding.js";
 import { Feeds } from "../tools/adn-sim/feeds.js";
 import { MAX_DECOMPRESSED } from "./ceiling.js";
-import { median } from "./stats.js";
+import { alternatingCpuMicros } from "./stats.js";
 import { pagesOf } from "./workload.js";
 
 const arg = (name: string, fallback: number) => {
@@ -39,12 +39,6 @@ const differing =
   events.filter((e) => Buffer.compare(encodeEvent(e), toBinary(EventSchema, e)) !== 0).length;
 if (differing > 0) throw new Error(`${differing} items serialized differently from toBinary`);
 
-function usPerItem(run: () => void): number {
-  const start = process.cpuUsage();
-  run();
-  const used = process.cpuUsage(start);
-  return (used.user + used.system) / (documents.length + events.length);
-}
 const library = () => {
   for (const d of documents) toBinary(DocumentSchema, d);
   for (const e of events) toBinary(EventSchema, e);
@@ -53,16 +47,7 @@ const planned = () => {
   for (const d of documents) encodeDocument(d);
   for (const e of events) encodeEvent(e);
 };
-library();
-planned();
-const a: number[] = [];
-const b: number[] = [];
-for (let r = 0; r < ROUNDS; r++) {
-  a.push(usPerItem(library));
-  b.push(usPerItem(planned));
-}
-const x = median(a);
-const y = median(b);
+const [x, y] = alternatingCpuMicros(ROUNDS, library, planned).map((us) => us / (documents.length + events.length)) as [number, number];
 console.log(
   `typed columns, ${documents.length} documents + ${events.length} events, same bytes; median of ${ROUNDS} alternating rounds, CPU µs per item:`,
 );

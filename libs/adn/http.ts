@@ -72,6 +72,14 @@ interface PoolEntry {
   idleClosed: boolean;
 }
 
+/** Drops the entries of a map kept in order of last use that are older than `cutoffMs`, oldest first. */
+function forgetOlder(kept: Map<string, { atMs: number }>, cutoffMs: number): void {
+  for (const [key, entry] of kept) {
+    if (entry.atMs >= cutoffMs) break;
+    kept.delete(key);
+  }
+}
+
 export class AdnHttpClient {
   /**
    * The open pool of each municipality: one at a time, for its current credentials. Keyed by municipality,
@@ -135,15 +143,9 @@ export class AdnHttpClient {
         this.drop(entry);
       }
     }
-    const sessionCutoff = Date.now() - TLS_SESSION_KEEP_MS;
-    for (const [ibge, kept] of this.tlsSessions) {
-      if (kept.atMs >= sessionCutoff) break;
-      this.tlsSessions.delete(ibge);
-    }
-    for (const [ibge, kept] of this.tlsContexts) {
-      if (kept.atMs >= sessionCutoff) break;
-      this.tlsContexts.delete(ibge);
-    }
+    const keptCutoff = Date.now() - TLS_SESSION_KEEP_MS;
+    forgetOlder(this.tlsSessions, keptCutoff);
+    forgetOlder(this.tlsContexts, keptCutoff);
   }
 
   private drop(entry: PoolEntry): void {

@@ -56,8 +56,8 @@ export function createAdnMetrics(registry: Registry): AdnMetrics {
 }
 
 /**
- * The certificates' connection pools open now (one TLS context each, ≈ 70 KB) and the TLS sessions kept:
- * read when scraped, so what ADN_POOL_IDLE_SECONDS keeps open is visible (decision 0037).
+ * The certificates' connection pools open now, and the TLS sessions and contexts kept past them: read when
+ * scraped, so what ADN_POOL_IDLE_SECONDS and ADN_TLS_CONTEXTS_MAX keep is visible (decisions 0037, 0050).
  */
 export function registerPoolGauges(
   registry: Registry,
