@@ -58,6 +58,10 @@ export interface AdnHttpOptions {
  */
 export const TLS_SESSION_KEEP_MS = 2 * 3_600_000;
 
+/** TLSSocket's `setSession`: what tls.connect itself calls, not in Node's typings. */
+type SessionSettable = TLSSocket & { setSession(session: Buffer): void };
+const socketSetsSession = typeof (TLSSocket.prototype as Partial<SessionSettable>).setSession === "function";
+
 /** Contexts kept by default: every municipality of Brazil has one certificate, ≈ 28 KB of native memory each. */
 export const DEFAULT_MAX_TLS_CONTEXTS = 6_000;
 
@@ -219,16 +223,22 @@ export class AdnHttpClient {
   ): void {
     const found = this.tlsSessions.get(ibge);
     const kept = found?.poolKey === poolKey ? found : undefined;
+    // The session is offered on the socket rather than as tls.connect's `session` option where Node lets
+    // us: Node 20's tls.connect applies that option twice (in the socket's constructor and again before
+    // returning), and each time parses the session and the server certificate in it (decision 0051).
+    const viaOption = kept && !socketSetsSession;
     const connector = buildConnector({
       secureContext,
       rejectUnauthorized: true,
       maxCachedSessions: 0,
-      ...(kept ? { session: kept.session } : {}),
+      ...(viaOption ? { session: kept.session } : {}),
     });
     // undici's connector returns the socket it opens (its type says void): the session arrives on it,
     // in TLS 1.3 after the handshake.
     const socket: unknown = connector(options, callback);
     if (socket instanceof TLSSocket) {
+      // The handshake starts once the TCP connection is up, after this line.
+      if (kept && !viaOption) (socket as SessionSettable).setSession(kept.session);
       socket.on("session", (session: Buffer) => {
         // A connection of replaced credentials still open must not bring their session back.
         const current = this.pools.get(ibge);
@@ -285,10 +295,20 @@ export class AdnHttpClient {
     // whole timeout, and a timer keeps the request scope it was created in (AsyncLocalStorage) reachable,
     // so every finished call's request graph — its aborted signal's stack holds the server stream —
     // stayed in memory for the timeout (60 s by default) after it ended (decision 0030).
-    const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(), opts.timeoutMs);
-    const timeout = deadline.signal;
-    const signal = opts.signal ? AbortSignal.any([timeout, opts.signal]) : timeout;
+    // One controller for both ends of an attempt, the deadline and the caller's abort, rather than
+    // AbortSignal.any: Node 20's `any` ties the signals through weak references and a finalization
+    // registry, collector work on every call (decision 0051).
+    const attempt = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      attempt.abort();
+    }, opts.timeoutMs);
+    const caller = opts.signal;
+    const callerAborted = () => attempt.abort(caller?.reason);
+    if (caller?.aborted) callerAborted();
+    else caller?.addEventListener("abort", callerAborted, { once: true });
+    const signal = attempt.signal;
     try {
       // Outside the request scope: the sockets and timers undici creates for a call would otherwise hold
       // the scope of the request that happened to open them for as long as they live (0030).
@@ -318,12 +338,13 @@ export class AdnHttpClient {
       return { status: res.statusCode, contentType: Array.isArray(ct) ? (ct[0] ?? "") : (ct ?? ""), body: Buffer.concat(chunks) };
     } catch (err) {
       if (err instanceof AdnHttpFailure) throw err;
-      if (opts.signal?.aborted) throw err;
-      if (timeout.aborted) throw new AdnHttpFailure("timeout", `timeout after ${opts.timeoutMs / 1000}s`);
+      if (caller?.aborted) throw err;
+      if (timedOut) throw new AdnHttpFailure("timeout", `timeout after ${opts.timeoutMs / 1000}s`);
       const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
       throw new AdnHttpFailure("network", e.code ?? e.cause?.code ?? e.message);
     } finally {
       clearTimeout(timer);
+      caller?.removeEventListener("abort", callerAborted);
     }
   }
 

@@ -22,6 +22,9 @@ import { pageEntries } from "./page-entries.js";
 import { ReadAhead } from "./read-ahead.js";
 import { validFeed } from "./validate.js";
 
+/** Why the ADN side of a delivery is stopped when the delivery ends by itself; never seen by a caller. */
+const DELIVERY_ENDED = new DOMException("the delivery ended", "AbortError");
+
 /** Read pages waiting for the store (memory: each ≤ ADN_MAX_BATCH_BYTES). */
 export const PAGES_AHEAD_OF_STORE = 2;
 /** Reports the caller may leave unacknowledged before the next page waits. */
@@ -60,13 +63,20 @@ export async function* deliverFeed(
 
   // Ends the ADN side (the call ahead included) when the loop ends or the caller asks to stop; the page
   // being applied is not tied to it, so a stop never cuts a transaction short.
+  // One controller rather than AbortSignal.any over the caller's signal and this one: Node 20's `any` ties
+  // the signals through weak references and a finalization registry, work for the collector on every
+  // run (decision 0051). The caller's cancellation passes on with its own reason.
   const fetching = new AbortController();
-  // Once: abort() builds its DOMException reason before it looks whether the signal is aborted already.
-  const stopFetching = () => {
-    if (!fetching.signal.aborted) fetching.abort();
+  // Once, and with a reason built at load: abort() without one builds a DOMException, stack trace
+  // included, before it looks whether the signal is aborted already.
+  const stopFetching = (reason: unknown = DELIVERY_ENDED) => {
+    if (!fetching.signal.aborted) fetching.abort(reason);
   };
-  caller.onStop(stopFetching);
-  const pages = new ReadAhead(adnPages(deps, feed, start.afterNsu, AbortSignal.any([signal, fetching.signal])), PAGES_AHEAD_OF_STORE);
+  const cancelled = () => stopFetching(signal.reason);
+  if (signal.aborted) cancelled();
+  else signal.addEventListener("abort", cancelled, { once: true });
+  caller.onStop(() => stopFetching());
+  const pages = new ReadAhead(adnPages(deps, feed, start.afterNsu, fetching.signal), PAGES_AHEAD_OF_STORE);
   let cursor = start.afterNsu;
   try {
     for (let n = 1n; ; n++) {
@@ -98,6 +108,7 @@ export async function* deliverFeed(
     }
   } finally {
     stopFetching();
+    signal.removeEventListener("abort", cancelled);
   }
 }
 

@@ -64,7 +64,9 @@ export class FeedRunner {
       this.log.info({ feed: feedId(job.feed), holder: current?.holder ?? null }, "feed job skipped: its lease is held");
       return { kind: "lease-held", ...(current ? { holder: current.holder } : {}) };
     }
-    const log = this.log.child({ feed: feedId(job.feed), fence: lease.fenceToken.toString() });
+    // The run's fields on each line rather than a child logger: a child per run serialises and redacts its
+    // bindings once more per run, for the one or two lines a run writes.
+    const runFields = { feed: feedId(job.feed), fence: lease.fenceToken.toString() };
     try {
       const result = await syncFeed(this.deps, lease, job.feed, {
         trigger: job.trigger,
@@ -75,11 +77,12 @@ export class FeedRunner {
       });
       if (result.kind === "finished" && result.outcome === RunOutcome.FAILED) {
         this.failures.set(job.key, (this.failures.get(job.key) ?? 0) + 1);
-        log.warn({ runId: result.runId, error: result.error }, "feed run failed");
+        this.log.warn({ ...runFields, runId: result.runId, error: result.error }, "feed run failed");
       } else {
         if (result.kind === "finished") this.failures.delete(job.key);
-        log.info(
+        this.log.info(
           {
+            ...runFields,
             kind: result.kind,
             ...(result.kind === "finished"
               ? { outcome: RunOutcome[result.outcome], runId: result.runId, items: result.items, cursor: result.cursor.toString() }
