@@ -59,6 +59,25 @@ function localGeracao(ms: number, digits: number): string {
   return `${d.slice(0, 19)}.${d.slice(20, 20 + digits)}`;
 }
 
+/**
+ * What events and substitutions use of an earlier note. The generator keeps one per note of the feed
+ * (bench:fleet generates hundreds of thousands), so only this, not the note's facts: their object graphs
+ * made the simulator's garbage collection, charged to the benchmarks, grow with every note generated.
+ */
+interface NoteRef {
+  chave: string;
+  emitente: TaxIdFacts;
+  tomador?: TaxIdFacts;
+  intermediario?: TaxIdFacts;
+}
+
+const noteRef = (note: NoteFacts): NoteRef => ({
+  chave: note.chave,
+  emitente: note.emitente.doc,
+  ...(note.tomador ? { tomador: note.tomador.doc } : {}),
+  ...(note.intermediario ? { intermediario: note.intermediario.doc } : {}),
+});
+
 export class FeedGenerator {
   private readonly rng: Rng;
   /**
@@ -66,11 +85,12 @@ export class FeedGenerator {
    * them left every other generated value as it was.
    */
   private readonly rng2026: Rng;
-  private readonly notes: NoteFacts[] = [];
+  /** Every note of the feed so far, as later events and substitutions name it (NoteRef). */
+  private readonly notes: NoteRef[] = [];
   /** Notes whose event was emitted first; the note itself comes a little later. */
   private readonly pendingNotes: NoteFacts[] = [];
   /** e105102 owed to a replaced note once its substitute exists. */
-  private readonly substitutions: { replaced: NoteFacts; substitute: NoteFacts }[] = [];
+  private readonly substitutions: { replaced: NoteRef; substitute: NoteRef }[] = [];
   private readonly seqByChaveCode = new Map<string, number>();
   private codeCursor = 0;
   private nextNumero = 1;
@@ -108,7 +128,7 @@ export class FeedGenerator {
       if (this.notes.length > 5 && r.chance(0.04)) {
         // An event reaches the feed before its note.
         this.pendingNotes.push(note);
-        return this.eventEntry(nsu, note, "203202", receivedMs, hidden);
+        return this.eventEntry(nsu, noteRef(note), "203202", receivedMs, hidden);
       }
       return this.noteEntry(nsu, note, receivedMs, hidden);
     }
@@ -120,12 +140,12 @@ export class FeedGenerator {
   }
 
   private noteEntry(nsu: bigint, note: NoteFacts, receivedMs: number, hidden: boolean): FeedEntry {
-    this.notes.push(note);
+    this.notes.push(noteRef(note));
     const xml = renderNote(note);
     return this.wrap(nsu, { kind: "NFSE", note }, note.chave, xml, receivedMs, hidden);
   }
 
-  private eventEntry(nsu: bigint, note: NoteFacts, codigo: string, receivedMs: number, hidden: boolean, chSubstituta = ""): FeedEntry {
+  private eventEntry(nsu: bigint, note: NoteRef, codigo: string, receivedMs: number, hidden: boolean, chSubstituta = ""): FeedEntry {
     const event = this.makeEvent(note, codigo, receivedMs, chSubstituta);
     const xml = renderEvent(event);
     const tipoEvento = eventCodeInfo(codigo)?.adnName ?? "";
@@ -249,7 +269,7 @@ export class FeedGenerator {
       imPadded: r.chance(0.2),
     };
     if (versao === "1.01") note.ibsCbs = this.ibsCbs(note);
-    if (substituted) this.substitutions.push({ replaced: substituted, substitute: note });
+    if (substituted) this.substitutions.push({ replaced: substituted, substitute: noteRef(note) });
     return note;
   }
 
@@ -299,7 +319,7 @@ export class FeedGenerator {
     };
   }
 
-  private makeEvent(note: NoteFacts, codigo: string, receivedMs: number, chSubstituta: string): EventFacts {
+  private makeEvent(note: NoteRef, codigo: string, receivedMs: number, chSubstituta: string): EventFacts {
     const r = this.rng;
     const key = `${note.chave}${codigo}`;
     const nSeqEvento = (this.seqByChaveCode.get(key) ?? 0) + 1;
@@ -307,11 +327,11 @@ export class FeedGenerator {
     const author = codigo.slice(1, 3);
     const autor: TaxIdFacts =
       author === "01" || author === "02"
-        ? note.emitente.doc
-        : author === "03" && note.tomador && (note.tomador.doc.kind === "CNPJ" || note.tomador.doc.kind === "CPF")
-          ? note.tomador.doc
+        ? note.emitente
+        : author === "03" && note.tomador && (note.tomador.kind === "CNPJ" || note.tomador.kind === "CPF")
+          ? note.tomador
           : author === "04" && note.intermediario
-            ? note.intermediario.doc
+            ? note.intermediario
             : { kind: "CNPJ", number: this.cnpj() };
     const agent = ["105104", "105105", "205208", "305101", "305102", "305103"].includes(codigo) ? this.cpf() : "";
     const motivo: Record<string, () => [string, string]> = {
