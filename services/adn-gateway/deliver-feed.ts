@@ -1,9 +1,11 @@
 // One delivery of DeliverFeeds: a sync run's pages from the ADN to the store in one hop (adn_gateway.proto;
 // deliver-feeds.ts carries many of them on one stream). Three parts run side by side: the ADN pages (one
 // call of the feed in flight, the next asked for as soon as a page's envelope is read), a read-ahead of
-// pages waiting for the store, and the apply loop, which writes one page at a time under the run's fence
-// and reports each to the caller. The caller's acknowledgements bound how far the loop may run ahead of
-// it, so a paused coordinator pauses its gateway too (docs/decisions/0020-pages-from-gateway-to-store.md).
+// pages waiting for the store, and the apply loop, which hands the store up to PAGES_IN_APPLY pages under
+// the run's fence — the next before the answer for the one before it, which the store writes first
+// (docs/decisions/0052-a-run-s-next-page-sent-before-the-answer.md) — and reports each, in page order, to
+// the caller. The caller's acknowledgements bound how far the loop may run ahead of it, so a paused
+// coordinator pauses its gateway too (docs/decisions/0020-pages-from-gateway-to-store.md).
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import {
   BatchStatus,
@@ -11,7 +13,10 @@ import {
   type DeliverFeedReportSchema,
   type DeliverFeedStart,
 } from "../../libs/gen/malha/adn/v1/adn_gateway_pb.js";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { ErrorInfoSchema } from "../../libs/gen/malha/common/v1/common_pb.js";
 import type { LoteDfeEntrySchema } from "../../libs/gen/malha/nfse/v1/distribution_pb.js";
+import type { ApplyBatchRequestSchema, ApplyBatchResponse } from "../../libs/gen/malha/store/v1/store_pb.js";
 import type { FeedKey } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
 import type { Logger } from "../../libs/log/logger.js";
 import { invalidArgument } from "../../libs/rpc/errors.js";
@@ -29,6 +34,11 @@ const DELIVERY_ENDED = new DOMException("the delivery ended", "AbortError");
 export const PAGES_AHEAD_OF_STORE = 2;
 /** Reports the caller may leave unacknowledged before the next page waits. */
 export const UNACKNOWLEDGED_PAGES = 2;
+/**
+ * Pages of the delivery in the store's hands at once: the next page goes before the answer for the one
+ * before it, so the store decodes it while it writes that one (docs/decisions/0052-a-run-s-next-page-sent-before-the-answer.md).
+ */
+export const PAGES_IN_APPLY = 2;
 
 export interface DeliverFeedDeps {
   gateway: AdnGateway;
@@ -38,6 +48,19 @@ export interface DeliverFeedDeps {
   /** ADN_MAX_BATCH_BYTES: the most one page's entries may take in the store's request. */
   maxBatchBytes: number;
 }
+
+/** A page given to the store (or, without items, only to be reported), oldest first. */
+interface Sent {
+  n: bigint;
+  head: BatchHead;
+  entries: Page["entries"];
+  bytes: number;
+  /** Set when it went before the answer for the page before it. */
+  followsCursor?: bigint | undefined;
+  applied?: Promise<ApplyBatchResponse>;
+}
+
+type ApplyRequest = MessageInitShape<typeof ApplyBatchRequestSchema>;
 
 interface Page {
   head: BatchHead;
@@ -77,39 +100,136 @@ export async function* deliverFeed(
   else signal.addEventListener("abort", cancelled, { once: true });
   caller.onStop(() => stopFetching());
   const pages = new ReadAhead(adnPages(deps, feed, start.afterNsu, fetching.signal), PAGES_AHEAD_OF_STORE);
+  const sent: Sent[] = [];
+  let n = 1n;
+  // The store's cursor as last answered, and what it will be once every page sent is applied as sent.
   let cursor = start.afterNsu;
+  let expected = start.afterNsu;
+  // The next page, asked for once the window allows it; undefined once the ADN side ended or failed.
+  let next: Promise<Page | undefined> | undefined;
+  let reading = true;
+  let failure: { error: unknown } | undefined;
+
+  const request = (entries: Page["entries"], newCursor: bigint, followsCursor?: bigint): ApplyRequest => ({
+    feed,
+    runId: start.runId,
+    fenceToken: start.fenceToken,
+    entries,
+    newCursor,
+    progress: { maxNsuSeen: newCursor },
+    ...(followsCursor !== undefined ? { followsCursor } : {}),
+  });
+
+  const send = (page: Page) => {
+    const { head, entries, bytes } = page;
+    const item: Sent = { n: n++, head, entries, bytes };
+    if (head.itemCount > 0) {
+      const highest = head.highestNsu > expected ? head.highestNsu : expected;
+      // Sent before the answer for the page before it: the store writes it after that page (0052).
+      item.followsCursor = sent.some((s) => s.applied !== undefined) ? expected : undefined;
+      item.applied = deps.store.apply(request(entries, highest, item.followsCursor), bytes);
+      // Answered in order below; a page sent after one that failed is dropped unread.
+      item.applied.catch(() => undefined);
+      expected = highest;
+    }
+    sent.push(item);
+  };
+
+  // The store's answer for the oldest page sent, as its report.
+  const answer = async (item: Sent): Promise<Report> => {
+    const report: Report = { page: item.n, head: item.head, cursor };
+    if (!item.applied) return report;
+    let applied: ApplyBatchResponse;
+    try {
+      applied = await item.applied;
+    } catch (err) {
+      if (item.followsCursor === undefined || !isPredecessorNotApplied(err)) throw err;
+      // It reached the store before the page it follows was committed there (another replica, or a call
+      // that overtook its predecessor's): that page is answered now, so it goes again as pages always went.
+      const highest = item.head.highestNsu > cursor ? item.head.highestNsu : cursor;
+      applied = await deps.store.apply(request(item.entries, highest), item.bytes);
+    }
+    cursor = applied.cursor;
+    return Object.assign(report, { counts: applied.counts, cursor, cancelRequested: applied.cancelRequested });
+  };
+
+  const PAGE = Symbol("page");
   try {
-    for (let n = 1n; ; n++) {
+    for (;;) {
       // The window first: a page taken from the read-ahead would let the ADN side fetch one more.
-      await caller.windowOpen(n);
-      if (caller.stopRequested) return;
-      let page: Page | undefined;
-      try {
-        page = await pages.next();
-      } catch (err) {
-        if (caller.stopRequested) return;
-        throw err;
+      if (reading && next === undefined && sent.length < PAGES_IN_APPLY && !caller.stopRequested) {
+        const k = n;
+        next = caller.windowOpen(k).then(() => (caller.stopRequested ? undefined : pages.next()));
+        next.catch(() => undefined);
       }
-      if (!page) return; // only after a stop: the ADN side ends by itself after END_OF_STREAM only
-      if (caller.stopRequested) return;
-      const { head, entries, bytes } = page;
-      const report: Report = { page: n, head, cursor };
-      if (head.itemCount > 0) {
-        const highest = head.highestNsu > cursor ? head.highestNsu : cursor;
-        const applied = await deps.store.apply(
-          { feed, runId: start.runId, fenceToken: start.fenceToken, entries, newCursor: highest, progress: { maxNsuSeen: highest } },
-          bytes,
-        );
-        cursor = applied.cursor;
-        Object.assign(report, { counts: applied.counts, cursor, cancelRequested: applied.cancelRequested });
+      const oldest = sent[0];
+      // A page to send, unless the oldest page's answer comes first.
+      if (
+        next !== undefined &&
+        (oldest === undefined ||
+          (await Promise.race([
+            settled(oldest.applied),
+            next.then(
+              () => PAGE,
+              () => PAGE,
+            ),
+          ])) === PAGE)
+      ) {
+        const asked = next;
+        next = undefined;
+        let page: Page | undefined;
+        try {
+          page = await asked;
+        } catch (error) {
+          failure = { error };
+        }
+        // undefined only after a stop: the ADN side ends by itself after END_OF_STREAM only
+        if (page && !caller.stopRequested) send(page);
+        else reading = false;
+        if (page?.head.status === BatchStatus.END_OF_STREAM) reading = false;
+        continue;
       }
+      if (oldest === undefined) {
+        // Everything sent is answered: the ADN side's failure is the delivery's, unless the caller stopped it.
+        if (failure && !caller.stopRequested) throw failure.error;
+        return;
+      }
+      sent.shift();
+      const report = await answer(oldest);
       yield report;
-      if (head.status === BatchStatus.END_OF_STREAM || report.cancelRequested || caller.stopRequested) return;
+      // A page sent before this answer is still written; it is answered and reported before the end. The
+      // page asked for is not sent: its ADN call is stopped when the delivery ends.
+      if (oldest.head.status === BatchStatus.END_OF_STREAM || report.cancelRequested || caller.stopRequested) {
+        reading = false;
+        next = undefined;
+      }
     }
   } finally {
     stopFetching();
     signal.removeEventListener("abort", cancelled);
   }
+}
+
+/** Resolves, never rejects, once a page's answer is in (at once for a page with nothing to apply). */
+function settled(applied: Promise<unknown> | undefined): Promise<void> {
+  return applied
+    ? applied.then(
+        () => undefined,
+        () => undefined,
+      )
+    : Promise.resolve();
+}
+
+/** The store's errors' ErrorInfo domain (store.proto). */
+const STORE_ERROR_DOMAIN = "malha.store";
+
+/** The store's refusal of a page that follows a cursor its run has not reached (decision 0052). */
+function isPredecessorNotApplied(err: unknown): boolean {
+  return (
+    err instanceof ConnectError &&
+    err.code === Code.Aborted &&
+    err.findDetails(ErrorInfoSchema).some((i) => i.domain === STORE_ERROR_DOMAIN && i.reason === "PREDECESSOR_NOT_APPLIED")
+  );
 }
 
 function validStart(start: DeliverFeedStart): DeliverFeedStart {

@@ -24,9 +24,11 @@ export const BATCHED_PAGE_BYTES = 256 * 1024;
 
 /**
  * A page waits at most 2 ms when the store is idle; under load the batches grow while the previous ones
- * are out, as the coordinator's run batches do (0036). The store takes 64 pages per call.
+ * are out, as the coordinator's run batches do (0036). The store takes 64 pages per call. Three calls out:
+ * a call of pages sent ahead waits in the store for the call of the pages they follow (0052), and the
+ * third keeps two calls writing side by side meanwhile.
  */
-export const PAGE_BATCHING: Batching = { maxSize: 32, maxDelayMs: 2, maxInFlight: 2 };
+export const PAGE_BATCHING: Batching = { maxSize: 32, maxDelayMs: 2, maxInFlight: 3 };
 
 export function batchedPageApply(
   store: Pick<Client<typeof StoreService>, "applyBatch" | "applyBatches">,

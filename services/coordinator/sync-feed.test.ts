@@ -18,7 +18,7 @@ import { startTestAdn, type TestAdn } from "../../tools/adn-sim/index.js";
 import { createThrowawayDatabase, type ThrowawayDatabase } from "../../test/support/mysql.js";
 import { startService, type ServiceProcess } from "../../test/support/service-process.js";
 import { feedKey, leaseKeyOf } from "./feed-key.js";
-import { PAGES_AHEAD_OF_STORE, UNACKNOWLEDGED_PAGES } from "../adn-gateway/deliver-feed.js";
+import { PAGES_AHEAD_OF_STORE, PAGES_IN_APPLY, UNACKNOWLEDGED_PAGES } from "../adn-gateway/deliver-feed.js";
 import { FeedDeliveries } from "./feed-delivery.js";
 import { batchedRunCalls } from "./run-calls.js";
 import { syncFeed, type SyncFeedResult } from "./sync-feed.js";
@@ -234,8 +234,9 @@ describe("syncFeed over DeliverFeeds", () => {
     expect(result.error).toMatch(/^ResourceExhausted: .*STORE_MAX_PAGE_XML_BYTES/);
     expect(observed.reports).toHaveLength(1);
     expect(await storedNsus(BOMBED.ibge)).toEqual(expected.slice(0, 50));
-    // The page applied, the page refused, the pages read behind it, and the call ahead.
-    expect(adnCalls(BOMBED.ibge)).toBeLessThanOrEqual(2 + PAGES_AHEAD_OF_STORE + 1);
+    // The page applied, the page refused, the page sent ahead of its answer (decision 0052), the pages read
+    // behind them, and the call ahead.
+    expect(adnCalls(BOMBED.ibge)).toBeLessThanOrEqual(2 + (PAGES_IN_APPLY - 1) + PAGES_AHEAD_OF_STORE + 1);
     expect(adn.sim.counters().maxConcurrentByFeed[`${BOMBED.ibge}/DISTRIBUICAO`]).toBe(1);
   });
 
@@ -252,10 +253,15 @@ describe("syncFeed over DeliverFeeds", () => {
       await operator.client.requestRunCancellation({ target: { case: "feed", value: feedOf(CANCELLED.ibge) }, requestedBy: "test" });
     });
     operator.close();
-    // The page after the window is the first whose ApplyBatch sees the request.
-    const pages = UNACKNOWLEDGED_PAGES + 1;
-    expect(result).toMatchObject({ kind: "finished", outcome: RunOutcome.CANCELLED, items: 50 * pages, cursor: expected[50 * pages - 1] });
+    // The page after the window is the first whose ApplyBatch sees the request; a page sent before its
+    // answer (decision 0052) is still written, and reported.
+    const first = UNACKNOWLEDGED_PAGES + 1;
+    if (result.kind !== "finished") throw new Error("unreachable");
+    const pages = result.items / 50;
+    expect([first, first + PAGES_IN_APPLY - 1]).toContain(pages);
+    expect(result).toMatchObject({ outcome: RunOutcome.CANCELLED, cursor: expected[50 * pages - 1] });
     expect(observed.reports).toHaveLength(pages);
+    expect(observed.reports[first - 1]!.report.cancelRequested).toBe(true);
     expect(observed.reports.at(-1)!.report.cancelRequested).toBe(true);
     expect(await storedNsus(CANCELLED.ibge)).toEqual(expected.slice(0, 50 * pages));
     expect(adnCalls(CANCELLED.ibge)).toBeLessThanOrEqual(pages + PAGES_AHEAD_OF_STORE + 1);
@@ -284,9 +290,10 @@ describe("syncFeed over DeliverFeeds", () => {
     const { result, observed } = await run(SLICED.ibge, undefined, 0);
     expect(result).toMatchObject({ kind: "finished", outcome: RunOutcome.YIELDED });
     if (result.kind !== "finished") throw new Error("unreachable");
-    // The reports that were under way when the stop left still count.
+    // The reports that were under way when the stop left still count: the window after the first report
+    // was acknowledged, the pages in it sent before the answers for the ones before them (decision 0052).
     expect(result.items).toBeGreaterThanOrEqual(50);
-    expect(result.items).toBeLessThanOrEqual(50 * UNACKNOWLEDGED_PAGES);
+    expect(result.items).toBeLessThanOrEqual(50 * (1 + UNACKNOWLEDGED_PAGES));
     expect(observed.reports).toHaveLength(result.items / 50);
     expect(await storedNsus(SLICED.ibge)).toEqual(expected.slice(0, result.items));
     const [rows] = await db.pool.query<RowDataPacket[]>("SELECT last_nsu, status FROM nfse_sync_state WHERE ibge = ?", [SLICED.ibge]);

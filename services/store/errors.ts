@@ -20,6 +20,7 @@ export type StoreErrorReason =
   | "RUN_NOT_RUNNING"
   | "RUN_IN_PROGRESS"
   | "CURSOR_OUT_OF_RANGE"
+  | "PREDECESSOR_NOT_APPLIED"
   | typeof INVALID_PAGE_TOKEN;
 
 function storeError(
@@ -63,6 +64,15 @@ export const runInProgress = (feed: string, runId: string) =>
   });
 
 export const cursorOutOfRange = (message: string) => storeError(message, Code.InvalidArgument, "CURSOR_OUT_OF_RANGE");
+
+/** ABORTED: a page sent ahead names a cursor its run has not reached (decision 0052); the caller sends it again once the page before it is answered. */
+export const predecessorNotApplied = (runId: string, follows: bigint, stored: bigint) =>
+  storeError(
+    `run ${runId}: this page follows cursor ${follows} but the stored cursor is ${stored}: the page before it is not applied; nothing was written`,
+    Code.Aborted,
+    "PREDECESSOR_NOT_APPLIED",
+    { follows_cursor: follows.toString(), stored_cursor: stored.toString() },
+  );
 
 export function staleFence(feed: string, presented: bigint, current: bigint, holder: string): ConnectError {
   return storeError(

@@ -3,7 +3,7 @@
 // it and answered on its own — applied, or refused with the very code, message and details ApplyBatch
 // would have returned — and one page's refusal never fails the others.
 import type { RowDataPacket } from "mysql2/promise";
-import { Code } from "@connectrpc/connect";
+import { Code, type ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ErrorInfoSchema } from "../../libs/gen/malha/common/v1/common_pb.js";
 import type { ApplyBatchesResponse } from "../../libs/gen/malha/store/v1/store_pb.js";
@@ -13,7 +13,7 @@ import { createThrowawayDatabase, type ThrowawayDatabase } from "../../test/supp
 import { startService, type ServiceProcess } from "../../test/support/service-process.js";
 import { chaveOf, docItem, feedOf, registerWithRuns, rejection, storeClient } from "./testing/fixtures.js";
 
-const IBGES = ["3550308", "3304557", "3106200", "4106902"];
+const IBGES = ["3550308", "3304557", "3106200", "4106902", "5300108", "4314902", "2304400"];
 
 let db: ThrowawayDatabase;
 let store: ServiceProcess;
@@ -99,5 +99,52 @@ describe("ApplyBatches", () => {
     const err = await rejection(client.applyBatches({ batches }));
     expect(err.code).toBe(Code.InvalidArgument);
     expect(await storedChaves(sp)).toEqual([chaveOf(1)]);
+  });
+});
+
+describe("a page sent before the answer for the one before it (follows_cursor, decision 0052)", () => {
+  const reasonOf = (err: ConnectError) => err.findDetails(ErrorInfoSchema)[0];
+
+  it("is refused with ABORTED PREDECESSOR_NOT_APPLIED, writing nothing, while the stored cursor is not the one it follows; once that page is in, it is applied", async () => {
+    const df = IBGES[4]!;
+    const ahead = { ...pageOf(df, 20, 22), followsCursor: 10n };
+    const early = await rejection(client.applyBatch(ahead));
+    expect(early.code).toBe(Code.Aborted);
+    expect(reasonOf(early)).toMatchObject({ reason: "PREDECESSOR_NOT_APPLIED", metadata: { follows_cursor: "10", stored_cursor: "0" } });
+    expect(early.rawMessage).toContain("nothing was written");
+    expect(await storedChaves(df)).toEqual([]);
+
+    expect((await client.applyBatch(pageOf(df, 10, 21))).cursor).toBe(10n);
+    const applied = await client.applyBatch(ahead);
+    expect(applied.cursor).toBe(20n);
+    expect(applied.counts?.documentsInserted).toBe(1);
+    expect(await storedChaves(df)).toEqual([chaveOf(21), chaveOf(22)]);
+  });
+
+  it("writes a run's next page given in the same call after the page it follows, and refuses it when that page is refused", async () => {
+    const [rs, ce] = [IBGES[5]!, IBGES[6]!];
+    const res = await client.applyBatches({
+      batches: [
+        pageOf(rs, 30, 31),
+        pageOf(ce, 50, 41),
+        { ...pageOf(rs, 50, 33), followsCursor: 40n }, // follows a page that is not in
+        { ...pageOf(ce, 60, 42), items: [], newCursor: 999n, followsCursor: 50n }, // refused: a cursor beyond what it holds
+        { ...pageOf(ce, 70, 43), followsCursor: 999n }, // follows the refused one
+        pageOf(ce, 80, 44), // listed again without following a cursor
+      ],
+    });
+    expect(res.results.map((r) => r.result.case)).toEqual(["applied", "applied", "refused", "refused", "refused", "refused"]);
+    expect(reasonOf(refusal(res, 2))).toMatchObject({ reason: "PREDECESSOR_NOT_APPLIED", metadata: { stored_cursor: "30" } });
+    expect(reasonOf(refusal(res, 3))?.reason).toBe("CURSOR_OUT_OF_RANGE");
+    expect(reasonOf(refusal(res, 4))).toMatchObject({ reason: "PREDECESSOR_NOT_APPLIED", metadata: { stored_cursor: "50" } });
+    expect(refusal(res, 5).rawMessage).toContain("batches[5].run_id repeats batches[4].run_id");
+    expect(await storedChaves(rs)).toEqual([chaveOf(31)]);
+    expect(await storedChaves(ce)).toEqual([chaveOf(41)]);
+
+    const inOrder = await client.applyBatches({
+      batches: [pageOf(rs, 40, 32), { ...pageOf(rs, 50, 33), followsCursor: 40n }, { ...pageOf(rs, 60, 34), followsCursor: 50n }],
+    });
+    expect(inOrder.results.map((r) => (r.result.case === "applied" ? r.result.value.cursor : r.result.case))).toEqual([40n, 50n, 60n]);
+    expect(await storedChaves(rs)).toEqual([chaveOf(31), chaveOf(32), chaveOf(33), chaveOf(34)]);
   });
 });

@@ -7,6 +7,7 @@ import { RunOutcome } from "../../../libs/gen/malha/store/v1/types_pb.js";
 import { outcomeCodes, parseFeed, poolCodes, triggerCodes } from "../codes.js";
 import { badRequest } from "../errors.js";
 import type { StoreDb } from "../repo/context.js";
+import { RunPageOrder } from "../run-page-order.js";
 import { type ApplyBatchInput, type ApplyBatchResult, applyBatch, applyBatches } from "../repo/apply-batch.js";
 import { beginRuns, type BeginRunInput, type BeginRunResult } from "../repo/begin-runs.js";
 import { feedKey } from "../repo/feed-rows.js";
@@ -37,7 +38,23 @@ async function applyInput(req: ApplyBatchRequest, decoder: PageDecoder): Promise
   const runId = parseRunId(req.runId);
   const fence = fenceToken(req.fenceToken);
   const rows = await batchRows(req, feed, runId, decoder);
-  return { feed, runId, fence, rows, newCursor: req.newCursor, maxNsuSeen: req.progress?.maxNsuSeen ?? 0n };
+  return {
+    feed,
+    runId,
+    fence,
+    rows,
+    newCursor: req.newCursor,
+    maxNsuSeen: req.progress?.maxNsuSeen ?? 0n,
+    ...(req.followsCursor !== undefined ? { followsCursor: req.followsCursor } : {}),
+  };
+}
+
+/** The runs of a call's pages, and those whose page follows a cursor (decision 0052). */
+function enterRuns(order: RunPageOrder, batches: readonly ApplyBatchRequest[]) {
+  return order.enter(
+    batches.map((b) => b.runId),
+    new Set(batches.flatMap((b) => (b.followsCursor !== undefined ? [b.runId] : []))),
+  );
 }
 
 const appliedOf = (result: ApplyBatchResult) => ({ counts: result.counts, cursor: result.cursor, cancelRequested: result.cancelRequested });
@@ -104,7 +121,12 @@ function entries<R, I>(reqs: readonly R[], parse: (req: R) => I, identity: (inpu
   });
 }
 
-export function runHandlers(db: StoreDb, decoder: PageDecoder, metrics: StoreMetrics = noStoreMetrics): Impl {
+export function runHandlers(
+  db: StoreDb,
+  decoder: PageDecoder,
+  metrics: StoreMetrics = noStoreMetrics,
+  order: RunPageOrder = new RunPageOrder(),
+): Impl {
   return {
     async beginRun(req) {
       return begunOf(await beginRun(db, beginInput(req)));
@@ -123,51 +145,64 @@ export function runHandlers(db: StoreDb, decoder: PageDecoder, metrics: StoreMet
     },
 
     async applyBatch(req, ctx) {
-      const input = await applyInput(req, decoder);
-      ctx.signal.throwIfAborted();
-      return appliedOf(await applyBatch(db, input).finally(metrics.applyWrite("ApplyBatch")));
+      const pages = enterRuns(order, [req]);
+      try {
+        const input = await applyInput(req, decoder);
+        await Promise.all(pages.before);
+        ctx.signal.throwIfAborted();
+        return appliedOf(await applyBatch(db, input).finally(metrics.applyWrite("ApplyBatch")));
+      } finally {
+        pages.done();
+      }
     },
 
     async applyBatches(req, ctx) {
       if (req.batches.length > MAX_APPLY_ENTRIES)
         throw badRequest(`batches has ${req.batches.length} entries; at most ${MAX_APPLY_ENTRIES}`);
       const seen = new Map<string, number>();
-      // Each entry parsed and decoded as ApplyBatch does it; what it would refuse is that entry's answer,
-      // and so is a run listed again (its pages must not meet in one transaction).
-      const parsed = await Promise.all(
-        req.batches.map((b, i) => {
-          const first = seen.get(b.runId);
-          if (first !== undefined) {
-            return {
-              ok: false as const,
-              error: badRequest(`batches[${i}].run_id repeats batches[${first}].run_id; nothing was written for it`),
-            };
-          }
-          seen.set(b.runId, i);
-          return applyInput(b, decoder).then(
-            (input) => ({ ok: true as const, input }),
-            (err: unknown) => {
-              if (err instanceof ConnectError && err.code !== Code.Unavailable) return { ok: false as const, error: err };
-              throw err;
-            },
-          );
-        }),
-      );
-      ctx.signal.throwIfAborted();
-      const inputs = parsed.flatMap((p) => (p.ok ? [p.input] : []));
-      const outcomes = await applyBatches(db, inputs).finally(metrics.applyWrite("ApplyBatches"));
-      for (const o of outcomes) {
-        if (!o.ok && o.error.code === Code.Internal) currentScope()?.log.error({ err: o.error.cause }, "a page of ApplyBatches failed");
+      const pages = enterRuns(order, req.batches);
+      try {
+        // Each entry parsed and decoded as ApplyBatch does it; what it would refuse is that entry's answer,
+        // and so is a run listed again without following a cursor (its pages must not meet in one
+        // transaction; one that follows goes into a later one, decision 0052).
+        const parsed = await Promise.all(
+          req.batches.map((b, i) => {
+            const first = seen.get(b.runId);
+            if (first !== undefined && b.followsCursor === undefined) {
+              return {
+                ok: false as const,
+                error: badRequest(`batches[${i}].run_id repeats batches[${first}].run_id; nothing was written for it`),
+              };
+            }
+            seen.set(b.runId, i);
+            return applyInput(b, decoder).then(
+              (input) => ({ ok: true as const, input }),
+              (err: unknown) => {
+                if (err instanceof ConnectError && err.code !== Code.Unavailable) return { ok: false as const, error: err };
+                throw err;
+              },
+            );
+          }),
+        );
+        await Promise.all(pages.before);
+        ctx.signal.throwIfAborted();
+        const inputs = parsed.flatMap((p) => (p.ok ? [p.input] : []));
+        const outcomes = await applyBatches(db, inputs).finally(metrics.applyWrite("ApplyBatches"));
+        for (const o of outcomes) {
+          if (!o.ok && o.error.code === Code.Internal) currentScope()?.log.error({ err: o.error.cause }, "a page of ApplyBatches failed");
+        }
+        let next = 0;
+        return {
+          results: parsed.map((p) => {
+            const o = p.ok ? outcomes[next++]! : { ok: false as const, error: p.error };
+            return o.ok
+              ? { result: { case: "applied" as const, value: appliedOf(o.value) } }
+              : { result: { case: "refused" as const, value: entryStatusOf(o.error) } };
+          }),
+        };
+      } finally {
+        pages.done();
       }
-      let next = 0;
-      return {
-        results: parsed.map((p) => {
-          const o = p.ok ? outcomes[next++]! : { ok: false as const, error: p.error };
-          return o.ok
-            ? { result: { case: "applied" as const, value: appliedOf(o.value) } }
-            : { result: { case: "refused" as const, value: entryStatusOf(o.error) } };
-        }),
-      };
     },
 
     async finishRun(req) {

@@ -11,7 +11,7 @@ import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { ApplyCountsSchema, type ApplyCounts } from "../../../libs/gen/malha/store/v1/types_pb.js";
 import { feedLabel, type Feed } from "../codes.js";
-import { badRequest, cursorOutOfRange } from "../errors.js";
+import { badRequest, cursorOutOfRange, predecessorNotApplied } from "../errors.js";
 import { municipalityTables, type MunicipalityTables } from "../ibge.js";
 import { deriveStatus } from "../mapping/derive-status.js";
 import {
@@ -41,6 +41,8 @@ export interface ApplyBatchInput {
   rows: ItemRow[];
   newCursor: bigint;
   maxNsuSeen: bigint;
+  /** Set for a page sent before the answer for the page before it: the cursor that page leaves (decision 0052). */
+  followsCursor?: bigint;
 }
 
 export interface ApplyBatchResult {
@@ -69,9 +71,10 @@ export async function applyBatch(db: StoreDb, input: ApplyBatchInput, hook?: App
 }
 
 /**
- * The pages of many runs (no run twice), one transaction per round of distinct municipalities
+ * The pages of many runs, one transaction per round of distinct municipalities
  * (docs/decisions/0040-pages-of-many-feeds-in-one-transaction.md): pages of one municipality share its
- * tables, so the second one's plan must see the first one's rows; it goes in the next round. One outcome
+ * tables, so the second one's plan must see the first one's rows; it goes in the next round (so do a
+ * run's later pages, which follow its earlier ones: decision 0052). One outcome
  * per input, in order. A round that fails as a whole (a deadlock past its retries, a statement the
  * server refused) is applied again entry by entry, so that each entry gets its own answer; an error of
  * the database itself (unavailable) is thrown.
@@ -211,6 +214,10 @@ async function applyRound(
       faults: rows.filter((r): r is QuarantineRow => r.kind === "fault"),
       highestItemNsu: rows.reduce((m, r) => (r.nsu > m ? r.nsu : m), 0n),
     };
+    if (input.followsCursor !== undefined && input.followsCursor !== a.stored) {
+      out[at] = refusal(predecessorNotApplied(input.runId, input.followsCursor, a.stored));
+      continue;
+    }
     if (!a.reconciliation) {
       const allowed = a.highestItemNsu > a.stored ? a.highestItemNsu : a.stored;
       if (input.newCursor > allowed) {

@@ -277,7 +277,7 @@ export type DeliverFeedsRequest = Message<"malha.adn.v1.DeliverFeedsRequest"> & 
     case: "ackedPages";
   } | {
     /**
-     * End after the page being applied (or at once when none is); the delivery then ends with code 0.
+     * End after the pages being applied (or at once when none is); the delivery then ends with code 0.
      *
      * @generated from field: malha.adn.v1.DeliverFeedStop stop = 4;
      */
@@ -751,15 +751,17 @@ export const AdnGatewayService: GenService<{
    *   - One ADN call of the feed in flight, never two: the gateway asks for page k+1 as soon as it has
    *     read page k's envelope (the next after_nsu is that page's highest NSU), so the next call overlaps
    *     this page's decoding and applying.
-   *   - Pages are applied in NSU order, one ApplyBatch at a time; at most 2 read pages wait for the
-   *     store, and a page is applied only while fewer than 2 reports are unacknowledged. A caller that
-   *     stops reading or acknowledging (paused, partitioned) thereby stops the gateway within 2 pages,
-   *     and the ADN within 2 more calls.
+   *   - Pages are applied in NSU order: up to 2 are in the store's hands at once, the next sent before
+   *     the answer for the one before it, which the store writes first (ApplyBatch's `follows_cursor`,
+   *     docs/decisions/0052-a-run-s-next-page-sent-before-the-answer.md); reports go out in page order.
+   *     At most 2 read pages wait for the store, and a page is sent only while fewer than 2 reports are
+   *     unacknowledged. A caller that stops reading or acknowledging (paused, partitioned) thereby stops
+   *     the gateway within 2 pages, and the ADN within 2 more calls.
    *   - Fencing stays in the store: a page of a holder whose fence is stale is refused there, and the
    *     store's FAILED_PRECONDITION + StaleFence ends the delivery unchanged.
    * A delivery ends with an `end` of code 0 after the report of the page whose head says END_OF_STREAM,
-   * of the page whose ApplyBatch answered `cancel_requested`, or of the page being applied when `stop`
-   * arrived. An error ends it with an `end` carrying its code, message and details: the ADN's (see the
+   * or after the reports of the pages in the store's hands when an ApplyBatch answered `cancel_requested`
+   * or `stop` arrived. An error ends it with an `end` carrying its code, message and details: the ADN's (see the
    * package comment; e.g. RESOURCE_EXHAUSTED + RateLimited), RESOURCE_EXHAUSTED when a page's entries
    * exceed ADN_MAX_BATCH_BYTES, or the store's for the page it refused (which wrote nothing of that page).
    * The pages reported before it are committed. Before any ADN call: INVALID_ARGUMENT for a bad feed, an
