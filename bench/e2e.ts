@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import type { RowDataPacket } from "mysql2/promise";
 import type { SimSwitches } from "../tools/adn-sim/switches.js";
 import { startBenchMesh, type BenchMesh, type ServiceName } from "./mesh.js";
-import { cpuSeconds, peakRssMb, pidFromFile } from "./procstat.js";
+import { cpuSeconds, peakRssMb, pidFromFile, untilQuiet } from "./procstat.js";
 import { type StoreStages, storeStagesBetween, storeStageTotals } from "./store-stages.js";
 import { mixOf, pagesOf, type FeedPages, type Mix } from "./workload.js";
 
@@ -88,6 +88,8 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
     const mariadbPid = pidFromFile(join(stackDir, "mysql", "mysqld.pid"));
     const pids: [Meter, number][] = SERVICES.map((s) => [s, mesh.services[s].proc.pid!] as [Meter, number]);
     if (mariadbPid) pids.push(["mariadbd", mariadbPid]);
+    // The ingest starts on a settled server, not in the flushing left by the phase before it.
+    if (mariadbPid) await untilQuiet(mariadbPid);
     const before = new Map(pids.map(([k, pid]) => [k, cpuSeconds(pid) ?? 0]));
     const startRss: Partial<Record<ServiceName, number>> = {};
     for (const s of SERVICES) startRss[s] = peakRssMb(mesh.services[s].proc.pid!);

@@ -67,3 +67,21 @@ export function pidFromFile(file: string): number | undefined {
     return undefined;
   }
 }
+
+/**
+ * Waits until a process has used less than `maxShare` of a core over `windowMs` (at most `timeoutMs`), and
+ * returns how long that took: a phase timed right after another must not pay for the first one's leftovers
+ * (MariaDB flushing dirty pages or purging old row versions after an ingest). bench:sync prints the wait;
+ * on 2026-12-04 the server was quiet within the first second every time.
+ */
+export async function untilQuiet(pid: number, { maxShare = 0.05, windowMs = 1000, timeoutMs = 60_000 } = {}): Promise<number> {
+  const t0 = performance.now();
+  for (;;) {
+    const before = cpuSeconds(pid);
+    await new Promise((r) => setTimeout(r, windowMs));
+    const after = cpuSeconds(pid);
+    if (before === undefined || after === undefined) return 0;
+    const waited = performance.now() - t0;
+    if ((after - before) / (windowMs / 1000) < maxShare || waited >= timeoutMs) return waited / 1000;
+  }
+}

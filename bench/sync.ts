@@ -12,7 +12,7 @@ import { resolve } from "node:path";
 import { runCeiling, mapFeeds, type CeilingResult } from "./ceiling.js";
 import { runIngest, SERVICES, type IngestResult, type Meter } from "./e2e.js";
 import { runMvp, type MvpResult } from "./mvp.js";
-import { cpuSeconds } from "./procstat.js";
+import { cpuSeconds, untilQuiet } from "./procstat.js";
 import { median } from "./stats.js";
 import { runParse, type ParseResult } from "./parse.js";
 import { prepareRuntime } from "./runtime.js";
@@ -82,7 +82,8 @@ async function main() {
       ...(PROFILE && rep === 1 ? { profileDir: resolve(PROFILE, "ingest") } : {}),
       after: async (mesh, feeds, mariadbPid) => {
         const mapped = mapFeeds(feeds);
-        log(`  ceiling ${rep}/${REPS}`);
+        const settled = mariadbPid ? await untilQuiet(mariadbPid) : 0;
+        log(`  ceiling ${rep}/${REPS} (MariaDB settled after ${settled.toFixed(1)} s)`);
         const self0 = process.cpuUsage();
         const db0 = mariadbPid ? cpuSeconds(mariadbPid) : undefined;
         const c = await runCeiling(mesh.db.url, mapped);
@@ -179,6 +180,11 @@ async function main() {
   }
   const totalCpu = median(ingests.map((r) => (1000 * Object.values(r.cpuSeconds).reduce((a, b) => a + (b ?? 0), 0)) / r.documents));
   add("    CPU s / 1,000 docs: all", fmt(totalCpu, 3));
+  // The share of the machine the mesh kept busy: end to end / ceiling = that share × the cores × the
+  // ceiling's time per document ÷ the mesh's CPU per document (bench/README.md, 2026-12-03).
+  const cores = (await import("node:os")).cpus().length;
+  const busy = ingests.map((r) => (r.docsPerSecond * Object.values(r.cpuSeconds).reduce((a, b) => a + (b ?? 0), 0)) / r.documents / cores);
+  add("    cores kept busy", `${fmt(100 * median(busy), 1)}% of ${cores}  (runs: ${busy.map((b) => `${fmt(100 * b, 1)}%`).join(", ")})`);
   const stages = ingests.flatMap((r) => (r.storeStages ? [r.storeStages] : []));
   if (stages.length > 0) {
     const mid = (f: (x: StoreStages) => number) => median(stages.map(f));
