@@ -178,12 +178,13 @@ async function main() {
       `${fmt(median(per1k), 3)}${m === "mariadbd" ? "  (the whole server: includes any other client of the stack)" : m === "sim+bench" ? "  (ADN simulator, in the bench process)" : ""}`,
     );
   }
-  const totalCpu = median(ingests.map((r) => (1000 * Object.values(r.cpuSeconds).reduce((a, b) => a + (b ?? 0), 0)) / r.documents));
+  const allCpu = (r: IngestResult) => Object.values(r.cpuSeconds).reduce((a, b) => a + (b ?? 0), 0);
+  const totalCpu = median(ingests.map((r) => (1000 * allCpu(r)) / r.documents));
   add("    CPU s / 1,000 docs: all", fmt(totalCpu, 3));
   // The share of the machine the mesh kept busy: end to end / ceiling = that share × the cores × the
   // ceiling's time per document ÷ the mesh's CPU per document (bench/README.md, 2026-12-03).
   const cores = (await import("node:os")).cpus().length;
-  const busy = ingests.map((r) => (r.docsPerSecond * Object.values(r.cpuSeconds).reduce((a, b) => a + (b ?? 0), 0)) / r.documents / cores);
+  const busy = ingests.map((r) => (r.docsPerSecond * allCpu(r)) / r.documents / cores);
   add("    cores kept busy", `${fmt(100 * median(busy), 1)}% of ${cores}  (runs: ${busy.map((b) => `${fmt(100 * b, 1)}%`).join(", ")})`);
   const stages = ingests.flatMap((r) => (r.storeStages ? [r.storeStages] : []));
   if (stages.length > 0) {

@@ -61,10 +61,16 @@ export function serverClosing(message: string): ConnectError {
   return reasonedError(SERVER_CLOSING.domain, message, Code.Unavailable, SERVER_CLOSING.reason);
 }
 
+/** Whether an error is a ConnectError of `code` whose ErrorInfo names this domain and reason. */
+export function hasErrorReason(err: unknown, code: Code, { domain, reason }: { domain: string; reason: string }): boolean {
+  return (
+    err instanceof ConnectError &&
+    err.code === code &&
+    err.findDetails(ErrorInfoSchema).some((i) => i.domain === domain && i.reason === reason)
+  );
+}
+
 /** Whether an error is serverClosing's refusal (nothing was done: it is safe to send the request again). */
 export function isServerClosing(err: ConnectError): boolean {
-  return (
-    err.code === Code.Unavailable &&
-    err.findDetails(ErrorInfoSchema).some((i) => i.domain === SERVER_CLOSING.domain && i.reason === SERVER_CLOSING.reason)
-  );
+  return hasErrorReason(err, Code.Unavailable, SERVER_CLOSING);
 }

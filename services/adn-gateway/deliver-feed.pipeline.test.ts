@@ -4,7 +4,6 @@
 // client stands for what two store replicas or an overtaking call can do — the page sent ahead arrives
 // first: the store refuses it (ABORTED PREDECESSOR_NOT_APPLIED, nothing written) and the delivery sends
 // it again once the page it follows is answered.
-import type { RowDataPacket } from "mysql2/promise";
 import { ConnectError, createClient, type Client } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -16,6 +15,7 @@ import { Ambiente, TipoNsu } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
 import { StoreService } from "../../libs/gen/malha/store/v1/store_pb.js";
 import { RunTrigger, SyncPool } from "../../libs/gen/malha/store/v1/types_pb.js";
 import { createLogger } from "../../libs/log/logger.js";
+import { storedNsusIn } from "../../test/support/sync-checks.js";
 import { createThrowawayDatabase, type ThrowawayDatabase } from "../../test/support/mysql.js";
 import { startService, type ServiceProcess } from "../../test/support/service-process.js";
 import { startTestAdn, type TestAdn } from "../../tools/adn-sim/index.js";
@@ -80,16 +80,7 @@ const visible = (ibge: string) =>
     .entries.filter((e) => !e.hidden)
     .map((e) => e.nsu);
 
-async function storedNsus(ibge: string): Promise<bigint[]> {
-  const nsus: bigint[] = [];
-  for (const sql of [`SELECT nsu FROM nfse_documentos_${ibge}`, `SELECT nsu FROM nfse_eventos_${ibge}`]) {
-    const [rows] = await db.pool.query<RowDataPacket[]>(sql);
-    nsus.push(...rows.map((r) => BigInt(r.nsu as string)));
-  }
-  const [faults] = await db.pool.query<RowDataPacket[]>("SELECT nsu FROM nfse_quarantine WHERE ibge = ?", [ibge]);
-  nsus.push(...faults.map((r) => BigInt(r.nsu as string)));
-  return nsus.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-}
+const storedNsus = (ibge: string) => storedNsusIn(db.pool, ibge);
 
 interface Call {
   n: number;

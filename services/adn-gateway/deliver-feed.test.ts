@@ -26,6 +26,7 @@ import { RateLimitedSchema } from "../../libs/gen/malha/adn/v1/errors_pb.js";
 import { Ambiente, TipoNsu } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
 import { StoreService } from "../../libs/gen/malha/store/v1/store_pb.js";
 import { RunTrigger, StaleFenceSchema, SyncPool } from "../../libs/gen/malha/store/v1/types_pb.js";
+import { storedNsusIn } from "../../test/support/sync-checks.js";
 import { createThrowawayDatabase, type ThrowawayDatabase } from "../../test/support/mysql.js";
 import { scrape } from "../../test/support/prom-text.js";
 import { startService, type ServiceProcess } from "../../test/support/service-process.js";
@@ -107,16 +108,7 @@ async function beginRun(ibge: string, fenceToken: bigint) {
   });
 }
 
-async function storedNsus(ibge: string): Promise<bigint[]> {
-  const nsus: bigint[] = [];
-  for (const sql of [`SELECT nsu FROM nfse_documentos_${ibge}`, `SELECT nsu FROM nfse_eventos_${ibge}`]) {
-    const [rows] = await db.pool.query<RowDataPacket[]>(sql);
-    nsus.push(...rows.map((r) => BigInt(r.nsu as string)));
-  }
-  const [faults] = await db.pool.query<RowDataPacket[]>("SELECT nsu FROM nfse_quarantine WHERE ibge = ?", [ibge]);
-  nsus.push(...faults.map((r) => BigInt(r.nsu as string)));
-  return nsus.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-}
+const storedNsus = (ibge: string) => storedNsusIn(db.pool, ibge);
 
 type Message = MessageInitShape<typeof DeliverFeedsRequestSchema>;
 

@@ -13,13 +13,12 @@ import {
   type DeliverFeedReportSchema,
   type DeliverFeedStart,
 } from "../../libs/gen/malha/adn/v1/adn_gateway_pb.js";
-import { Code, ConnectError } from "@connectrpc/connect";
-import { ErrorInfoSchema } from "../../libs/gen/malha/common/v1/common_pb.js";
+import { Code } from "@connectrpc/connect";
 import type { LoteDfeEntrySchema } from "../../libs/gen/malha/nfse/v1/distribution_pb.js";
 import type { ApplyBatchRequestSchema, ApplyBatchResponse } from "../../libs/gen/malha/store/v1/store_pb.js";
 import type { FeedKey } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
 import type { Logger } from "../../libs/log/logger.js";
-import { invalidArgument } from "../../libs/rpc/errors.js";
+import { hasErrorReason, invalidArgument } from "../../libs/rpc/errors.js";
 import { readBatchPage } from "./batch-page.js";
 import type { AdnGateway } from "./gateway.js";
 import type { PageApply } from "./page-apply.js";
@@ -29,6 +28,9 @@ import { validFeed } from "./validate.js";
 
 /** Why the ADN side of a delivery is stopped when the delivery ends by itself; never seen by a caller. */
 const DELIVERY_ENDED = new DOMException("the delivery ended", "AbortError");
+
+/** What the race between the next page and the oldest page's answer reports when the page comes first. */
+const PAGE = Symbol("page");
 
 /** Read pages waiting for the store (memory: each ≤ ADN_MAX_BATCH_BYTES). */
 export const PAGES_AHEAD_OF_STORE = 2;
@@ -143,7 +145,7 @@ export async function* deliverFeed(
     try {
       applied = await item.applied;
     } catch (err) {
-      if (item.followsCursor === undefined || !isPredecessorNotApplied(err)) throw err;
+      if (item.followsCursor === undefined || !hasErrorReason(err, Code.Aborted, PREDECESSOR_NOT_APPLIED)) throw err;
       // It reached the store before the page it follows was committed there (another replica, or a call
       // that overtook its predecessor's): that page is answered now, so it goes again as pages always went.
       const highest = item.head.highestNsu > cursor ? item.head.highestNsu : cursor;
@@ -153,13 +155,11 @@ export async function* deliverFeed(
     return Object.assign(report, { counts: applied.counts, cursor, cancelRequested: applied.cancelRequested });
   };
 
-  const PAGE = Symbol("page");
   try {
     for (;;) {
       // The window first: a page taken from the read-ahead would let the ADN side fetch one more.
       if (reading && next === undefined && sent.length < PAGES_IN_APPLY && !caller.stopRequested) {
-        const k = n;
-        next = caller.windowOpen(k).then(() => (caller.stopRequested ? undefined : pages.next()));
+        next = caller.windowOpen(n).then(() => (caller.stopRequested ? undefined : pages.next()));
         next.catch(() => undefined);
       }
       const oldest = sent[0];
@@ -220,17 +220,8 @@ function settled(applied: Promise<unknown> | undefined): Promise<void> {
     : Promise.resolve();
 }
 
-/** The store's errors' ErrorInfo domain (store.proto). */
-const STORE_ERROR_DOMAIN = "malha.store";
-
-/** The store's refusal of a page that follows a cursor its run has not reached (decision 0052). */
-function isPredecessorNotApplied(err: unknown): boolean {
-  return (
-    err instanceof ConnectError &&
-    err.code === Code.Aborted &&
-    err.findDetails(ErrorInfoSchema).some((i) => i.domain === STORE_ERROR_DOMAIN && i.reason === "PREDECESSOR_NOT_APPLIED")
-  );
-}
+/** The store's refusal of a page that follows a cursor its run has not reached (store.proto, decision 0052). */
+const PREDECESSOR_NOT_APPLIED = { domain: "malha.store", reason: "PREDECESSOR_NOT_APPLIED" } as const;
 
 function validStart(start: DeliverFeedStart): DeliverFeedStart {
   if (!start.runId) throw invalidArgument("start.run_id is required (the run from StoreService.BeginRun)");

@@ -15,6 +15,7 @@ import { RunOutcome, RunTrigger, SyncPool } from "../../libs/gen/malha/store/v1/
 import { KvLeaseManager } from "../../libs/leases/nats-kv-leases.js";
 import { createServiceClient } from "../../libs/rpc/client.js";
 import { startTestAdn, type TestAdn } from "../../tools/adn-sim/index.js";
+import { storedNsusIn } from "../../test/support/sync-checks.js";
 import { createThrowawayDatabase, type ThrowawayDatabase } from "../../test/support/mysql.js";
 import { startService, type ServiceProcess } from "../../test/support/service-process.js";
 import { feedKey, leaseKeyOf } from "./feed-key.js";
@@ -169,19 +170,7 @@ async function run(
   }
 }
 
-async function storedNsus(ibge: string): Promise<bigint[]> {
-  const nsus: bigint[] = [];
-  const queries: [string, string[]][] = [
-    [`SELECT nsu FROM nfse_documentos_${ibge}`, []],
-    [`SELECT nsu FROM nfse_eventos_${ibge}`, []],
-    ["SELECT nsu FROM nfse_quarantine WHERE ibge = ?", [ibge]],
-  ];
-  for (const [sql, params] of queries) {
-    const [rows] = await db.pool.query<RowDataPacket[]>(sql, params);
-    nsus.push(...rows.map((r) => BigInt(r.nsu as string)));
-  }
-  return nsus.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-}
+const storedNsus = (ibge: string) => storedNsusIn(db.pool, ibge);
 
 /** Deliveries the gateway ended with `code`, from its Prometheus metrics. */
 async function deliveriesEnded(code: string): Promise<number> {

@@ -1,5 +1,5 @@
 // Checks shared by the end-to-end sync tests: polling with a bound, and "what the tables hold".
-import type { RowDataPacket } from "mysql2/promise";
+import type { Pool, RowDataPacket } from "mysql2/promise";
 import { expect } from "vitest";
 import type { NfseMesh } from "./nfse-mesh.js";
 
@@ -13,7 +13,7 @@ export async function until(cond: () => Promise<boolean>, what: string, timeoutM
 }
 
 /** Every NSU a municipality's feed left in the tables: documents, events and quarantined items. */
-export async function storedNsus(mesh: NfseMesh, ibge: string): Promise<bigint[]> {
+export async function storedNsusIn(pool: Pool, ibge: string): Promise<bigint[]> {
   const nsus: bigint[] = [];
   const queries: [string, string[]][] = [
     [`SELECT nsu FROM nfse_documentos_${ibge}`, []],
@@ -21,11 +21,14 @@ export async function storedNsus(mesh: NfseMesh, ibge: string): Promise<bigint[]
     ["SELECT nsu FROM nfse_quarantine WHERE ibge = ?", [ibge]],
   ];
   for (const [sql, params] of queries) {
-    const [rows] = await mesh.db.pool.query<RowDataPacket[]>(sql, params);
+    const [rows] = await pool.query<RowDataPacket[]>(sql, params);
     nsus.push(...rows.map((r) => BigInt(r.nsu as string)));
   }
   return nsus.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 }
+
+/** storedNsusIn on a mesh's database. */
+export const storedNsus = (mesh: NfseMesh, ibge: string): Promise<bigint[]> => storedNsusIn(mesh.db.pool, ibge);
 
 /** Everything `lote=true` distributed is stored exactly once (hidden NSUs may or may not be back-filled yet). */
 export async function expectDistributedOnce(mesh: NfseMesh, ibge: string): Promise<void> {
