@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import type { RowDataPacket } from "mysql2/promise";
 import type { SimSwitches } from "../tools/adn-sim/switches.js";
 import { startBenchMesh, type BenchMesh, type ServiceName } from "./mesh.js";
+import { MemorySampler } from "./memory-sampler.js";
 import { cpuSeconds, peakRssMb, pidFromFile, untilQuiet } from "./procstat.js";
 import { type StoreStages, storeStagesBetween, storeStageTotals } from "./store-stages.js";
 import { mixOf, pagesOf, type FeedPages, type Mix } from "./workload.js";
@@ -38,6 +39,8 @@ export interface IngestResult {
   mariadbPid?: number;
   /** From the store's metrics over the ingest (bench/store-stages.ts). */
   storeStages?: StoreStages;
+  /** Under the peaks: each service's highest RSS, heap and external memory over the ingest (bench/memory-sampler.ts). */
+  memory: string[];
 }
 
 export interface IngestOptions {
@@ -96,6 +99,10 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
     const stagesBefore = await storeStageTotals(mesh.services.store.metricsPort);
     const selfBefore = process.cpuUsage();
     const callsBefore = mesh.sim.counters().total;
+    const sampler = new MemorySampler(
+      Object.fromEntries(SERVICES.map((s) => [s, { metricsPort: mesh.services[s].metricsPort, pid: mesh.services[s].proc.pid }])),
+    );
+    sampler.start(500);
 
     const t0 = performance.now();
     await mesh.registerAll();
@@ -122,6 +129,7 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
       await new Promise((r) => setTimeout(r, 100));
     }
     const wallSeconds = (performance.now() - t0) / 1000;
+    const memory = sampler.stop();
     tracking = false;
     await tracker;
     const self = process.cpuUsage(selfBefore);
@@ -170,6 +178,7 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
       cpuSeconds: cpu,
       peakRssMb: rss,
       startRssMb: startRss,
+      memory,
       calls,
       verified,
       ...(periods.length > 0 ? { steadyBatchMs: periods[periods.length >> 1]!, batches: commits.at(-1)?.batches ?? 0 } : {}),

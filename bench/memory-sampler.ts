@@ -50,7 +50,8 @@ export class MemorySampler {
 
   start(intervalMs = 1000): void {
     this.peaks.clear();
-    this.timer = setInterval(() => void this.sample(), intervalMs);
+    // Unreferenced: a phase that throws before stop() must not keep the bench alive.
+    this.timer = setInterval(() => void this.sample(), intervalMs).unref();
   }
 
   private async sample(): Promise<void> {

@@ -213,6 +213,8 @@ async function main() {
       `≤ 256 MB${big !== undefined ? ", flat" : ""}: ${ok(met)}`,
     );
   }
+  // Where the peaks went, in the first ingest at M (sampled twice a second; a peak between samples is missed).
+  for (const line of ingests[0]?.memory ?? []) add("", line);
   add("(2) ceiling (1 mysql2 conn)", `${fmt(ceil)} docs/s  (runs: ${ceilings.map((c) => fmt(c.docsPerSecond)).join(", ")})`);
   add(
     "    CPU s / 1,000 docs: ceiling",
