@@ -35,8 +35,9 @@ function heavyNote(count: number, size: number): string {
 }
 
 const decoders: PageDecoder[] = [];
-const decoder = (threadHeapMb: number, limits = LIMITS) => {
-  const d = createPageDecoder({ threads: 1, limits, threadHeapMb, timeoutMs: 60_000 });
+// Every page to the thread unless a test says otherwise.
+const decoder = (threadHeapMb: number, limits = LIMITS, inlineEntries = 0) => {
+  const d = createPageDecoder({ threads: 1, limits, threadHeapMb, timeoutMs: 60_000, inlineEntries });
   decoders.push(d);
   return d;
 };
@@ -71,5 +72,20 @@ describe("page decoder", () => {
     // The default heap holds the same page.
     const rows = await decoder(DEFAULT_DECODE_THREAD_HEAP_MB).rows(feed, "7", [entry(1, heavy), entry(2, heavy)]);
     expect(rows.map((r) => r.kind)).toEqual(["document", "document"]);
+  });
+
+  it("decodes a page of few entries on the event loop: the same rows, the same refusal, no thread's heap limit", async () => {
+    const page = [entry(1, NOTE), entry(2, "<not-closed>")];
+    const d = decoder(16, LIMITS, 2);
+    const rows = await d.rows(feed, "7", page);
+    expect(rows).toEqual(await decoder(64).rows(feed, "7", page));
+    for (const b of rows.flatMap((r) => r.values.filter((v) => v instanceof Uint8Array))) expect(Buffer.isBuffer(b)).toBe(true);
+    // A page that kills a 16 MB thread (the test above) decodes here: it never went to the thread.
+    const heavy = heavyNote(99_000, 60);
+    expect((await d.rows(feed, "7", [entry(1, heavy), entry(2, heavy)])).map((r) => r.kind)).toEqual(["document", "document"]);
+    const small = decoder(16, { maxDecompressedBytes: 64 * 1024, maxPageXmlBytes: 3_000 }, 2);
+    const err = await rejection(small.rows(feed, "7", [entry(1, NOTE), entry(2, NOTE)]));
+    expect(err.code).toBe(Code.ResourceExhausted);
+    expect(err.rawMessage).toMatch(/^entries inflate to more than STORE_MAX_PAGE_XML_BYTES \(3000 bytes\) at NSU 2; nothing/);
   });
 });

@@ -2,12 +2,13 @@
 // rows to write, so the event loop that runs every feed's SQL and serves the queries never spends a
 // page's decode on one call (docs/decisions/0038-store-decodes-in-worker-threads.md).
 import { Code, ConnectError } from "@connectrpc/connect";
+import { PageTooLargeError } from "../../libs/adn/decode-page.js";
 import { fromLoteDfeEntry } from "../../libs/adn/lote-entry.js";
 import type { LoteDfeEntry } from "../../libs/gen/malha/nfse/v1/distribution_pb.js";
 import { resourceExhausted } from "../../libs/rpc/errors.js";
 import { TaskFailed, TaskTimeoutError, WorkerDiedError, WorkerPool, workerUrl } from "../../libs/worker-pool/index.js";
 import type { FeedColumns, ItemRow } from "./mapping/item-rows.js";
-import type { PageDecodeLimits, PageRowsTask } from "./mapping/page-rows.js";
+import { type PageDecodeLimits, type PageRowsTask, pageRows } from "./mapping/page-rows.js";
 import type { PageRowsFailure } from "./mapping/page-rows-worker.js";
 
 export interface PageDecoder {
@@ -28,7 +29,15 @@ export interface PageDecoderOptions {
   timeoutMs: number;
   /** Times each page, its wait for a thread included (the store's metrics): called at the start, its result at the end. */
   pageTimer?: () => () => void;
+  /**
+   * Pages of at most this many entries are decoded on the event loop: for the one or two entries of an
+   * incremental run, the hand-off to a thread and back costs more than the decode (decision 0054).
+   */
+  inlineEntries?: number;
 }
+
+/** The default of `inlineEntries`: a page of a run that found one or two new NSUs. */
+export const INLINE_PAGE_ENTRIES = 2;
 
 /** Rows come back with their byte columns as plain Uint8Arrays; mysql2 writes only Buffers as bytes. */
 function asBuffers(rows: ItemRow[]): ItemRow[] {
@@ -42,6 +51,12 @@ function asBuffers(rows: ItemRow[]): ItemRow[] {
   return rows;
 }
 
+function tooLarge(nsu: string, limit: number): ConnectError {
+  return resourceExhausted(
+    `entries inflate to more than STORE_MAX_PAGE_XML_BYTES (${limit} bytes) at NSU ${nsu}; nothing of the page was written`,
+  );
+}
+
 export function createPageDecoder(opts: PageDecoderOptions): PageDecoder {
   const pool = new WorkerPool<PageRowsTask, ItemRow[], PageRowsFailure>(
     workerUrl(import.meta.url, "./mapping/page-rows-worker"),
@@ -49,20 +64,19 @@ export function createPageDecoder(opts: PageDecoderOptions): PageDecoder {
     opts.timeoutMs,
     { maxOldGenerationSizeMb: opts.threadHeapMb, maxYoungGenerationSizeMb: Math.min(16, Math.floor(opts.threadHeapMb / 4)) },
   );
+  const inlineEntries = opts.inlineEntries ?? INLINE_PAGE_ENTRIES;
   return {
     async rows(feed, runId, entries) {
       const task: PageRowsTask = { feed, runId, entries: entries.map(fromLoteDfeEntry), limits: opts.limits };
       const done = opts.pageTimer?.();
       try {
+        if (entries.length <= inlineEntries) return asBuffers(pageRows(task));
         return asBuffers(await pool.run(task));
       } catch (err) {
+        if (err instanceof PageTooLargeError) throw tooLarge(err.nsu.toString(), err.limit);
         if (err instanceof TaskFailed) {
           const f = err.failure as PageRowsFailure;
-          if ("tooLarge" in f) {
-            throw resourceExhausted(
-              `entries inflate to more than STORE_MAX_PAGE_XML_BYTES (${f.tooLarge.limit} bytes) at NSU ${f.tooLarge.nsu}; nothing of the page was written`,
-            );
-          }
+          if ("tooLarge" in f) throw tooLarge(f.tooLarge.nsu, f.tooLarge.limit);
           // A bug: a plain Error, so the caller gets INTERNAL with the request id and the stack stays in our log.
           throw new Error(`decoding the page's entries failed in a decode thread: ${f.message}`);
         }
