@@ -4,11 +4,18 @@
 // its own answer, or the very error ApplyBatch would have thrown (StaleFence, cursor out of range, …),
 // so the delivery's logic does not change; fencing stays per feed in the store (0008). A page larger
 // than BATCHED_PAGE_BYTES goes alone through ApplyBatch, so that no call passes the store's read limit.
-import type { MessageInitShape } from "@bufbuild/protobuf";
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { WireType } from "@bufbuild/protobuf/wire";
 import type { Client } from "@connectrpc/connect";
+import { encodeLoteDfeEntryDelimited } from "../../libs/adn/lote-entry-wire.js";
 import type { BatchObserver } from "../../libs/batching/metrics.js";
 import { type Batching, tracedBatcher } from "../../libs/batching/traced-batcher.js";
-import type { ApplyBatchRequestSchema, ApplyBatchResponse, StoreService } from "../../libs/gen/malha/store/v1/store_pb.js";
+import {
+  type ApplyBatchRequest,
+  ApplyBatchRequestSchema,
+  type ApplyBatchResponse,
+  type StoreService,
+} from "../../libs/gen/malha/store/v1/store_pb.js";
 import { answerOfEntry } from "../../libs/rpc/entry-errors.js";
 
 type ApplyRequest = MessageInitShape<typeof ApplyBatchRequestSchema>;
@@ -30,6 +37,28 @@ export const BATCHED_PAGE_BYTES = 256 * 1024;
  */
 export const PAGE_BATCHING: Batching = { maxSize: 32, maxDelayMs: 2, maxInFlight: 3 };
 
+const ENTRIES_FIELD = ApplyBatchRequestSchema.field.entries.number;
+
+/**
+ * The request as a message whose entries are already in wire form: each one an unknown field of the
+ * entries' number, which toBinary writes as it stands and the store reads as `entries`
+ * (docs/decisions/0055-page-entries-encoded-once.md). The rest of the request goes through protobuf-es.
+ */
+export function withEncodedEntries(request: ApplyRequest): ApplyBatchRequest {
+  const { entries, ...rest } = request;
+  // A message given whole stays one (create returns it as it is), without its entries.
+  const message = create(ApplyBatchRequestSchema, { ...rest, entries: [] } as ApplyRequest);
+  if (entries && entries.length > 0) {
+    const encoded = entries.map((entry) => ({
+      no: ENTRIES_FIELD,
+      wireType: WireType.LengthDelimited,
+      data: encodeLoteDfeEntryDelimited(entry),
+    }));
+    message.$unknown = message.$unknown ? [...message.$unknown, ...encoded] : encoded;
+  }
+  return message;
+}
+
 export function batchedPageApply(
   store: Pick<Client<typeof StoreService>, "applyBatch" | "applyBatches">,
   batching = PAGE_BATCHING,
@@ -38,13 +67,15 @@ export function batchedPageApply(
   const pages = tracedBatcher(
     { entry: "apply page (batched)", batch: "apply pages (batched)" },
     batching,
-    async (batches: ApplyRequest[]) =>
+    async (batches: ApplyBatchRequest[]) =>
       (await store.applyBatches({ batches })).results.map((r) => answerOfEntry<ApplyBatchResponse>(r.result, "applied")),
     observe,
   );
   return {
-    apply: (request, bytes, signal) =>
-      bytes > BATCHED_PAGE_BYTES ? store.applyBatch(request, signal ? { signal } : {}) : pages.submit(request, signal),
+    apply: (request, bytes, signal) => {
+      const message = withEncodedEntries(request);
+      return bytes > BATCHED_PAGE_BYTES ? store.applyBatch(message, signal ? { signal } : {}) : pages.submit(message, signal);
+    },
     close: () => pages.close(),
   };
 }
