@@ -213,8 +213,10 @@ async function main() {
       `≤ 256 MB${big !== undefined ? ", flat" : ""}: ${ok(met)}`,
     );
   }
-  // Where the peaks went, in the first ingest at M (sampled twice a second; a peak between samples is missed).
+  // Where the peaks went, in the first ingest at M and in the one at M × F (sampled twice a second; a peak
+  // between samples is missed).
   for (const line of ingests[0]?.memory ?? []) add("", line);
+  for (const line of bigger?.memory ?? []) add(`    at M=${fmt(bigger!.feedSize)}`, line);
   add("(2) ceiling (1 mysql2 conn)", `${fmt(ceil)} docs/s  (runs: ${ceilings.map((c) => fmt(c.docsPerSecond)).join(", ")})`);
   add(
     "    CPU s / 1,000 docs: ceiling",
