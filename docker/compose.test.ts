@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
-import { MESH, nodeOptionsOf } from "../libs/rpc/mesh.js";
+import { MESH, mallocEnvOf, nodeOptionsOf } from "../libs/rpc/mesh.js";
 import { composeValidator } from "./compose-schema.js";
 import { documentedVariables, ROOT, runtimeVariables, SERVICE_NAMES, serviceVariables } from "./config-vars.js";
 
@@ -80,6 +80,8 @@ describe("docker/compose.yaml", () => {
       const known = new Set([...runtimeVariables(), ...serviceVariables(name)]);
       // NODE_OPTIONS is Node's own: set only for a service with V8 flags of its own (libs/rpc/mesh.ts NODE_FLAGS).
       if (nodeOptionsOf(name)) known.add("NODE_OPTIONS");
+      // glibc's, likewise: only the allocator settings of MALLOC_ENV.
+      for (const key of Object.keys(mallocEnvOf(name))) known.add(key);
       for (const key of Object.keys(compose.services[name]!.environment ?? {})) expect(known.has(key), `${name} ${key}`).toBe(true);
     }
   });
@@ -88,6 +90,8 @@ describe("docker/compose.yaml", () => {
     for (const name of SERVICE_NAMES) {
       const env = (compose.services[name]!.environment ?? {}) as Record<string, string>;
       expect(env.NODE_OPTIONS, name).toBe(nodeOptionsOf(name));
+      const malloc = Object.fromEntries(Object.entries(env).filter(([k]) => k.startsWith("MALLOC_")));
+      expect(malloc, name).toEqual(mallocEnvOf(name));
     }
   });
 

@@ -154,7 +154,10 @@ cmd_up() {
     [[ $name == adn-gateway ]] && flags=(--max-old-space-size=2048)
     [[ $name == coordinator ]] && flags=(--max-old-space-size=256)
     [[ $name == danfse ]] && flags=(--max-semi-space-size=2)
-    node "${flags[@]}" --import tsx "services/$name/main.ts" >"$logs/$name.log" 2>&1 &
+    # And its allocator settings (MALLOC_ENV in libs/rpc/mesh.ts, the same test).
+    local menv=()
+    [[ $name == store ]] && menv=(MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072 MALLOC_TRIM_THRESHOLD_=131072)
+    env "${menv[@]}" node "${flags[@]}" --import tsx "services/$name/main.ts" >"$logs/$name.log" 2>&1 &
     pids+=($!)
   done
   if ! in_foreground npx tsx scripts/mesh-status.ts --wait 60; then

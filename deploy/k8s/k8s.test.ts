@@ -2,7 +2,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { MESH, nodeOptionsOf } from "../../libs/rpc/mesh.js";
+import { MESH, mallocEnvOf, nodeOptionsOf } from "../../libs/rpc/mesh.js";
 import { ROOT, runtimeVariables, SERVICE_NAMES, serviceVariables } from "../../docker/config-vars.js";
 import { kubectlVersionOf, render, requireKubectl, validateAll, type K8sObject } from "./render.js";
 
@@ -123,6 +123,14 @@ describe.each(OVERLAYS)("kustomize overlay %s", (overlay) => {
       const main = deployment(overlay, name).spec.template.spec.containers.find((c) => c.args?.[0] === name);
       expect(main, name).toBeDefined();
       expect(main!.env?.find((e) => e.name === "NODE_OPTIONS")?.value, name).toBe(nodeOptionsOf(name));
+    }
+  });
+
+  it("starts each service with its own allocator settings, as libs/rpc/mesh.ts MALLOC_ENV says, and no other", () => {
+    for (const name of SERVICE_NAMES) {
+      const main = deployment(overlay, name).spec.template.spec.containers.find((c) => c.args?.[0] === name);
+      const set = Object.fromEntries((main!.env ?? []).filter((e) => e.name.startsWith("MALLOC_")).map((e) => [e.name, e.value]));
+      expect(set, name).toEqual(mallocEnvOf(name));
     }
   });
 

@@ -1,7 +1,7 @@
 // A small lint for the unit files, because `systemd-analyze verify` is not on every CI machine (and only
 // warns): known sections and keys, the restart policy, the hardening every unit must keep, and where
 // ExecStart and EnvironmentFile point, and the service's own V8 flags.
-import { type MeshServiceName, nodeOptionsOf } from "../../libs/rpc/mesh.js";
+import { type MeshServiceName, mallocEnvOf, nodeOptionsOf } from "../../libs/rpc/mesh.js";
 
 export type Unit = Map<string, [key: string, value: string][]>;
 
@@ -124,6 +124,16 @@ export function lintServiceUnit(text: string, service: string): string[] {
     ?.slice("NODE_OPTIONS=".length);
   const wanted = nodeOptionsOf(service as MeshServiceName);
   if (nodeOptions !== wanted) problems.push(`Environment=NODE_OPTIONS must be ${wanted === undefined ? "absent" : `"${wanted}"`}`);
+  // Its allocator settings (libs/rpc/mesh.ts MALLOC_ENV), and none for a service that has none.
+  const malloc = Object.fromEntries(
+    values("Environment")
+      .filter((e) => e.startsWith("MALLOC_"))
+      .map((e) => [e.slice(0, e.indexOf("=")), e.slice(e.indexOf("=") + 1)]),
+  );
+  const wantedMalloc = mallocEnvOf(service as MeshServiceName);
+  if (JSON.stringify(Object.entries(malloc).sort()) !== JSON.stringify(Object.entries(wantedMalloc).sort())) {
+    problems.push(`Environment=MALLOC_* must be ${JSON.stringify(wantedMalloc)}, is ${JSON.stringify(malloc)}`);
+  }
   // A secret on a command line or in Environment= is world-readable through /proc and `systemctl show`.
   for (const env of values("Environment")) {
     if (/(SECRET|KEY|PASSWORD)=(?!%d\/)/.test(env)) problems.push(`secret in Environment=: ${env.split("=")[0]}`);

@@ -38,6 +38,22 @@ export function nodeOptionsOf(name: MeshServiceName): string | undefined {
   return NODE_FLAGS[name]?.join(" ");
 }
 
+/**
+ * glibc's allocator settings a service is started with, wherever it runs (the same places as NODE_FLAGS,
+ * checked by the same tests). The store allocates a few hundred KB outside the V8 heap for every statement
+ * it sends and every request it reads; with glibc's adaptive thresholds those blocks came from its heaps
+ * after the first few were freed, and the heaps kept what they had once held. A fixed mmap threshold sends
+ * each such block back to the system when it is freed (decision 0056). Ignored by other C libraries.
+ */
+export const MALLOC_ENV: Partial<Record<MeshServiceName, Readonly<Record<string, string>>>> = {
+  store: { MALLOC_ARENA_MAX: "2", MALLOC_MMAP_THRESHOLD_: "131072", MALLOC_TRIM_THRESHOLD_: "131072" },
+};
+
+/** The allocator variables a service's deployments set (none for most). */
+export function mallocEnvOf(name: MeshServiceName): Readonly<Record<string, string>> {
+  return MALLOC_ENV[name] ?? {};
+}
+
 /** `adn-gateway` → `ADN_GATEWAY_URL`: where a peer is reached, overridable per deployment. */
 export function peerUrlVariable(name: MeshServiceName): string {
   return `${name.toUpperCase().replace(/-/g, "_")}_URL`;

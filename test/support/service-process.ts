@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { type MeshServiceName, NODE_FLAGS } from "../../libs/rpc/mesh.js";
+import { type MeshServiceName, mallocEnvOf, NODE_FLAGS } from "../../libs/rpc/mesh.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -50,7 +50,8 @@ export function spawnService(
     : [...flags, "--import", "tsx", ...preload, `services/${name}/main.ts`];
   const proc = spawn(process.execPath, args, {
     cwd: ROOT,
-    env: { PATH: process.env.PATH, ...env },
+    // The allocator settings its deployments give it (MALLOC_ENV), unless the caller's env says otherwise.
+    env: { PATH: process.env.PATH, ...mallocEnvOf(name), ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const lines: string[] = [];
