@@ -8,6 +8,7 @@
 //   --tsx                       run the services from source under tsx instead of compiled dist/ (bench/runtime.ts)
 //   --service-node-options "…"  NODE_OPTIONS for store, gateway and coordinator (e.g. "--max-old-space-size=128")
 //   --service-env "K=V …"       more env of the three services (e.g. "STORE_DECODE_THREADS=1")
+import { cpus } from "node:os";
 import { resolve } from "node:path";
 import { runCeiling, mapFeeds, type CeilingResult } from "./ceiling.js";
 import { runIngest, SERVICES, type IngestResult, type Meter } from "./e2e.js";
@@ -183,7 +184,7 @@ async function main() {
   add("    CPU s / 1,000 docs: all", fmt(totalCpu, 3));
   // The share of the machine the mesh kept busy: end to end / ceiling = that share × the cores × the
   // ceiling's time per document ÷ the mesh's CPU per document (bench/README.md, 2026-12-03).
-  const cores = (await import("node:os")).cpus().length;
+  const cores = cpus().length;
   const busy = ingests.map((r) => (r.docsPerSecond * allCpu(r)) / r.documents / cores);
   add("    cores kept busy", `${fmt(100 * median(busy), 1)}% of ${cores}  (runs: ${busy.map((b) => `${fmt(100 * b, 1)}%`).join(", ")})`);
   const stages = ingests.flatMap((r) => (r.storeStages ? [r.storeStages] : []));

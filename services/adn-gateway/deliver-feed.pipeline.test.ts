@@ -19,6 +19,7 @@ import { storedNsusIn } from "../../test/support/sync-checks.js";
 import { createThrowawayDatabase, type ThrowawayDatabase } from "../../test/support/mysql.js";
 import { startService, type ServiceProcess } from "../../test/support/service-process.js";
 import { startTestAdn, type TestAdn } from "../../tools/adn-sim/index.js";
+import { registerMunicipalities } from "../store/testing/fixtures.js";
 import { readGatewayConfig } from "./config.js";
 import { Cooldowns } from "./cooldown.js";
 import { DirectoryCredentialSource } from "./credentials-dir.js";
@@ -44,15 +45,7 @@ beforeAll(async () => {
   db = await createThrowawayDatabase();
   store = await startService("store", { MYSQL_URL: db.url });
   storeClient = createClient(StoreService, createGrpcTransport({ baseUrl: store.baseUrl }));
-  for (const m of ALL) {
-    await storeClient.registerMunicipality({
-      ibge: m.ibge,
-      name: `Município ${m.ibge}`,
-      uf: m.uf,
-      active: true,
-      feeds: [{ ambiente: Ambiente.PRODUCAO_RESTRITA, tipoNsu: TipoNsu.DISTRIBUICAO }],
-    });
-  }
+  await registerMunicipalities(storeClient, ALL, Ambiente.PRODUCAO_RESTRITA);
   const config = readGatewayConfig(new EnvReader({ ...adn.gatewayEnv, NFSE_MAX_RETRIES: "0" }));
   credentials = new DirectoryCredentialSource(adn.credentialsDir, { refreshMs: 0 });
   http = new AdnHttpClient({

@@ -31,6 +31,7 @@ import { createThrowawayDatabase, type ThrowawayDatabase } from "../../test/supp
 import { scrape } from "../../test/support/prom-text.js";
 import { startService, type ServiceProcess } from "../../test/support/service-process.js";
 import { startTestAdn, type TestAdn } from "../../tools/adn-sim/index.js";
+import { registerMunicipalities } from "../store/testing/fixtures.js";
 import { PAGES_AHEAD_OF_STORE, PAGES_IN_APPLY, UNACKNOWLEDGED_PAGES } from "./deliver-feed.js";
 
 const WHOLE = { ibge: "3550308", cnpj: "11222333000181", uf: "SP" };
@@ -69,15 +70,7 @@ beforeAll(async () => {
   client = createClient(AdnGatewayService, createGrpcTransport({ baseUrl: gateway.baseUrl }));
   cappedClient = createClient(AdnGatewayService, createGrpcTransport({ baseUrl: capped.baseUrl }));
   storeClient = createClient(StoreService, createGrpcTransport({ baseUrl: store.baseUrl }));
-  for (const m of ALL) {
-    await storeClient.registerMunicipality({
-      ibge: m.ibge,
-      name: `Município ${m.ibge}`,
-      uf: m.uf,
-      active: true,
-      feeds: [{ ambiente: Ambiente.PRODUCAO_RESTRITA, tipoNsu: TipoNsu.DISTRIBUICAO }],
-    });
-  }
+  await registerMunicipalities(storeClient, ALL, Ambiente.PRODUCAO_RESTRITA);
 });
 
 afterAll(async () => {

@@ -121,6 +121,23 @@ export function storeClient(baseUrl: string) {
   return createServiceClient(StoreService, { baseUrl, defaultTimeoutMs: 30_000 });
 }
 
+/** Registers each municipality, active, with one DISTRIBUICAO feed of `ambiente`; its UF from its code unless given. */
+export async function registerMunicipalities(
+  client: Pick<Client<typeof StoreService>, "registerMunicipality">,
+  municipalities: readonly { ibge: string; uf?: string }[],
+  ambiente: Ambiente,
+): Promise<void> {
+  for (const m of municipalities) {
+    await client.registerMunicipality({
+      ibge: m.ibge,
+      name: `Município ${m.ibge}`,
+      uf: m.uf ?? ufOf(parseIbge(m.ibge)),
+      active: true,
+      feeds: [{ ambiente, tipoNsu: TipoNsu.DISTRIBUICAO }],
+    });
+  }
+}
+
 /**
  * Registers each municipality (its UF from its code) with one PRODUCAO DISTRIBUICAO
  * feed and begins a scheduled run on it for `holder` with `fenceToken`; the run ids by IBGE code.
@@ -131,15 +148,13 @@ export async function registerWithRuns(
   holder: string,
   fenceToken: bigint,
 ): Promise<Map<string, string>> {
+  await registerMunicipalities(
+    client,
+    ibges.map((ibge) => ({ ibge })),
+    Ambiente.PRODUCAO,
+  );
   const runIds = new Map<string, string>();
   for (const ibge of ibges) {
-    await client.registerMunicipality({
-      ibge,
-      name: `Município ${ibge}`,
-      uf: ufOf(parseIbge(ibge)),
-      active: true,
-      feeds: [{ ambiente: Ambiente.PRODUCAO, tipoNsu: TipoNsu.DISTRIBUICAO }],
-    });
     const begun = await client.beginRun({ feed: feedOf(ibge), holder, fenceToken, trigger: RunTrigger.SCHEDULED });
     runIds.set(ibge, begun.runId);
   }
