@@ -6,6 +6,7 @@
 import type { PoolConnection } from "mysql2/promise";
 import { decodeItem } from "../libs/adn/item.js";
 import { createMysqlPool } from "../libs/db/pool.js";
+import { queryBytes } from "../libs/db/statement-bytes.js";
 import { Ambiente } from "../libs/gen/malha/nfse/v1/feed_pb.js";
 import type { Feed } from "../services/store/codes.js";
 import { parseIbge } from "../services/store/ibge.js";
@@ -99,7 +100,7 @@ export async function runCeiling(mysqlUrl: string, feeds: MappedFeed[], prefix =
           rows: docs,
           budgetBytes: STATEMENT_BUDGET,
         })) {
-          await conn.query(s);
+          await queryBytes(conn, s);
         }
         for (const s of buildMultiInsert({
           head: `INSERT INTO ${t.eventos} (${EVENT_COLUMNS.join(", ")})`,
@@ -108,7 +109,7 @@ export async function runCeiling(mysqlUrl: string, feeds: MappedFeed[], prefix =
           rows: events,
           budgetBytes: STATEMENT_BUDGET,
         })) {
-          await conn.query(s);
+          await queryBytes(conn, s);
         }
         await conn.query(`UPDATE \`${prefix}_cursor\` SET last_nsu = GREATEST(last_nsu, ?) WHERE ibge = ?`, [highest.toString(), f.ibge]);
         await conn.commit();

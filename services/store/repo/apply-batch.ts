@@ -32,6 +32,7 @@ import type { EntryOutcome } from "./begin-runs.js";
 import type { StoreDb } from "./context.js";
 import { valuesTable } from "./feed-rows.js";
 import { explainFencedMiss, FEED_WHERE, feedParams, parseRunId } from "./state.js";
+import { queryBytes } from "../../../libs/db/statement-bytes.js";
 
 export interface ApplyBatchInput {
   feed: Feed;
@@ -500,7 +501,8 @@ const ALIAS_TAIL = "ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)";
  */
 async function upsert(db: StoreDb, conn: PoolConnection, head: string, columnCount: number, tail: string, rows: unknown[][]) {
   if (rows.length === 0) return;
-  for (const sql of buildMultiInsert({ head, columnCount, tail, rows, budgetBytes: db.statementBudgetBytes })) await conn.query(sql);
+  for (const statement of buildMultiInsert({ head, columnCount, tail, rows, budgetBytes: db.statementBudgetBytes }))
+    await queryBytes(conn, statement);
 }
 
 function planDocuments(known: Known, feed: Feed, runId: string, docs: DocumentRow[], counts: ApplyCounts): Plan {

@@ -4,38 +4,68 @@ import { POOL_TIMEZONE } from "../../../libs/db/sql-text.js";
 import { buildMultiInsert } from "./multi-insert.js";
 
 const tail = "ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)";
+const latin1 = (b: Buffer) => b.toString("latin1");
 
 describe("buildMultiInsert", () => {
-  it("writes the statement mysql2 would have formatted from placeholders", () => {
+  it("writes every value but a byte column as mysql2 would have formatted it from placeholders", () => {
     const rows = [
-      [1, "it's", Buffer.from("<xml/>"), null, new Date(Date.UTC(2026, 11, 3))],
-      [2n, "São Paulo \\", Buffer.alloc(0), undefined, "?"],
+      [1, "it's", null, new Date(Date.UTC(2026, 11, 3))],
+      [2n, "São Paulo \\ — ✓", undefined, "?"],
     ];
-    const [sql, ...more] = buildMultiInsert({ head: "INSERT INTO t (a, b, c, d, e)", columnCount: 5, tail, rows, budgetBytes: 1 << 20 });
+    const [statement, ...more] = buildMultiInsert({ head: "INSERT INTO t (a, b, c, d)", columnCount: 4, tail, rows, budgetBytes: 1 << 20 });
     expect(more).toEqual([]);
-    const placeholders = "INSERT INTO t (a, b, c, d, e) VALUES (?, ?, ?, ?, ?), (?, ?, ?, ?, ?) " + tail;
-    expect(sql).toBe(format(placeholders, rows.flat() as never[], false, POOL_TIMEZONE));
+    const placeholders = "INSERT INTO t (a, b, c, d) VALUES (?, ?, ?, ?), (?, ?, ?, ?) " + tail;
+    expect(statement!.equals(Buffer.from(format(placeholders, rows.flat() as never[], false, POOL_TIMEZONE)))).toBe(true);
+  });
+
+  it("writes a byte column as its own bytes, escaping only NUL, quote and backslash", () => {
+    const bytes = Buffer.from([0x3c, 0x00, 0x01, 0x27, 0x5c, 0xc3, 0x27, 0xff, 0x22]);
+    const [statement] = buildMultiInsert({
+      head: "INSERT INTO t (a, b, c)",
+      columnCount: 3,
+      rows: [
+        [7, bytes, new Uint8Array([0x5c])],
+        [8, Buffer.alloc(0), "x"],
+      ],
+      budgetBytes: 1 << 20,
+    });
+    expect(latin1(statement!)).toBe(
+      "INSERT INTO t (a, b, c) VALUES (7, _binary'<\\0\x01\\'\\\\\xc3\\'\xff\"', _binary'\\\\'), (8, _binary'', 'x')",
+    );
   });
 
   it("groups rows into statements that stay under the byte budget, in order", () => {
-    const rows = Array.from({ length: 10 }, (_, i) => [i, Buffer.alloc(1000)]);
-    const stmts = buildMultiInsert({ head: "INSERT INTO t (a, b)", columnCount: 2, tail, rows, budgetBytes: 4500 });
-    expect(stmts.map((s) => s.split("X'").length - 1)).toEqual([2, 2, 2, 2, 2]);
-    for (const s of stmts) expect(Buffer.byteLength(s)).toBeLessThanOrEqual(4500);
-    expect(stmts[0]!.startsWith("INSERT INTO t (a, b) VALUES (0, X'00")).toBe(true);
-    expect(stmts[0]!.endsWith(`) ${tail}`)).toBe(true);
-    expect(stmts.flatMap((s) => [...s.matchAll(/\((\d+), X'/g)].map((m) => Number(m[1])))).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    const rows = Array.from({ length: 10 }, (_, i) => [i, Buffer.alloc(1000, 0x61)]);
+    const statements = buildMultiInsert({ head: "INSERT INTO t (a, b)", columnCount: 2, tail, rows, budgetBytes: 2600 });
+    expect(statements.map((s) => latin1(s).split("_binary'").length - 1)).toEqual([2, 2, 2, 2, 2]);
+    for (const s of statements) expect(s.length).toBeLessThanOrEqual(2600);
+    expect(latin1(statements[0]!).startsWith("INSERT INTO t (a, b) VALUES (0, _binary'aaa")).toBe(true);
+    expect(latin1(statements[0]!).endsWith(`') ${tail}`)).toBe(true);
+    expect(statements.flatMap((s) => [...latin1(s).matchAll(/\((\d+), _binary'/g)].map((m) => Number(m[1])))).toEqual([
+      0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
+    ]);
+  });
+
+  it("counts escapes against the budget", () => {
+    // 600 NUL bytes are 1,200 bytes of literal: two such rows no longer fit in 2,000.
+    const rows = [
+      [1, Buffer.alloc(600)],
+      [2, Buffer.alloc(600)],
+    ];
+    const statements = buildMultiInsert({ head: "INSERT INTO t (a, b)", columnCount: 2, rows, budgetBytes: 2000 });
+    expect(statements).toHaveLength(2);
+    expect(statements[0]!.length).toBe(Buffer.byteLength("INSERT INTO t (a, b) VALUES (1, _binary'')") + 1200);
   });
 
   it("sends one oversized row alone and nothing for no rows", () => {
-    const stmts = buildMultiInsert({
+    const statements = buildMultiInsert({
       head: "INSERT INTO t (a)",
       columnCount: 1,
       rows: [["x"], [Buffer.alloc(10_000)], ["y"]],
       budgetBytes: 1000,
     });
-    expect(stmts).toHaveLength(3);
-    expect(stmts[0]).toBe("INSERT INTO t (a) VALUES ('x')");
+    expect(statements.map((s) => s.length)).toEqual([30, Buffer.byteLength("INSERT INTO t (a) VALUES (_binary'')") + 20_000, 30]);
+    expect(latin1(statements[0]!)).toBe("INSERT INTO t (a) VALUES ('x')");
     expect(buildMultiInsert({ head: "INSERT INTO t (a)", columnCount: 1, rows: [], budgetBytes: 1000 })).toEqual([]);
     expect(() => buildMultiInsert({ head: "INSERT INTO t (a)", columnCount: 2, rows: [[1]], budgetBytes: 1000 })).toThrow();
   });

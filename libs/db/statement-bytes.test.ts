@@ -1,0 +1,85 @@
+import { randomBytes } from "node:crypto";
+import type { RowDataPacket } from "mysql2/promise";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createThrowawayDatabase, type ThrowawayDatabase } from "../../test/support/mysql.js";
+import { binaryLiteralLength, writeBinaryLiteral } from "./binary-literal.js";
+import { queryBytes } from "./statement-bytes.js";
+
+const literal = (bytes: Uint8Array) => {
+  const out = Buffer.alloc(binaryLiteralLength(bytes));
+  expect(writeBinaryLiteral(bytes, out, 0)).toBe(out.length);
+  return out;
+};
+
+describe("statements sent as bytes (real MariaDB)", () => {
+  let db: ThrowawayDatabase;
+  beforeAll(async () => {
+    db = await createThrowawayDatabase();
+    await db.pool.query("CREATE TABLE t (id INT PRIMARY KEY, b LONGBLOB NULL, s VARCHAR(100) NULL) DEFAULT CHARSET=utf8mb4");
+  });
+  afterAll(async () => {
+    await db.drop();
+  });
+
+  const insert = async (rows: [number, Uint8Array, string][]) => {
+    const parts: Buffer[] = [Buffer.from("INSERT INTO t (id, b, s) VALUES ")];
+    rows.forEach(([id, bytes, text], i) => {
+      parts.push(Buffer.from(`${i > 0 ? ", " : ""}(${id}, `), literal(bytes), Buffer.from(`, ${db.pool.escape(text)})`));
+    });
+    const conn = await db.pool.getConnection();
+    try {
+      return await queryBytes(conn, Buffer.concat(parts));
+    } finally {
+      conn.release();
+    }
+  };
+  const stored = async (id: number) => {
+    const [rows] = await db.pool.query<RowDataPacket[]>("SELECT b, s FROM t WHERE id = ?", [id]);
+    return rows[0] as { b: Buffer; s: string };
+  };
+
+  it("stores every byte value as sent, escapes and broken UTF-8 included", async () => {
+    const every = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
+    // A lead byte before a quote or a backslash: the lexer must not take the escape for part of a character.
+    const tricky = Buffer.from([0xc3, 0x27, 0xe2, 0x5c, 0x27, 0xf0, 0x9f, 0x00, 0x5c, 0x5c, 0x27, 0x27]);
+    const random = randomBytes(300_000);
+    const result = await insert([
+      [1, every, "São Paulo — ✓"],
+      [2, tricky, "it's \\ fine"],
+      [3, random, ""],
+      [4, new Uint8Array(0), "empty"],
+    ]);
+    expect(result.affectedRows).toBe(4);
+    expect((await stored(1)).b.equals(every)).toBe(true);
+    expect((await stored(1)).s).toBe("São Paulo — ✓");
+    expect((await stored(2)).b.equals(tricky)).toBe(true);
+    expect((await stored(2)).s).toBe("it's \\ fine");
+    expect((await stored(3)).b.equals(random)).toBe(true);
+    expect((await stored(4)).b.length).toBe(0);
+  });
+
+  it("leaves text statements to mysql2 on the same connection, and names a failed statement by its start", async () => {
+    const conn = await db.pool.getConnection();
+    try {
+      const [rows] = await conn.query<RowDataPacket[]>("SELECT ? AS v", ["text"]);
+      expect(rows[0]!.v).toBe("text");
+      const bad = Buffer.concat([
+        Buffer.from("INSERT INTO no_such_table (b) VALUES ("),
+        literal(Buffer.alloc(100_000, 0x61)),
+        Buffer.from(")"),
+      ]);
+      const err = await queryBytes(conn, bad).then(
+        () => undefined,
+        (e: unknown) => e as Error & { code?: string; sql?: unknown },
+      );
+      expect(err?.code).toBe("ER_NO_SUCH_TABLE");
+      expect(typeof err?.sql).toBe("string");
+      expect(err?.sql).toBe(`${bad.subarray(0, 200).toString()}… (${bad.length} bytes)`);
+      expect(String(err?.sql).length).toBeLessThan(250);
+      const [after] = await conn.query<RowDataPacket[]>("SELECT 1 AS one");
+      expect(after[0]!.one).toBe(1);
+    } finally {
+      conn.release();
+    }
+  });
+});
