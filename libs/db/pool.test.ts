@@ -2,7 +2,7 @@ import type { RowDataPacket } from "mysql2/promise";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createThrowawayDatabase } from "../../test/support/mysql.js";
 import type { ThrowawayDatabase } from "../../test/support/mysql.js";
-import { MysqlUrlError, parseMysqlUrl, withDatabase } from "./pool.js";
+import { MysqlUrlError, parseMysqlUrl, SESSION_SETUP, withDatabase } from "./pool.js";
 
 describe("parseMysqlUrl", () => {
   it("reads user, password, host, port and database, decoding escapes", () => {
@@ -60,6 +60,31 @@ describe("createMysqlPool session (real MariaDB)", () => {
     expect(row["tz"]).toBe("+00:00");
     expect(row["coll"]).toBe("utf8mb4_unicode_ci");
     expect(row["cs"]).toBe("utf8mb4");
+  });
+
+  it("drops NO_BACKSLASH_ESCAPES from the session, wherever it stands, and keeps the other modes", { timeout: 20_000 }, async () => {
+    const conn = await db.pool.getConnection();
+    try {
+      for (const mode of [
+        "NO_BACKSLASH_ESCAPES",
+        "NO_BACKSLASH_ESCAPES,STRICT_TRANS_TABLES",
+        "STRICT_TRANS_TABLES,NO_BACKSLASH_ESCAPES,NO_ENGINE_SUBSTITUTION",
+        "STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION",
+      ]) {
+        await conn.query(`SET SESSION sql_mode = '${mode}'`);
+        await conn.query(SESSION_SETUP);
+        const [rows] = await conn.query<RowDataPacket[]>("SELECT @@SESSION.sql_mode AS m, ? AS quoted", ["it's \\ fine"]);
+        expect(rows[0]!.m, mode).toBe(
+          mode
+            .split(",")
+            .filter((m) => m !== "NO_BACKSLASH_ESCAPES")
+            .join(","),
+        );
+        expect(rows[0]!.quoted).toBe("it's \\ fine");
+      }
+    } finally {
+      conn.destroy();
+    }
   });
 
   it("returns BIGINT UNSIGNED as exact strings and round-trips DATETIME as UTC", { timeout: 20_000 }, async () => {

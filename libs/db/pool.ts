@@ -72,7 +72,11 @@ export interface MysqlPoolOptions {
 
 // Every DATETIME column holds UTC. mysql2's `timezone: 'Z'` only covers how JS Dates are sent and read;
 // the session zone additionally makes NOW()/CURRENT_TIMESTAMP defaults UTC whatever the server's zone.
-const SESSION_SETUP = "SET time_zone = '+00:00'";
+// Every literal we and mysql2 write escapes quotes with a backslash (sql-text.ts, binary-literal.ts): a
+// server whose sql_mode has NO_BACKSLASH_ESCAPES would read them otherwise, so the session drops that
+// one mode and keeps the rest of the server's.
+export const SESSION_SETUP =
+  "SET time_zone = '+00:00', sql_mode = TRIM(BOTH ',' FROM REPLACE(CONCAT(',', @@SESSION.sql_mode, ','), ',NO_BACKSLASH_ESCAPES,', ','))";
 
 export function createMysqlPool(url: string, options: MysqlPoolOptions = {}): Pool {
   const parts = parseMysqlUrl(url);
