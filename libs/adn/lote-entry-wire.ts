@@ -4,6 +4,7 @@
 // (docs/decisions/0055-page-entries-encoded-once.md). The bytes are exactly what toBinary writes.
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { LoteDfeEntrySchema } from "../gen/malha/nfse/v1/distribution_pb.js";
+import { bigVarintSize, varintSize, writeBigVarint, writeVarint } from "../rpc/varint.js";
 
 type EntryInit = MessageInitShape<typeof LoteDfeEntrySchema>;
 
@@ -27,37 +28,6 @@ if (LoteDfeEntrySchema.fields.length !== Object.keys(FIELDS).length || Object.va
 
 const tag = (no: number, wireType: number) => (no << 3) | wireType;
 
-// Lengths are numbers below 2^31 (the fast path); an NSU is a bigint of up to 64 bits.
-function varintSize(value: number | bigint): number {
-  if (typeof value === "number") return value < 0x80 ? 1 : value < 0x4000 ? 2 : value < 0x200000 ? 3 : value < 0x10000000 ? 4 : 5;
-  let v = value;
-  let size = 1;
-  while (v >= 0x80n) {
-    v >>= 7n;
-    size++;
-  }
-  return size;
-}
-
-function writeVarint(buf: Buffer, at: number, value: number | bigint): number {
-  if (typeof value === "number") {
-    let v = value;
-    while (v >= 0x80) {
-      buf[at++] = (v & 0x7f) | 0x80;
-      v >>>= 7;
-    }
-    buf[at++] = v;
-    return at;
-  }
-  let v = value;
-  while (v >= 0x80n) {
-    buf[at++] = Number(v & 0x7fn) | 0x80;
-    v >>= 7n;
-  }
-  buf[at++] = Number(v);
-  return at;
-}
-
 /** Strings of the entry with their UTF-8 sizes; an implicit-presence field is left out when empty, as toBinary does. */
 function stringFields(entry: EntryInit): [number, string, number][] {
   const out: [number, string, number][] = [];
@@ -80,13 +50,13 @@ function stringFields(entry: EntryInit): [number, string, number][] {
  */
 export function encodeLoteDfeEntryDelimited(entry: EntryInit): Uint8Array {
   const strings = stringFields(entry);
-  let size = entry.nsu === undefined ? 0 : 1 + varintSize(entry.nsu);
+  let size = entry.nsu === undefined ? 0 : 1 + bigVarintSize(entry.nsu);
   for (const [, , bytes] of strings) size += 1 + varintSize(bytes) + bytes;
   const buf = Buffer.allocUnsafe(varintSize(size) + size);
   let at = writeVarint(buf, 0, size);
   if (entry.nsu !== undefined) {
     buf[at++] = tag(FIELDS.nsu, VARINT);
-    at = writeVarint(buf, at, entry.nsu);
+    at = writeBigVarint(buf, at, entry.nsu);
   }
   for (const [no, value, bytes] of strings) {
     buf[at++] = tag(no, LENGTH_DELIMITED);

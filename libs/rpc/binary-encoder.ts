@@ -6,6 +6,7 @@
 // floating point, fixed-width and zig-zag integers, proto2 required fields, unknown fields kept on the
 // message, an int64 that is not a bigint — goes to `toBinary` itself (decision 0048).
 import { type DescField, type DescMessage, type MessageShape, ScalarType, toBinary } from "@bufbuild/protobuf";
+import { bigVarintSize, varintSize, writeBigVarint, writeVarint } from "./varint.js";
 
 type Kind = "string" | "bytes" | "bool" | "int32" | "uint32" | "int64" | "uint64" | "enum" | "message";
 
@@ -42,13 +43,9 @@ const SCALAR_KINDS = new Map<ScalarType, Kind>([
 ]);
 
 function varintBytes(n: number): Uint8Array {
-  const out: number[] = [];
-  while (n > 0x7f) {
-    out.push((n & 0x7f) | 0x80);
-    n >>>= 7;
-  }
-  out.push(n);
-  return Uint8Array.from(out);
+  const out = new Uint8Array(varintSize(n));
+  writeVarint(out, 0, n);
+  return out;
 }
 
 function fieldKind(f: DescField): Kind | undefined {
@@ -89,19 +86,6 @@ function plan(desc: DescMessage, seen: Map<DescMessage, MessagePlan | null>): Me
     out.fields.push(field);
   }
   return out;
-}
-
-function varintSize(n: number): number {
-  return n < 0x80 ? 1 : n < 0x4000 ? 2 : n < 0x200000 ? 3 : n < 0x10000000 ? 4 : 5;
-}
-
-function bigVarintSize(n: bigint): number {
-  let size = 1;
-  while (n > 0x7fn) {
-    n >>= 7n;
-    size++;
-  }
-  return size;
 }
 
 type Values = Record<string, unknown>;
@@ -210,19 +194,11 @@ class Out {
   ) {}
 
   varint(n: number): void {
-    while (n > 0x7f) {
-      this.buf[this.pos++] = (n & 0x7f) | 0x80;
-      n >>>= 7;
-    }
-    this.buf[this.pos++] = n;
+    this.pos = writeVarint(this.buf, this.pos, n);
   }
 
   bigVarint(n: bigint): void {
-    while (n > 0x7fn) {
-      this.buf[this.pos++] = Number(n & 0x7fn) | 0x80;
-      n >>= 7n;
-    }
-    this.buf[this.pos++] = Number(n);
+    this.pos = writeBigVarint(this.buf, this.pos, n);
   }
 }
 
