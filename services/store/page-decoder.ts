@@ -39,7 +39,7 @@ export interface PageDecoderOptions {
 /** The default of `inlineEntries`: a page of a run that found one or two new NSUs. */
 export const INLINE_PAGE_ENTRIES = 2;
 
-/** Rows come back with their byte columns as plain Uint8Arrays; mysql2 writes only Buffers as bytes. */
+/** Rows come back with their byte columns as plain Uint8Arrays: handed on as Buffers, as pageRows makes them on the event loop. */
 function asBuffers(rows: ItemRow[]): ItemRow[] {
   for (const row of rows) {
     const values = row.values;
