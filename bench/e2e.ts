@@ -39,12 +39,27 @@ export interface IngestResult {
   mariadbPid?: number;
   /** From the store's metrics over the ingest (bench/store-stages.ts). */
   storeStages?: StoreStages;
+  /** With warmupMunicipalities: the warm-up ingest, measured as a cold start. */
+  warmup?: WarmupResult;
   /** Under the peaks: each service's highest RSS, heap and external memory over the ingest (bench/memory-sampler.ts). */
   memory: string[];
 }
 
+/** The warm-up ingest's own figures: the same services measured cold, paired with the ingest after it. */
+export interface WarmupResult {
+  documents: number;
+  docsPerSecond: number;
+  /** CPU-s per 1,000 documents of the three services and MariaDB (the simulator and bench left out). */
+  cpuPer1k: number;
+}
+
 export interface IngestOptions {
   municipalities: number;
+  /**
+   * Feeds of the same size ingested first, on the same mesh and unmeasured: the services are then measured
+   * with their code optimized, as a service that has run for a while is (bench/README.md, "Warm-up").
+   */
+  warmupMunicipalities?: number;
   feedSize: number;
   switches?: Partial<SimSwitches>;
   bootstrapConcurrency: number;
@@ -69,9 +84,31 @@ function serviceEnv(dir: string | undefined, name: string, nodeOptions = "", ext
   return { ...extra, NODE_OPTIONS: `--import ${PRELOAD} ${nodeOptions}`.trim(), BENCH_CPU_PROF_DIR: d };
 }
 
+/** First run started → last run finished of these municipalities' feeds, as recorded by the store (DB clock). */
+async function runSpanSeconds(mesh: BenchMesh, municipalities: readonly { ibge: string }[]): Promise<number> {
+  const [span] = await mesh.db.pool.query<RowDataPacket[]>(
+    "SELECT TIMESTAMPDIFF(MICROSECOND, MIN(started_at), MAX(finished_at)) AS us FROM nfse_sync_runs WHERE ibge IN (?)",
+    [municipalities.map((m) => m.ibge)],
+  );
+  return Number(span[0]!.us) / 1e6;
+}
+
+/** Until every feed of `municipalities` has finished a run and has its next one scheduled. */
+async function caughtUp(mesh: BenchMesh, municipalities: readonly { ibge: string }[], deadline: number): Promise<void> {
+  const wanted = new Set(municipalities.map((m) => m.ibge));
+  for (;;) {
+    const { states } = await mesh.storeClient.listSyncStates({ pageSize: 500 });
+    const mine = states.filter((s) => wanted.has(s.feed?.ibge ?? ""));
+    if (mine.length === wanted.size && mine.every((s) => s.lastSuccessAt !== undefined && s.nextEligibleAt !== undefined)) return;
+    if (Date.now() > deadline) throw new Error("ingest did not catch up in time");
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
   const mesh = await startBenchMesh({
     municipalities: opts.municipalities,
+    ...(opts.warmupMunicipalities ? { warmupMunicipalities: opts.warmupMunicipalities } : {}),
     feedSize: opts.feedSize,
     ...(opts.switches ? { switches: opts.switches } : {}),
     coordinatorEnv: {
@@ -91,11 +128,23 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
     const mariadbPid = pidFromFile(join(stackDir, "mysql", "mysqld.pid"));
     const pids: [Meter, number][] = SERVICES.map((s) => [s, mesh.services[s].proc.pid!] as [Meter, number]);
     if (mariadbPid) pids.push(["mariadbd", mariadbPid]);
+    const startRss: Partial<Record<ServiceName, number>> = {};
+    for (const s of SERVICES) startRss[s] = peakRssMb(mesh.services[s].proc.pid!);
+    const deadline = Date.now() + (opts.timeoutMs ?? 30 * 60_000);
+    let warmup: WarmupResult | undefined;
+    if (mesh.warmup.length > 0) {
+      if (mariadbPid) await untilQuiet(mariadbPid);
+      const cpu0 = pids.map(([, pid]) => cpuSeconds(pid) ?? 0);
+      await mesh.registerWarmup();
+      await caughtUp(mesh, mesh.warmup, deadline);
+      const cpu = pids.reduce((sum, [, pid], i) => sum + (cpuSeconds(pid) ?? 0) - cpu0[i]!, 0);
+      const documents = mixOf(mesh.warmup.map((m) => mesh.sim.feed(m.ibge, "DISTRIBUICAO"))).visible;
+      const seconds = await runSpanSeconds(mesh, mesh.warmup);
+      warmup = { documents, docsPerSecond: documents / seconds, cpuPer1k: (1000 * cpu) / documents };
+    }
     // The ingest starts on a settled server, not in the flushing left by the phase before it.
     if (mariadbPid) await untilQuiet(mariadbPid);
     const before = new Map(pids.map(([k, pid]) => [k, cpuSeconds(pid) ?? 0]));
-    const startRss: Partial<Record<ServiceName, number>> = {};
-    for (const s of SERVICES) startRss[s] = peakRssMb(mesh.services[s].proc.pid!);
     const stagesBefore = await storeStageTotals(mesh.services.store.metricsPort);
     const selfBefore = process.cpuUsage();
     const callsBefore = mesh.sim.counters().total;
@@ -106,7 +155,6 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
 
     const t0 = performance.now();
     await mesh.registerAll();
-    const deadline = Date.now() + (opts.timeoutMs ?? 30 * 60_000);
     const commits: { t: number; batches: number }[] = [];
     let tracking = opts.trackCommits === true;
     const tracker = (async () => {
@@ -121,13 +169,7 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
         await new Promise((r) => setTimeout(r, 10));
       }
     })();
-    for (;;) {
-      const { states } = await mesh.storeClient.listSyncStates({ pageSize: 500 });
-      if (states.length === opts.municipalities && states.every((s) => s.lastSuccessAt !== undefined && s.nextEligibleAt !== undefined))
-        break;
-      if (Date.now() > deadline) throw new Error("ingest did not catch up in time");
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await caughtUp(mesh, mesh.municipalities, deadline);
     const wallSeconds = (performance.now() - t0) / 1000;
     const memory = sampler.stop();
     tracking = false;
@@ -142,9 +184,10 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
     const calls = mesh.sim.counters().total - callsBefore;
 
     const [span] = await mesh.db.pool.query<RowDataPacket[]>(
-      "SELECT TIMESTAMPDIFF(MICROSECOND, MIN(started_at), MAX(finished_at)) AS us, SUM(documents + events + faults) AS items FROM nfse_sync_runs",
+      "SELECT SUM(documents + events + faults) AS items FROM nfse_sync_runs WHERE ibge IN (?)",
+      [mesh.municipalities.map((m) => m.ibge)],
     );
-    const seconds = Number(span[0]!.us) / 1e6;
+    const seconds = await runSpanSeconds(mesh, mesh.municipalities);
     // Everything lote=true distributed is stored exactly once (hidden NSUs are reconciliation's, not measured).
     let stored = 0;
     for (const m of mesh.municipalities) {
@@ -184,6 +227,7 @@ export async function runIngest(opts: IngestOptions): Promise<IngestResult> {
       ...(periods.length > 0 ? { steadyBatchMs: periods[periods.length >> 1]!, batches: commits.at(-1)?.batches ?? 0 } : {}),
       ...(mariadbPid ? { mariadbPid } : {}),
       ...(stages ? { storeStages: stages } : {}),
+      ...(warmup ? { warmup } : {}),
     };
   } finally {
     await mesh.stop();

@@ -15,6 +15,8 @@ export type ServiceName = "store" | "adn-gateway" | "coordinator";
 
 export interface BenchMeshOptions {
   municipalities: number;
+  /** More municipalities, after those, for a warm-up ingest before the measured one (`warmup`). */
+  warmupMunicipalities?: number;
   feedSize: number;
   switches?: Partial<SimSwitches>;
   coordinatorEnv?: Record<string, string>;
@@ -29,15 +31,20 @@ export interface BenchMesh {
   db: ThrowawayDatabase;
   services: Record<ServiceName, ServiceProcess>;
   storeClient: Client<typeof StoreService>;
+  /** The measured municipalities. */
   municipalities: { ibge: string; cnpj: string; name: string; uf: string }[];
+  /** The warm-up's municipalities (none unless `warmupMunicipalities`). */
+  warmup: { ibge: string; cnpj: string; name: string; uf: string }[];
+  /** Registers the measured municipalities. */
   registerAll(): Promise<void>;
+  registerWarmup(): Promise<void>;
   /** SIGTERM every service and wait for it to exit (profiles are written on exit), then clean up. */
   stop(): Promise<void>;
 }
 
 export async function startBenchMesh(opts: BenchMeshOptions): Promise<BenchMesh> {
   const mesh = await startNfseMesh({
-    municipalities: opts.municipalities,
+    municipalities: opts.municipalities + (opts.warmupMunicipalities ?? 0),
     feedSize: opts.feedSize,
     coordinators: 1,
     compiled: opts.compiled ?? benchRuntime().compiled,
@@ -55,8 +62,11 @@ export async function startBenchMesh(opts: BenchMeshOptions): Promise<BenchMesh>
     db: mesh.db,
     services: { store: mesh.store, "adn-gateway": mesh.gateway, coordinator: mesh.coordinators[0]! },
     storeClient: mesh.storeClient,
-    municipalities: mesh.municipalities,
-    registerAll: () => mesh.registerAll(),
+    // The warm-up's come last, so the measured feeds are the ones a run without warm-up measures.
+    municipalities: mesh.municipalities.slice(0, opts.municipalities),
+    warmup: mesh.municipalities.slice(opts.municipalities),
+    registerAll: () => mesh.registerAll({ only: mesh.municipalities.slice(0, opts.municipalities) }),
+    registerWarmup: () => mesh.registerAll({ only: mesh.municipalities.slice(opts.municipalities) }),
     stop: () => mesh.stop({ graceful: true }),
   };
 }

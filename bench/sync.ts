@@ -5,6 +5,7 @@
 //   --latency-ms L (150)        --latency-documents D (3000) --latency-reps (3)
 //   --mvp-sample S (200)        --mvp-concurrency C (3)      --parse-reps (3)
 //   --bootstrap-concurrency B (N) --profile DIR (write --cpu-prof profiles of each service there)
+//   --warmup-municipalities W (N) more feeds of M entries each mesh ingests first, unmeasured (0 = measure cold)
 //   --tsx                       run the services from source under tsx instead of compiled dist/ (bench/runtime.ts)
 //   --service-node-options "…"  NODE_OPTIONS for store, gateway and coordinator (e.g. "--max-old-space-size=128")
 //   --service-env "K=V …"       more env of the three services (e.g. "STORE_DECODE_THREADS=1")
@@ -46,6 +47,7 @@ const MVP_SAMPLE = flag("mvp-sample", 200);
 const MVP_CONC = Math.max(1, flag("mvp-concurrency", 3));
 const PARSE_REPS = Math.max(1, flag("parse-reps", 3));
 const BOOT = Math.max(1, flag("bootstrap-concurrency", N));
+const WARMUP = flag("warmup-municipalities", N);
 const PROFILE = textFlag("profile");
 const NODE_OPTS = textFlag("service-node-options");
 const SERVICE_ENV = Object.fromEntries(
@@ -76,6 +78,7 @@ async function main() {
     log(`ingest ${rep}/${REPS}: ${N} municipalities × ${M} entries`);
     const r = await runIngest({
       municipalities: N,
+      ...(WARMUP > 0 ? { warmupMunicipalities: WARMUP } : {}),
       feedSize: M,
       switches,
       bootstrapConcurrency: BOOT,
@@ -154,6 +157,7 @@ async function main() {
     `not in lote=true batches: ${fmt(mix.hidden)} hidden NSUs + ${fmt(mix.holes)} true holes; avg XML ${fmt(mix.avgXmlBytes)} B; page ${PAGE}`,
   );
   add("repetitions", `${REPS} × (ingest + ceiling${MVP_SAMPLE > 0 ? " + MVP sample" : ""}); medians below`);
+  if (WARMUP > 0) add("warm-up", `${WARMUP} more feeds × ${fmt(M)} NSUs ingested first by each mesh, unmeasured (see (1a))`);
   add("", `all rows verified: ${ingests.every((r) => r.verified) ? "yes" : "NO"}`);
 
   const e2e = median(ingests.map((r) => r.docsPerSecond));
@@ -182,6 +186,15 @@ async function main() {
   const allCpu = (r: IngestResult) => Object.values(r.cpuSeconds).reduce((a, b) => a + (b ?? 0), 0);
   const totalCpu = median(ingests.map((r) => (1000 * allCpu(r)) / r.documents));
   add("    CPU s / 1,000 docs: all", fmt(totalCpu, 3));
+  const warmups = ingests.flatMap((r) => (r.warmup ? [{ r, w: r.warmup }] : []));
+  if (warmups.length > 0) {
+    // Paired in each mesh: its first ingest (code not yet optimized) against the measured one after it.
+    const servicesAndDb = (r: IngestResult) => allCpu(r) - (r.cpuSeconds["sim+bench"] ?? 0);
+    add(
+      "(1a) the warm-up ingest (cold)",
+      `${fmt(median(warmups.map(({ w }) => w.docsPerSecond)))} docs/s; services + mariadbd ${fmt(median(warmups.map(({ w }) => w.cpuPer1k)), 3)} CPU-s / 1,000 docs against ${fmt(median(warmups.map(({ r }) => (1000 * servicesAndDb(r)) / r.documents)), 3)} in (1)`,
+    );
+  }
   // The share of the machine the mesh kept busy: end to end / ceiling = that share × the cores × the
   // ceiling's time per document ÷ the mesh's CPU per document (bench/README.md, 2026-12-03).
   const cores = cpus().length;

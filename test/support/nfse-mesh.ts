@@ -96,8 +96,11 @@ export interface NfseMesh {
   startCoordinator(extraEnv?: Record<string, string>): Promise<ServiceProcess>;
   /** Another gateway replica with the same credentials and settings (in-memory cool-downs of its own). */
   startGateway(): Promise<ServiceProcess>;
-  /** Registers every municipality (`concurrency` at a time, default 1; `active` default true). */
-  registerAll(opts?: { concurrency?: number; active?: boolean }): Promise<void>;
+  /**
+   * Registers every municipality, or those of `only` (`concurrency` at a time, default 1; `active` default
+   * true).
+   */
+  registerAll(opts?: { concurrency?: number; active?: boolean; only?: readonly { ibge: string }[] }): Promise<void>;
   /** SIGKILL by default; `graceful` sends SIGTERM (coordinators first) and waits, so exit hooks run. */
   stop(opts?: { graceful?: boolean }): Promise<void>;
 }
@@ -194,11 +197,13 @@ export async function startNfseMesh(opts: NfseMeshOptions): Promise<NfseMesh> {
     municipalities,
     startCoordinator,
     startGateway,
-    async registerAll({ concurrency = 1, active = true } = {}) {
+    async registerAll({ concurrency = 1, active = true, only } = {}) {
+      const chosen = only ? new Set(only.map((m) => m.ibge)) : undefined;
+      const list = chosen ? municipalities.filter((m) => chosen.has(m.ibge)) : municipalities;
       let next = 0;
       const worker = async () => {
-        while (next < municipalities.length) {
-          const m = municipalities[next++]!;
+        while (next < list.length) {
+          const m = list[next++]!;
           await storeClient.registerMunicipality({
             ibge: m.ibge,
             name: m.name,
