@@ -40,14 +40,51 @@ export function optionalDate(node: XmlNode | undefined, field: string, ...path: 
   return d;
 }
 
+/** Digits that keep an amount in cents below 2^53, so it can be added up as a number. */
+const SAFE_INTEGER_DIGITS = 13;
+
+/**
+ * `-?\d{1,15}(\.\d{1,2})?` → cents, or undefined. Read by position rather than with a regular expression
+ * and BigInt of each part: a document has a dozen amounts.
+ */
+export function parseCents(raw: string): bigint | undefined {
+  const negative = raw.charCodeAt(0) === 45; // -
+  const start = negative ? 1 : 0;
+  let i = start;
+  let whole = 0;
+  for (; i < raw.length; i++) {
+    const d = raw.charCodeAt(i) - 48;
+    if (!(d >= 0 && d <= 9)) break;
+    whole = whole * 10 + d;
+  }
+  const wholeDigits = i - start;
+  if (wholeDigits < 1 || wholeDigits > 15) return undefined;
+  let fraction = 0;
+  if (i < raw.length) {
+    if (raw.charCodeAt(i) !== 46) return undefined; // .
+    const from = ++i;
+    for (; i < raw.length; i++) {
+      const d = raw.charCodeAt(i) - 48;
+      if (!(d >= 0 && d <= 9)) return undefined;
+      fraction = fraction * 10 + d;
+    }
+    if (i - from < 1 || i - from > 2) return undefined;
+    if (i - from === 1) fraction *= 10;
+  }
+  const cents =
+    wholeDigits <= SAFE_INTEGER_DIGITS
+      ? BigInt(whole * 100 + fraction)
+      : BigInt(raw.slice(start, start + wholeDigits)) * 100n + BigInt(fraction);
+  return negative ? -cents : cents;
+}
+
 /** "1000.00" → 100000n exactly; at most 15 integer digits and 2 decimals (the layout's TSDec15V2). */
 export function optionalCents(node: XmlNode | undefined, field: string, ...path: string[]): bigint | undefined {
   const raw = text(node, ...path);
   if (!raw) return undefined;
-  const m = /^(-?)(\d{1,15})(?:\.(\d{1,2}))?$/.exec(raw);
-  if (!m) throw new FieldError(field, "is not an amount with at most 15 integer digits and 2 decimals");
-  const cents = BigInt(m[2]!) * 100n + BigInt((m[3] ?? "").padEnd(2, "0"));
-  return m[1] ? -cents : cents;
+  const cents = parseCents(raw);
+  if (cents === undefined) throw new FieldError(field, "is not an amount with at most 15 integer digits and 2 decimals");
+  return cents;
 }
 
 const PERCENT = { 2: /^(\d{1,3})(?:\.(\d{1,2}))?$/, 4: /^(\d{1,3})(?:\.(\d{1,4}))?$/ } as const;
