@@ -57,7 +57,7 @@ export interface IngestOptions {
   municipalities: number;
   /**
    * Feeds of the same size ingested first, on the same mesh and unmeasured: the services are then measured
-   * with their code optimized, as a service that has run for a while is (bench/README.md, "Warm-up").
+   * with their code optimized, as a service that has run for a while is (docs/decisions/0058-bench-sync-measures-warm-services.md).
    */
   warmupMunicipalities?: number;
   feedSize: number;

@@ -57,16 +57,18 @@ export async function startBenchMesh(opts: BenchMeshOptions): Promise<BenchMesh>
   });
   // Generate every feed now, so that generation (gzip of each XML) is not inside the measured window.
   for (const m of mesh.municipalities) mesh.sim.feed(m.ibge, "DISTRIBUICAO");
+  // The warm-up's come last, so the measured feeds are the ones a run without warm-up measures.
+  const measured = mesh.municipalities.slice(0, opts.municipalities);
+  const warmup = mesh.municipalities.slice(opts.municipalities);
   return {
     sim: mesh.sim,
     db: mesh.db,
     services: { store: mesh.store, "adn-gateway": mesh.gateway, coordinator: mesh.coordinators[0]! },
     storeClient: mesh.storeClient,
-    // The warm-up's come last, so the measured feeds are the ones a run without warm-up measures.
-    municipalities: mesh.municipalities.slice(0, opts.municipalities),
-    warmup: mesh.municipalities.slice(opts.municipalities),
-    registerAll: () => mesh.registerAll({ only: mesh.municipalities.slice(0, opts.municipalities) }),
-    registerWarmup: () => mesh.registerAll({ only: mesh.municipalities.slice(opts.municipalities) }),
+    municipalities: measured,
+    warmup,
+    registerAll: () => mesh.registerAll({ only: measured }),
+    registerWarmup: () => mesh.registerAll({ only: warmup }),
     stop: () => mesh.stop({ graceful: true }),
   };
 }

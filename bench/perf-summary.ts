@@ -11,7 +11,7 @@ import { createReadStream } from "node:fs";
 import { createInterface } from "node:readline";
 
 const args = process.argv.slice(2);
-const file = args.find((a) => !a.startsWith("--") && !/^\d/.test(a));
+const file = args[0]?.startsWith("--") ? undefined : args[0];
 const opt = (name: string) => {
   const i = args.indexOf(`--${name}`);
   return i >= 0 ? args[i + 1] : undefined;
