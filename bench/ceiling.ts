@@ -6,7 +6,8 @@
 import type { PoolConnection } from "mysql2/promise";
 import { decodeItem } from "../libs/adn/item.js";
 import { createMysqlPool } from "../libs/db/pool.js";
-import { queryBytes } from "../libs/db/statement-bytes.js";
+import { queryStatements } from "../libs/db/statement-bytes.js";
+import { formatQuery } from "../libs/db/sql-text.js";
 import { Ambiente } from "../libs/gen/malha/nfse/v1/feed_pb.js";
 import type { Feed } from "../services/store/codes.js";
 import { parseIbge } from "../services/store/ibge.js";
@@ -73,7 +74,7 @@ export interface CeilingResult {
 
 /** Writes every mapped page (one transaction each) through one connection; returns the timed figures. */
 export async function runCeiling(mysqlUrl: string, feeds: MappedFeed[], prefix = "bench_ceiling"): Promise<CeilingResult> {
-  const pool = createMysqlPool(mysqlUrl, { connectionLimit: 1 });
+  const pool = createMysqlPool(mysqlUrl, { connectionLimit: 1, multipleStatements: true });
   const conn = await pool.getConnection();
   try {
     const ibges = feeds.map((f) => f.ibge);
@@ -93,25 +94,30 @@ export async function runCeiling(mysqlUrl: string, feeds: MappedFeed[], prefix =
           if (r.nsu > highest) highest = r.nsu;
         }
         await conn.beginTransaction();
-        for (const s of buildMultiInsert({
-          head: `INSERT INTO ${t.documentos} (${DOCUMENT_COLUMNS.join(", ")})`,
-          columnCount: DOCUMENT_COLUMNS.length,
-          tail: DOC_TAIL,
-          rows: docs,
-          budgetBytes: STATEMENT_BUDGET,
-        })) {
-          await queryBytes(conn, s);
-        }
-        for (const s of buildMultiInsert({
-          head: `INSERT INTO ${t.eventos} (${EVENT_COLUMNS.join(", ")})`,
-          columnCount: EVENT_COLUMNS.length,
-          tail: EVENT_TAIL,
-          rows: events,
-          budgetBytes: STATEMENT_BUDGET,
-        })) {
-          await queryBytes(conn, s);
-        }
-        await conn.query(`UPDATE \`${prefix}_cursor\` SET last_nsu = GREATEST(last_nsu, ?) WHERE ibge = ?`, [highest.toString(), f.ibge]);
+        // The page's upserts and its cursor row in one round trip, as the store writes a round (decision 0059).
+        await queryStatements(
+          conn,
+          [
+            ...buildMultiInsert({
+              head: `INSERT INTO ${t.documentos} (${DOCUMENT_COLUMNS.join(", ")})`,
+              columnCount: DOCUMENT_COLUMNS.length,
+              tail: DOC_TAIL,
+              rows: docs,
+              budgetBytes: STATEMENT_BUDGET,
+            }),
+            ...buildMultiInsert({
+              head: `INSERT INTO ${t.eventos} (${EVENT_COLUMNS.join(", ")})`,
+              columnCount: EVENT_COLUMNS.length,
+              tail: EVENT_TAIL,
+              rows: events,
+              budgetBytes: STATEMENT_BUDGET,
+            }),
+            Buffer.from(
+              formatQuery(`UPDATE \`${prefix}_cursor\` SET last_nsu = GREATEST(last_nsu, ?) WHERE ibge = ?`, [highest.toString(), f.ibge]),
+            ),
+          ],
+          STATEMENT_BUDGET,
+        );
         await conn.commit();
         documents += page.length;
       }

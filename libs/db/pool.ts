@@ -67,6 +67,12 @@ export interface MysqlPoolOptions {
    * (16 382 by default, shared by every client), so a pool that prepares many texts should set it.
    */
   maxPreparedStatements?: number;
+  /**
+   * Lets one COM_QUERY carry several statements (libs/db/statement-bytes.ts `queryStatements`). Off by
+   * default: only a pool whose every statement is built from escaped values and checked identifiers may
+   * turn it on (docs/decisions/0059-a-page-s-writes-in-one-round-trip.md).
+   */
+  multipleStatements?: boolean;
   ssl?: SslOptions;
 }
 
@@ -90,7 +96,7 @@ export function createMysqlPool(url: string, options: MysqlPoolOptions = {}): Po
     bigNumberStrings: true,
     // mysql2 adds IGNORE_SPACE to the session sql_mode by default; keep the server's exact 5.6-like mode.
     flags: ["-IGNORE_SPACE"],
-    multipleStatements: false,
+    multipleStatements: options.multipleStatements ?? false,
     // mysql2's promise API captures the caller's stack (Error.captureStackTrace) on every query, for
     // errors nobody prints a stack of: ≈ 4 % of the store's CPU during a sync (docs/decisions/0006-mysql2-trace-off.md).
     trace: false,

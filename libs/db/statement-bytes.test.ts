@@ -3,7 +3,7 @@ import type { RowDataPacket } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createThrowawayDatabase, type ThrowawayDatabase } from "../../test/support/mysql.js";
 import { binaryLiteralLength, writeBinaryLiteral } from "./binary-literal.js";
-import { queryBytes } from "./statement-bytes.js";
+import { queryBytes, queryStatements } from "./statement-bytes.js";
 
 const literal = (bytes: Uint8Array) => {
   const out = Buffer.alloc(binaryLiteralLength(bytes));
@@ -81,5 +81,88 @@ describe("statements sent as bytes (real MariaDB)", () => {
     } finally {
       conn.release();
     }
+  });
+
+  describe("several statements in one round trip (queryStatements)", () => {
+    const sql = (text: string) => Buffer.from(text);
+    /** The statements on a connection of a multi-statement pool, with the COM_QUERY packets it sent. */
+    const onMultiConnection = async <T>(work: (conn: import("mysql2/promise").PoolConnection, sent: () => number) => Promise<T>) => {
+      const pool = db.newPool({ connectionLimit: 1, multipleStatements: true });
+      const conn = await pool.getConnection();
+      let packets = 0;
+      const query = conn.query.bind(conn);
+      conn.query = ((...args: Parameters<typeof query>) => {
+        packets++;
+        return query(...args);
+      }) as typeof conn.query;
+      try {
+        return await work(conn, () => packets);
+      } finally {
+        conn.release();
+      }
+    };
+
+    it("sends the statements that fit the budget as one query and answers each in order", async () => {
+      await onMultiConnection(async (conn, sent) => {
+        const results = await queryStatements(
+          conn,
+          [
+            sql("INSERT INTO t (id, s) VALUES (101, 'a'), (102, 'b')"),
+            sql("UPDATE t SET s = 'c' WHERE id = 102"),
+            sql("INSERT INTO t (id, s) VALUES (103, 'x'), (104, 'y'), (105, 'z')"),
+            sql("UPDATE t SET s = 'none' WHERE id = 999"),
+          ],
+          1 << 20,
+        );
+        expect(sent()).toBe(1);
+        expect(results.map((r) => r.affectedRows)).toEqual([2, 1, 3, 0]);
+      });
+      expect((await stored(102)).s).toBe("c");
+    });
+
+    it("cuts the statements into queries of at most the budget, a larger one alone, in order", async () => {
+      const insert = (id: number, text: string) => sql(`INSERT INTO t (id, s) VALUES (${id}, '${text}')`);
+      const statements = [insert(201, "a"), insert(202, "b"), insert(203, "c".repeat(90)), insert(204, "d"), insert(205, "e")];
+      const short = statements[0]!.length;
+      await onMultiConnection(async (conn, sent) => {
+        // Two short statements and their separator fit; the long one exceeds the budget and goes alone.
+        const results = await queryStatements(conn, statements, 2 * short + 1);
+        expect(results.map((r) => r.affectedRows)).toEqual([1, 1, 1, 1, 1]);
+        expect(sent()).toBe(3);
+      });
+      expect((await stored(203)).s).toBe("c".repeat(90));
+      expect((await stored(205)).s).toBe("e");
+    });
+
+    it("stops at the statement the server refuses, throws its error, and runs none after it", async () => {
+      await onMultiConnection(async (conn) => {
+        const err = await queryStatements(
+          conn,
+          [
+            sql("INSERT INTO t (id, s) VALUES (301, 'before')"),
+            sql("INSERT INTO no_such_table (id) VALUES (1)"),
+            sql("INSERT INTO t (id, s) VALUES (302, 'after')"),
+          ],
+          1 << 20,
+        ).then(
+          () => undefined,
+          (e: unknown) => e as Error & { code?: string },
+        );
+        expect(err?.code).toBe("ER_NO_SUCH_TABLE");
+        // The connection is usable afterwards: the server sent nothing more for the statements not run.
+        const [rows] = await conn.query<RowDataPacket[]>("SELECT id FROM t WHERE id IN (301, 302) ORDER BY id");
+        expect(rows.map((r) => r.id)).toEqual([301]);
+      });
+    });
+
+    it("refuses more than one statement on a pool that does not allow them", async () => {
+      const conn = await db.pool.getConnection();
+      try {
+        await expect(queryStatements(conn, [sql("SELECT 1"), sql("SELECT 2")], 1 << 20)).rejects.toThrow(/multipleStatements/);
+        expect((await queryStatements(conn, [sql("UPDATE t SET s = s WHERE id = 0")], 1 << 20)).map((r) => r.affectedRows)).toEqual([0]);
+      } finally {
+        conn.release();
+      }
+    });
   });
 });

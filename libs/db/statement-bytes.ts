@@ -63,8 +63,57 @@ const SHOWN_BYTES = 200;
  * without values as it is). An error keeps mysql2's code and message; its `sql` is the statement's start.
  */
 export async function queryBytes(conn: PoolConnection, statement: Buffer): Promise<ResultSetHeader> {
+  const result = await send(conn, statement);
+  if (Array.isArray(result)) throw new Error(`statement-bytes: one statement gave ${result.length} results`);
+  return result;
+}
+
+const SEPARATOR = Buffer.from(";");
+
+/**
+ * Runs `statements` in order on `conn` in as few round trips as `budgetBytes` allows: consecutive
+ * statements joined by `;` into one COM_QUERY of at most that many bytes (a larger statement goes alone).
+ * The connection's pool must allow multiple statements (pool.ts `multipleStatements`). The server stops
+ * at the first statement that fails, and that error is thrown: the caller's transaction rolls back as it
+ * would have after the same statement sent alone. One result per statement, in order
+ * (docs/decisions/0059-a-page-s-writes-in-one-round-trip.md).
+ */
+export async function queryStatements(
+  conn: PoolConnection,
+  statements: readonly Buffer[],
+  budgetBytes: number,
+): Promise<ResultSetHeader[]> {
+  if (
+    statements.length > 1 &&
+    !(conn as unknown as { connection?: { config?: { multipleStatements?: boolean } } }).connection?.config?.multipleStatements
+  ) {
+    throw new Error("statement-bytes: queryStatements needs a pool created with multipleStatements");
+  }
+  const results: ResultSetHeader[] = [];
+  let group: Buffer[] = [];
+  let bytes = 0;
+  const flush = async () => {
+    if (group.length === 0) return;
+    const parts = group.flatMap((s, i) => (i === 0 ? [s] : [SEPARATOR, s]));
+    const result = await send(conn, group.length === 1 ? group[0]! : Buffer.concat(parts, bytes));
+    const each = Array.isArray(result) ? result : [result];
+    if (each.length !== group.length) throw new Error(`statement-bytes: ${group.length} statements gave ${each.length} results`);
+    results.push(...each);
+    group = [];
+    bytes = 0;
+  };
+  for (const statement of statements) {
+    if (group.length > 0 && bytes + SEPARATOR.length + statement.length > budgetBytes) await flush();
+    bytes += (group.length > 0 ? SEPARATOR.length : 0) + statement.length;
+    group.push(statement);
+  }
+  await flush();
+  return results;
+}
+
+async function send(conn: PoolConnection, statement: Buffer): Promise<ResultSetHeader | ResultSetHeader[]> {
   try {
-    const [result] = await conn.query<ResultSetHeader>({ sql: statement as unknown as string });
+    const [result] = await conn.query<ResultSetHeader | ResultSetHeader[]>({ sql: statement as unknown as string });
     return result;
   } catch (err) {
     if (err instanceof Error && Buffer.isBuffer((err as { sql?: unknown }).sql)) {

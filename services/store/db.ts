@@ -7,6 +7,9 @@ import type { Logger } from "../../libs/log/logger.js";
 import { servicePageTokens } from "../../libs/rpc/page-token.js";
 import { STORE_ERROR_DOMAIN } from "./errors.js";
 
+/** What the store's pool needs beyond the defaults: a round's writes go in one round trip (decision 0059). */
+export const STORE_POOL = { multipleStatements: true } as const;
+
 export function createStoreDb(pool: Pool, config: StoreConfig, log: Pick<Logger, "info">): StoreDb {
   return {
     pool,

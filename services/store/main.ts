@@ -7,7 +7,7 @@ import { runService } from "../../libs/rpc/run.js";
 import { serve } from "../../libs/rpc/server.js";
 import { storeAccess } from "./access.js";
 import { readStoreConfig } from "./config.js";
-import { createStoreDb, fitStatementBudget } from "./db.js";
+import { createStoreDb, fitStatementBudget, STORE_POOL } from "./db.js";
 import { createStoreHandlers } from "./handlers/index.js";
 import { createStoreMetrics } from "./metrics.js";
 import { createPageDecoder } from "./page-decoder.js";
@@ -20,7 +20,7 @@ await runService("store", ({ env, log, metrics: serviceMetrics }) => {
   const config = readStoreConfig(env);
   const metrics = createStoreMetrics(serviceMetrics.registry);
   // The store prepares no statement, so its pool sizes no statement cache (docs/decisions/0035-one-statement-per-step-in-apply-batch.md).
-  const pool = createMysqlPool(config.mysqlUrl, { connectionLimit: config.mysqlConnectionLimit });
+  const pool = createMysqlPool(config.mysqlUrl, { ...STORE_POOL, connectionLimit: config.mysqlConnectionLimit });
   const db = createStoreDb(pool, config, log);
   const decoder = createPageDecoder({
     threads: config.decodeThreads,

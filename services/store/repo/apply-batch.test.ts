@@ -30,7 +30,7 @@ let nsu = 0;
 beforeAll(async () => {
   tdb = await createThrowawayDatabase();
   // One connection, so its session counters see every statement of every batch.
-  db = await migratedStoreDb(tdb, { pool: tdb.newPool({ connectionLimit: 1 }) });
+  db = await migratedStoreDb(tdb, { connectionLimit: 1 });
   await registerMunicipality(db, {
     ibge: feed.ibge,
     name: "Porto Alegre",
@@ -160,6 +160,40 @@ describe("applyBatch's statements", () => {
     // START, fenced run read, stored rows read, documents' upsert, events' upsert, feed+run UPDATE, COMMIT.
     expect(page.statements).toBe(7);
     expect(await counter("Com_stmt_prepare")).toBe(prepared);
+  });
+
+  it("sends a page's writes, its status UPDATE and its cursor UPDATE as one query after its two reads (decision 0059)", async () => {
+    const sent: string[] = [];
+    // The store's own pool, its connections' queries noted as they are sent (BEGIN and COMMIT are not queries here).
+    const pool = Object.create(db.pool) as StoreDb["pool"];
+    pool.getConnection = async () => {
+      const conn = await db.pool.getConnection();
+      const query = conn.query.bind(conn);
+      conn.query = ((...args: Parameters<typeof query>) => {
+        const sql = args[0] as unknown;
+        const text = typeof sql === "string" ? sql : String((sql as { sql: unknown }).sql);
+        sent.push(
+          text
+            .trim()
+            .split(/\s+/, 2)
+            .join(" ")
+            .replace(/^\(SELECT \d+/, "(SELECT"),
+        );
+        return query(...args);
+      }) as typeof conn.query;
+      return conn;
+    };
+    const items: DistributionItem[] = [];
+    // Each note with its cancellation: documents, events and a status change for every note.
+    for (let i = 0; i < 10; i++) items.push(docItem(next(), 7300 + i), eventItem(next(), chaveOf(7300 + i), "101101"));
+    const before = await counter("Questions");
+    const page = await applyBatch({ ...db, pool }, { feed, runId, fence: 1n, rows: rowsOf(items), newCursor: BigInt(nsu), maxNsuSeen: 0n });
+    expect(page.counts).toMatchObject({ documentsInserted: 10, eventsInserted: 10, statusChanges: 10 });
+    expect(sent).toEqual(["SELECT r.id,", "(SELECT", "INSERT INTO"]);
+    // START, the two reads, documents, events, statuses, feed+run UPDATE, COMMIT: eight statements, five round trips.
+    expect((await counter("Questions")) - before - 1).toBe(8);
+    const stored = await notes();
+    expect(stored[chaveOf(7300)]).toMatch(/^CANCELADA/);
   });
 
   it("splits a page beyond the budget fitted to max_allowed_packet into statements the server takes, refusing nothing", async () => {

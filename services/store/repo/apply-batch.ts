@@ -2,7 +2,8 @@
 // quarantine rows, the derived statuses and the cursor, in as few statements as MySQL 5.6 allows
 // (docs/decisions/0035-one-statement-per-step-in-apply-batch.md): a locking read that checks the fence and
 // reads the run and the cursor, one read of every stored row the page needs, one text upsert per table,
-// the status UPDATE when a status changes, and one UPDATE of the feed and run rows. The first read
+// the status UPDATE when a status changes, and one UPDATE of the feed and run rows, the writes sent in
+// one round trip (docs/decisions/0059-a-page-s-writes-in-one-round-trip.md). The first read
 // refuses a stale holder before anything is written and locks the feed row, so batches of one feed are
 // serialised and a newer holder's BeginRun waits for (and then sees) a batch already under way
 // (docs/decisions/0008-fencing-in-mysql.md).
@@ -32,7 +33,8 @@ import type { EntryOutcome } from "./begin-runs.js";
 import type { StoreDb } from "./context.js";
 import { valuesTable } from "./feed-rows.js";
 import { explainFencedMiss, FEED_WHERE, feedParams, parseRunId } from "./state.js";
-import { queryBytes } from "../../../libs/db/statement-bytes.js";
+import { queryStatements } from "../../../libs/db/statement-bytes.js";
+import { formatQuery } from "../../../libs/db/sql-text.js";
 
 export interface ApplyBatchInput {
   feed: Feed;
@@ -251,50 +253,61 @@ async function applyRound(
     }
   }
 
+  // Every write of the round in one round trip where the budget allows (decision 0059): the rows, the
+  // statuses and the cursors, in the order they were sent one by one before.
+  const writes: Buffer[] = [];
+  const budget = db.statementBudgetBytes;
   for (const a of planned) {
-    await upsert(
-      db,
-      conn,
-      `INSERT INTO ${a.tables.documentos} (${DOCUMENT_COLUMNS.join(", ")})`,
-      DOCUMENT_COLUMNS.length,
-      DOCUMENT_TAIL,
-      a.docPlan!.writes,
-    );
-    await upsert(
-      db,
-      conn,
-      `INSERT INTO ${a.tables.eventos} (${EVENT_COLUMNS.join(", ")})`,
-      EVENT_COLUMNS.length,
-      EVENT_TAIL,
-      a.eventPlan!.writes,
+    writes.push(
+      ...upserts(
+        `INSERT INTO ${a.tables.documentos} (${DOCUMENT_COLUMNS.join(", ")})`,
+        DOCUMENT_COLUMNS.length,
+        DOCUMENT_TAIL,
+        a.docPlan!.writes,
+        budget,
+      ),
+      ...upserts(
+        `INSERT INTO ${a.tables.eventos} (${EVENT_COLUMNS.join(", ")})`,
+        EVENT_COLUMNS.length,
+        EVENT_TAIL,
+        a.eventPlan!.writes,
+        budget,
+      ),
     );
   }
-  await upsert(
-    db,
-    conn,
-    ALIAS_HEAD,
-    7,
-    ALIAS_TAIL,
-    planned.flatMap((a) => [...a.docPlan!.aliases, ...a.eventPlan!.aliases]),
-  );
-  await upsert(
-    db,
-    conn,
-    `INSERT INTO nfse_quarantine (${QUARANTINE_COLUMNS.join(", ")})`,
-    QUARANTINE_COLUMNS.length,
-    QUARANTINE_TAIL,
-    planned.flatMap((a) => a.faults.map((f) => f.values)),
+  writes.push(
+    ...upserts(
+      ALIAS_HEAD,
+      7,
+      ALIAS_TAIL,
+      planned.flatMap((a) => [...a.docPlan!.aliases, ...a.eventPlan!.aliases]),
+      budget,
+    ),
+    ...upserts(
+      `INSERT INTO nfse_quarantine (${QUARANTINE_COLUMNS.join(", ")})`,
+      QUARANTINE_COLUMNS.length,
+      QUARANTINE_TAIL,
+      planned.flatMap((a) => a.faults.map((f) => f.values)),
+      budget,
+    ),
   );
   for (const a of planned) {
     if (a.changes!.length === 0) continue;
     const update = statusUpdate(a.tables, a.changes!);
-    await conn.query(update.sql, update.params);
+    writes.push(Buffer.from(formatQuery(update.sql, update.params)));
   }
-  if (hook) await hook(conn);
+  if (hook) {
+    await queryStatements(conn, writes.splice(0), budget);
+    await hook(conn);
+  }
   if (planned.length === 0) return out;
 
   const cursors = planned.map((a) => (a.reconciliation ? a.stored : a.input.newCursor > a.stored ? a.input.newCursor : a.stored));
-  await moveCursors(conn, planned, cursors);
+  writes.push(cursorsUpdate(planned, cursors));
+  const results = await queryStatements(conn, writes, budget);
+  // Every run row changes (batches + 1) and the rows are locked: fewer is a bug, and rolls the round back.
+  const moved = results.at(-1)!.affectedRows;
+  if (moved < planned.length) throw new Error(`ApplyBatches moved ${moved} rows for ${planned.length} pages`);
   planned.forEach((a, i) => {
     out[a.at] = { ok: true, value: { counts: a.counts!, cursor: cursors[i]!, cancelRequested: a.run.cancel_requested_at instanceof Date } };
   });
@@ -328,7 +341,7 @@ async function claimFencedRuns(conn: PoolConnection, inputs: readonly ApplyBatch
  * cursor for a stale holder. locked_at is the run's heartbeat (the watchdog in runs.ts expires a run
  * whose feed row it stops moving).
  */
-async function moveCursors(conn: PoolConnection, planned: readonly Admitted[], cursors: readonly bigint[]): Promise<void> {
+function cursorsUpdate(planned: readonly Admitted[], cursors: readonly bigint[]): Buffer {
   const v = valuesTable(
     [
       "ibge",
@@ -369,8 +382,9 @@ async function moveCursors(conn: PoolConnection, planned: readonly Admitted[], c
       ];
     }),
   );
-  const [upd] = await conn.query<ResultSetHeader>(
-    `UPDATE nfse_sync_state s
+  return Buffer.from(
+    formatQuery(
+      `UPDATE nfse_sync_state s
        JOIN (${v.sql}) v ON s.ibge = v.ibge AND s.ambiente = v.ambiente AND s.tipo_nsu = v.tipo_nsu
        JOIN nfse_sync_runs r ON r.id = CAST(v.run_id AS UNSIGNED)
         SET s.locked_at = NOW(3), s.last_nsu = GREATEST(s.last_nsu, CAST(v.last_nsu AS UNSIGNED)),
@@ -382,10 +396,9 @@ async function moveCursors(conn: PoolConnection, planned: readonly Admitted[], c
             r.events = r.events + v.ei, r.events_updated = r.events_updated + v.eu, r.faults = r.faults + v.f,
             r.last_progress_at = NOW(3)
       WHERE s.fence_token = CAST(v.fence AS UNSIGNED)`,
-    v.params,
+      v.params,
+    ),
   );
-  // Every run row changes (batches + 1) and the rows are locked: fewer is a bug, and rolls the round back.
-  if (upd.affectedRows < planned.length) throw new Error(`ApplyBatches moved ${upd.affectedRows} rows for ${planned.length} pages`);
 }
 
 interface Existing {
@@ -499,10 +512,8 @@ const ALIAS_TAIL = "ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)";
  * One text multi-row statement per table per page, cut only where the statement byte budget (fitted to
  * max_allowed_packet) requires (decision 0035, superseding 0005's 8-row prepared statements).
  */
-async function upsert(db: StoreDb, conn: PoolConnection, head: string, columnCount: number, tail: string, rows: unknown[][]) {
-  if (rows.length === 0) return;
-  for (const statement of buildMultiInsert({ head, columnCount, tail, rows, budgetBytes: db.statementBudgetBytes }))
-    await queryBytes(conn, statement);
+function upserts(head: string, columnCount: number, tail: string, rows: unknown[][], budgetBytes: number): Buffer[] {
+  return rows.length === 0 ? [] : buildMultiInsert({ head, columnCount, tail, rows, budgetBytes });
 }
 
 function planDocuments(known: Known, feed: Feed, runId: string, docs: DocumentRow[], counts: ApplyCounts): Plan {

@@ -33,7 +33,7 @@ const next = () => ++nsu;
 beforeAll(async () => {
   tdb = await createThrowawayDatabase();
   // One connection, so its session counters see every statement.
-  db = await migratedStoreDb(tdb, { pool: tdb.newPool({ connectionLimit: 1 }) });
+  db = await migratedStoreDb(tdb, { connectionLimit: 1 });
   for (const feed of feeds) {
     const ibge = feed.ibge;
     await registerMunicipality(db, {

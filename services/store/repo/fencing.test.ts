@@ -19,7 +19,7 @@ const feed = parseFeed(feedOf("4106902"));
 
 beforeAll(async () => {
   tdb = await createThrowawayDatabase();
-  db = await migratedStoreDb(tdb, { pool: tdb.newPool({ connectionLimit: 8 }), statementBudgetBytes: 1 << 20 });
+  db = await migratedStoreDb(tdb, { connectionLimit: 8, statementBudgetBytes: 1 << 20 });
   await registerMunicipality(db, {
     ibge: feed.ibge,
     name: "Curitiba",
