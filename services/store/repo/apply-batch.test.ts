@@ -162,7 +162,7 @@ describe("applyBatch's statements", () => {
     expect(await counter("Com_stmt_prepare")).toBe(prepared);
   });
 
-  it("sends a page's writes, its status UPDATE and its cursor UPDATE as one query after its two reads (decision 0059)", async () => {
+  it("sends a page's fence check with its stored rows' read as one query, and its writes, statuses and cursor as another (decision 0059)", async () => {
     const sent: string[] = [];
     // The store's own pool, its connections' queries noted as they are sent (BEGIN and COMMIT are not queries here).
     const pool = Object.create(db.pool) as StoreDb["pool"];
@@ -189,8 +189,8 @@ describe("applyBatch's statements", () => {
     const before = await counter("Questions");
     const page = await applyBatch({ ...db, pool }, { feed, runId, fence: 1n, rows: rowsOf(items), newCursor: BigInt(nsu), maxNsuSeen: 0n });
     expect(page.counts).toMatchObject({ documentsInserted: 10, eventsInserted: 10, statusChanges: 10 });
-    expect(sent).toEqual(["SELECT r.id,", "(SELECT", "INSERT INTO"]);
-    // START, the two reads, documents, events, statuses, feed+run UPDATE, COMMIT: eight statements, five round trips.
+    expect(sent).toEqual(["SELECT r.id,", "INSERT INTO"]);
+    // START, the two reads, documents, events, statuses, feed+run UPDATE, COMMIT: eight statements, four round trips.
     expect((await counter("Questions")) - before - 1).toBe(8);
     const stored = await notes();
     expect(stored[chaveOf(7300)]).toMatch(/^CANCELADA/);

@@ -155,18 +155,34 @@ function failedAlone(err: unknown): EntryOutcome<never> {
   return { ok: false, error };
 }
 
-/** A page admitted by the fence check, with what the rest of its transaction needs. */
-interface Admitted {
-  at: number;
+/** A page of the round, split by kind of row. */
+interface Page {
   input: ApplyBatchInput;
-  run: RowDataPacket;
-  stored: bigint;
-  reconciliation: boolean;
   tables: MunicipalityTables;
   docs: DocumentRow[];
   events: EventRow[];
   faults: QuarantineRow[];
   highestItemNsu: bigint;
+}
+
+function pageOf(input: ApplyBatchInput): Page {
+  const rows = input.rows;
+  return {
+    input,
+    tables: municipalityTables(input.feed.ibge),
+    docs: rows.filter((r): r is DocumentRow => r.kind === "document"),
+    events: rows.filter((r): r is EventRow => r.kind === "event"),
+    faults: rows.filter((r): r is QuarantineRow => r.kind === "fault"),
+    highestItemNsu: rows.reduce((m, r) => (r.nsu > m ? r.nsu : m), 0n),
+  };
+}
+
+/** A page admitted by the fence check, with what the rest of its transaction needs. */
+interface Admitted extends Page {
+  at: number;
+  run: RowDataPacket;
+  stored: bigint;
+  reconciliation: boolean;
   counts?: ApplyCounts;
   docPlan?: Plan;
   eventPlan?: Plan;
@@ -192,30 +208,27 @@ async function applyRound(
   hook?: ApplyHook,
 ): Promise<EntryOutcome<ApplyBatchResult>[]> {
   const out: EntryOutcome<ApplyBatchResult>[] = new Array(entries.length);
-  const runs = await claimFencedRuns(
-    conn,
-    entries.map((e) => e.input),
-  );
+  const pages = entries.map((e) => pageOf(e.input));
+  // The fence check and the stored rows of every page in one round trip (decision 0059): the server reads
+  // the stored rows once it holds the feed rows' locks, as when the two were sent one after the other. A
+  // page the fence check refuses ignores its rows.
+  const [runs, knownOfPage] = await claimAndReadKnown(conn, pages);
   const admitted: Admitted[] = [];
+  const known: Known[] = [];
   for (let at = 0; at < entries.length; at++) {
-    const input = entries[at]!.input;
+    const page = pages[at]!;
+    const input = page.input;
     const run = runs[at];
     if (!run) {
       out[at] = await explainFencedMiss(conn, input.feed, input.runId, input.fence).catch(refusal);
       continue;
     }
-    const rows = input.rows;
     const a: Admitted = {
+      ...page,
       at,
-      input,
       run,
       stored: big(run.last_nsu),
       reconciliation: run.trigger_kind === "reconciliation",
-      tables: municipalityTables(input.feed.ibge),
-      docs: rows.filter((r): r is DocumentRow => r.kind === "document"),
-      events: rows.filter((r): r is EventRow => r.kind === "event"),
-      faults: rows.filter((r): r is QuarantineRow => r.kind === "fault"),
-      highestItemNsu: rows.reduce((m, r) => (r.nsu > m ? r.nsu : m), 0n),
     };
     if (input.followsCursor !== undefined && input.followsCursor !== a.stored) {
       out[at] = refusal(predecessorNotApplied(input.runId, input.followsCursor, a.stored));
@@ -233,9 +246,9 @@ async function applyRound(
       }
     }
     admitted.push(a);
+    known.push(knownOfPage[at]!);
   }
 
-  const known = await readKnown(conn, admitted);
   const planned: Admitted[] = [];
   for (const [i, a] of admitted.entries()) {
     try {
@@ -318,26 +331,36 @@ async function applyRound(
  * The fence check, the run row and the feed's stored cursor of every page in one locking read. A
  * locking read sees the committed row, as the conditional UPDATE does: a stale holder matches nothing
  * here and writes nothing after it; a current one holds the feed row's lock (and the run's) until it
- * commits, so one feed's batches stay serialised (decisions 0008 and 0035). One row per input that holds,
- * in input order; undefined where it does not.
+ * commits, so one feed's batches stay serialised (decisions 0008 and 0035).
  */
-async function claimFencedRuns(conn: PoolConnection, inputs: readonly ApplyBatchInput[]): Promise<(RowDataPacket | undefined)[]> {
-  const ids = inputs.map((i) => parseRunId(i.runId));
-  const [rows] = await conn.query<RowDataPacket[]>(
-    `SELECT r.id, r.trigger_kind, r.cancel_requested_at, s.last_nsu
+function claimQuery(inputs: readonly ApplyBatchInput[]): SqlFragment {
+  return {
+    sql: `SELECT r.id, r.trigger_kind, r.cancel_requested_at, s.last_nsu
        FROM nfse_sync_state s JOIN nfse_sync_runs r ON r.id = s.current_run_id
       WHERE (${inputs.map(() => "(s.ibge = ? AND s.ambiente = ? AND s.tipo_nsu = ? AND s.fence_token = ? AND s.current_run_id = ?)").join(" OR ")})
         AND s.status = 'running'
         FOR UPDATE`,
-    inputs.flatMap((input, i) => [...feedParams(input.feed), input.fence.toString(), ids[i]]),
-  );
+    params: inputs.flatMap((input) => [...feedParams(input.feed), input.fence.toString(), parseRunId(input.runId)]),
+  };
+}
+
+/** The fence check's row of each page (undefined where it does not hold) and what each page needs of the stored rows: two statements, one round trip. */
+async function claimAndReadKnown(conn: PoolConnection, pages: readonly Page[]): Promise<[(RowDataPacket | undefined)[], Known[]]> {
+  const claim = claimQuery(pages.map((p) => p.input));
+  const known = knownQuery(pages);
+  if (!known) return [runsInOrder(pages, (await conn.query<RowDataPacket[]>(claim.sql, claim.params))[0]), pages.map(noneKnown)];
+  const [results] = await conn.query<RowDataPacket[][]>(`${claim.sql};\n${known.sql}`, [...claim.params, ...known.params]);
+  return [runsInOrder(pages, results[0]!), parseKnown(results[1]!, pages.length)];
+}
+
+function runsInOrder(pages: readonly Page[], rows: RowDataPacket[]): (RowDataPacket | undefined)[] {
   const byRun = new Map(rows.map((r) => [String(r.id), r]));
-  return ids.map((id) => byRun.get(id));
+  return pages.map((p) => byRun.get(parseRunId(p.input.runId)));
 }
 
 /**
  * The feed and run rows of every page in one UPDATE. Both rows of each are locked since
- * claimFencedRuns; the fence is in the statement all the same, so that on its own it can never move a
+ * claimQuery's read; the fence is in the statement all the same, so that on its own it can never move a
  * cursor for a stale holder. locked_at is the run's heartbeat (the watchdog in runs.ts expires a run
  * whose feed row it stops moving).
  */
@@ -429,16 +452,17 @@ interface Known {
   faults: Set<string>;
 }
 
-/** What every admitted page needs of the stored rows, in one statement: one Known per page, in order. */
-async function readKnown(conn: PoolConnection, pages: readonly Admitted[]): Promise<Known[]> {
-  const known: Known[] = pages.map(() => ({
-    documents: new Map(),
-    nsuHolders: new Map(),
-    events: new Map(),
-    notes: new Map(),
-    noteEvents: new Map(),
-    faults: new Set(),
-  }));
+const noneKnown = (): Known => ({
+  documents: new Map(),
+  nsuHolders: new Map(),
+  events: new Map(),
+  notes: new Map(),
+  noteEvents: new Map(),
+  faults: new Set(),
+});
+
+/** What every page needs of the stored rows, in one statement tagged by page; undefined when no page needs any. */
+function knownQuery(pages: readonly Page[]): SqlFragment | undefined {
   const sql: string[] = [];
   const params: unknown[] = [];
   pages.forEach((p, i) => {
@@ -460,8 +484,12 @@ async function readKnown(conn: PoolConnection, pages: readonly Admitted[]): Prom
     sql.push(query.sql);
     params.push(...query.params);
   });
-  if (sql.length === 0) return known;
-  const [rows] = await conn.query<RowDataPacket[]>(sql.join(" UNION ALL "), params);
+  return sql.length === 0 ? undefined : { sql: sql.join(" UNION ALL "), params };
+}
+
+/** knownQuery's rows as one Known per page, in order. */
+function parseKnown(rows: readonly RowDataPacket[], pageCount: number): Known[] {
+  const known = Array.from({ length: pageCount }, noneKnown);
   for (const r of rows) {
     const page = known[Number(r.f)]!;
     const k = Number(r.k);
