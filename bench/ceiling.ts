@@ -8,6 +8,7 @@ import { decodeItem } from "../libs/adn/item.js";
 import { createMysqlPool } from "../libs/db/pool.js";
 import { queryStatements } from "../libs/db/statement-bytes.js";
 import { formatQuery } from "../libs/db/sql-text.js";
+import { BEGIN_STATEMENT } from "../libs/db/tx.js";
 import { Ambiente } from "../libs/gen/malha/nfse/v1/feed_pb.js";
 import type { Feed } from "../services/store/codes.js";
 import { parseIbge } from "../services/store/ibge.js";
@@ -93,11 +94,12 @@ export async function runCeiling(mysqlUrl: string, feeds: MappedFeed[], prefix =
           else throw new Error(`ceiling: unexpected quarantine row at NSU ${r.nsu}`);
           if (r.nsu > highest) highest = r.nsu;
         }
-        await conn.beginTransaction();
-        // The page's upserts and its cursor row in one round trip, as the store writes a round (decision 0059).
+        // The transaction opened with the page's upserts and cursor row, in one round trip, as the store opens
+        // a round with its first query and sends its writes in one (decision 0059).
         await queryStatements(
           conn,
           [
+            Buffer.from(BEGIN_STATEMENT),
             ...buildMultiInsert({
               head: `INSERT INTO ${t.documentos} (${DOCUMENT_COLUMNS.join(", ")})`,
               columnCount: DOCUMENT_COLUMNS.length,

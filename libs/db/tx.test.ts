@@ -5,7 +5,7 @@ import type { RowDataPacket } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createThrowawayDatabase, type ThrowawayDatabase } from "../../test/support/mysql.js";
 import { createMysqlPool } from "./pool.js";
-import { inTransaction, mapDbError } from "./tx.js";
+import { BEGIN_STATEMENT, inTransaction, mapDbError } from "./tx.js";
 
 let db: ThrowawayDatabase;
 beforeAll(async () => {
@@ -47,6 +47,28 @@ describe("inTransaction", () => {
     ).rejects.toBe(refusal);
     const [rows] = await db.pool.query<RowDataPacket[]>("SELECT MAX(v) AS m FROM t");
     expect(rows[0]!.m).toBe(2);
+  });
+
+  it("lets a work open the transaction with its first query, and still rolls back all it wrote on an error", async () => {
+    const multi = db.newPool({ connectionLimit: 1, multipleStatements: true });
+    const refusal = new ConnectError("no", Code.FailedPrecondition);
+    await expect(
+      inTransaction(
+        multi,
+        async (conn) => {
+          await conn.query(`${BEGIN_STATEMENT}; UPDATE t SET v = 100 WHERE id = 1`);
+          await conn.query("UPDATE t SET v = 100 WHERE id = 2");
+          throw refusal;
+        },
+        { workBegins: true },
+      ),
+    ).rejects.toBe(refusal);
+    const [rolledBack] = await db.pool.query<RowDataPacket[]>("SELECT MAX(v) AS m FROM t");
+    expect(rolledBack[0]!.m).toBe(2);
+    await inTransaction(multi, async (conn) => void (await conn.query(`${BEGIN_STATEMENT}; UPDATE t SET v = v + 1`)), { workBegins: true });
+    const [committed] = await db.pool.query<RowDataPacket[]>("SELECT v FROM t ORDER BY id");
+    expect(committed.map((r) => r.v)).toEqual([3, 3]);
+    await db.pool.query("UPDATE t SET v = 2");
   });
 
   it("reports an unreachable server as UNAVAILABLE", async () => {

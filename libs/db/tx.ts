@@ -58,7 +58,17 @@ export interface TxOptions {
   /** Pause before the second run; doubles per attempt up to `maxRetryDelayMs`, with full jitter. */
   retryDelayMs?: number;
   maxRetryDelayMs?: number;
+  /**
+   * The work's first statement opens the transaction itself: a query of several statements that starts
+   * with BEGIN_STATEMENT, on a pool that allows them, saving the round trip of a START TRANSACTION of its
+   * own (docs/decisions/0059-a-page-s-writes-in-one-round-trip.md). Whatever it sent is rolled back on
+   * an error as usual; a work that failed before it is rolled back harmlessly.
+   */
+  workBegins?: boolean;
 }
+
+/** What a work run with `workBegins` sends first, joined to its first statement by `;`. */
+export const BEGIN_STATEMENT = "START TRANSACTION";
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -88,7 +98,7 @@ async function transaction<T>(pool: Pool, work: (conn: PoolConnection) => Promis
     let broken = false;
     let retry = false;
     try {
-      await conn.beginTransaction();
+      if (!opts.workBegins) await conn.beginTransaction();
       const result = await work(conn);
       await conn.commit();
       return result;

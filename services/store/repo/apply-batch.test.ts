@@ -162,9 +162,9 @@ describe("applyBatch's statements", () => {
     expect(await counter("Com_stmt_prepare")).toBe(prepared);
   });
 
-  it("sends a page's fence check with its stored rows' read as one query, and its writes, statuses and cursor as another (decision 0059)", async () => {
+  it("opens a page's transaction with its fence check and its stored rows' read in one query, and sends its writes, statuses and cursor as another (decision 0059)", async () => {
     const sent: string[] = [];
-    // The store's own pool, its connections' queries noted as they are sent (BEGIN and COMMIT are not queries here).
+    // The store's own pool, its connections' queries noted as they are sent (COMMIT is not a query here).
     const pool = Object.create(db.pool) as StoreDb["pool"];
     pool.getConnection = async () => {
       const conn = await db.pool.getConnection();
@@ -189,8 +189,8 @@ describe("applyBatch's statements", () => {
     const before = await counter("Questions");
     const page = await applyBatch({ ...db, pool }, { feed, runId, fence: 1n, rows: rowsOf(items), newCursor: BigInt(nsu), maxNsuSeen: 0n });
     expect(page.counts).toMatchObject({ documentsInserted: 10, eventsInserted: 10, statusChanges: 10 });
-    expect(sent).toEqual(["SELECT r.id,", "INSERT INTO"]);
-    // START, the two reads, documents, events, statuses, feed+run UPDATE, COMMIT: eight statements, four round trips.
+    expect(sent).toEqual(["START TRANSACTION;", "INSERT INTO"]);
+    // START, the two reads, documents, events, statuses, feed+run UPDATE, COMMIT: eight statements, three round trips.
     expect((await counter("Questions")) - before - 1).toBe(8);
     const stored = await notes();
     expect(stored[chaveOf(7300)]).toMatch(/^CANCELADA/);

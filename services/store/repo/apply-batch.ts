@@ -28,7 +28,7 @@ import { big } from "../mapping/records.js";
 import { buildMultiInsert } from "../sql/multi-insert.js";
 import { KNOWN, knownRowsQuery } from "../sql/known-rows.js";
 import type { SqlFragment } from "../sql/keyset.js";
-import { inTransaction } from "../../../libs/db/tx.js";
+import { BEGIN_STATEMENT, inTransaction } from "../../../libs/db/tx.js";
 import type { EntryOutcome } from "./begin-runs.js";
 import type { StoreDb } from "./context.js";
 import { valuesTable } from "./feed-rows.js";
@@ -109,7 +109,7 @@ export async function applyBatches(
     else {
       let outcomes: EntryOutcome<ApplyBatchResult>[] | undefined;
       try {
-        outcomes = await inTransaction(db.pool, (conn) => applyRound(db, conn, round, hook));
+        outcomes = await inTransaction(db.pool, (conn) => applyRound(db, conn, round, hook), ROUND_TX);
       } catch (err) {
         // The database itself failed: so would every entry alone.
         if (err instanceof ConnectError && err.code === Code.Unavailable) throw err;
@@ -130,7 +130,7 @@ interface Entry {
 /** One page in a transaction of its own: its refusal, or any other error thrown. */
 async function applyAlone(db: StoreDb, input: ApplyBatchInput, hook?: ApplyHook): Promise<EntryOutcome<ApplyBatchResult>> {
   try {
-    const [outcome] = await inTransaction(db.pool, (conn) => applyRound(db, conn, [{ input, index: 0 }], hook));
+    const [outcome] = await inTransaction(db.pool, (conn) => applyRound(db, conn, [{ input, index: 0 }], hook), ROUND_TX);
     return outcome!;
   } catch (err) {
     if (err instanceof ConnectError && err.code !== Code.Unavailable) return { ok: false, error: err };
@@ -344,13 +344,19 @@ function claimQuery(inputs: readonly ApplyBatchInput[]): SqlFragment {
   };
 }
 
-/** The fence check's row of each page (undefined where it does not hold) and what each page needs of the stored rows: two statements, one round trip. */
+/** A round's transaction is opened by its first query (claimAndReadKnown). */
+const ROUND_TX = { workBegins: true } as const;
+
+/**
+ * Opens the round's transaction, and returns the fence check's row of each page (undefined where it does
+ * not hold) and what each page needs of the stored rows: three statements, one round trip.
+ */
 async function claimAndReadKnown(conn: PoolConnection, pages: readonly Page[]): Promise<[(RowDataPacket | undefined)[], Known[]]> {
   const claim = claimQuery(pages.map((p) => p.input));
   const known = knownQuery(pages);
-  if (!known) return [runsInOrder(pages, (await conn.query<RowDataPacket[]>(claim.sql, claim.params))[0]), pages.map(noneKnown)];
-  const [results] = await conn.query<RowDataPacket[][]>(`${claim.sql};\n${known.sql}`, [...claim.params, ...known.params]);
-  return [runsInOrder(pages, results[0]!), parseKnown(results[1]!, pages.length)];
+  const sql = [BEGIN_STATEMENT, claim.sql, ...(known ? [known.sql] : [])].join(";\n");
+  const [results] = await conn.query<RowDataPacket[][]>(sql, [...claim.params, ...(known?.params ?? [])]);
+  return [runsInOrder(pages, results[1]!), known ? parseKnown(results[2]!, pages.length) : pages.map(noneKnown)];
 }
 
 function runsInOrder(pages: readonly Page[], rows: RowDataPacket[]): (RowDataPacket | undefined)[] {
