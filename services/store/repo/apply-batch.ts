@@ -331,12 +331,15 @@ async function applyRound(
  * The fence check, the run row and the feed's stored cursor of every page in one locking read. A
  * locking read sees the committed row, as the conditional UPDATE does: a stale holder matches nothing
  * here and writes nothing after it; a current one holds the feed row's lock (and the run's) until it
- * commits, so one feed's batches stay serialised (decisions 0008 and 0035).
+ * commits, so one feed's batches stay serialised (decisions 0008 and 0035). The feed index is forced: with
+ * many pages against a table of few running feeds the optimizer chose a scan of the whole table or of its
+ * status index, and a locking read locks every row it scans, so concurrent rounds of other feeds waited on
+ * each other and deadlocked with their cursor UPDATEs (bench/README.md, "2026-12-04 20:30–").
  */
 function claimQuery(inputs: readonly ApplyBatchInput[]): SqlFragment {
   return {
     sql: `SELECT r.id, r.trigger_kind, r.cancel_requested_at, s.last_nsu
-       FROM nfse_sync_state s JOIN nfse_sync_runs r ON r.id = s.current_run_id
+       FROM nfse_sync_state s FORCE INDEX (uq_nfse_sync_state_feed) JOIN nfse_sync_runs r ON r.id = s.current_run_id
       WHERE (${inputs.map(() => "(s.ibge = ? AND s.ambiente = ? AND s.tipo_nsu = ? AND s.fence_token = ? AND s.current_run_id = ?)").join(" OR ")})
         AND s.status = 'running'
         FOR UPDATE`,
