@@ -1,9 +1,12 @@
 import { randomBytes } from "node:crypto";
-import type { RowDataPacket } from "mysql2/promise";
+import type { PoolConnection, RowDataPacket } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createThrowawayDatabase, type ThrowawayDatabase } from "../../test/support/mysql.js";
 import { binaryLiteralLength, writeBinaryLiteral } from "./binary-literal.js";
-import { queryBytes, queryStatements } from "./statement-bytes.js";
+import { queryStatements } from "./statement-bytes.js";
+
+/** One statement sent alone, and its result. */
+const queryBytes = async (conn: PoolConnection, statement: Buffer) => (await queryStatements(conn, [statement], statement.length))[0]!;
 
 const literal = (bytes: Uint8Array) => {
   const out = Buffer.alloc(binaryLiteralLength(bytes));
@@ -86,7 +89,7 @@ describe("statements sent as bytes (real MariaDB)", () => {
   describe("several statements in one round trip (queryStatements)", () => {
     const sql = (text: string) => Buffer.from(text);
     /** The statements on a connection of a multi-statement pool, with the COM_QUERY packets it sent. */
-    const onMultiConnection = async <T>(work: (conn: import("mysql2/promise").PoolConnection, sent: () => number) => Promise<T>) => {
+    const onMultiConnection = async <T>(work: (conn: PoolConnection, sent: () => number) => Promise<T>) => {
       const pool = db.newPool({ connectionLimit: 1, multipleStatements: true });
       const conn = await pool.getConnection();
       let packets = 0;

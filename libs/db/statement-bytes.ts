@@ -58,16 +58,6 @@ QueryPacket.prototype.toPacket = function toPacket(this: QueryPacketShape) {
 /** How a statement sent as bytes is named in an error: its start, not hundreds of KB of it. */
 const SHOWN_BYTES = 200;
 
-/**
- * Runs `statement` on `conn`, a connection of a pool from pool.ts (whose query format sends a statement
- * without values as it is). An error keeps mysql2's code and message; its `sql` is the statement's start.
- */
-export async function queryBytes(conn: PoolConnection, statement: Buffer): Promise<ResultSetHeader> {
-  const result = await send(conn, statement);
-  if (Array.isArray(result)) throw new Error(`statement-bytes: one statement gave ${result.length} results`);
-  return result;
-}
-
 const SEPARATOR = Buffer.from(";");
 
 /**
@@ -111,6 +101,11 @@ export async function queryStatements(
   return results;
 }
 
+/**
+ * Sends one COM_QUERY of `statement` on `conn`, a connection of a pool from pool.ts (whose query format sends
+ * a statement without values as it is). An error keeps mysql2's code and message; its `sql` is the
+ * statement's start.
+ */
 async function send(conn: PoolConnection, statement: Buffer): Promise<ResultSetHeader | ResultSetHeader[]> {
   try {
     const [result] = await conn.query<ResultSetHeader | ResultSetHeader[]>({ sql: statement as unknown as string });

@@ -6,6 +6,7 @@ import type { RowDataPacket } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createThrowawayDatabase, type ThrowawayDatabase } from "../../../test/support/mysql.js";
 import { parseFeed, type Feed } from "../codes.js";
+import { parseIbge } from "../ibge.js";
 import { itemRow } from "../mapping/item-rows.js";
 import { docItem, feedOf } from "../testing/fixtures.js";
 import { migratedStoreDb } from "../testing/store-db.js";
@@ -22,7 +23,7 @@ beforeAll(async () => {
   tdb = await createThrowawayDatabase();
   db = await migratedStoreDb(tdb, { connectionLimit: 2 });
   for (let i = 0; i < 70; i++) {
-    const ibge = String(4300001 + i);
+    const ibge = parseIbge(String(4300001 + i));
     await registerMunicipality(db, {
       ibge,
       name: `Município ${ibge}`,

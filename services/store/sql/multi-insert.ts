@@ -2,7 +2,7 @@
 // 50–100 of them; a single statement could exceed max_allowed_packet, so rows are grouped into as few
 // statements as fit, all executed in the caller's transaction: for a page of ordinary documents, one
 // statement per table (docs/decisions/0035-one-statement-per-step-in-apply-batch.md). Each statement is
-// written straight into one Buffer, sent with libs/db queryBytes: every value but a byte column as the
+// written straight into one Buffer, sent with libs/db queryStatements: every value but a byte column as the
 // literal mysql2's `format` would write (docs/decisions/0042-statements-rendered-once.md), a byte column
 // as its own bytes, `_binary'…'`, instead of twice as many hex digits
 // (docs/decisions/0057-statements-sent-as-bytes.md).
@@ -22,7 +22,7 @@ export interface MultiInsert {
 /** A rendered row, or the rows of a statement: runs of text between byte values, in order. */
 type Piece = string | Uint8Array;
 
-/** The statements, values included, each as the bytes to send (queryBytes), in row order. */
+/** The statements, values included, each as the bytes to send (queryStatements), in row order. */
 export function buildMultiInsert({ head, columnCount, tail = "", rows, budgetBytes }: MultiInsert): Buffer[] {
   const opening = `${head} VALUES `;
   const closing = tail ? ` ${tail}` : "";
