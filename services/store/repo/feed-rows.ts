@@ -1,8 +1,9 @@
 // Multi-row reads and writes of many feeds' rows in one statement, for the batched run calls
 // (BeginRuns/FinishRuns, docs/decisions/0036-batched-run-begin-and-finish.md). Statements stay valid on
-// MySQL 5.6: feeds are matched by ORs of the unique key's equalities (a range read of exactly those
-// index entries, so FOR UPDATE locks only them) and per-row values come as a UNION ALL derived table,
-// not a VALUES constructor.
+// MySQL 5.6: feeds are matched by ORs of the unique key's equalities and per-row values come as a UNION
+// ALL derived table, not a VALUES constructor. A locking read names its index: left to itself, the
+// optimizer scans the whole table for a few dozen ORs, and FOR UPDATE locks every row it scans
+// (docs/decisions/0060-locking-reads-name-their-index.md).
 import type { PoolConnection, RowDataPacket } from "mysql2/promise";
 import { feedLabel, type Feed } from "../codes.js";
 import { feedNotFound, municipalityNotFound } from "../errors.js";
@@ -41,7 +42,7 @@ export async function loadStates(conn: PoolConnection, feeds: readonly Feed[], l
   const where = feedsWhere(feeds, "s");
   const [rows] = await conn.query<RowDataPacket[]>(
     `SELECT s.*, (SELECT m.active FROM municipalities m WHERE m.ibge = s.ibge) AS municipality_active, NOW(3) AS db_now
-       FROM nfse_sync_state s WHERE ${where.sql}${lock ? " FOR UPDATE" : ""}`,
+       FROM nfse_sync_state s FORCE INDEX (uq_nfse_sync_state_feed) WHERE ${where.sql}${lock ? " FOR UPDATE" : ""}`,
     where.params,
   );
   const found = new Map<string, Row | Error>();

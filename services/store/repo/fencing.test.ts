@@ -116,7 +116,7 @@ describe("fencing", () => {
     // Wait until the newer BeginRun is blocked on the feed row inside the server.
     for (;;) {
       const [procs] = await tdb.pool.query<RowDataPacket[]>(
-        "SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT s.*%FROM nfse_sync_state s WHERE%FOR UPDATE'",
+        "SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT s.*%FROM nfse_sync_state s FORCE INDEX (uq_nfse_sync_state_feed) WHERE%FOR UPDATE'",
       );
       if (Number(procs[0]!.n) > 0) break;
       await new Promise((r) => setTimeout(r, 10));

@@ -3,7 +3,7 @@
 // checks it, and the writes of every accepted entry in one multi-row statement per table. A refused
 // entry writes nothing; the single-feed FinishRun is this with one entry.
 import type { ConnectError } from "@connectrpc/connect";
-import type { ResultSetHeader, RowDataPacket } from "mysql2/promise";
+import type { PoolConnection, ResultSetHeader, RowDataPacket } from "mysql2/promise";
 import type { Run, SyncState } from "../../../libs/gen/malha/store/v1/types_pb.js";
 import { inTransaction } from "../../../libs/db/tx.js";
 import { feedLabel, RUNNING, type Feed } from "../codes.js";
@@ -29,21 +29,32 @@ export interface FinishRunResult {
   state: SyncState;
 }
 
+/**
+ * The runs by id, each with its feed's fence fields, both rows locked: the run first, as FinishRun always
+ * took them. By the primary key, named (0060): a scan would lock every run row, which every round's
+ * cursor UPDATE takes too.
+ */
+export async function lockRunsWithFeeds(conn: PoolConnection, runIds: readonly string[]): Promise<Map<string, Row>> {
+  const [rows] = await conn.query<RowDataPacket[]>(
+    `SELECT r.*, s.fence_token AS state_fence, s.fence_holder AS state_holder, s.current_run_id AS state_run,
+            s.status AS state_status, NOW(3) AS db_now
+       FROM nfse_sync_runs r FORCE INDEX (PRIMARY)
+       LEFT JOIN nfse_sync_state s ON s.ibge = r.ibge AND s.ambiente = r.ambiente AND s.tipo_nsu = r.tipo_nsu
+      WHERE r.id IN (?) FOR UPDATE`,
+    [runIds],
+  );
+  return new Map(rows.map((r) => [String(r.id), r]));
+}
+
 /** Ends many runs (no run twice) in one transaction; one outcome per input, in order. */
 export async function finishRuns(db: StoreDb, inputs: readonly FinishRunInput[]): Promise<EntryOutcome<FinishRunResult>[]> {
   if (inputs.length === 0) return [];
   return inTransaction(db.pool, async (conn) => {
     const out: EntryOutcome<FinishRunResult>[] = new Array(inputs.length);
-    // Each run with its feed's fence fields, both rows locked: the run first, as FinishRun always took them.
-    const [rows] = await conn.query<RowDataPacket[]>(
-      `SELECT r.*, s.fence_token AS state_fence, s.fence_holder AS state_holder, s.current_run_id AS state_run,
-              s.status AS state_status, NOW(3) AS db_now
-         FROM nfse_sync_runs r
-         LEFT JOIN nfse_sync_state s ON s.ibge = r.ibge AND s.ambiente = r.ambiente AND s.tipo_nsu = r.tipo_nsu
-        WHERE r.id IN (?) FOR UPDATE`,
-      [inputs.map((i) => i.runId)],
+    const runOf = await lockRunsWithFeeds(
+      conn,
+      inputs.map((i) => i.runId),
     );
-    const runOf = new Map(rows.map((r) => [String(r.id), r]));
     const accepted: { index: number; run: Row }[] = [];
     const repeated: number[] = [];
     inputs.forEach((input, index) => {
