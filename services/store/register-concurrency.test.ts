@@ -1,6 +1,6 @@
-// Many new municipalities registered at once (an onboarding script, several operators): InnoDB picks
-// deadlock victims among the registrations' gap locks; the store runs them again, and every caller sees
-// success with every municipality and feed recorded once.
+// Many new municipalities registered at once (an onboarding script, several operators): every caller sees
+// success with every municipality and feed recorded once. A registration inserts before it reads (0060), so
+// it takes no gap lock; a deadlock that still happens is run again by the store.
 import type { RowDataPacket } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Ambiente, TipoNsu } from "../../libs/gen/malha/nfse/v1/feed_pb.js";

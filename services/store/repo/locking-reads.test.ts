@@ -15,7 +15,7 @@ import { type ApplyBatchInput, applyBatches } from "./apply-batch.js";
 import type { StoreDb } from "./context.js";
 import { loadStates } from "./feed-rows.js";
 import { lockRunsWithFeeds } from "./finish-runs.js";
-import { registerMunicipality } from "./municipalities.js";
+import { recordMunicipality, registerMunicipality } from "./municipalities.js";
 import { beginRun } from "./runs.js";
 
 let tdb: ThrowawayDatabase;
@@ -46,14 +46,17 @@ afterAll(async () => {
   await tdb?.drop();
 });
 
-/** Locks one row from a session of its own: the row's id when it got the lock, else the error's code. */
+/**
+ * Locks one row (or inserts one) from a session of its own: the row's id when it got the lock ("inserted"
+ * for an INSERT), else the error's code. Rolled back.
+ */
 async function lockFromAnotherSession(sql: string, params: unknown[]): Promise<string> {
   const conn = await tdb.pool.getConnection();
   try {
     await conn.query("SET SESSION innodb_lock_wait_timeout = 1");
     await conn.beginTransaction();
     const [rows] = await conn.query<RowDataPacket[]>(sql, params);
-    return String(rows[0]?.id);
+    return Array.isArray(rows) ? String(rows[0]?.id) : "inserted";
   } catch (err) {
     return (err as { code?: string }).code ?? String(err);
   } finally {
@@ -120,5 +123,42 @@ describe("a locking read of many feeds", () => {
     );
     expect(inside).toBe("ER_LOCK_WAIT_TIMEOUT");
     expect(outsideLock).toBe(outside().runId);
+  });
+});
+
+describe("a registration", () => {
+  it("leaves the gap of its new ibge open to other registrations until it commits", async () => {
+    // 4300100 and 4300090 fall in the same gap of the ibge index (after the last one registered). A locking
+    // read of the new ibge would have locked that gap, and two registrations in it deadlocked on their INSERTs.
+    const reg = {
+      ibge: parseIbge("4300100"),
+      name: "Município novo",
+      uf: "RS",
+      active: true,
+      feeds: [{ ambiente: 1, tipoNsu: "DISTRIBUICAO" }],
+    };
+    const [recorded, neighbour] = await whileHeld(
+      (conn) => recordMunicipality(conn, reg),
+      () => lockFromAnotherSession("INSERT INTO municipalities (ibge, name, uf, active) VALUES ('4300090', 'Vizinho', 'RS', 1)", []),
+    ).then(
+      async (inserted) =>
+        [await tdb.pool.query<RowDataPacket[]>("SELECT ibge FROM municipalities WHERE ibge = '4300100'"), inserted] as const,
+    );
+    expect(neighbour).toBe("inserted");
+    // Held open and rolled back: nothing of it stays.
+    expect(recorded[0]).toEqual([]);
+  });
+
+  it("answers a registration again with the stored one, and a different one with ALREADY_EXISTS", async () => {
+    const reg = {
+      ibge: parseIbge("4300001"),
+      name: "Município 4300001",
+      uf: "RS",
+      active: true,
+      feeds: [{ ambiente: 1, tipoNsu: "DISTRIBUICAO" }],
+    };
+    const again = await registerMunicipality(db, reg);
+    expect([again.created, again.municipality.ibge]).toEqual([false, "4300001"]);
+    await expect(registerMunicipality(db, { ...reg, name: "Outro nome" })).rejects.toThrow(/already registered with other fields/);
   });
 });

@@ -46,23 +46,37 @@ async function readMunicipality(conn: PoolConnection | StoreDb["pool"], ibge: st
 
 export async function registerMunicipality(db: StoreDb, reg: Registration): Promise<{ municipality: Municipality; created: boolean }> {
   await createMunicipalityTables(db, reg.ibge);
-  return inTransaction(db.pool, async (conn) => {
-    const existing = await readMunicipality(conn, reg.ibge, true);
-    if (existing) {
-      if (existing.name === reg.name && existing.uf === reg.uf && existing.active === reg.active && sameFeedSet(existing, reg)) {
-        return { municipality: existing, created: false };
-      }
-      throw alreadyExists(`municipality ${reg.ibge} is already registered with other fields; use UpdateMunicipality`);
-    }
+  return inTransaction(db.pool, (conn) => recordMunicipality(conn, reg));
+}
+
+/**
+ * The registration's transaction. The row is inserted first and read only if it exists: a locking read
+ * of an ibge not yet registered would take a gap lock, and two registrations holding the same gap both
+ * wait for each other's INSERT (a deadlock at every onboarding of many municipalities at once). A
+ * duplicate of the unique key leaves this transaction open with the existing row's lock.
+ */
+export async function recordMunicipality(
+  conn: PoolConnection,
+  reg: Registration,
+): Promise<{ municipality: Municipality; created: boolean }> {
+  try {
     await conn.query("INSERT INTO municipalities (ibge, name, uf, active) VALUES (?, ?, ?, ?)", [
       reg.ibge,
       reg.name,
       reg.uf,
       reg.active ? 1 : 0,
     ]);
-    await insertFeeds(conn, reg.ibge, reg.feeds);
-    return { municipality: (await readMunicipality(conn, reg.ibge))!, created: true };
-  });
+  } catch (err) {
+    if ((err as { code?: unknown }).code !== "ER_DUP_ENTRY") throw err;
+    const existing = await readMunicipality(conn, reg.ibge, true);
+    if (!existing) throw err;
+    if (existing.name === reg.name && existing.uf === reg.uf && existing.active === reg.active && sameFeedSet(existing, reg)) {
+      return { municipality: existing, created: false };
+    }
+    throw alreadyExists(`municipality ${reg.ibge} is already registered with other fields; use UpdateMunicipality`);
+  }
+  await insertFeeds(conn, reg.ibge, reg.feeds);
+  return { municipality: (await readMunicipality(conn, reg.ibge))!, created: true };
 }
 
 function sameFeedSet(existing: Municipality, reg: Registration): boolean {
