@@ -288,14 +288,19 @@ const startPeaks = (m: [Meter, number][]) => {
   for (const [meter, pid] of m) if (!SHARED.includes(meter)) resetPeakRss(pid);
   sampler?.start();
 };
-const peakRow = (m: [Meter, number][]) => {
+/** A target's column: the target and whether this run met it. */
+const verdict = (target: string, met: boolean) => `${target}: ${met ? "met" : "MISSED"}`;
+/**
+ * The phase's peaks. The issue's memory target in a fleet is the sweep's coordinator's (≤ 256 MB); the
+ * store's and the gateway's ≤ 256 MB is bench:sync's, so other peaks are printed without a verdict.
+ */
+const peakRow = (m: [Meter, number][], coordinatorTarget = false) => {
+  const peaks = m.filter(([meter]) => !SHARED.includes(meter)).map(([meter, pid]) => [meter, peakRssMb(pid) ?? Number.NaN] as const);
+  const coordinator = peaks.find(([meter]) => meter === "coordinator")?.[1] ?? Number.NaN;
   row(
     "    peak RSS in this phase",
-    m
-      .filter(([meter]) => !SHARED.includes(meter))
-      .map(([meter, pid]) => `${meter} ${fmt(peakRssMb(pid) ?? Number.NaN, 0)} MB`)
-      .join(", "),
-    "≤ 256 MB",
+    peaks.map(([meter, mb]) => `${meter} ${fmt(mb, 0)} MB`).join(", "),
+    coordinatorTarget ? verdict("coordinator ≤ 256 MB", coordinator <= 256) : undefined,
   );
   for (const line of sampler?.stop() ?? []) row("", line);
 };
@@ -519,7 +524,7 @@ async function main(): Promise<void> {
         total += s;
         row(`    CPU s / 1,000 docs: ${meter}`, fmt(s, 3));
       }
-      row("    CPU s / 1,000 docs: all", `${fmt(total, 3)} (the simulator, in this process, not counted)`, "≤ 0.40");
+      row("    CPU s / 1,000 docs: all", `${fmt(total, 3)} (the simulator, in this process, not counted)`, verdict("≤ 0.40", total <= 0.4));
       if (stages) row("    store: decode, writing", describeStoreStages(stages));
       // More runs than feeds: slices given back, or failures retried; which, and why, is here.
       row("    coordinator jobs", await jobsByOutcome(coordinator));
@@ -599,7 +604,7 @@ async function main(): Promise<void> {
     row(
       "(4) incremental sweep",
       `${N} feeds in ${fmt(r.spanS)} s from the first run's start to the last one's end (${fmt(wallS)} s from the coordinator's start); ${r.runs} runs, ${r.items} docs`,
-      "≤ 30 s",
+      "(the target, ≤ 30 s, is for 11,140 feeds: below)",
     );
     row("    runs", await runTimes(mesh, all, since));
     row("    runs by trigger", await runsByKind(mesh, all, since));
@@ -618,13 +623,14 @@ async function main(): Promise<void> {
     row("    CPU ms per run", `${[...perRun].map(([k, v]) => `${k} ${fmt(v, 2)}`).join(", ")}; all ${fmt(perRunAll, 2)}`);
     // Questions counts every statement clients sent (BEGIN and COMMIT too); the bench's own polling adds ≈ 2 per second.
     row("    MariaDB statements per run", fmt(((statusAfter.Questions ?? 0) - (status.Questions ?? 0)) / r.runs, 1));
+    const projectedS = (perRunAll * 11_140) / 2 / 1000;
     row(
       "    11,140 feeds on 2 cores",
-      `${fmt((perRunAll * 11_140) / 2 / 1000, 1)} s if CPU-bound (all CPU per run × 11,140 / 2)`,
-      "≤ 30 s",
+      `${fmt(projectedS, 1)} s if CPU-bound (all CPU per run × 11,140 / 2)`,
+      verdict("≤ 30 s", projectedS <= 30),
     );
     row("    NATS messages in / s", `${fmt((nats1 - nats0) / wallS, 0)} (lease create, renew, delete and reads; the stack's whole server)`);
-    peakRow(m);
+    peakRow(m, true);
     await heapSnapshots(mesh, "the sweep", [coordinator]);
     mysqlRows("the sweep", status, statusAfter);
     await profiles?.close();
