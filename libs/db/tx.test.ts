@@ -5,7 +5,9 @@ import type { RowDataPacket } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createThrowawayDatabase, type ThrowawayDatabase } from "../../test/support/mysql.js";
 import { createMysqlPool } from "./pool.js";
+import { Registry } from "prom-client";
 import { BEGIN_STATEMENT, inTransaction, mapDbError } from "./tx.js";
+import { countTransactionRetries } from "./tx-metrics.js";
 
 let db: ThrowawayDatabase;
 beforeAll(async () => {
@@ -18,7 +20,9 @@ afterAll(async () => {
 });
 
 describe("inTransaction", () => {
-  it("retries the deadlock victim so that both transactions commit exactly once", async () => {
+  it("retries the deadlock victim so that both transactions commit exactly once, and counts the retry", async () => {
+    const registry = new Registry();
+    countTransactionRetries(db.pool, registry);
     let arrived = 0;
     let open!: () => void;
     const bothLocked = new Promise<void>((r) => (open = r));
@@ -35,6 +39,8 @@ describe("inTransaction", () => {
     expect(attempts.a + attempts.b).toBe(3);
     const [rows] = await db.pool.query<RowDataPacket[]>("SELECT v FROM t ORDER BY id");
     expect(rows.map((r) => r.v)).toEqual([2, 2]);
+    const counted = (await registry.getSingleMetric("malha_db_transaction_retries_total")!.get()).values;
+    expect(counted.map((v) => [v.labels.code, v.value])).toEqual([["ER_LOCK_DEADLOCK", 1]]);
   });
 
   it("rolls back on a deliberate error and passes it through unchanged", async () => {

@@ -27,6 +27,14 @@ function sqlCode(err: unknown): string | undefined {
   return typeof code === "string" ? code : undefined;
 }
 
+/** Who hears of a pool's retries (tx-metrics.ts); a pool nobody observes has none. */
+const retryObservers = new WeakMap<Pool, (code: string) => void>();
+
+/** Calls `observe` with the error code each time a transaction on `pool` is rolled back to run again. */
+export function onTransactionRetry(pool: Pool, observe: (code: string) => void): void {
+  retryObservers.set(pool, observe);
+}
+
 export function isRetryable(err: unknown): boolean {
   const code = sqlCode(err);
   return code !== undefined && RETRYABLE.has(code);
@@ -111,6 +119,7 @@ async function transaction<T>(pool: Pool, work: (conn: PoolConnection) => Promis
       // A lock-wait timeout already waited innodb_lock_wait_timeout: a few more runs, not ten.
       const limit = sqlCode(err) === "ER_LOCK_WAIT_TIMEOUT" ? Math.min(3, attempts) : attempts;
       retry = isRetryable(err) && attempt < limit;
+      if (retry) retryObservers.get(pool)?.(sqlCode(err)!);
       if (!retry) {
         if (!(err instanceof ConnectError)) broken ||= CONNECTION_LEVEL.has(sqlCode(err) ?? "");
         throw mapDbError(err);

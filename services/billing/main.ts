@@ -3,6 +3,7 @@
 // in ready(); consumers start only after them.
 import type { ServiceImpl } from "@connectrpc/connect";
 import { createMysqlPool } from "../../libs/db/pool.js";
+import { countTransactionRetries } from "../../libs/db/tx-metrics.js";
 import { ensureSchema } from "../../libs/db/schema-ready.js";
 import { ArtifactsService } from "../../libs/gen/malha/artifacts/v1/artifacts_pb.js";
 import { BillingService } from "../../libs/gen/malha/billing/v1/billing_pb.js";
@@ -44,6 +45,7 @@ await runService("billing", async ({ env, log, metrics }) => {
     log.warn("BILLING_TRUST_NETWORK=true: billing does not authenticate callers; whoever reaches it may act for any tenant");
   const artifactsPeer = peerClient(env, "artifacts", ArtifactsService);
   const pool = createMysqlPool(config.mysqlUrl, { connectionLimit: config.mysqlConnectionLimit });
+  countTransactionRetries(pool, metrics.registry);
   const nc = await connectNats(config.natsUrl, `billing-${process.pid}`);
   const boletoQueue = new WorkQueue(nc, queueNames(config.natsPrefix, "boleto"));
   const cnabQueue = new WorkQueue(nc, queueNames(config.natsPrefix, "cnab"));

@@ -1,6 +1,7 @@
 // Wiring only. The store owns MySQL: it applies migrations before it reports SERVING, then serves the
 // municipality, sync-cursor, run-log and query RPCs (services/store/handlers).
 import { createMysqlPool } from "../../libs/db/pool.js";
+import { countTransactionRetries } from "../../libs/db/tx-metrics.js";
 import { ensureSchema } from "../../libs/db/schema-ready.js";
 import { StoreService } from "../../libs/gen/malha/store/v1/store_pb.js";
 import { runService } from "../../libs/rpc/run.js";
@@ -21,6 +22,7 @@ await runService("store", ({ env, log, metrics: serviceMetrics }) => {
   const metrics = createStoreMetrics(serviceMetrics.registry);
   // The store prepares no statement, so its pool sizes no statement cache (docs/decisions/0035-one-statement-per-step-in-apply-batch.md).
   const pool = createMysqlPool(config.mysqlUrl, { ...STORE_POOL, connectionLimit: config.mysqlConnectionLimit });
+  countTransactionRetries(pool, serviceMetrics.registry);
   const db = createStoreDb(pool, config, log);
   const decoder = createPageDecoder({
     threads: config.decodeThreads,
