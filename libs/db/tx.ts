@@ -35,6 +35,11 @@ export function onTransactionRetry(pool: Pool, observe: (code: string) => void):
   retryObservers.set(pool, observe);
 }
 
+/** A statement refused for a duplicate of a unique key (the row is there already). */
+export function isDuplicateKey(err: unknown): boolean {
+  return sqlCode(err) === "ER_DUP_ENTRY";
+}
+
 export function isRetryable(err: unknown): boolean {
   const code = sqlCode(err);
   return code !== undefined && RETRYABLE.has(code);

@@ -3,6 +3,7 @@
 // uploads of one name without file locks; listing by tenant/job and the expiry sweep are index range scans
 // instead of directory walks.
 import type { Pool, ResultSetHeader, RowDataPacket } from "mysql2/promise";
+import { isDuplicateKey } from "../../libs/db/tx.js";
 
 export interface ArtifactRecord {
   id: string;
@@ -93,7 +94,7 @@ export class ArtifactMetadataStore {
       ]);
       return "inserted";
     } catch (err) {
-      if ((err as { code?: string }).code === "ER_DUP_ENTRY") return "duplicate";
+      if (isDuplicateKey(err)) return "duplicate";
       throw err;
     }
   }

@@ -3,7 +3,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from "mysql2/promise";
 import { type ItemState, type JobKind, JobState, type Environment } from "../../../libs/gen/malha/billing/v1/types_pb.js";
-import { inTransaction } from "../../../libs/db/tx.js";
+import { inTransaction, isDuplicateKey } from "../../../libs/db/tx.js";
 import { keyReused } from "../errors.js";
 import type { OpenJobs } from "../metrics.js";
 import { RUNNING_JOB_STATES } from "./states.js";
@@ -138,7 +138,6 @@ export interface FinishColumns {
 }
 
 const placeholders = (n: number) => Array.from({ length: n }, () => "?").join(", ");
-const isDuplicate = (err: unknown) => (err as { code?: string }).code === "ER_DUP_ENTRY";
 const keySha = (key: string) => createHash("sha256").update(key, "utf8").digest("hex");
 
 export class JobRepo {
@@ -189,7 +188,7 @@ export class JobRepo {
       });
       return { jobId, replay: false };
     } catch (err) {
-      if (!isDuplicate(err) || job.idempotencyKey === "") throw err;
+      if (!isDuplicateKey(err) || job.idempotencyKey === "") throw err;
     }
     const [rows] = await this.pool.execute<KeyDbRow[]>(
       "SELECT request_sha256, job_id FROM billing_idempotency_keys WHERE tenant = ? AND key_sha256 = ?",

@@ -2,7 +2,7 @@
 // earlier file. Inserts are idempotent (a re-run after a crash rewrites nothing).
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { Pool, PoolConnection, RowDataPacket } from "mysql2/promise";
-import { inTransaction } from "../../../libs/db/tx.js";
+import { inTransaction, isDuplicateKey } from "../../../libs/db/tx.js";
 
 /**
  * The value of an indexed look-up column (ASCII, bounded), or '' when the bank wrote something that column
@@ -60,7 +60,7 @@ export class RetornoRepo {
     try {
       await c.execute("INSERT INTO billing_retorno_files (tenant, file_sha256, job_id) VALUES (?, ?, ?)", [tenant, sha256, jobId]);
     } catch (err) {
-      if ((err as { code?: string }).code !== "ER_DUP_ENTRY") throw err;
+      if (!isDuplicateKey(err)) throw err;
       const [rows] = await c.execute<FileDbRow[]>("SELECT job_id FROM billing_retorno_files WHERE tenant = ? AND file_sha256 = ?", [
         tenant,
         sha256,

@@ -9,7 +9,7 @@ import { municipalityTables, type Ibge } from "../ibge.js";
 import { municipalityFromRows } from "../mapping/records.js";
 import { keysetAfter, orderBy, Where } from "../sql/keyset.js";
 import { pageSizeOf } from "../../../libs/rpc/page-size.js";
-import { inTransaction, withDb } from "../../../libs/db/tx.js";
+import { inTransaction, isDuplicateKey, withDb } from "../../../libs/db/tx.js";
 import type { Row, StoreDb } from "./context.js";
 
 export interface FeedSpecCols {
@@ -67,7 +67,7 @@ export async function recordMunicipality(
       reg.active ? 1 : 0,
     ]);
   } catch (err) {
-    if ((err as { code?: unknown }).code !== "ER_DUP_ENTRY") throw err;
+    if (!isDuplicateKey(err)) throw err;
     const existing = await readMunicipality(conn, reg.ibge, true);
     if (!existing) throw err;
     if (existing.name === reg.name && existing.uf === reg.uf && existing.active === reg.active && sameFeedSet(existing, reg)) {
