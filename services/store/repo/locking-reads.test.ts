@@ -23,20 +23,22 @@ let db: StoreDb;
 const runs: { feed: Feed; runId: string }[] = [];
 const HELD = 64;
 const outside = () => runs[66]!;
+/** A registration in RS with one feed: produção, DISTRIBUICAO. */
+const registration = (ibge: string, name = `Município ${ibge}`) => ({
+  ibge: parseIbge(ibge),
+  name,
+  uf: "RS",
+  active: true,
+  feeds: [{ ambiente: 1, tipoNsu: "DISTRIBUICAO" }],
+});
 
 beforeAll(async () => {
   tdb = await createThrowawayDatabase();
   db = await migratedStoreDb(tdb, { connectionLimit: 2 });
   for (let i = 0; i < 70; i++) {
-    const ibge = parseIbge(String(4300001 + i));
-    await registerMunicipality(db, {
-      ibge,
-      name: `Município ${ibge}`,
-      uf: "RS",
-      active: true,
-      feeds: [{ ambiente: 1, tipoNsu: "DISTRIBUICAO" }],
-    });
-    const feed = parseFeed(feedOf(ibge));
+    const reg = registration(String(4300001 + i));
+    await registerMunicipality(db, reg);
+    const feed = parseFeed(feedOf(reg.ibge));
     const begun = await beginRun(db, { feed, holder: "h", fence: 1n, trigger: "scheduled", pool: "incremental" });
     runs.push({ feed, runId: begun.run.runId });
   }
@@ -130,13 +132,7 @@ describe("a registration", () => {
   it("leaves the gap of its new ibge open to other registrations until it commits", async () => {
     // 4300100 and 4300090 fall in the same gap of the ibge index (after the last one registered). A locking
     // read of the new ibge would have locked that gap, and two registrations in it deadlocked on their INSERTs.
-    const reg = {
-      ibge: parseIbge("4300100"),
-      name: "Município novo",
-      uf: "RS",
-      active: true,
-      feeds: [{ ambiente: 1, tipoNsu: "DISTRIBUICAO" }],
-    };
+    const reg = registration("4300100", "Município novo");
     const [recorded, neighbour] = await whileHeld(
       (conn) => recordMunicipality(conn, reg),
       () => lockFromAnotherSession("INSERT INTO municipalities (ibge, name, uf, active) VALUES ('4300090', 'Vizinho', 'RS', 1)", []),
@@ -150,13 +146,7 @@ describe("a registration", () => {
   });
 
   it("answers a registration again with the stored one, and a different one with ALREADY_EXISTS", async () => {
-    const reg = {
-      ibge: parseIbge("4300001"),
-      name: "Município 4300001",
-      uf: "RS",
-      active: true,
-      feeds: [{ ambiente: 1, tipoNsu: "DISTRIBUICAO" }],
-    };
+    const reg = registration("4300001");
     const again = await registerMunicipality(db, reg);
     expect([again.created, again.municipality.ibge]).toEqual([false, "4300001"]);
     await expect(registerMunicipality(db, { ...reg, name: "Outro nome" })).rejects.toThrow(/already registered with other fields/);
