@@ -1,7 +1,6 @@
 // Wiring only. The vault keeps ICP-Brasil A1 certificates encrypted at rest (AES-256-GCM under master
 // keys that never enter the database) and hands decrypted client credentials to the ADN gateway alone.
 import { createMysqlPool } from "../../libs/db/pool.js";
-import { countTransactionRetries } from "../../libs/db/tx-metrics.js";
 import { ensureSchema } from "../../libs/db/schema-ready.js";
 import { VaultService } from "../../libs/gen/malha/vault/v1/vault_pb.js";
 import { servicePageTokens } from "../../libs/rpc/page-token.js";
@@ -20,7 +19,6 @@ import { Vault } from "./vault.js";
 await runService("vault", ({ env, config: runtime, log, metrics }) => {
   const config = readVaultConfig(env, runtime);
   const pool = createMysqlPool(config.mysqlUrl, { connectionLimit: config.mysqlConnectionLimit });
-  countTransactionRetries(pool, metrics.registry);
   const repo = new CertificateRepository(pool);
   const keyring = new Keyring(config.masterKeys);
   const vault = new Vault(repo, keyring, log, servicePageTokens(config.pageTokenSecret, VAULT_ERROR_DOMAIN, log));
