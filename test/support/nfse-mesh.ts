@@ -90,6 +90,8 @@ export interface NfseMesh {
   store: ServiceProcess;
   gateway: ServiceProcess;
   coordinators: ServiceProcess[];
+  /** The coordinators' NATS KV lease bucket (its stream is `KV_<leaseBucket>`). */
+  leaseBucket: string;
   storeClient: Client<typeof StoreService>;
   municipalities: { ibge: string; cnpj: string; name: string; uf: string }[];
   /** Coordinators talk to `gateway` unless started with ADN_GATEWAY_URL set to another replica's. */
@@ -193,6 +195,7 @@ export async function startNfseMesh(opts: NfseMeshOptions): Promise<NfseMesh> {
     store,
     gateway,
     coordinators,
+    leaseBucket: bucket,
     storeClient,
     municipalities,
     startCoordinator,
