@@ -46,7 +46,8 @@ const SHARED_STALE = { ibge: "2611606", cnpj: "99000111000165", uf: "PE" };
 const SHARED_CANCELLED = { ibge: "2927408", cnpj: "10111222000135", uf: "BA" };
 const CLOSING = { ibge: "3304904", cnpj: "12345678000195", uf: "RJ" };
 const REFUSED = { ibge: "3170206", cnpj: "23456789000195", uf: "MG" };
-const ALL = [WHOLE, LIMITED, CAPPED, FENCED, HELD, BAD, POISONED, SHARED, SHARED_STALE, SHARED_CANCELLED, CLOSING, REFUSED];
+const SHORT = { ibge: "2211001", cnpj: "34567890000130", uf: "PI" };
+const ALL = [WHOLE, LIMITED, CAPPED, FENCED, HELD, BAD, POISONED, SHARED, SHARED_STALE, SHARED_CANCELLED, CLOSING, REFUSED, SHORT];
 
 let adn: TestAdn;
 let db: ThrowawayDatabase;
@@ -272,7 +273,50 @@ describe("DeliverFeeds", () => {
     expect(noFence.error?.rawMessage).toContain("start.fence_token");
     const badFeed = await deliver(client, startOf("355030", run, 1n));
     expect(badFeed.error?.code).toBe(Code.InvalidArgument);
+    const start = startOf(BAD.ibge, run, 1n);
+    if (start.part?.case === "start") start.part.value = { ...start.part.value, endBelowPageSize: 1001 };
+    const pageSize = await deliver(client, start);
+    expect(pageSize.error?.code).toBe(Code.InvalidArgument);
+    // adn_gateway.proto's bound, checked by the validation interceptor.
+    expect(pageSize.error?.rawMessage).toContain("start.end_below_page_size: must be less than or equal to 1000");
     expect(batchCalls(BAD.ibge)).toBe(0);
+  });
+
+  it("ends at a page shorter than end_below_page_size without asking the ADN again, and without it asks until the ADN's end", async () => {
+    const expected = visible(SHORT.ibge);
+    // The feed's last page is short (the test means nothing if the seeded feed fills its last page).
+    expect(expected.length % 50).not.toBe(0);
+    const pages = Math.ceil(expected.length / 50);
+    const run = await beginRun(SHORT.ibge, 1n);
+    const withLimit = startOf(SHORT.ibge, run, 1n);
+    if (withLimit.part?.case === "start") withLimit.part.value = { ...withLimit.part.value, endBelowPageSize: 50 };
+    const short = await deliver(client, withLimit);
+    expect(short.error).toBeUndefined();
+    expect(await storedNsus(SHORT.ibge)).toEqual(expected);
+    // One call per page: the short last page ends the delivery, no call hears "nothing newer".
+    expect(batchCalls(SHORT.ibge)).toBe(pages);
+    expect(short.reports).toHaveLength(pages);
+    expect(short.reports.slice(0, -1).every((r) => !r.head!.endsAtShortPage)).toBe(true);
+    expect(short.reports.at(-1)!.head).toMatchObject({
+      status: BatchStatus.DOCUMENTS_FOUND,
+      itemCount: expected.length % 50,
+      endsAtShortPage: true,
+    });
+    expect(short.reports.at(-1)!.cursor).toBe(expected.at(-1));
+
+    // Three new notes, a new run without the limit: their page, then the ADN's "nothing newer".
+    adn.sim.feed(SHORT.ibge).append(3);
+    const again = await beginRun(SHORT.ibge, 2n);
+    expect(again.cursor).toBe(expected.at(-1));
+    const calls = batchCalls(SHORT.ibge);
+    const full = await deliver(client, startOf(SHORT.ibge, again, 2n));
+    expect(full.error).toBeUndefined();
+    expect(batchCalls(SHORT.ibge) - calls).toBe(2);
+    expect(full.reports.map((r) => [r.head!.status, r.head!.itemCount, r.head!.endsAtShortPage])).toEqual([
+      [BatchStatus.DOCUMENTS_FOUND, 3, false],
+      [BatchStatus.END_OF_STREAM, 0, false],
+    ]);
+    expect(await storedNsus(SHORT.ibge)).toEqual(visible(SHORT.ibge));
   });
 
   it("fails the stream with INVALID_ARGUMENT for a delivery 0, a start under a number still open and a message without a part", async () => {

@@ -101,7 +101,7 @@ export async function* deliverFeed(
   if (signal.aborted) cancelled();
   else signal.addEventListener("abort", cancelled, { once: true });
   caller.onStop(() => stopFetching());
-  const pages = new ReadAhead(adnPages(deps, feed, start.afterNsu, fetching.signal), PAGES_AHEAD_OF_STORE);
+  const pages = new ReadAhead(adnPages(deps, feed, start.afterNsu, start.endBelowPageSize, fetching.signal), PAGES_AHEAD_OF_STORE);
   const sent: Sent[] = [];
   let n = 1n;
   // The store's cursor as last answered, and what it will be once every page sent is applied as sent.
@@ -186,7 +186,7 @@ export async function* deliverFeed(
         // undefined only after a stop: the ADN side ends by itself after END_OF_STREAM only
         if (page && !caller.stopRequested) send(page);
         else reading = false;
-        if (page?.head.status === BatchStatus.END_OF_STREAM) reading = false;
+        if (page && endsDelivery(page.head)) reading = false;
         continue;
       }
       if (oldest === undefined) {
@@ -199,7 +199,7 @@ export async function* deliverFeed(
       yield report;
       // A page sent before this answer is still written; it is answered and reported before the end. The
       // page asked for is not sent: its ADN call is stopped when the delivery ends.
-      if (oldest.head.status === BatchStatus.END_OF_STREAM || report.cancelRequested || caller.stopRequested) {
+      if (endsDelivery(oldest.head) || report.cancelRequested || caller.stopRequested) {
         reading = false;
         next = undefined;
       }
@@ -223,25 +223,44 @@ function settled(applied: Promise<unknown> | undefined): Promise<void> {
 /** The store's refusal of a page that follows a cursor its run has not reached (store.proto, decision 0052). */
 const PREDECESSOR_NOT_APPLIED = { domain: "malha.store", reason: "PREDECESSOR_NOT_APPLIED" } as const;
 
+/** The ADN's "nothing newer", or a short page the caller let end the delivery (0061). */
+function endsDelivery(head: BatchHead): boolean {
+  return head.status === BatchStatus.END_OF_STREAM || head.endsAtShortPage === true;
+}
+
 function validStart(start: DeliverFeedStart): DeliverFeedStart {
   if (!start.runId) throw invalidArgument("start.run_id is required (the run from StoreService.BeginRun)");
   if (start.fenceToken < 1n) throw invalidArgument("start.fence_token must be at least 1 (the lease's revision)");
   return start;
 }
 
-/** The feed page after page, as the ADN sent it; the next ADN call leaves as soon as a page's envelope is read. */
-async function* adnPages(deps: DeliverFeedDeps, feed: FeedKey, afterNsu: bigint, signal: AbortSignal): AsyncGenerator<Page> {
+/**
+ * The feed page after page, as the ADN sent it; the next ADN call leaves as soon as a page's envelope is
+ * read, unless the page ends the delivery: the ADN's "nothing newer", or a page with items and fewer
+ * entries than `endBelowPageSize` (0: never), after which the ADN is not asked again (0061).
+ */
+async function* adnPages(
+  deps: DeliverFeedDeps,
+  feed: FeedKey,
+  afterNsu: bigint,
+  endBelowPageSize: number,
+  signal: AbortSignal,
+): AsyncGenerator<Page> {
   let next = readBatchPage(deps.gateway, deps.log, { feed, afterNsu }, signal);
   for (;;) {
     const { entries, ...facts } = await next;
-    const last = facts.status === BatchStatus.END_OF_STREAM;
+    const short = facts.status === BatchStatus.DOCUMENTS_FOUND && entries.length > 0 && facts.pageSizeSeen < endBelowPageSize;
+    const last = facts.status === BatchStatus.END_OF_STREAM || short;
     if (!last) {
       // DOCUMENTS_FOUND means a highest NSU above the last one: one call at a time, never two.
       next = readBatchPage(deps.gateway, deps.log, { feed, afterNsu: facts.highestNsu }, signal);
       // Dropped unread if the delivery ends first (stopped, cancelled, or this page failed).
       next.catch(() => undefined);
     }
-    yield { head: { ...facts, itemCount: entries.length } as BatchHead, ...pageEntries(entries, deps.maxBatchBytes) };
+    yield {
+      head: { ...facts, itemCount: entries.length, ...(short ? { endsAtShortPage: true } : {}) } as BatchHead,
+      ...pageEntries(entries, deps.maxBatchBytes),
+    };
     if (last) return;
   }
 }

@@ -12,6 +12,8 @@ describe("coordinator config", () => {
       emptyResultBackoffMs: 3_600_000,
       progressEvery: 100,
       staleLockMs: 120 * 60_000,
+      adnPageSize: 50,
+      shortPageEndRuns: 3,
     });
   });
 
@@ -25,5 +27,9 @@ describe("coordinator config", () => {
       new ConfigError("NFSE_WORKER_CONCURRENCY", "must be an integer between 1 and 1024, got 0"),
     );
     expect(() => readCoordinatorConfig(new EnvReader({}))).toThrow(ConfigError);
+    expect(readCoordinatorConfig(new EnvReader({ NATS_URL: "nats://n:4222", NFSE_SHORT_PAGE_END_RUNS: "0" })).shortPageEndRuns).toBe(0);
+    expect(() => readCoordinatorConfig(new EnvReader({ NATS_URL: "nats://n:4222", NFSE_ADN_PAGE_SIZE: "1001" }))).toThrow(
+      new ConfigError("NFSE_ADN_PAGE_SIZE", "must be an integer between 1 and 1000, got 1001"),
+    );
   });
 });

@@ -37,6 +37,13 @@ export interface CoordinatorConfig {
   failureBackoffMaxMs: number;
   /** How old the cached list of the vault's ACTIVE certificates may get (feed status, sweep checks). */
   certificateRefreshMs: number;
+  /**
+   * The ADN's page size (50 observed in 2026): a scheduled incremental run ends at a page with fewer
+   * entries, without the second call that would only hear "nothing newer" (decision 0061).
+   */
+  adnPageSize: number;
+  /** Runs of a feed in a row that may end so; the next one asks until the ADN's end. 0: never. */
+  shortPageEndRuns: number;
 }
 
 export function readCoordinatorConfig(env: EnvReader): CoordinatorConfig {
@@ -62,5 +69,7 @@ export function readCoordinatorConfig(env: EnvReader): CoordinatorConfig {
     failureBackoffBaseMs: env.durationMs("NFSE_FAILURE_BACKOFF_SECONDS", { default: 60_000, minSeconds: 1 }),
     failureBackoffMaxMs: env.durationMs("NFSE_FAILURE_BACKOFF_MAX_SECONDS", { default: 3_600_000, minSeconds: 1 }),
     certificateRefreshMs: env.durationMs("COORDINATOR_CERTIFICATE_REFRESH_SECONDS", { default: 60_000, minSeconds: 1, maxSeconds: 86_400 }),
+    adnPageSize: env.int("NFSE_ADN_PAGE_SIZE", { default: 50, min: 1, max: 1000 }),
+    shortPageEndRuns: env.int("NFSE_SHORT_PAGE_END_RUNS", { default: 3, min: 0, max: 100 }),
   };
 }

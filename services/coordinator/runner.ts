@@ -1,5 +1,5 @@
 import type { FeedKey } from "../../libs/gen/malha/nfse/v1/feed_pb.js";
-import { RunOutcome, SyncPool, type RunTrigger } from "../../libs/gen/malha/store/v1/types_pb.js";
+import { RunOutcome, RunTrigger, SyncPool } from "../../libs/gen/malha/store/v1/types_pb.js";
 import type { Logger } from "../../libs/log/logger.js";
 import type { LeaseManager } from "../../libs/leases/types.js";
 import { inSpan, SpanKind } from "../../libs/tracing/spans.js";
@@ -24,6 +24,8 @@ export type RunResult = SyncFeedResult | { kind: "lease-held"; holder?: string }
  */
 export class FeedRunner {
   private readonly failures = new Map<string, number>();
+  /** Page sizes seen that differ from NFSE_ADN_PAGE_SIZE, each warned about once. */
+  private readonly pageSizesWarned = new Set<number>();
 
   constructor(
     private readonly leases: LeaseManager,
@@ -55,6 +57,20 @@ export class FeedRunner {
     return result;
   }
 
+  /**
+   * A full page of another size than NFSE_ADN_PAGE_SIZE means the setting is stale: larger pages make
+   * short-page ends rarer (no harm), smaller ones end runs early that had more to read (their next
+   * run, an hour later, reads it; at most NFSE_SHORT_PAGE_END_RUNS in a row). Said once per size.
+   */
+  private checkPageSize(seen: number, feed: string): void {
+    if (seen === this.config.adnPageSize || this.pageSizesWarned.has(seen)) return;
+    this.pageSizesWarned.add(seen);
+    this.log.warn(
+      { feed, pageSize: seen, configured: this.config.adnPageSize },
+      "the ADN sent a full page of another size than NFSE_ADN_PAGE_SIZE; set it to the ADN's page size",
+    );
+  }
+
   private async runUnderLease(job: FeedJob): Promise<RunResult> {
     const lease = await this.leases.tryAcquire(leaseKeyOf(job.feed));
     if (!lease) {
@@ -74,7 +90,13 @@ export class FeedRunner {
         emptyResultBackoffMs: this.config.emptyResultBackoffMs,
         failureBackoffMs: this.failureBackoffMs(job.key),
         ...(job.pool === SyncPool.BOOTSTRAP ? { sliceMs: this.config.bootstrapSliceMs } : {}),
+        // Only the sweep's runs of caught-up feeds: a bootstrap, a resumed slice or an operator's sync
+        // goes on until the ADN says nothing is newer (decision 0061).
+        ...(job.pool === SyncPool.INCREMENTAL && job.trigger === RunTrigger.SCHEDULED && this.config.shortPageEndRuns > 0
+          ? { shortPageEnd: { pageSize: this.config.adnPageSize, maxRuns: this.config.shortPageEndRuns } }
+          : {}),
       });
+      if (result.kind === "finished" && result.fullPageSize !== undefined) this.checkPageSize(result.fullPageSize, runFields.feed);
       if (result.kind === "finished" && result.outcome === RunOutcome.FAILED) {
         this.failures.set(job.key, (this.failures.get(job.key) ?? 0) + 1);
         this.log.warn({ ...runFields, runId: result.runId, error: result.error }, "feed run failed");
@@ -85,7 +107,13 @@ export class FeedRunner {
             ...runFields,
             kind: result.kind,
             ...(result.kind === "finished"
-              ? { outcome: RunOutcome[result.outcome], runId: result.runId, items: result.items, cursor: result.cursor.toString() }
+              ? {
+                  outcome: RunOutcome[result.outcome],
+                  runId: result.runId,
+                  items: result.items,
+                  cursor: result.cursor.toString(),
+                  ...(result.endedAtShortPage ? { endedAtShortPage: true } : {}),
+                }
               : {}),
             ...(result.kind === "lease-lost" ? { runId: result.runId, items: result.items } : {}),
           },

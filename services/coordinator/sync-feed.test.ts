@@ -22,14 +22,15 @@ import { feedKey, leaseKeyOf } from "./feed-key.js";
 import { PAGES_AHEAD_OF_STORE, PAGES_IN_APPLY, UNACKNOWLEDGED_PAGES } from "../adn-gateway/deliver-feed.js";
 import { FeedDeliveries } from "./feed-delivery.js";
 import { batchedRunCalls } from "./run-calls.js";
-import { syncFeed, type SyncFeedResult } from "./sync-feed.js";
+import { syncFeed, type SyncFeedOptions, type SyncFeedResult } from "./sync-feed.js";
 
 const CALM = { ibge: "3550308", cnpj: "11222333000181", uf: "SP" };
 const BOMBED = { ibge: "3304557", cnpj: "22333444000181", uf: "RJ" };
 const CANCELLED = { ibge: "3106200", cnpj: "33444555000181", uf: "MG" };
 const LIMITED = { ibge: "4106902", cnpj: "44555666000181", uf: "PR" };
 const SLICED = { ibge: "4314902", cnpj: "55666777000181", uf: "RS" };
-const ALL = [CALM, BOMBED, CANCELLED, LIMITED, SLICED];
+const SHORT = { ibge: "2211001", cnpj: "34567890000130", uf: "PI" };
+const ALL = [CALM, BOMBED, CANCELLED, LIMITED, SLICED, SHORT];
 const MIB = 1024 * 1024;
 
 let adn: TestAdn;
@@ -150,6 +151,7 @@ async function run(
   ibge: string,
   onReport?: (k: number) => Promise<void>,
   sliceMs?: number,
+  options: Partial<SyncFeedOptions> = {},
 ): Promise<{ result: SyncFeedResult; observed: Observed }> {
   const feed = feedOf(ibge);
   const lease = await leases.tryAcquire(leaseKeyOf(feed));
@@ -162,6 +164,7 @@ async function run(
       emptyResultBackoffMs: 3_600_000,
       failureBackoffMs: 60_000,
       ...(sliceMs !== undefined ? { sliceMs } : {}),
+      ...options,
     });
     return { result, observed };
   } finally {
@@ -190,6 +193,51 @@ const visible = (ibge: string) =>
     .map((e) => e.nsu);
 
 describe("syncFeed over DeliverFeeds", () => {
+  it("ends a caught-up feed's run at its short page, without the ADN's 'nothing newer', while fewer than maxRuns runs in a row did; the next asks until the ADN's end", async () => {
+    const expected = visible(SHORT.ibge);
+    const batchCalls = () => adn.sim.counters().byFeed[`${SHORT.ibge}/DISTRIBUICAO`]?.batch ?? 0;
+    const state = async () => {
+      const [rows] = await db.pool.query<RowDataPacket[]>(
+        "SELECT short_page_ends, TIMESTAMPDIFF(SECOND, NOW(3), next_eligible_at) AS wait_s FROM nfse_sync_state WHERE ibge = ?",
+        [SHORT.ibge],
+      );
+      return { shortPageEnds: Number(rows[0]!.short_page_ends), waitS: Number(rows[0]!.wait_s) };
+    };
+    // What the hour's wait would bring: new notes, and the feed eligible again.
+    const anHourLater = async (notes: number) => {
+      adn.sim.feed(SHORT.ibge).append(notes);
+      await db.pool.query("UPDATE nfse_sync_state SET next_eligible_at = NOW(3) - INTERVAL 1 SECOND WHERE ibge = ?", [SHORT.ibge]);
+    };
+    const incremental = { pool: SyncPool.INCREMENTAL, shortPageEnd: { pageSize: 50, maxRuns: 2 } };
+
+    // The first sync may not end at a short page: it reads until the ADN's end, and learns its page size.
+    const first = await run(SHORT.ibge);
+    expect(first.result).toMatchObject({ kind: "finished", outcome: RunOutcome.CAUGHT_UP, cursor: expected.at(-1), fullPageSize: 50 });
+    expect(first.result).not.toHaveProperty("endedAtShortPage");
+    expect(await state()).toMatchObject({ shortPageEnds: 0 });
+
+    for (const [k, notes] of [3, 2].entries()) {
+      await anHourLater(notes);
+      const calls = batchCalls();
+      const { result } = await run(SHORT.ibge, undefined, undefined, incremental);
+      expect(result).toMatchObject({ kind: "finished", outcome: RunOutcome.CAUGHT_UP, items: notes, endedAtShortPage: true });
+      expect(batchCalls() - calls).toBe(1);
+      const after = await state();
+      expect(after.shortPageEnds).toBe(k + 1);
+      // The ADN's one-hour wait holds as after its "nothing newer".
+      expect(after.waitS).toBeGreaterThan(3500);
+    }
+    // Two runs in a row ended at a short page: this one hears the ADN's end, and the count starts over.
+    await anHourLater(4);
+    const calls = batchCalls();
+    const { result } = await run(SHORT.ibge, undefined, undefined, incremental);
+    expect(result).toMatchObject({ kind: "finished", outcome: RunOutcome.CAUGHT_UP, items: 4 });
+    expect(result).not.toHaveProperty("endedAtShortPage");
+    expect(batchCalls() - calls).toBe(2);
+    expect(await state()).toMatchObject({ shortPageEnds: 0 });
+    expect(await storedNsus(SHORT.ibge)).toEqual(visible(SHORT.ibge));
+  });
+
   it("has the ADN asked for page k+1 before page k is applied, leaves the page bytes to the gateway and the store, and stores every NSU once", async () => {
     const expected = visible(CALM.ibge);
     const { result, observed } = await run(CALM.ibge);

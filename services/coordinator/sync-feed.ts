@@ -27,11 +27,27 @@ export interface SyncFeedOptions {
   failureBackoffMs: number;
   /** Give the lease back after this long (bootstrap time slice); undefined = run to the end. */
   sliceMs?: number;
+  /**
+   * May end at a page with fewer entries than `pageSize` instead of asking the ADN until it says nothing
+   * is newer, while fewer than `maxRuns` runs of the feed in a row ended so (decision 0061). Undefined: never.
+   */
+  shortPageEnd?: { pageSize: number; maxRuns: number };
 }
 
 export type SyncFeedResult =
   | { kind: "not-eligible"; nextEligibleAt?: Date; cooldownUntil?: Date }
-  | { kind: "finished"; outcome: RunOutcome; runId: string; items: number; cursor: bigint; error?: string }
+  | {
+      kind: "finished";
+      outcome: RunOutcome;
+      runId: string;
+      items: number;
+      cursor: bigint;
+      error?: string;
+      /** CAUGHT_UP at a short page, the ADN not asked again. */
+      endedAtShortPage?: boolean;
+      /** The most entries of a page the ADN followed with more in this run: its page size, as seen. */
+      fullPageSize?: number;
+    }
   | { kind: "lease-lost"; runId?: string; items: number };
 
 /**
@@ -72,7 +88,12 @@ export async function syncFeed(deps: SyncFeedDeps, lease: Lease, feed: FeedKey, 
   // Cancelled by a lost lease, and closed whenever the run ends, however it ends: no delivery outlives
   // its run. The delivery's span in the run's trace is the parent of the gateway's (decision 0044).
   const span = startSpan("deliver feed", SpanKind.CLIENT);
-  const delivery = inContextOf(span, () => deliveries.open({ feed, afterNsu: cursor, runId, fenceToken: lease.fenceToken }, lease.signal));
+  const short = opts.shortPageEnd;
+  const endBelowPageSize = short && begin.shortPageEnds < short.maxRuns ? short.pageSize : 0;
+  const delivery = inContextOf(span, () =>
+    deliveries.open({ feed, afterNsu: cursor, runId, fenceToken: lease.fenceToken, endBelowPageSize }, lease.signal),
+  );
+  let fullPageSize = 0;
   let delivered = false;
   const endDelivery = () => {
     delivery.close();
@@ -80,7 +101,10 @@ export async function syncFeed(deps: SyncFeedDeps, lease: Lease, feed: FeedKey, 
     delivered = true;
     span.end();
   };
-  const finish = async (outcome: RunOutcome, extra: { error?: string; nextEligibleAt?: number; cooldownUntil?: number }) => {
+  const finish = async (
+    outcome: RunOutcome,
+    extra: { error?: string; nextEligibleAt?: number; cooldownUntil?: number; endedAtShortPage?: boolean },
+  ) => {
     endDelivery();
     await store.finishRun(
       {
@@ -91,23 +115,39 @@ export async function syncFeed(deps: SyncFeedDeps, lease: Lease, feed: FeedKey, 
         errorMessage: extra.error ?? "",
         ...(extra.nextEligibleAt !== undefined ? { nextEligibleAt: timestampFromMs(extra.nextEligibleAt) } : {}),
         ...(extra.cooldownUntil !== undefined ? { cooldownUntil: timestampFromMs(extra.cooldownUntil) } : {}),
+        endedAtShortPage: extra.endedAtShortPage === true,
       },
       call,
     );
-    return { kind: "finished" as const, outcome, runId, items, cursor, ...(extra.error ? { error: extra.error } : {}) };
+    return {
+      kind: "finished" as const,
+      outcome,
+      runId,
+      items,
+      cursor,
+      ...(fullPageSize > 0 ? { fullPageSize } : {}),
+      ...(extra.error ? { error: extra.error } : {}),
+      ...(extra.endedAtShortPage ? { endedAtShortPage: true } : {}),
+    };
   };
 
   const sliceOver = () => opts.sliceMs !== undefined && performance.now() - startedAt >= opts.sliceMs;
   try {
     let caughtUp = false;
+    let endedAtShortPage = false;
     let cancelled = false;
     let stopping = false;
+    let pageBefore = 0;
     for (let report = await delivery.next(); report; report = await delivery.next()) {
       const head = report.head;
       if (report.cursor > cursor) cursor = report.cursor;
       if (report.counts) items += head?.itemCount ?? 0;
       if (report.cancelRequested) cancelled = true;
       if (head?.status === BatchStatus.END_OF_STREAM) caughtUp = true;
+      if (head?.endsAtShortPage) caughtUp = endedAtShortPage = true;
+      // A page the ADN followed with more items was a full one: its size is the ADN's page size.
+      if (head?.status === BatchStatus.DOCUMENTS_FOUND && pageBefore > fullPageSize) fullPageSize = pageBefore;
+      pageBefore = head?.status === BatchStatus.DOCUMENTS_FOUND ? head.pageSizeSeen : 0;
       if (lease.signal.aborted) return { kind: "lease-lost", runId, items };
       // The gateway ends after the page it is applying; its reports until then still count.
       if (!stopping && (sliceOver() || lease.remainingMs() <= 0)) {
@@ -117,7 +157,9 @@ export async function syncFeed(deps: SyncFeedDeps, lease: Lease, feed: FeedKey, 
     }
     if (lease.signal.aborted) return { kind: "lease-lost", runId, items };
     if (cancelled) return await finish(RunOutcome.CANCELLED, {});
-    if (caughtUp) return await finish(RunOutcome.CAUGHT_UP, { nextEligibleAt: now() + opts.emptyResultBackoffMs });
+    // A short page ends the run as the ADN's "nothing newer" does, one-hour wait included: the notes
+    // issued meanwhile are the next run's (0061).
+    if (caughtUp) return await finish(RunOutcome.CAUGHT_UP, { nextEligibleAt: now() + opts.emptyResultBackoffMs, endedAtShortPage });
     if (stopping) return await finish(RunOutcome.YIELDED, {});
     throw new ConnectError("the gateway's delivery ended without an END_OF_STREAM page, a cancellation or a stop", Code.Internal);
   } catch (err) {

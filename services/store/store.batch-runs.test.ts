@@ -219,6 +219,13 @@ describe("FinishRuns", () => {
       client.finishRuns({ runs: [{ feed: feedOf("3304557"), runId, fenceToken: 13n, outcome: RunOutcome.CAUGHT_UP }] }),
     );
     expect(caughtUp.rawMessage).toBe("runs[0]: next_eligible_at is required for CAUGHT_UP");
+    const shortYield = await rejection(
+      client.finishRuns({
+        runs: [{ feed: feedOf("3304557"), runId, fenceToken: 13n, outcome: RunOutcome.YIELDED, endedAtShortPage: true }],
+      }),
+    );
+    expect(shortYield.code).toBe(Code.InvalidArgument);
+    expect(shortYield.rawMessage).toBe("runs[0]: ended_at_short_page is only for CAUGHT_UP, not YIELDED");
     const twice = await rejection(
       client.finishRuns({
         runs: [

@@ -86,6 +86,20 @@ describe("NFS-e sync end to end", () => {
     const before = batches();
     await new Promise((r) => setTimeout(r, 3500));
     expect(batches()).toEqual(before);
+
+    // An hour later (the wait moved to now), new notes: the sweep's run reads their page and ends there,
+    // without the second call that would only hear "nothing newer" (decision 0061).
+    const { ibge } = mesh.municipalities[0]!;
+    const feed = mesh.sim.feed(ibge, "DISTRIBUICAO");
+    const added = feed.append(3).filter((e) => !e.hidden);
+    expect(added.length).toBeGreaterThan(0);
+    await mesh.db.pool.query("UPDATE nfse_sync_state SET next_eligible_at = NOW(3) - INTERVAL 1 SECOND WHERE ibge = ?", [ibge]);
+    const stateOf = async () => (await mesh.storeClient.listSyncStates({ pageSize: 100 })).states.find((s) => s.feed?.ibge === ibge)!;
+    await until(async () => (await stateOf()).shortPageEnds === 1, "the sweep's run to end at the new notes' page");
+    expect(batches()[`${ibge}/DISTRIBUICAO`]).toBe(before[`${ibge}/DISTRIBUICAO`]! + 1);
+    expect((await stateOf()).lastNsu).toBe(added.at(-1)!.nsu);
+    expect(timestampDate((await stateOf()).nextEligibleAt!).getTime()).toBeGreaterThan(Date.now() + 59 * 60_000);
+    expect(await storedNsus(mesh, ibge)).toEqual(expect.arrayContaining(added.map((e) => e.nsu)));
   });
 });
 

@@ -72,6 +72,7 @@ function begunOf(result: BeginRunResult) {
     runId: result.run.runId,
     cursor: result.cursor,
     run: result.run,
+    shortPageEnds: result.shortPageEnds,
     ...(result.nextEligibleAt ? { nextEligibleAt: timestampFromDate(result.nextEligibleAt) } : {}),
     ...(result.cooldownUntil ? { cooldownUntil: timestampFromDate(result.cooldownUntil) } : {}),
   };
@@ -84,6 +85,8 @@ function finishInput(req: FinishRunRequest): FinishRunInput {
   if (outcome === undefined) throw badRequest("outcome must be set");
   if (req.outcome === RunOutcome.CAUGHT_UP && !req.nextEligibleAt) throw badRequest("next_eligible_at is required for CAUGHT_UP");
   if (req.outcome === RunOutcome.RATE_LIMITED && !req.cooldownUntil) throw badRequest("cooldown_until is required for RATE_LIMITED");
+  if (req.endedAtShortPage && req.outcome !== RunOutcome.CAUGHT_UP)
+    throw badRequest(`ended_at_short_page is only for CAUGHT_UP, not ${RunOutcome[req.outcome]}`);
   return {
     feed,
     runId: parseRunId(req.runId),
@@ -92,6 +95,7 @@ function finishInput(req: FinishRunRequest): FinishRunInput {
     errorMessage: optionalText(req.errorMessage, "error_message", 4000),
     nextEligibleAt: optionalTime(req.nextEligibleAt) ?? null,
     cooldownUntil: optionalTime(req.cooldownUntil) ?? null,
+    endedAtShortPage: req.endedAtShortPage,
   };
 }
 

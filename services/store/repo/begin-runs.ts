@@ -27,6 +27,8 @@ export interface BeginRunResult {
   cursor: bigint;
   nextEligibleAt: Date | null;
   cooldownUntil: Date | null;
+  /** The feed's short_page_ends when the run began (0061). */
+  shortPageEnds: number;
 }
 
 /** One entry's answer in a batched call: its value, or the error the single-entry call would throw. */
@@ -78,6 +80,7 @@ export async function beginRuns(db: StoreDb, inputs: readonly BeginRunInput[]): 
       cursor,
       nextEligibleAt: (state.next_eligible_at as Date | null) ?? null,
       cooldownUntil: (state.cooldown_until as Date | null) ?? null,
+      shortPageEnds: Number(state.short_page_ends ?? 0),
     });
 
     // The checks of BeginRun, in its order, per feed.

@@ -22,6 +22,8 @@ export interface FinishRunInput {
   errorMessage: string;
   nextEligibleAt: Date | null;
   cooldownUntil: Date | null;
+  /** CAUGHT_UP at a short page, without the ADN's "nothing newer" (0061). */
+  endedAtShortPage?: boolean;
 }
 
 export interface FinishRunResult {
@@ -84,7 +86,22 @@ export async function finishRuns(db: StoreDb, inputs: readonly FinishRunInput[])
         return { input, failed, success, now: run.db_now as Date };
       });
       const v = valuesTable(
-        ["ibge", "ambiente", "tipo_nsu", "fence", "run_id", "status", "outcome", "nea", "cdu", "success", "failed", "now", "message"],
+        [
+          "ibge",
+          "ambiente",
+          "tipo_nsu",
+          "fence",
+          "run_id",
+          "status",
+          "outcome",
+          "nea",
+          "cdu",
+          "success",
+          "failed",
+          "now",
+          "message",
+          "short_end",
+        ],
         entries.map((e) => [
           e.input.feed.ibge,
           e.input.feed.ambiente,
@@ -99,6 +116,7 @@ export async function finishRuns(db: StoreDb, inputs: readonly FinishRunInput[])
           e.failed ? 1 : 0,
           e.now,
           e.input.errorMessage || null,
+          e.input.endedAtShortPage ? 1 : 0,
         ]),
       );
       // The fenced write of 0008, per feed: each row only if its fence and run still hold (they do:
@@ -112,7 +130,9 @@ export async function finishRuns(db: StoreDb, inputs: readonly FinishRunInput[])
                                         WHEN s.cooldown_until IS NULL OR s.cooldown_until < v.cdu THEN v.cdu ELSE s.cooldown_until END,
                 s.last_success_at = CASE WHEN v.success = 1 THEN v.now ELSE s.last_success_at END,
                 s.last_error_at = CASE WHEN v.failed = 1 THEN v.now ELSE s.last_error_at END,
-                s.last_error_message = CASE WHEN v.failed = 1 THEN v.message ELSE s.last_error_message END
+                s.last_error_message = CASE WHEN v.failed = 1 THEN v.message ELSE s.last_error_message END,
+                s.short_page_ends = CASE WHEN v.outcome <> 'caught_up' THEN s.short_page_ends
+                                         WHEN v.short_end = 1 THEN LEAST(s.short_page_ends + 1, 255) ELSE 0 END
           WHERE s.fence_token = CAST(v.fence AS UNSIGNED) AND s.current_run_id = CAST(v.run_id AS UNSIGNED) AND s.status = 'running'`,
         v.params,
       );
