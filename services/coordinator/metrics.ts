@@ -25,6 +25,12 @@ export function createCoordinatorMetrics(registry: Registry): CoordinatorMetrics
     labelNames: ["pool", "outcome"],
     registers: [registry],
   });
+  const shortPageEnds = new Counter({
+    name: "malha_sync_short_page_ends_total",
+    help: "Runs of this replica that ended at a page shorter than NFSE_ADN_PAGE_SIZE, without the ADN call that only hears 'nothing newer' (decision 0061).",
+    labelNames: ["pool"],
+    registers: [registry],
+  });
   const items = new Counter({
     name: "malha_sync_items_total",
     help: "Items (documents, events, faults) applied by this replica's runs.",
@@ -77,6 +83,7 @@ export function createCoordinatorMetrics(registry: Registry): CoordinatorMetrics
   return {
     runEnded(pool, result, seconds) {
       runs.inc({ pool: poolLabel(pool), outcome: runOutcomeLabel(result) });
+      if (result.kind === "finished" && result.endedAtShortPage) shortPageEnds.inc({ pool: poolLabel(pool) });
       const n = result.kind === "finished" || result.kind === "lease-lost" ? result.items : 0;
       if (n > 0) items.inc({ pool: poolLabel(pool) }, n);
       if (result.kind === "finished" || result.kind === "lease-lost") duration.observe({ pool: poolLabel(pool) }, seconds);

@@ -100,6 +100,12 @@ describe("NFS-e sync end to end", () => {
     expect((await stateOf()).lastNsu).toBe(added.at(-1)!.nsu);
     expect(timestampDate((await stateOf()).nextEligibleAt!).getTime()).toBeGreaterThan(Date.now() + 59 * 60_000);
     expect(await storedNsus(mesh, ibge)).toEqual(expect.arrayContaining(added.map((e) => e.nsu)));
+    const ended = await Promise.all(
+      mesh.coordinators.map(
+        async (c) => sampleValue(await scrape(c.metricsPort), "malha_sync_short_page_ends_total", { pool: "incremental" }) ?? 0,
+      ),
+    );
+    expect(ended.reduce((a, b) => a + b, 0)).toBe(1);
   });
 });
 
