@@ -1,5 +1,5 @@
-// syncFeed over real processes: the ADN simulator, an adn-gateway and a store on a throwaway database,
-// a real NATS KV lease. The gateway applies the pages to the store itself (DeliverFeeds); interceptors on
+// syncFeed, and the runner's choice of the runs that may end at a short page, over real processes: the
+// ADN simulator, an adn-gateway and a store on a throwaway database, a real NATS KV lease. The gateway applies the pages to the store itself (DeliverFeeds); interceptors on
 // the coordinator's own clients only watch and hold back messages; what happened is read from the
 // simulator's counters and the store's tables, never from the clock.
 import { randomBytes } from "node:crypto";
@@ -22,6 +22,10 @@ import { feedKey, leaseKeyOf } from "./feed-key.js";
 import { PAGES_AHEAD_OF_STORE, PAGES_IN_APPLY, UNACKNOWLEDGED_PAGES } from "../adn-gateway/deliver-feed.js";
 import { FeedDeliveries } from "./feed-delivery.js";
 import { batchedRunCalls } from "./run-calls.js";
+import { EnvReader } from "../../libs/config/env.js";
+import { createLogger } from "../../libs/log/logger.js";
+import { readCoordinatorConfig } from "./config.js";
+import { FeedRunner } from "./runner.js";
 import { syncFeed, type SyncFeedOptions, type SyncFeedResult } from "./sync-feed.js";
 
 const CALM = { ibge: "3550308", cnpj: "11222333000181", uf: "SP" };
@@ -30,7 +34,8 @@ const CANCELLED = { ibge: "3106200", cnpj: "33444555000181", uf: "MG" };
 const LIMITED = { ibge: "4106902", cnpj: "44555666000181", uf: "PR" };
 const SLICED = { ibge: "4314902", cnpj: "55666777000181", uf: "RS" };
 const SHORT = { ibge: "2211001", cnpj: "34567890000130", uf: "PI" };
-const ALL = [CALM, BOMBED, CANCELLED, LIMITED, SLICED, SHORT];
+const GATED = { ibge: "2408102", cnpj: "45678901000175", uf: "RN" };
+const ALL = [CALM, BOMBED, CANCELLED, LIMITED, SLICED, SHORT, GATED];
 const MIB = 1024 * 1024;
 
 let adn: TestAdn;
@@ -236,6 +241,43 @@ describe("syncFeed over DeliverFeeds", () => {
     expect(batchCalls() - calls).toBe(2);
     expect(await state()).toMatchObject({ shortPageEnds: 0 });
     expect(await storedNsus(SHORT.ibge)).toEqual(visible(SHORT.ibge));
+  });
+
+  it("lets only the sweep's runs of the incremental pool end at a short page, and none with NFSE_SHORT_PAGE_END_RUNS=0", async () => {
+    const feed = feedOf(GATED.ibge);
+    const batchCalls = () => adn.sim.counters().byFeed[`${GATED.ibge}/DISTRIBUICAO`]?.batch ?? 0;
+    const log = createLogger({ service: "runner-test", level: "silent" });
+    const runnerWith = (env: Record<string, string>) => {
+      const clients = observedClients(GATED.ibge);
+      const config = readCoordinatorConfig(new EnvReader({ NATS_URL: "nats://127.0.0.1:4222", ...env }));
+      return { runner: new FeedRunner(leases, clients.deps, config, log), close: clients.close };
+    };
+    const calls = async (env: Record<string, string>, trigger: RunTrigger, pool: SyncPool, notes: number) => {
+      if (notes > 0) {
+        adn.sim.feed(GATED.ibge).append(notes);
+        await db.pool.query("UPDATE nfse_sync_state SET next_eligible_at = NOW(3) - INTERVAL 1 SECOND WHERE ibge = ?", [GATED.ibge]);
+      }
+      const { runner, close } = runnerWith(env);
+      try {
+        const before = batchCalls();
+        const result = await runner.run({ key: leaseKeyOf(feed), feed, trigger, pool });
+        expect(result).toMatchObject({ kind: "finished", outcome: RunOutcome.CAUGHT_UP });
+        return batchCalls() - before;
+      } finally {
+        await close();
+      }
+    };
+    const pages = Math.ceil(visible(GATED.ibge).length / 50);
+    // The first sync reads to the ADN's end, whatever started it.
+    expect(await calls({}, RunTrigger.SCHEDULED, SyncPool.BOOTSTRAP, 0)).toBe(pages + 1);
+    // An operator's SyncNow of a caught-up feed, and a resumed slice: to the ADN's end.
+    expect(await calls({}, RunTrigger.SYNC_NOW, SyncPool.INCREMENTAL, 3)).toBe(2);
+    expect(await calls({}, RunTrigger.RESUME, SyncPool.INCREMENTAL, 3)).toBe(2);
+    // Turned off: the sweep's run too.
+    expect(await calls({ NFSE_SHORT_PAGE_END_RUNS: "0" }, RunTrigger.SCHEDULED, SyncPool.INCREMENTAL, 3)).toBe(2);
+    // The sweep's run of the incremental pool: its page only.
+    expect(await calls({}, RunTrigger.SCHEDULED, SyncPool.INCREMENTAL, 3)).toBe(1);
+    expect(await storedNsus(GATED.ibge)).toEqual(visible(GATED.ibge));
   });
 
   it("has the ADN asked for page k+1 before page k is applied, leaves the page bytes to the gateway and the store, and stores every NSU once", async () => {
