@@ -1,7 +1,8 @@
 // syncFeed, and the runner's choice of the runs that may end at a short page, over real processes: the
-// ADN simulator, an adn-gateway and a store on a throwaway database, a real NATS KV lease. The gateway applies the pages to the store itself (DeliverFeeds); interceptors on
-// the coordinator's own clients only watch and hold back messages; what happened is read from the
-// simulator's counters and the store's tables, never from the clock.
+// ADN simulator, an adn-gateway and a store on a throwaway database, a real NATS KV lease. The gateway
+// applies the pages to the store itself (DeliverFeeds); interceptors on the coordinator's own clients only
+// watch and hold back messages; what happened is read from the simulator's counters and the store's
+// tables, never from the clock.
 import { randomBytes } from "node:crypto";
 import type { RowDataPacket } from "mysql2/promise";
 import { Kvm } from "@nats-io/kv";
