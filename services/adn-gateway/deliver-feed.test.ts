@@ -138,9 +138,15 @@ async function deliver(c: Client<typeof AdnGatewayService>, start: Message) {
   return { reports };
 }
 
-const startOf = (ibge: string, run: { runId: string; cursor: bigint }, fenceToken: bigint, delivery = 1): Message => ({
+const startOf = (
+  ibge: string,
+  run: { runId: string; cursor: bigint },
+  fenceToken: bigint,
+  delivery = 1,
+  extra: { endBelowPageSize?: number } = {},
+): Message => ({
   delivery,
-  part: { case: "start", value: { feed: feed(ibge), afterNsu: run.cursor, runId: run.runId, fenceToken } },
+  part: { case: "start", value: { feed: feed(ibge), afterNsu: run.cursor, runId: run.runId, fenceToken, ...extra } },
 });
 
 describe("DeliverFeeds", () => {
@@ -273,9 +279,7 @@ describe("DeliverFeeds", () => {
     expect(noFence.error?.rawMessage).toContain("start.fence_token");
     const badFeed = await deliver(client, startOf("355030", run, 1n));
     expect(badFeed.error?.code).toBe(Code.InvalidArgument);
-    const start = startOf(BAD.ibge, run, 1n);
-    if (start.part?.case === "start") start.part.value = { ...start.part.value, endBelowPageSize: 1001 };
-    const pageSize = await deliver(client, start);
+    const pageSize = await deliver(client, startOf(BAD.ibge, run, 1n, 1, { endBelowPageSize: 1001 }));
     expect(pageSize.error?.code).toBe(Code.InvalidArgument);
     // adn_gateway.proto's bound, checked by the validation interceptor.
     expect(pageSize.error?.rawMessage).toContain("start.end_below_page_size: must be less than or equal to 1000");
@@ -288,9 +292,7 @@ describe("DeliverFeeds", () => {
     expect(expected.length % 50).not.toBe(0);
     const pages = Math.ceil(expected.length / 50);
     const run = await beginRun(SHORT.ibge, 1n);
-    const withLimit = startOf(SHORT.ibge, run, 1n);
-    if (withLimit.part?.case === "start") withLimit.part.value = { ...withLimit.part.value, endBelowPageSize: 50 };
-    const short = await deliver(client, withLimit);
+    const short = await deliver(client, startOf(SHORT.ibge, run, 1n, 1, { endBelowPageSize: 50 }));
     expect(short.error).toBeUndefined();
     expect(await storedNsus(SHORT.ibge)).toEqual(expected);
     // One call per page: the short last page ends the delivery, no call hears "nothing newer".

@@ -192,6 +192,15 @@ async function storedCount(ibge: string): Promise<number> {
   return (await storedNsus(ibge)).length;
 }
 
+/** The feed's `lote=true` calls to the ADN so far. */
+const batchCalls = (ibge: string) => adn.sim.counters().byFeed[`${ibge}/DISTRIBUICAO`]?.batch ?? 0;
+
+/** What the hour's wait would bring: new notes, and the feed eligible again. */
+async function anHourLater(ibge: string, notes: number): Promise<void> {
+  adn.sim.feed(ibge).append(notes);
+  await db.pool.query("UPDATE nfse_sync_state SET next_eligible_at = NOW(3) - INTERVAL 1 SECOND WHERE ibge = ?", [ibge]);
+}
+
 const visible = (ibge: string) =>
   adn.sim
     .feed(ibge)
@@ -201,18 +210,12 @@ const visible = (ibge: string) =>
 describe("syncFeed over DeliverFeeds", () => {
   it("ends a caught-up feed's run at its short page, without the ADN's 'nothing newer', while fewer than maxRuns runs in a row did; the next asks until the ADN's end", async () => {
     const expected = visible(SHORT.ibge);
-    const batchCalls = () => adn.sim.counters().byFeed[`${SHORT.ibge}/DISTRIBUICAO`]?.batch ?? 0;
     const state = async () => {
       const [rows] = await db.pool.query<RowDataPacket[]>(
         "SELECT short_page_ends, TIMESTAMPDIFF(SECOND, NOW(3), next_eligible_at) AS wait_s FROM nfse_sync_state WHERE ibge = ?",
         [SHORT.ibge],
       );
       return { shortPageEnds: Number(rows[0]!.short_page_ends), waitS: Number(rows[0]!.wait_s) };
-    };
-    // What the hour's wait would bring: new notes, and the feed eligible again.
-    const anHourLater = async (notes: number) => {
-      adn.sim.feed(SHORT.ibge).append(notes);
-      await db.pool.query("UPDATE nfse_sync_state SET next_eligible_at = NOW(3) - INTERVAL 1 SECOND WHERE ibge = ?", [SHORT.ibge]);
     };
     const incremental = { pool: SyncPool.INCREMENTAL, shortPageEnd: { pageSize: 50, maxRuns: 2 } };
 
@@ -223,30 +226,29 @@ describe("syncFeed over DeliverFeeds", () => {
     expect(await state()).toMatchObject({ shortPageEnds: 0 });
 
     for (const [k, notes] of [3, 2].entries()) {
-      await anHourLater(notes);
-      const calls = batchCalls();
+      await anHourLater(SHORT.ibge, notes);
+      const calls = batchCalls(SHORT.ibge);
       const { result } = await run(SHORT.ibge, undefined, undefined, incremental);
       expect(result).toMatchObject({ kind: "finished", outcome: RunOutcome.CAUGHT_UP, items: notes, endedAtShortPage: true });
-      expect(batchCalls() - calls).toBe(1);
+      expect(batchCalls(SHORT.ibge) - calls).toBe(1);
       const after = await state();
       expect(after.shortPageEnds).toBe(k + 1);
       // The ADN's one-hour wait holds as after its "nothing newer".
       expect(after.waitS).toBeGreaterThan(3500);
     }
     // Two runs in a row ended at a short page: this one hears the ADN's end, and the count starts over.
-    await anHourLater(4);
-    const calls = batchCalls();
+    await anHourLater(SHORT.ibge, 4);
+    const calls = batchCalls(SHORT.ibge);
     const { result } = await run(SHORT.ibge, undefined, undefined, incremental);
     expect(result).toMatchObject({ kind: "finished", outcome: RunOutcome.CAUGHT_UP, items: 4 });
     expect(result).not.toHaveProperty("endedAtShortPage");
-    expect(batchCalls() - calls).toBe(2);
+    expect(batchCalls(SHORT.ibge) - calls).toBe(2);
     expect(await state()).toMatchObject({ shortPageEnds: 0 });
     expect(await storedNsus(SHORT.ibge)).toEqual(visible(SHORT.ibge));
   });
 
   it("lets only the sweep's runs of the incremental pool end at a short page, and none with NFSE_SHORT_PAGE_END_RUNS=0", async () => {
     const feed = feedOf(GATED.ibge);
-    const batchCalls = () => adn.sim.counters().byFeed[`${GATED.ibge}/DISTRIBUICAO`]?.batch ?? 0;
     const log = createLogger({ service: "runner-test", level: "silent" });
     const runnerWith = (env: Record<string, string>) => {
       const clients = observedClients(GATED.ibge);
@@ -254,16 +256,13 @@ describe("syncFeed over DeliverFeeds", () => {
       return { runner: new FeedRunner(leases, clients.deps, config, log), close: clients.close };
     };
     const calls = async (env: Record<string, string>, trigger: RunTrigger, pool: SyncPool, notes: number) => {
-      if (notes > 0) {
-        adn.sim.feed(GATED.ibge).append(notes);
-        await db.pool.query("UPDATE nfse_sync_state SET next_eligible_at = NOW(3) - INTERVAL 1 SECOND WHERE ibge = ?", [GATED.ibge]);
-      }
+      if (notes > 0) await anHourLater(GATED.ibge, notes);
       const { runner, close } = runnerWith(env);
       try {
-        const before = batchCalls();
+        const before = batchCalls(GATED.ibge);
         const result = await runner.run({ key: leaseKeyOf(feed), feed, trigger, pool });
         expect(result).toMatchObject({ kind: "finished", outcome: RunOutcome.CAUGHT_UP });
-        return batchCalls() - before;
+        return batchCalls(GATED.ibge) - before;
       } finally {
         await close();
       }

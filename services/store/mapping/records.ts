@@ -68,7 +68,7 @@ export function syncStateFromRow(r: Row): SyncState {
     holesCount: big(r.holes_total),
     updatedAt: ts(r.updated_at),
     gapsCheckedNsu: big(r.gaps_checked_nsu),
-    shortPageEnds: Number(r.short_page_ends ?? 0),
+    shortPageEnds: Number(r.short_page_ends),
   });
 }
 

@@ -80,7 +80,7 @@ export async function beginRuns(db: StoreDb, inputs: readonly BeginRunInput[]): 
       cursor,
       nextEligibleAt: (state.next_eligible_at as Date | null) ?? null,
       cooldownUntil: (state.cooldown_until as Date | null) ?? null,
-      shortPageEnds: Number(state.short_page_ends ?? 0),
+      shortPageEnds: Number(state.short_page_ends),
     });
 
     // The checks of BeginRun, in its order, per feed.
