@@ -3,10 +3,12 @@
 // parsing the session and the server certificate in it; the gateway now offers it once, with
 // setSession (decision 0051). Timed: this thread's CPU for the synchronous part of opening C connections
 // (where both applications happen), the two ways alternating; every connection's handshake is then
-// awaited and must have resumed the session, or the run fails.
+// awaited and must have resumed the session, or the run fails. A third way sets the session as the gateway
+// keeps it since decision 0062: without the server's certificate.
 //   npx tsx bench/tls-resume.ts [--connections 200] [--rounds 5]
 import type { AddressInfo } from "node:net";
 import { connect, createSecureContext, createServer, type SecureContext, type TLSSocket } from "node:tls";
+import { withoutPeerCertificate } from "../libs/adn/tls-session.js";
 import { completeCnpj } from "../libs/tax-id/index.js";
 import { createTestRoot, issueEcnpj, issueServer } from "../tools/adn-sim/icp-brasil.js";
 import { median } from "./stats.js";
@@ -49,11 +51,16 @@ const session = first.session;
 
 type Mode = (i: number) => TLSSocket;
 const asOption: Mode = () => connect({ ...target, session });
-const setOnce: Mode = () => {
-  const socket = connect(target);
-  (socket as TLSSocket & { setSession(s: Buffer): void }).setSession(session);
-  return socket;
-};
+const setOnceWith =
+  (offered: Buffer): Mode =>
+  () => {
+    const socket = connect(target);
+    (socket as TLSSocket & { setSession(s: Buffer): void }).setSession(offered);
+    return socket;
+  };
+const setOnce = setOnceWith(session);
+const kept = withoutPeerCertificate(session);
+const setKept = setOnceWith(kept);
 
 async function round(mode: Mode): Promise<number> {
   const start = process.cpuUsage();
@@ -67,17 +74,23 @@ async function round(mode: Mode): Promise<number> {
 
 await round(asOption);
 await round(setOnce);
+await round(setKept);
 const a: number[] = [];
 const b: number[] = [];
+const c: number[] = [];
 for (let r = 0; r < ROUNDS; r++) {
   a.push(await round(asOption));
   b.push(await round(setOnce));
+  c.push(await round(setKept));
 }
 const perConnection = (xs: number[]) => median(xs) / 1000 / CONNECTIONS;
-const [ma, mb] = [perConnection(a), perConnection(b)];
+const [ma, mb, mc] = [perConnection(a), perConnection(b), perConnection(c)];
 console.log(
   `Opening a connection that offers a kept session (${CONNECTIONS} connections, median of ${ROUNDS} alternating rounds, CPU ms, every one resumed):`,
 );
 console.log(`  session as tls.connect's option   ${ma.toFixed(3)}`);
 console.log(`  session set once on the socket    ${mb.toFixed(3)}   ${(((mb - ma) / ma) * 100).toFixed(1)} %`);
+console.log(
+  `  … kept without the server's cert  ${mc.toFixed(3)}   ${(((mc - ma) / ma) * 100).toFixed(1)} %  (session ${session.length} → ${kept.length} bytes)`,
+);
 tlsServer.close();

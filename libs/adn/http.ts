@@ -5,6 +5,7 @@ import { createSecureContext, type SecureContext, TLSSocket } from "node:tls";
 import { Agent, buildConnector, request } from "undici";
 import { runDetached } from "../rpc/context.js";
 import { inSpan, SpanKind } from "../tracing/spans.js";
+import { withoutPeerCertificate } from "./tls-session.js";
 
 export interface ClientCredentials {
   /** Private key, PEM. Kept in memory only. */
@@ -244,7 +245,8 @@ export class AdnHttpClient {
         const current = this.pools.get(ibge);
         if (current && current.poolKey !== poolKey) return;
         this.tlsSessions.delete(ibge);
-        this.tlsSessions.set(ibge, { poolKey, session, atMs: Date.now() });
+        // Kept without the server's certificate, which offering it again would parse for nothing (0062).
+        this.tlsSessions.set(ibge, { poolKey, session: withoutPeerCertificate(session), atMs: Date.now() });
       });
     }
   }
