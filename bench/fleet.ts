@@ -357,8 +357,8 @@ function mysqlRows(phase: string, before: Record<string, number>, after: Record<
 
 /**
  * Flushes InnoDB's dirty pages now, as an hour without writes would: `innodb_max_dirty_pages_pct` at 0 and
- * `innodb_io_capacity` at its maximum (as the stack's root, over its socket) until few are left, then back. Skipped when the stack's socket is not
- * there (a server of someone else's: its settings are not ours to change).
+ * `innodb_io_capacity` at its maximum (as the stack's root, over its socket) until few are left, then back.
+ * Skipped when the stack's socket is not there (a server of someone else's: its settings are not ours).
  */
 async function flushInnoDb(mesh: NfseMesh): Promise<void> {
   const socket = join(STACK_DIR, "mysql", "mysqld.sock");
@@ -647,9 +647,9 @@ async function main(): Promise<void> {
     // holds no delete marker of theirs (markers age out with the lease TTL, 30 s here). A marker younger
     // than that makes the sweep's holder read get the key and the lease's create fail, read and update
     // (three NATS requests instead of one), which the hourly sweep never pays: wait for them to go.
-    // Likewise InnoDB: an hour of quiet flushes what the pages written before left dirty (≈ 720,000 pages at
-    // innodb_io_capacity 200), while a sweep right after the bootstraps (or after another sweep) paid for
-    // flushing theirs, in MariaDB's CPU (27,808 pages during one sweep at full size).
+    // Likewise InnoDB: an hour of quiet flushes the pages earlier writes left dirty (≈ 720,000 pages at
+    // innodb_io_capacity 200), which a sweep right after the bootstraps otherwise flushed in MariaDB's CPU
+    // (27,808 pages in one sweep at full size; its own writes still make it flush ≈ 18,700).
     const readyForSweep = async (): Promise<number> => {
       for (const ibge of all) mesh.sim.feed(ibge, "DISTRIBUICAO").append(1);
       const markersT0 = performance.now();
@@ -773,8 +773,9 @@ async function main(): Promise<void> {
     if (sweeps.length > 1) {
       row("    CPU ms per run, each sweep", sweeps.map((x) => fmt(sumOf(x), 2)).join(", "));
       const medians = new Map([...perRun.keys()].map((k) => [k, median(sweeps.map((x) => x.get(k)!))]));
-      const projectedMedianS = (median(sweeps.map(sumOf)) * 11_140) / 2 / 1000;
-      row(`    median of ${sweeps.length} sweeps`, `${describePerRun(medians)}; median of "all" ${fmt(median(sweeps.map(sumOf)), 2)}`);
+      const medianAll = median(sweeps.map(sumOf));
+      const projectedMedianS = (medianAll * 11_140) / 2 / 1000;
+      row(`    median of ${sweeps.length} sweeps`, `${describePerRun(medians)}; median of "all" ${fmt(medianAll, 2)}`);
       row(
         "    11,140 feeds on 2 cores",
         `${fmt(projectedMedianS, 1)} s if CPU-bound (the median "all" × 11,140 / 2)`,
