@@ -64,6 +64,15 @@ export function reconciliationSpacingMs(config: Pick<CoordinatorConfig, "reconci
 }
 
 /**
+ * When the first gap scan runs after the coordinator's start: half way to its next sweep (or to its next
+ * scan, if scans come more often), so that the hourly scan falls between two sweeps and not on one
+ * (decision 0063). With the defaults, 150 s after the start and then every hour.
+ */
+export function gapScanOffsetMs(config: Pick<CoordinatorConfig, "syncIntervalMs" | "reconciliationIntervalMs">): number {
+  return Math.floor(Math.min(config.syncIntervalMs, config.reconciliationIntervalMs) / 2);
+}
+
+/**
  * Who syncs what, when, in this replica: the incremental and bootstrap pools, the periodic sweep, the
  * watchdog and the run-log cleanup. Replicas coordinate only through the leases and the store.
  */
@@ -304,17 +313,28 @@ export class Scheduler {
   /** Periodic work: the incremental sweep, reconciliation, the watchdog and the run-log cleanup. */
   start(): void {
     const { config, log, store, now } = this.deps;
-    const every = (ms: number, what: string, fn: () => Promise<unknown>) => {
+    /** Every `ms` from now, or from `firstAfterMs` on (then once at that moment too). */
+    const every = (ms: number, what: string, fn: () => Promise<unknown>, firstAfterMs?: number) => {
       let busy = false; // a slow round is never overlapped by the next one
-      const timer = setInterval(() => {
+      const tick = () => {
         if (busy) return;
         busy = true;
         void fn()
           .catch((err: unknown) => log.error({ err }, `${what} failed`))
           .finally(() => (busy = false));
-      }, ms);
-      timer.unref();
-      this.timers.push(timer);
+      };
+      const repeat = () => {
+        const timer = setInterval(tick, ms);
+        timer.unref();
+        this.timers.push(timer);
+      };
+      if (firstAfterMs === undefined) return repeat();
+      const first = setTimeout(() => {
+        tick();
+        repeat();
+      }, firstAfterMs);
+      first.unref();
+      this.timers.push(first);
     };
     every(config.syncIntervalMs, "sweep", () => this.sweep());
     if (this.deps.reconciliationSlots && config.reconciliationBudgetPerHour > 0) {
@@ -324,11 +344,11 @@ export class Scheduler {
         const feedsWithGaps = await this.scanGaps();
         log.info({ feedsWithGaps, ms: Math.round(performance.now() - startedAt) }, "gap scan");
       };
-      every(config.reconciliationIntervalMs, "gap scan", scan);
+      // Half a sweep interval after the sweeps, so that the two fleet-wide reads never add up (decision 0063).
+      every(config.reconciliationIntervalMs, "gap scan", scan, gapScanOffsetMs(config));
       // Rounds run several times per slot period so that a slot is used soon after the previous one
       // expires; the slot, not this timer, is what bounds the rate.
       every(Math.max(250, reconciliationSpacingMs(config) / 4), "reconciliation", () => this.reconcileStep());
-      void scan().catch((err: unknown) => log.error({ err }, "first gap scan failed"));
     }
     every(Math.min(config.staleLockMs / 4, 300_000), "watchdog", () =>
       store.expireStaleRuns({ staleBefore: timestampFromMs(now() - config.staleLockMs), requestedBy: "coordinator-watchdog" }),
