@@ -87,7 +87,11 @@ describe("batched run calls", () => {
       );
       expect(calls.BeginRuns).toEqual([IBGES.length]);
       expect(new Set(begun.map((b) => b.runId)).size).toBe(IBGES.length);
-      begun.forEach((b, i) => expect(b.run?.fenceToken).toBe(leases.get(IBGES[i]!)!.fenceToken));
+      // Brief answers (decision 0064): no run record, the run as the store keeps it holds each lease's fence.
+      for (const [i, b] of begun.entries()) {
+        expect(b.run).toBeUndefined();
+        expect((await client.client.getRun({ runId: b.runId })).run?.fenceToken).toBe(leases.get(IBGES[i]!)!.fenceToken);
+      }
 
       // Replica A is partitioned from NATS for the third feed: its key goes, B takes the feed over with a
       // newer revision and begins its own run.
@@ -134,9 +138,12 @@ describe("batched run calls", () => {
           });
         } else {
           expect(f.status).toBe("fulfilled");
-          expect((f as PromiseFulfilledResult<{ run?: { outcome: RunOutcome } }>).value.run?.outcome).toBe(RunOutcome.CAUGHT_UP);
+          expect((f as PromiseFulfilledResult<{ run?: unknown }>).value.run).toBeUndefined();
         }
       });
+      for (const [i, b] of begun.entries()) {
+        if (i !== 2) expect((await direct.client.getRun({ runId: b.runId })).run?.outcome).toBe(RunOutcome.CAUGHT_UP);
+      }
       const state = await direct.client.getSyncState({ feed: feedOf(victim) });
       expect(state.state?.fenceToken).toBe(takeover.fenceToken);
       expect(state.state?.currentRunId).not.toBe(begun[2]!.runId);

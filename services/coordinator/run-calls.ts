@@ -31,14 +31,14 @@ export function batchedRunCalls(
     { entry: "begin run (batched)", batch: "begin runs (batched)" },
     batching,
     async (runs: BeginRequest[]) =>
-      (await store.beginRuns({ runs })).results.map((r) => answerOfEntry<BeginRunResponse>(r.result, "begun")),
+      (await store.beginRuns({ runs, brief: true })).results.map((r) => answerOfEntry<BeginRunResponse>(r.result, "begun")),
     observe?.("BeginRuns"),
   );
   const finishes = tracedBatcher(
     { entry: "finish run (batched)", batch: "finish runs (batched)" },
     batching,
     async (runs: FinishRequest[]) =>
-      (await store.finishRuns({ runs })).results.map((r) => answerOfEntry<FinishRunResponse>(r.result, "finished")),
+      (await store.finishRuns({ runs, brief: true })).results.map((r) => answerOfEntry<FinishRunResponse>(r.result, "finished")),
     observe?.("FinishRuns"),
   );
   return {

@@ -237,3 +237,48 @@ describe("FinishRuns", () => {
     expect(twice.rawMessage).toBe("runs[1].run_id repeats runs[0].run_id");
   });
 });
+
+describe("BeginRuns and FinishRuns, brief (decision 0064)", () => {
+  it("leave the run records and the state out of their answers, write exactly what the full calls write, and still refuse per entry", async () => {
+    const ibge = "5300108";
+    await client.registerMunicipality({
+      ibge,
+      name: "Brasília",
+      uf: "DF",
+      active: true,
+      feeds: [{ ambiente: Ambiente.PRODUCAO, tipoNsu: TipoNsu.DISTRIBUICAO }],
+    });
+    const begin = await client.beginRuns({ runs: [entry(ibge, 21n)], brief: true });
+    const b = begun(begin, 0);
+    expect(b.run).toBeUndefined();
+    expect(b.runId).toMatch(/^\d+$/);
+    expect(b.cursor).toBe(0n);
+    // The full answer of the same (idempotent) begin names the same run.
+    expect(begun(await client.beginRuns({ runs: [entry(ibge, 21n)] }), 0).run?.runId).toBe(b.runId);
+
+    const soon = new Date(Date.now() + 60_000);
+    const finish = {
+      feed: feedOf(ibge),
+      runId: b.runId,
+      fenceToken: 21n,
+      outcome: RunOutcome.CAUGHT_UP,
+      nextEligibleAt: timestampFromDate(soon),
+    };
+    const stale = { ...finish, fenceToken: 20n };
+    const refused = await client.finishRuns({ runs: [stale], brief: true });
+    expect(refusal(refused, 0).findDetails(StaleFenceSchema)[0]).toMatchObject({ presentedFenceToken: 20n, currentFenceToken: 21n });
+    expect((await stateRow(ibge)).status).toBe("running");
+
+    const done = await client.finishRuns({ runs: [finish], brief: true });
+    const r = done.results[0]!.result;
+    expect(r.case).toBe("finished");
+    expect(r.case === "finished" && r.value.run).toBeUndefined();
+    expect(r.case === "finished" && r.value.state).toBeUndefined();
+    const state = (await client.getSyncState({ feed: feedOf(ibge) })).state!;
+    expect(state.status).toBe(SyncStatus.IDLE);
+    expect(timestampDate(state.nextEligibleAt!).getTime()).toBe(soon.getTime());
+    const [[run]] = await db.pool.query<RowDataPacket[]>("SELECT outcome, finished_at FROM nfse_sync_runs WHERE id = ?", [b.runId]);
+    expect(run).toMatchObject({ outcome: "caught_up" });
+    expect(run!.finished_at).not.toBeNull();
+  });
+});

@@ -67,11 +67,12 @@ function beginInput(req: BeginRunRequest): BeginRunInput {
   return { feed, holder, fence: fenceToken(req.fenceToken), trigger, pool: poolCodes.toDb(req.pool) ?? null };
 }
 
-function begunOf(result: BeginRunResult) {
+/** BeginRun's answer; `brief` leaves the run record out (BeginRunsRequest.brief, decision 0064). */
+function begunOf(result: BeginRunResult, brief = false) {
   return {
     runId: result.run.runId,
     cursor: result.cursor,
-    run: result.run,
+    ...(brief ? {} : { run: result.run }),
     shortPageEnds: result.shortPageEnds,
     ...(result.nextEligibleAt ? { nextEligibleAt: timestampFromDate(result.nextEligibleAt) } : {}),
     ...(result.cooldownUntil ? { cooldownUntil: timestampFromDate(result.cooldownUntil) } : {}),
@@ -142,7 +143,7 @@ export function runHandlers(
       return {
         results: outcomes.map((o) =>
           o.ok
-            ? { result: { case: "begun" as const, value: begunOf(o.value) } }
+            ? { result: { case: "begun" as const, value: begunOf(o.value, req.brief) } }
             : { result: { case: "refused" as const, value: entryStatusOf(o.error) } },
         ),
       };
@@ -215,7 +216,7 @@ export function runHandlers(
 
     async finishRuns(req) {
       const inputs = entries(req.runs, finishInput, (i) => i.runId, "run_id");
-      const outcomes = await finishRuns(db, inputs);
+      const outcomes = await finishRuns(db, inputs, req.brief);
       return {
         results: outcomes.map((o) =>
           o.ok

@@ -49,10 +49,23 @@ export async function lockRunsWithFeeds(conn: PoolConnection, runIds: readonly s
 }
 
 /** Ends many runs (no run twice) in one transaction; one outcome per input, in order. */
-export async function finishRuns(db: StoreDb, inputs: readonly FinishRunInput[]): Promise<EntryOutcome<FinishRunResult>[]> {
+/** A finished entry's answer when the caller asked for none (FinishRunsRequest.brief, decision 0064). */
+export type FinishRunBrief = Record<string, never>;
+
+export async function finishRuns(db: StoreDb, inputs: readonly FinishRunInput[], brief?: false): Promise<EntryOutcome<FinishRunResult>[]>;
+export async function finishRuns(
+  db: StoreDb,
+  inputs: readonly FinishRunInput[],
+  brief: boolean,
+): Promise<EntryOutcome<FinishRunResult | FinishRunBrief>[]>;
+export async function finishRuns(
+  db: StoreDb,
+  inputs: readonly FinishRunInput[],
+  brief = false,
+): Promise<EntryOutcome<FinishRunResult | FinishRunBrief>[]> {
   if (inputs.length === 0) return [];
   return inTransaction(db.pool, async (conn) => {
-    const out: EntryOutcome<FinishRunResult>[] = new Array(inputs.length);
+    const out: EntryOutcome<FinishRunResult | FinishRunBrief>[] = new Array(inputs.length);
     const runOf = await lockRunsWithFeeds(
       conn,
       inputs.map((i) => i.runId),
@@ -160,6 +173,10 @@ export async function finishRuns(db: StoreDb, inputs: readonly FinishRunInput[])
     // What FinishRun answers: the run and its feed's state after it, for the finished and the repeated.
     const answered = [...accepted.map((a) => a.index), ...repeated];
     if (answered.length === 0) return out;
+    if (brief) {
+      for (const i of answered) out[i] = { ok: true, value: {} };
+      return out;
+    }
     const [finalRuns] = await conn.query<RowDataPacket[]>("SELECT * FROM nfse_sync_runs WHERE id IN (?)", [
       answered.map((i) => inputs[i]!.runId),
     ]);
