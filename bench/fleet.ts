@@ -386,10 +386,10 @@ async function flushInnoDb(mesh: NfseMesh): Promise<void> {
   }
 }
 
-/** CPU ms per run of each meter between two readings, and this process's (the simulator and the bench). */
 /** The bench process's own CPU: the ADN simulator runs in it. */
 const SIMULATOR = "simulator + bench";
 
+/** CPU ms per run of each meter between two readings, and this process's (the simulator and the bench). */
 function cpuPerRun(
   m: [Meter, number][],
   before: Map<Meter, number>,

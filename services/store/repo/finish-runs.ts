@@ -48,10 +48,10 @@ export async function lockRunsWithFeeds(conn: PoolConnection, runIds: readonly s
   return new Map(rows.map((r) => [String(r.id), r]));
 }
 
-/** Ends many runs (no run twice) in one transaction; one outcome per input, in order. */
 /** A finished entry's answer when the caller asked for none (FinishRunsRequest.brief, decision 0064). */
 export type FinishRunBrief = Record<string, never>;
 
+/** Ends many runs (no run twice) in one transaction; one outcome per input, in order. */
 export async function finishRuns(db: StoreDb, inputs: readonly FinishRunInput[], brief?: false): Promise<EntryOutcome<FinishRunResult>[]>;
 export async function finishRuns(
   db: StoreDb,
