@@ -62,6 +62,28 @@ describe("AdnHttpClient TLS", () => {
     await http.close();
   });
 
+  it("opens at most `connections` connections for a certificate's concurrent calls; a call beyond them waits for one", async () => {
+    const http = new AdnHttpClient({ trustedCa: Buffer.from(trusted.certPem), maxResponseBytes: 1 << 20, connections: 2 });
+    handshakes.length = 0;
+    held.length = 0;
+    const pool = http.pool("3550308", "v1", creds);
+    const calls = [1, 2, 3].map(() => http.get(pool, `${base}/held`, { timeoutMs: 5000 }));
+    while (held.length < 2) await new Promise((r) => setTimeout(r, 10));
+    // The third waits behind one of the two: the server never sees it while both are held.
+    await new Promise((r) => setTimeout(r, 100));
+    expect(held.length).toBe(2);
+    expect(handshakes).toHaveLength(2);
+    held.shift()?.();
+    while (held.length < 2) await new Promise((r) => setTimeout(r, 10));
+    for (const release of held.splice(0)) release();
+    expect((await Promise.all(calls)).map((r) => r.status)).toEqual([200, 200, 200]);
+    expect(handshakes).toHaveLength(2);
+    // Idle again: the next call takes a connection already open.
+    expect((await http.get(pool, `${base}/x`, { timeoutMs: 5000 })).status).toBe(200);
+    expect(handshakes).toHaveLength(2);
+    await http.close();
+  });
+
   it("refuses a server whose certificate no trusted CA issued", async () => {
     const http = new AdnHttpClient({ trustedCa: Buffer.from(stranger.certPem), maxResponseBytes: 1 << 20 });
     const err = await http.get(http.pool("3550308", "v1", creds), `${base}/x`, { timeoutMs: 5000 }).catch((e: unknown) => e);

@@ -1,8 +1,8 @@
 // HTTP to the ADN: undici, HTTP/1.1 only (Sefin answers RST_STREAM to h2 and the ADN sits behind the same
-// front), `Accept: application/json`, one connection pool per client certificate (closed once idle), a
+// front), `Accept: application/json`, a few connections per client certificate (closed once idle), a
 // hard cap on the body size and one overall deadline per attempt.
 import { createSecureContext, type SecureContext, TLSSocket } from "node:tls";
-import { Agent, buildConnector, request } from "undici";
+import { buildConnector, Client, request } from "undici";
 import { runDetached } from "../rpc/context.js";
 import { inSpan, SpanKind } from "../tracing/spans.js";
 import { withoutPeerCertificate } from "./tls-session.js";
@@ -66,16 +66,36 @@ const socketSetsSession = typeof (TLSSocket.prototype as Partial<SessionSettable
 /** Contexts kept by default: every municipality of Brazil has one certificate, ≈ 28 KB of native memory each. */
 export const DEFAULT_MAX_TLS_CONTEXTS = 6_000;
 
-interface PoolEntry {
-  ibge: string;
+/** A certificate's connections, as `pool` hands them out: what `get` sends through. */
+export interface CertificatePool {
+  readonly ibge: string;
+}
+
+/** One connection of a certificate's pool (an undici Client: one socket, reopened when it closed) and its calls. */
+interface Connection {
+  client: Client;
+  inFlight: number;
+}
+
+interface PoolEntry extends CertificatePool {
   poolKey: string;
   creds: ClientCredentials;
-  agent: Agent;
+  secureContext: SecureContext;
+  /** By origin: a Client speaks to one. */
+  connections: Map<string, Connection[]>;
   lastUsedMs: number;
   inFlight: number;
-  /** Closed for idleness: a later attempt through its agent goes through a fresh pool (decision 0037). */
+  /** Closed for idleness: a later attempt through it goes through a fresh pool (decision 0037). */
   idleClosed: boolean;
+  /** Closed because its credentials were replaced, or the client closed: never reopened. */
+  closed: boolean;
 }
+
+/**
+ * What an idle pool's connections are destroyed with: none has a call in flight, so no caller sees it. One
+ * error built at load, rather than undici's ClientDestroyedError (stack trace included) per close (0066).
+ */
+const IDLE_POOL_CLOSED = new Error("the certificate's pool closed for idleness");
 
 /** Drops the entries of a map kept in order of last use that are older than `cutoffMs`, oldest first. */
 function forgetOlder(kept: Map<string, { atMs: number }>, cutoffMs: number): void {
@@ -91,7 +111,6 @@ export class AdnHttpClient {
    * so a run's look-ups cost the same with 5,570 certificates as with one.
    */
   private readonly pools = new Map<string, PoolEntry>();
-  private readonly byAgent = new WeakMap<Agent, PoolEntry>();
   /**
    * The last TLS session of each municipality's certificate, for the pool key it came from, kept across its
    * pool's closing (decision 0029). In the order the sessions arrived (a newer one is moved to the end), so
@@ -153,35 +172,78 @@ export class AdnHttpClient {
     forgetOlder(this.tlsContexts, keptCutoff);
   }
 
+  /** Closes the pool's connections: at once when idle, after their calls otherwise (replaced credentials). */
   private drop(entry: PoolEntry): void {
     if (this.pools.get(entry.ibge) === entry) this.pools.delete(entry.ibge);
-    void entry.agent.close().catch(() => undefined);
+    const idle = entry.inFlight === 0;
+    for (const list of entry.connections.values()) {
+      for (const c of list) {
+        const closing = idle ? c.client.destroy(IDLE_POOL_CLOSED) : c.client.close();
+        void closing.catch(() => undefined);
+      }
+    }
+    entry.connections.clear();
   }
 
   /**
    * The pool for a certificate, created on first use. `poolKey` changes whenever the credentials do
    * (the vault's version): pools of replaced credentials are closed gracefully.
    */
-  pool(ibge: string, poolKey: string, creds: ClientCredentials): Agent {
+  pool(ibge: string, poolKey: string, creds: ClientCredentials): CertificatePool {
     const existing = this.pools.get(ibge);
     if (existing?.poolKey === poolKey) {
       existing.lastUsedMs = Date.now();
-      return existing.agent;
+      return existing;
     }
     // The municipality's credentials were replaced: its old pool closes, and a session resumed with the
     // new credentials would still present the old certificate, so it is forgotten.
-    if (existing) this.drop(existing);
+    if (existing) {
+      existing.closed = true;
+      this.drop(existing);
+    }
     if (this.tlsSessions.get(ibge)?.poolKey !== poolKey) this.tlsSessions.delete(ibge);
-    const secureContext = this.contextFor(ibge, poolKey, creds);
-    const agent = new Agent({
+    const entry: PoolEntry = {
+      ibge,
+      poolKey,
+      creds,
+      secureContext: this.contextFor(ibge, poolKey, creds),
+      connections: new Map(),
+      lastUsedMs: Date.now(),
+      inFlight: 0,
+      idleClosed: false,
+      closed: false,
+    };
+    this.pools.set(ibge, entry);
+    return entry;
+  }
+
+  /**
+   * A connection of the pool to the URL's origin: one without a call, else a new one while fewer than
+   * `connections` exist, else the least busy (its Client queues the call). Clients rather than undici's
+   * Agent and Pool: a sweep opens a certificate's pool once per run, and the Agent → Pool → Client chain
+   * cost the gateway more than the call's own HTTP work (decision 0066).
+   */
+  private connectionFor(entry: PoolEntry, url: string): Connection {
+    const origin = originOf(url);
+    let list = entry.connections.get(origin);
+    if (!list) {
+      list = [];
+      entry.connections.set(origin, list);
+    }
+    let least: Connection | undefined;
+    for (const c of list) {
+      if (c.inFlight === 0) return c;
+      if (!least || c.inFlight < least.inFlight) least = c;
+    }
+    if (least && list.length >= (this.opts.connections ?? 4)) return least;
+    const { ibge, poolKey, secureContext } = entry;
+    const client = new Client(origin, {
       allowH2: false,
-      connections: this.opts.connections ?? 4,
       connect: (options, callback) => this.connect(ibge, poolKey, secureContext, options, callback),
     });
-    const entry: PoolEntry = { ibge, poolKey, creds, agent, lastUsedMs: Date.now(), inFlight: 0, idleClosed: false };
-    this.pools.set(ibge, entry);
-    this.byAgent.set(agent, entry);
-    return agent;
+    const made: Connection = { client, inFlight: 0 };
+    list.push(made);
+    return made;
   }
 
   /**
@@ -255,24 +317,25 @@ export class AdnHttpClient {
    * One GET in a CLIENT span (no trace header goes to the ADN: it is not ours); throws AdnHttpFailure
    * for timeouts and network errors, rethrows the caller's abort.
    */
-  async get(given: Agent, url: string, opts: { timeoutMs: number; signal?: AbortSignal }): Promise<AdnHttpResponse> {
+  async get(given: CertificatePool, url: string, opts: { timeoutMs: number; signal?: AbortSignal }): Promise<AdnHttpResponse> {
     const path = new URL(url).pathname;
-    const pool = this.live(given);
+    const entry = this.live(given as PoolEntry);
     return inSpan(
       `GET ${path.replace(/\/\d+/g, "/{n}").replace(/\/[0-9A-Za-z]{50}\b/g, "/{chave}")}`,
       { kind: SpanKind.CLIENT, attributes: { "http.request.method": "GET", "url.full": url } },
       async (span) => {
-        const entry = this.byAgent.get(pool);
-        if (entry) entry.inFlight++;
+        if (entry.closed) throw new AdnHttpFailure("network", "the certificate's pool was closed: its credentials were replaced");
+        const connection = this.connectionFor(entry, url);
+        entry.inFlight++;
+        connection.inFlight++;
         try {
-          const res = await this.fetch(pool, url, opts);
+          const res = await this.fetch(connection.client, url, opts);
           span.setAttribute("http.response.status_code", res.status);
           return res;
         } finally {
-          if (entry) {
-            entry.inFlight--;
-            entry.lastUsedMs = Date.now();
-          }
+          connection.inFlight--;
+          entry.inFlight--;
+          entry.lastUsedMs = Date.now();
         }
       },
     );
@@ -282,17 +345,19 @@ export class AdnHttpClient {
    * The agent to send through: `given`, or, when its pool was closed for idleness since the caller got it
    * (between two attempts of one call, a retry's back-off being longer than the idle limit), the
    * certificate's pool opened again — so the idle limit may be shorter than any back-off (decision 0037).
-   * A pool closed because its credentials were replaced is not reopened: its agent fails the call.
+   * A pool closed because its credentials were replaced is not reopened: a call through it fails.
    */
-  private live(given: Agent): Agent {
-    const entry = this.byAgent.get(given);
-    if (!entry?.idleClosed) return given;
+  private live(entry: PoolEntry): PoolEntry {
+    if (!entry.idleClosed || entry.closed) return entry;
     const current = this.pools.get(entry.ibge);
-    if (current && current.poolKey !== entry.poolKey) return given;
-    return this.pool(entry.ibge, entry.poolKey, entry.creds);
+    if (current && current.poolKey !== entry.poolKey) {
+      entry.closed = true;
+      return entry;
+    }
+    return this.pool(entry.ibge, entry.poolKey, entry.creds) as PoolEntry;
   }
 
-  private async fetch(pool: Agent, url: string, opts: { timeoutMs: number; signal?: AbortSignal }): Promise<AdnHttpResponse> {
+  private async fetch(connection: Client, url: string, opts: { timeoutMs: number; signal?: AbortSignal }): Promise<AdnHttpResponse> {
     // A timer cleared when the attempt ends, not AbortSignal.timeout: that one's timer stays armed for the
     // whole timeout, and a timer keeps the request scope it was created in (AsyncLocalStorage) reachable,
     // so every finished call's request graph — its aborted signal's stack holds the server stream —
@@ -316,7 +381,7 @@ export class AdnHttpClient {
       // the scope of the request that happened to open them for as long as they live (0030).
       const res = await runDetached(() =>
         request(url, {
-          dispatcher: pool,
+          dispatcher: connection,
           method: "GET",
           headers: { accept: "application/json" },
           signal,
@@ -352,11 +417,14 @@ export class AdnHttpClient {
 
   async close(): Promise<void> {
     if (this.idleTimer) clearInterval(this.idleTimer);
-    const agents = [...this.pools.values()].map((e) => e.agent);
+    const clients = [...this.pools.values()].flatMap((e) => {
+      e.closed = true;
+      return [...e.connections.values()].flat().map((c) => c.client);
+    });
     this.pools.clear();
     this.tlsSessions.clear();
     this.tlsContexts.clear();
-    await Promise.all(agents.map((a) => a.close().catch(() => undefined)));
+    await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
   }
 }
 
@@ -371,6 +439,12 @@ export function municipiosDfeUrl(baseUrl: string, nsu: bigint, tipoNsu: TipoNsuP
 /** `GET {base}/municipios/NFSe/{chave}/Eventos`. */
 export function municipiosEventosUrl(baseUrl: string, chave: string): string {
   return `${trimSlash(baseUrl)}/municipios/NFSe/${chave}/Eventos`;
+}
+
+/** `https://host:port` of a URL, as undici's Client is given its origin. */
+function originOf(url: string): string {
+  const end = url.indexOf("/", url.indexOf("//") + 2);
+  return end < 0 ? url : url.slice(0, end);
 }
 
 function trimSlash(url: string): string {

@@ -1,9 +1,8 @@
 // Retry and classification of one logical ADN call, with the HTTP layer replaced by a scripted one so
 // every branch is reached deterministically (the simulator tests cover the same over the network).
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { Agent } from "undici";
 import { describe, expect, it } from "vitest";
-import { AdnHttpFailure, type AdnHttpResponse } from "../../libs/adn/http.js";
+import { AdnHttpFailure, type AdnHttpResponse, type CertificatePool } from "../../libs/adn/http.js";
 import { TransientFailureSchema, UnexpectedResponseSchema } from "../../libs/gen/malha/adn/v1/errors_pb.js";
 import { callAdn, type AdnCallDeps } from "./adn-call.js";
 import { noMetrics } from "./metrics.js";
@@ -45,7 +44,7 @@ function scripted(steps: Step[]) {
 }
 
 const run = (deps: AdnCallDeps, signal?: AbortSignal) =>
-  callAdn(deps, {} as Agent, "https://adn.invalid/municipios/DFe/0", "dfe_lote", signal);
+  callAdn(deps, {} as CertificatePool, "https://adn.invalid/municipios/DFe/0", "dfe_lote", signal);
 
 async function failure(p: Promise<unknown>): Promise<ConnectError> {
   try {

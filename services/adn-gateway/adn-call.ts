@@ -1,14 +1,13 @@
 // One logical ADN call: HTTP attempts with retries for transient faults only (timeouts, connection
 // errors, 5xx), classified into what the handlers need. A 429 is returned at once, never retried.
-import type { Agent } from "undici";
 import { EnvelopeError, parseEnvelope, type AdnEnvelope } from "../../libs/adn/envelope.js";
-import { AdnHttpFailure, type AdnHttpResponse } from "../../libs/adn/http.js";
+import { AdnHttpFailure, type AdnHttpResponse, type CertificatePool } from "../../libs/adn/http.js";
 import { backoffDelayMs, sleep as defaultSleep, type BackoffPolicy } from "./backoff.js";
 import { transientFailure, unexpectedResponse } from "./errors.js";
 import type { AdnMetrics } from "./metrics.js";
 
 export interface AdnCallDeps {
-  http: { get(pool: Agent, url: string, opts: { timeoutMs: number; signal?: AbortSignal }): Promise<AdnHttpResponse> };
+  http: { get(pool: CertificatePool, url: string, opts: { timeoutMs: number; signal?: AbortSignal }): Promise<AdnHttpResponse> };
   timeoutMs: number;
   maxRetries: number;
   backoff: BackoffPolicy;
@@ -21,7 +20,13 @@ export type AdnCallResult =
   | { kind: "envelope"; envelope: AdnEnvelope; httpStatus: number; attempts: number }
   | { kind: "rate-limited"; attempts: number };
 
-export async function callAdn(deps: AdnCallDeps, pool: Agent, url: string, endpoint: string, signal?: AbortSignal): Promise<AdnCallResult> {
+export async function callAdn(
+  deps: AdnCallDeps,
+  pool: CertificatePool,
+  url: string,
+  endpoint: string,
+  signal?: AbortSignal,
+): Promise<AdnCallResult> {
   const wait = deps.sleep ?? defaultSleep;
   let last = { status: 0, error: "" };
   for (let attempt = 1; ; attempt++) {
