@@ -6,7 +6,7 @@ describe("coordinator config", () => {
   it("uses seed 000's names, and defaults sized for a fleet", () => {
     const config = readCoordinatorConfig(new EnvReader({ NATS_URL: "nats://127.0.0.1:4222" }));
     expect(config).toMatchObject({
-      workerConcurrency: 256,
+      workerConcurrency: 512,
       bootstrapConcurrency: 16,
       syncIntervalMs: 300_000,
       emptyResultBackoffMs: 3_600_000,

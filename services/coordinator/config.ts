@@ -6,8 +6,8 @@ export interface CoordinatorConfig {
   /**
    * Incremental pool size (seed: NFSE_WORKER_CONCURRENCY). The ADN limits each certificate, and a feed
    * has one run at a time, so runs of different municipalities may overlap freely: the pool is sized
-   * for a fleet (decision 0024), 256 for a sweep of 11,140 feeds at two 300-ms ADN calls per run in
-   * 30 s (decision 0037).
+   * for a fleet (decision 0024), by the runs in flight a 30-s sweep of 11,140 feeds needs (0037), and
+   * twice that so that the runs' batched store calls stay large on a host short of CPU (0067).
    */
   workerConcurrency: number;
   /** Bootstrap pool size: long first syncs, CPU-bound at fleet level well before 16 (decision 0024). */
@@ -49,7 +49,7 @@ export interface CoordinatorConfig {
 export function readCoordinatorConfig(env: EnvReader): CoordinatorConfig {
   return {
     natsUrl: env.url("NATS_URL", ["nats:", "tls:"], { hint: "nats://host:4222" }),
-    workerConcurrency: env.int("NFSE_WORKER_CONCURRENCY", { default: 256, min: 1, max: 1024 }),
+    workerConcurrency: env.int("NFSE_WORKER_CONCURRENCY", { default: 512, min: 1, max: 1024 }),
     bootstrapConcurrency: env.int("NFSE_BOOTSTRAP_CONCURRENCY", { default: 16, min: 1, max: 256 }),
     syncIntervalMs: env.durationMs("NFSE_SYNC_INTERVAL_SECONDS", { default: 300_000, minSeconds: 1 }),
     emptyResultBackoffMs: env.durationMs("NFSE_EMPTY_RESULT_BACKOFF_SECONDS", { default: 3_600_000 }),
