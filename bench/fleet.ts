@@ -512,9 +512,21 @@ function profileHere(): { stop(): Promise<void> } {
   session.connect();
   const post = (method: string, params?: object) =>
     new Promise<unknown>((ok, fail) => session.post(method, params ?? {}, (err, res) => (err ? fail(err) : ok(res))));
+  // With --profile-allocations, where this process allocates too, as the services' preload samples it.
   const started = post("Profiler.enable")
     .then(() => post("Profiler.setSamplingInterval", { interval: 1000 }))
-    .then(() => post("Profiler.start"));
+    .then(() => post("Profiler.start"))
+    .then(() =>
+      PROFILE_ALLOCATIONS
+        ? post("HeapProfiler.enable").then(() =>
+            post("HeapProfiler.startSampling", {
+              samplingInterval: 16384,
+              includeObjectsCollectedByMajorGC: true,
+              includeObjectsCollectedByMinorGC: true,
+            }),
+          )
+        : undefined,
+    );
   return {
     async stop() {
       await started;
@@ -522,6 +534,10 @@ function profileHere(): { stop(): Promise<void> } {
       const dir = resolve(PROFILE, "sim");
       mkdirSync(dir, { recursive: true });
       writeFileSync(join(dir, `sim-${process.pid}.cpuprofile`), JSON.stringify(profile));
+      if (PROFILE_ALLOCATIONS) {
+        const sampled = (await post("HeapProfiler.stopSampling")) as { profile: object };
+        writeFileSync(join(dir, `sim-${process.pid}.heapprofile`), JSON.stringify(sampled.profile));
+      }
       session.disconnect();
     },
   };
