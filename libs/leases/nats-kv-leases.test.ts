@@ -231,4 +231,20 @@ describe("KV leases across nats-server restarts", () => {
       "lease bucket leases_r1 has 1 replica(s), configured 3 (NATS_REPLICAS); change one of them",
     );
   });
+
+  it("opens one bucket for replicas that start at the same moment, each on its own connection", async () => {
+    const conns = await Promise.all(Array.from({ length: 8 }, () => connect({ servers: nats.url })));
+    try {
+      for (let round = 0; round < 5; round++) {
+        const bucket = `leases_together_${round}`;
+        const managers = await Promise.all(conns.map((c) => KvLeaseManager.open(c, { bucket, ttlMs: 2000 })));
+        // One lease among all of them: the same bucket, not one each.
+        const got = await Promise.all(managers.map((m) => m.tryAcquire(feedLeaseKey("3550308", 1, "DISTRIBUICAO"))));
+        expect(got.filter((l) => l !== null)).toHaveLength(1);
+        await Promise.all(got.map((l) => l?.release()));
+      }
+    } finally {
+      await Promise.all(conns.map((c) => c.close()));
+    }
+  });
 });

@@ -3,7 +3,8 @@ import { randomBytes } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
-import { Kvm, type KV } from "@nats-io/kv";
+import type { KV } from "@nats-io/kv";
+import { createOrOpenBucket } from "./bucket.js";
 import { assertLeaseKey } from "./keys.js";
 import { LeaseLostError, type Lease, type LeaseHolderInfo, type LeaseManager } from "./types.js";
 
@@ -64,7 +65,7 @@ export class KvLeaseManager implements LeaseManager {
     const replicas = opts.replicas ?? 1;
     let kv: KV;
     try {
-      kv = await new Kvm(nc).create(opts.bucket, { ttl: opts.ttlMs, history: 1, replicas });
+      kv = await createOrOpenBucket(nc, opts.bucket, { ttl: opts.ttlMs, history: 1, replicas });
     } catch (err) {
       throw new Error(`cannot open lease bucket ${opts.bucket} with ${replicas} replica(s): ${(err as Error).message}`);
     }

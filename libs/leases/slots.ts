@@ -2,8 +2,9 @@
 // NATS KV key created with `create()` (fails if present) in a bucket whose max age is the period, so it
 // vanishes by itself when the period is over; nobody renews or deletes it. Used to spread a budget of
 // calls evenly (one ADN look-up per certificate every 3600/budget seconds) across coordinator replicas.
-import { Kvm, type KV } from "@nats-io/kv";
+import type { KV } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/transport-node";
+import { createOrOpenBucket } from "./bucket.js";
 import { assertLeaseKey } from "./keys.js";
 import { isWrongLastSequence } from "./nats-kv-leases.js";
 
@@ -30,7 +31,7 @@ export class KvSlots {
     const replicas = opts.replicas ?? 1;
     let kv: KV;
     try {
-      kv = await new Kvm(nc).create(bucket, { ttl: Math.round(opts.periodMs), history: 1, replicas });
+      kv = await createOrOpenBucket(nc, bucket, { ttl: Math.round(opts.periodMs), history: 1, replicas });
     } catch (err) {
       throw new Error(`cannot open slot bucket ${bucket} with ${replicas} replica(s): ${(err as Error).message}`);
     }
