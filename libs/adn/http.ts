@@ -223,8 +223,7 @@ export class AdnHttpClient {
    * Agent and Pool: a sweep opens a certificate's pool once per run, and the Agent → Pool → Client chain
    * cost the gateway more than the call's own HTTP work (decision 0066).
    */
-  private connectionFor(entry: PoolEntry, url: string): Connection {
-    const origin = originOf(url);
+  private connectionFor(entry: PoolEntry, origin: string): Connection {
     let list = entry.connections.get(origin);
     if (!list) {
       list = [];
@@ -318,14 +317,14 @@ export class AdnHttpClient {
    * for timeouts and network errors, rethrows the caller's abort.
    */
   async get(given: CertificatePool, url: string, opts: { timeoutMs: number; signal?: AbortSignal }): Promise<AdnHttpResponse> {
-    const path = new URL(url).pathname;
+    const { pathname: path, origin } = new URL(url);
     const entry = this.live(given as PoolEntry);
     return inSpan(
       `GET ${path.replace(/\/\d+/g, "/{n}").replace(/\/[0-9A-Za-z]{50}\b/g, "/{chave}")}`,
       { kind: SpanKind.CLIENT, attributes: { "http.request.method": "GET", "url.full": url } },
       async (span) => {
         if (entry.closed) throw new AdnHttpFailure("network", "the certificate's pool was closed: its credentials were replaced");
-        const connection = this.connectionFor(entry, url);
+        const connection = this.connectionFor(entry, origin);
         entry.inFlight++;
         connection.inFlight++;
         try {
@@ -342,7 +341,7 @@ export class AdnHttpClient {
   }
 
   /**
-   * The agent to send through: `given`, or, when its pool was closed for idleness since the caller got it
+   * The pool to send through: `given`, or, when it was closed for idleness since the caller got it
    * (between two attempts of one call, a retry's back-off being longer than the idle limit), the
    * certificate's pool opened again — so the idle limit may be shorter than any back-off (decision 0037).
    * A pool closed because its credentials were replaced is not reopened: a call through it fails.
@@ -439,12 +438,6 @@ export function municipiosDfeUrl(baseUrl: string, nsu: bigint, tipoNsu: TipoNsuP
 /** `GET {base}/municipios/NFSe/{chave}/Eventos`. */
 export function municipiosEventosUrl(baseUrl: string, chave: string): string {
   return `${trimSlash(baseUrl)}/municipios/NFSe/${chave}/Eventos`;
-}
-
-/** `https://host:port` of a URL, as undici's Client is given its origin. */
-function originOf(url: string): string {
-  const end = url.indexOf("/", url.indexOf("//") + 2);
-  return end < 0 ? url : url.slice(0, end);
 }
 
 function trimSlash(url: string): string {
