@@ -118,9 +118,15 @@ async function until(cond: () => Promise<boolean>, what: string, timeoutMs: numb
 
 const inList = (ibges: string[]) => ibges.map((i) => `'${i}'`).join(",");
 
-async function caughtUp(mesh: NfseMesh, ibges: string[], since: string): Promise<number> {
+/**
+ * How many of these feeds finished a run since `since` and are idle; "fleet" = every feed of the bench's
+ * database. A sweep is polled every 0.5 s, and a list of 5,570 literals cost MariaDB ≈ 7 ms to parse per
+ * poll: ≈ 0.05 ms per run charged to MariaDB's row for the bench's own question.
+ */
+async function caughtUp(mesh: NfseMesh, ibges: string[] | "fleet", since: string): Promise<number> {
+  const which = ibges === "fleet" ? "" : `ibge IN (${inList(ibges)}) AND`;
   const [r] = await mesh.db.pool.query<RowDataPacket[]>(
-    `SELECT COUNT(*) AS n FROM nfse_sync_state WHERE ibge IN (${inList(ibges)}) AND last_success_at >= ? AND status = 'idle'`,
+    `SELECT COUNT(*) AS n FROM nfse_sync_state WHERE ${which} last_success_at >= ? AND status = 'idle'`,
     [since],
   );
   return Number(r[0]!.n);
@@ -762,7 +768,7 @@ async function main(): Promise<void> {
       const warmT0 = performance.now();
       // The first one is the new coordinator's sweep at its start; the others, its periodic ones.
       if (w === 0) coordinator = await sweepCoordinator();
-      await until(async () => (await caughtUp(mesh, all, warmSince)) === N, "an unmeasured sweep", 60 * 60_000);
+      await until(async () => (await caughtUp(mesh, "fleet", warmSince)) === N, "an unmeasured sweep", 60 * 60_000);
       row(
         `(4.${w}) unmeasured sweep`,
         `${N} feeds in ${fmt((performance.now() - warmT0) / 1000)} s (${w === 0 ? "a fresh coordinator" : "the same coordinator"})`,
@@ -783,7 +789,7 @@ async function main(): Promise<void> {
     const cpu0 = cpuOf(m);
     t = performance.now();
     const sweepT0 = Date.now();
-    await until(async () => (await caughtUp(mesh, all, since)) === N, "the sweep", 60 * 60_000);
+    await until(async () => (await caughtUp(mesh, "fleet", since)) === N, "the sweep", 60 * 60_000);
     sweepWindows.push([coordinator, sweepT0, Date.now()]);
     const wallS = (performance.now() - t) / 1000;
     const cpu1 = cpuOf(m);
@@ -843,7 +849,7 @@ async function main(): Promise<void> {
       const repStatus = await mysqlStatus(mesh);
       const repCpu0 = cpuOf(repMeters);
       const repT0 = Date.now();
-      await until(async () => (await caughtUp(mesh, all, repSince)) === N, "a repeated sweep", 60 * 60_000);
+      await until(async () => (await caughtUp(mesh, "fleet", repSince)) === N, "a repeated sweep", 60 * 60_000);
       sweepWindows.push([coordinator, repT0, Date.now()]);
       const repCpu1 = cpuOf(repMeters);
       const repSelf = process.cpuUsage(repSelf0);
