@@ -512,6 +512,27 @@ function profileWindow(mesh: NfseMesh, coordinator?: ServiceProcess): { close():
 const profilesRow = (phase: string) =>
   row(`CPU profiles of ${phase}`, `${resolve(PROFILE)}/{store,adn-gateway,coordinator,sim}/ (npx tsx bench/profile-top.ts DIR)`);
 
+/**
+ * A full collection of this process (the simulator and the bench), its freed pages given back, with the
+ * committed heap before and after in MB. The K phases generate their feeds' entries up front (≈ 600,000 at
+ * K = 200, ≈ 3 GB) and forget them once stored; V8 then gave the pages back a little at each full
+ * collection, a full collection every ≈ 3 s through the next sweep with sweeping and compaction of the
+ * whole committed heap (3.3 → 1.7 GB over one sweep at full size; `node --trace-gc`): half of this
+ * process's CPU in that sweep, charged to the simulator. The hour before an hourly sweep leaves no such
+ * heap, and the real ADN's is not on these cores.
+ */
+async function collectOwnGarbage(): Promise<{ beforeMb: number; afterMb: number }> {
+  const beforeMb = process.memoryUsage().heapTotal / 1e6;
+  const session = new Session();
+  session.connect();
+  try {
+    await new Promise<void>((ok, fail) => session.post("HeapProfiler.collectGarbage", (err) => (err ? fail(err) : ok())));
+  } finally {
+    session.disconnect();
+  }
+  return { beforeMb, afterMb: process.memoryUsage().heapTotal / 1e6 };
+}
+
 /** This process's profile (the ADN simulator runs here): started and stopped around the profiled phase. */
 function profileHere(): { stop(): Promise<void> } {
   const session = new Session();
@@ -723,12 +744,16 @@ async function main(): Promise<void> {
     // Likewise InnoDB: an hour of quiet flushes the pages earlier writes left dirty (≈ 720,000 pages at
     // innodb_io_capacity 200), which a sweep right after the bootstraps otherwise flushed in MariaDB's CPU
     // (27,808 pages in one sweep at full size; its own writes still make it flush ≈ 18,700).
+    // And this process's own heap: collected, so the sweep does not pay for the K phases' garbage.
+    const benchHeaps: string[] = [];
     const readyForSweep = async (): Promise<number> => {
       for (const ibge of all) mesh.sim.feed(ibge, "DISTRIBUICAO").append(1);
       const markersT0 = performance.now();
       await until(async () => (await streamMessages(`KV_${mesh.leaseBucket}`)) === 0, "the lease markers to age out", 120_000);
       await expireLookupSlots(mesh.leaseBucket);
       await flushInnoDb(mesh);
+      const heap = await collectOwnGarbage();
+      benchHeaps.push(`${fmt(heap.beforeMb, 0)} → ${fmt(heap.afterMb, 0)}`);
       return (performance.now() - markersT0) / 1000;
     };
     const makeEligible = () => mesh.db.pool.query("UPDATE nfse_sync_state SET next_eligible_at = UTC_TIMESTAMP() - INTERVAL 1 SECOND");
@@ -774,7 +799,10 @@ async function main(): Promise<void> {
         `${N} feeds in ${fmt((performance.now() - warmT0) / 1000)} s (${w === 0 ? "a fresh coordinator" : "the same coordinator"})`,
       );
     }
-    row("    (lease markers aged out, InnoDB flushed)", `${fmt(await readyForSweep(), 1)} s waited before the measured sweep`);
+    row(
+      "    (lease markers aged out, InnoDB flushed)",
+      `${fmt(await readyForSweep(), 1)} s waited before the measured sweep; this process's heap collected: ${benchHeaps.at(-1)} MB committed`,
+    );
     if (coordinator) await untilBeforeNextSweepOf(coordinator, 1.5);
     await makeEligible();
     status = await mysqlStatus(mesh);
