@@ -745,16 +745,14 @@ async function main(): Promise<void> {
     // innodb_io_capacity 200), which a sweep right after the bootstraps otherwise flushed in MariaDB's CPU
     // (27,808 pages in one sweep at full size; its own writes still make it flush ≈ 18,700).
     // And this process's own heap: collected, so the sweep does not pay for the K phases' garbage.
-    const benchHeaps: string[] = [];
-    const readyForSweep = async (): Promise<number> => {
+    const readyForSweep = async (): Promise<{ waitedS: number; heap: string }> => {
       for (const ibge of all) mesh.sim.feed(ibge, "DISTRIBUICAO").append(1);
       const markersT0 = performance.now();
       await until(async () => (await streamMessages(`KV_${mesh.leaseBucket}`)) === 0, "the lease markers to age out", 120_000);
       await expireLookupSlots(mesh.leaseBucket);
       await flushInnoDb(mesh);
       const heap = await collectOwnGarbage();
-      benchHeaps.push(`${fmt(heap.beforeMb, 0)} → ${fmt(heap.afterMb, 0)}`);
-      return (performance.now() - markersT0) / 1000;
+      return { waitedS: (performance.now() - markersT0) / 1000, heap: `${fmt(heap.beforeMb, 0)} → ${fmt(heap.afterMb, 0)}` };
     };
     const makeEligible = () => mesh.db.pool.query("UPDATE nfse_sync_state SET next_eligible_at = UTC_TIMESTAMP() - INTERVAL 1 SECOND");
     // The coordinator sweeps at its start and then every SWEEP_EVERY_S (services/coordinator/scheduler.ts),
@@ -799,9 +797,10 @@ async function main(): Promise<void> {
         `${N} feeds in ${fmt((performance.now() - warmT0) / 1000)} s (${w === 0 ? "a fresh coordinator" : "the same coordinator"})`,
       );
     }
+    const ready = await readyForSweep();
     row(
       "    (lease markers aged out, InnoDB flushed)",
-      `${fmt(await readyForSweep(), 1)} s waited before the measured sweep; this process's heap collected: ${benchHeaps.at(-1)} MB committed`,
+      `${fmt(ready.waitedS, 1)} s waited before the measured sweep; this process's heap collected: ${ready.heap} MB committed`,
     );
     if (coordinator) await untilBeforeNextSweepOf(coordinator, 1.5);
     await makeEligible();
