@@ -21,14 +21,16 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector";
 import { join, resolve } from "node:path";
+import { constants, type PerformanceEntry, PerformanceObserver } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
+import { setFlagsFromString } from "node:v8";
 import { type Client, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { CoordinatorService, type FeedDecision, SkipReason } from "../libs/gen/malha/coordinator/v1/coordinator_pb.js";
 import { startNfseMesh, type NfseMesh } from "../test/support/nfse-mesh.js";
-import { scrape } from "../test/support/prom-text.js";
+import { sampleValue, scrape } from "../test/support/prom-text.js";
 import type { ServiceProcess } from "../test/support/service-process.js";
 import { MemorySampler } from "./memory-sampler.js";
 import { cpuSeconds, peakRssMb, pidFromFile, resetPeakRss } from "./procstat.js";
@@ -79,6 +81,14 @@ const SERVICE_NODE_OPTIONS = flag("service-node-options", "");
 const WARMUP_SWEEPS = Number(flag("warmup-sweeps", "0"));
 // Measured sweeps of (4): the CPU per run of each and their median (one run of the same code moves by ±10 %).
 const SWEEP_REPS = Number(flag("sweep-reps", "1"));
+// How far V8 lets this process's old generation grow past what survived its last full collection, in
+// percent (0 = V8's own choice). With the simulator's few hundred MB of generated notes alive and little
+// promoted per second, V8 sets its limit ≈ 10 % above the survivors and marks again as soon as one
+// collection ends: a full collection every 0.2–3 s through the sweep, half of this process's CPU
+// (bench/README.md, "2026-12-05 21:20–"). The ADN's collector is not on a deployment's cores.
+const OWN_HEAP_GROWING_PERCENT = Number(flag("own-heap-growing-percent", "100"));
+// A numeric flag V8 reads at every collection's limit, so setting it now takes effect from the next one.
+if (OWN_HEAP_GROWING_PERCENT > 0) setFlagsFromString(`--heap-growing-percent=${OWN_HEAP_GROWING_PERCENT}`);
 const STACK_DIR = process.env.MALHA_STACK_DIR ?? "/tmp/malha-stack";
 const NATS_MON = `http://127.0.0.1:${process.env.MALHA_NATS_MON_PORT ?? "18222"}`;
 
@@ -407,6 +417,52 @@ function cpuPerRun(
   perRun.set(SIMULATOR, (self.user + self.system) / 1000 / runs);
   return perRun;
 }
+
+/** Major (mark-compact) collections so far and their main-thread pause, in seconds. */
+interface MajorGcs {
+  count: number;
+  pauseS: number;
+}
+
+/** A service's, from its Node metrics (prom-client's GC histogram, kind "major"). */
+async function serviceMajorGcs(metricsPort: number | undefined): Promise<MajorGcs> {
+  const samples = await scrape(metricsPort);
+  return {
+    count: sampleValue(samples, "nodejs_gc_duration_seconds_count", { kind: "major" }) ?? 0,
+    pauseS: sampleValue(samples, "nodejs_gc_duration_seconds_sum", { kind: "major" }) ?? 0,
+  };
+}
+
+/** This process's (the simulator's and the bench's), counted as they happen. */
+const ownMajorGcs: MajorGcs = { count: 0, pauseS: 0 };
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) {
+    if ((e as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind !== constants.NODE_PERFORMANCE_GC_MAJOR) continue;
+    ownMajorGcs.count++;
+    ownMajorGcs.pauseS += e.duration / 1000;
+  }
+}).observe({ entryTypes: ["gc"] });
+
+/**
+ * Every process's major collections so far: with concurrent marking, what each costs is mostly off the main
+ * thread, so the count says more than the pause (bench/README.md, "2026-12-05 21:20–").
+ */
+async function majorGcs(mesh: NfseMesh, coordinator: ServiceProcess): Promise<Map<string, MajorGcs>> {
+  return new Map([
+    ["store", await serviceMajorGcs(mesh.store.metricsPort)],
+    ["adn-gateway", await serviceMajorGcs(mesh.gateway.metricsPort)],
+    ["coordinator", await serviceMajorGcs(coordinator.metricsPort)],
+    [SIMULATOR, { ...ownMajorGcs }],
+  ]);
+}
+
+const describeMajorGcs = (before: Map<string, MajorGcs>, after: Map<string, MajorGcs>) =>
+  [...after]
+    .map(([k, a]) => {
+      const b = before.get(k) ?? { count: 0, pauseS: 0 };
+      return `${k} ${a.count - b.count} (${fmt(a.pauseS - b.pauseS, 2)} s paused)`;
+    })
+    .join(", ");
 
 const sumOf = (perRun: Map<string, number>) => [...perRun.values()].reduce((a, b) => a + b, 0);
 const describePerRun = (perRun: Map<string, number>) =>
@@ -814,6 +870,7 @@ async function main(): Promise<void> {
     const m = meters(mesh, coordinator);
     startPeaks(m);
     const cpu0 = cpuOf(m);
+    const gcs0 = await majorGcs(mesh, coordinator);
     t = performance.now();
     const sweepT0 = Date.now();
     await until(async () => (await caughtUp(mesh, "fleet", since)) === N, "the sweep", 60 * 60_000);
@@ -821,6 +878,7 @@ async function main(): Promise<void> {
     const wallS = (performance.now() - t) / 1000;
     const cpu1 = cpuOf(m);
     const self = process.cpuUsage(self0);
+    const gcs1 = await majorGcs(mesh, coordinator);
     const nats1 = await natsInMsgs();
     statusAfter = await mysqlStatus(mesh);
     const r = await runsSince(mesh, all, since);
@@ -847,6 +905,7 @@ async function main(): Promise<void> {
     const perRunAll = sumOf(perRun);
     row("    CPU ms per run", describePerRun(perRun));
     // Questions counts every statement clients sent (BEGIN and COMMIT too); the bench's own polling adds ≈ 2 per second.
+    row("    major collections in the sweep", describeMajorGcs(gcs0, gcs1));
     row("    MariaDB statements per run", fmt(((statusAfter.Questions ?? 0) - (status.Questions ?? 0)) / r.runs, 1));
     const projectedS = (perRunAll * 11_140) / 2 / 1000;
     row(
@@ -928,7 +987,7 @@ function print(label: string): void {
   const w0 = Math.max(...rows.map((r) => r[0].length));
   const w1 = Math.min(140, Math.max(...rows.map((r) => r[1].length)));
   console.log(
-    `NFS-e fleet benchmark — ${new Date().toISOString()} — ${N} municipalities, ADN ${LATENCY_MS} ± ${JITTER_MS} ms, page ${PAGE}, ${WORKERS || "default"} workers, certificate pools idle ${POOL_IDLE_SECONDS || "default"} s, services ${label}`,
+    `NFS-e fleet benchmark — ${new Date().toISOString()} — ${N} municipalities, ADN ${LATENCY_MS} ± ${JITTER_MS} ms, page ${PAGE}, ${WORKERS || "default"} workers, certificate pools idle ${POOL_IDLE_SECONDS || "default"} s, services ${label}, this process's heap growing ${OWN_HEAP_GROWING_PERCENT > 0 ? `${OWN_HEAP_GROWING_PERCENT} %` : "V8's"}`,
   );
   for (const [a, b, c] of rows) console.log(`${a.padEnd(w0)} | ${b.padEnd(w1)} | ${c ?? ""}`);
 }
