@@ -1,12 +1,12 @@
 // The transaction helper against real InnoDB: a deadlock victim is rolled back and run again, and
 // infrastructure failures surface as UNAVAILABLE, never as a raw driver error.
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { RowDataPacket } from "mysql2/promise";
+import type { PoolConnection, RowDataPacket } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createThrowawayDatabase, type ThrowawayDatabase } from "../../test/support/mysql.js";
 import { createMysqlPool } from "./pool.js";
 import { Registry } from "prom-client";
-import { BEGIN_STATEMENT, inTransaction, mapDbError } from "./tx.js";
+import { BEGIN_STATEMENT, COMMIT_STATEMENT, inTransaction, mapDbError, workCommitted } from "./tx.js";
 import { countTransactionRetries } from "./tx-metrics.js";
 
 let db: ThrowawayDatabase;
@@ -75,6 +75,44 @@ describe("inTransaction", () => {
     const [committed] = await db.pool.query<RowDataPacket[]>("SELECT v FROM t ORDER BY id");
     expect(committed.map((r) => r.v)).toEqual([3, 3]);
     await db.pool.query("UPDATE t SET v = 2");
+  });
+
+  it("sends no COMMIT of its own after a work that committed, and one after a work that returned before committing (decision 0068)", async () => {
+    const multi = db.newPool({ connectionLimit: 1, multipleStatements: true });
+    const commits: string[] = [];
+    const counted = async (conn: PoolConnection) => {
+      const commit = conn.commit.bind(conn);
+      conn.commit = () => {
+        commits.push("commit()");
+        return commit();
+      };
+      return conn;
+    };
+    await inTransaction(
+      multi,
+      async (raw) => {
+        const conn = await counted(raw);
+        await conn.query(`${BEGIN_STATEMENT}; UPDATE t SET v = v + 1 WHERE id = 1; ${COMMIT_STATEMENT}`);
+        workCommitted(conn);
+      },
+      { workBegins: true },
+    );
+    expect(commits).toEqual([]);
+    // The same connection's next transaction: its work writes and returns without committing.
+    await inTransaction(
+      multi,
+      async (raw) => {
+        const conn = await counted(raw);
+        await conn.query(`${BEGIN_STATEMENT}; UPDATE t SET v = v + 1 WHERE id = 2`);
+      },
+      { workBegins: true },
+    );
+    expect(commits).toEqual(["commit()"]);
+    // Both committed: a second connection sees them.
+    const [rows] = await db.pool.query<RowDataPacket[]>("SELECT v FROM t ORDER BY id");
+    expect(rows.map((r) => r.v)).toEqual([3, 3]);
+    await db.pool.query("UPDATE t SET v = 2");
+    await multi.end();
   });
 
   it("reports an unreachable server as UNAVAILABLE", async () => {

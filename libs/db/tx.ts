@@ -83,6 +83,21 @@ export interface TxOptions {
 /** What a work run with `workBegins` sends first, joined to its first statement by `;`. */
 export const BEGIN_STATEMENT = "START TRANSACTION";
 
+/**
+ * What a work may send last, joined to its last statements by `;`, saving the round trip of the COMMIT the
+ * transaction would send (docs/decisions/0068-a-round-commits-with-its-writes.md). The server stops a query
+ * of several statements at the first one that fails, so a COMMIT behind a failed statement never runs.
+ */
+export const COMMIT_STATEMENT = "COMMIT";
+
+/** Connections whose work has sent COMMIT_STATEMENT and heard it succeed, in the current transaction. */
+const committedByWork = new WeakSet<PoolConnection>();
+
+/** Tells the transaction on `conn` that its work committed it (COMMIT_STATEMENT answered OK): no COMMIT follows. */
+export function workCommitted(conn: PoolConnection): void {
+  committedByWork.add(conn);
+}
+
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Full jitter: uniform in [0, min(max, base·2^(attempt-1))]. */
@@ -110,10 +125,12 @@ async function transaction<T>(pool: Pool, work: (conn: PoolConnection) => Promis
     }
     let broken = false;
     let retry = false;
+    committedByWork.delete(conn);
     try {
       if (!opts.workBegins) await conn.beginTransaction();
       const result = await work(conn);
-      await conn.commit();
+      // A work that returned before its committing query (nothing to write) still gets its COMMIT.
+      if (!committedByWork.delete(conn)) await conn.commit();
       return result;
     } catch (err) {
       try {

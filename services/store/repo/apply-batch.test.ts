@@ -12,7 +12,9 @@ import { municipalityTables } from "../ibge.js";
 import { chaveOf, docItem, eventIdOf, eventItem, faultItem, feedOf } from "../testing/fixtures.js";
 import { migratedStoreDb } from "../testing/store-db.js";
 import { itemRow } from "../mapping/item-rows.js";
-import { applyBatch, statusUpdate } from "./apply-batch.js";
+import { COMMIT_STATEMENT } from "../../../libs/db/tx.js";
+import { queryStatements } from "../../../libs/db/statement-bytes.js";
+import { applyBatch, movedGuard, statusUpdate } from "./apply-batch.js";
 import type { StoreConfig } from "../config.js";
 import { fitStatementBudget } from "../db.js";
 import type { StoreDb } from "./context.js";
@@ -149,25 +151,64 @@ describe("applyBatch", () => {
   });
 });
 
+describe("a round's COMMIT behind its guard (decision 0068)", () => {
+  it("commits when the UPDATE before the guard moved every row, and stops before the COMMIT when it moved fewer, in one query or split", async () => {
+    const conn = await db.pool.getConnection();
+    const q = (sql: string) => Buffer.from(sql);
+    const round = (ids: string, add: number) => [
+      q("START TRANSACTION"),
+      q(`UPDATE guard_probe SET n = n + ${add} WHERE id IN (${ids})`),
+      movedGuard(2),
+      q(COMMIT_STATEMENT),
+    ];
+    const stored = async () => (await conn.query<RowDataPacket[]>("SELECT n FROM guard_probe ORDER BY id"))[0].map((r) => r.n);
+    try {
+      await conn.query("CREATE TABLE guard_probe (id INT PRIMARY KEY, n INT NOT NULL) ENGINE=InnoDB");
+      await conn.query("INSERT INTO guard_probe VALUES (1, 0), (2, 0)");
+      await queryStatements(conn, round("1, 2", 1), 1 << 20);
+      expect(await stored()).toEqual([1, 1]);
+      // One row of two: the server stops at the guard, and the COMMIT behind it never runs.
+      await expect(queryStatements(conn, round("1, 3", 10), 1 << 20)).rejects.toMatchObject({ code: "ER_SUBQUERY_NO_1_ROW" });
+      await conn.rollback();
+      expect(await stored()).toEqual([1, 1]);
+      // A budget of one byte sends each statement on its own: the guard still reads the UPDATE's count.
+      await expect(queryStatements(conn, round("2, 3", 100), 1)).rejects.toMatchObject({ code: "ER_SUBQUERY_NO_1_ROW" });
+      await conn.rollback();
+      expect(await stored()).toEqual([1, 1]);
+      await queryStatements(conn, round("1, 2", 1), 1);
+      expect(await stored()).toEqual([2, 2]);
+    } finally {
+      await conn.query("DROP TABLE IF EXISTS guard_probe");
+      conn.release();
+    }
+  });
+});
+
 describe("applyBatch's statements", () => {
-  it("writes a page of documents and events with seven statements, no prepared one", async () => {
+  it("writes a page of documents and events with eight statements, no prepared one", async () => {
     const prepared = await counter("Com_stmt_prepare");
     const items: DistributionItem[] = [];
     // Events of notes the store does not hold: no status changes, so no status UPDATE.
     for (let i = 0; i < 25; i++) items.push(docItem(next(), 1000 + i), eventItem(next(), chaveOf(1100 + i), "101101"));
     const page = await apply(items);
     expect(page.counts).toMatchObject({ documentsInserted: 25, eventsInserted: 25, statusChanges: 0 });
-    // START, fenced run read, stored rows read, documents' upsert, events' upsert, feed+run UPDATE, COMMIT.
-    expect(page.statements).toBe(7);
+    // START, fenced run read, stored rows read, documents' upsert, events' upsert, feed+run UPDATE, its
+    // guard, COMMIT.
+    expect(page.statements).toBe(8);
     expect(await counter("Com_stmt_prepare")).toBe(prepared);
   });
 
-  it("opens a page's transaction with its fence check and its stored rows' read in one query, and sends its writes, statuses and cursor as another (decision 0059)", async () => {
+  it("opens a page's transaction with its fence check and its stored rows' read in one query, and sends its writes, statuses, cursor and COMMIT as another (decisions 0059, 0068)", async () => {
     const sent: string[] = [];
-    // The store's own pool, its connections' queries noted as they are sent (COMMIT is not a query here).
+    // The store's own pool, its connections' queries noted as they are sent, and a COMMIT of their own too.
     const pool = Object.create(db.pool) as StoreDb["pool"];
     pool.getConnection = async () => {
       const conn = await db.pool.getConnection();
+      const commit = conn.commit.bind(conn);
+      conn.commit = () => {
+        sent.push("commit()");
+        return commit();
+      };
       const query = conn.query.bind(conn);
       conn.query = ((...args: Parameters<typeof query>) => {
         const sql = args[0] as unknown;
@@ -190,8 +231,9 @@ describe("applyBatch's statements", () => {
     const page = await applyBatch({ ...db, pool }, { feed, runId, fence: 1n, rows: rowsOf(items), newCursor: BigInt(nsu), maxNsuSeen: 0n });
     expect(page.counts).toMatchObject({ documentsInserted: 10, eventsInserted: 10, statusChanges: 10 });
     expect(sent).toEqual(["START TRANSACTION;", "INSERT INTO"]);
-    // START, the two reads, documents, events, statuses, feed+run UPDATE, COMMIT: eight statements, three round trips.
-    expect((await counter("Questions")) - before - 1).toBe(8);
+    // START, the two reads, documents, events, statuses, feed+run UPDATE, its guard, COMMIT: nine
+    // statements, two round trips.
+    expect((await counter("Questions")) - before - 1).toBe(9);
     const stored = await notes();
     expect(stored[chaveOf(7300)]).toMatch(/^CANCELADA/);
   });

@@ -28,7 +28,7 @@ import { big } from "../mapping/records.js";
 import { buildMultiInsert } from "../sql/multi-insert.js";
 import { KNOWN, knownRowsQuery } from "../sql/known-rows.js";
 import type { SqlFragment } from "../sql/keyset.js";
-import { BEGIN_STATEMENT, inTransaction } from "../../../libs/db/tx.js";
+import { BEGIN_STATEMENT, COMMIT_STATEMENT, inTransaction, workCommitted } from "../../../libs/db/tx.js";
 import type { EntryOutcome } from "./begin-runs.js";
 import type { StoreDb } from "./context.js";
 import { valuesTable } from "./feed-rows.js";
@@ -316,11 +316,18 @@ async function applyRound(
   if (planned.length === 0) return out;
 
   const cursors = planned.map((a) => (a.reconciliation ? a.stored : a.input.newCursor > a.stored ? a.input.newCursor : a.stored));
-  writes.push(cursorsUpdate(planned, cursors));
-  const results = await queryStatements(conn, writes, budget);
-  // Every run row changes (batches + 1) and the rows are locked: fewer is a bug, and rolls the round back.
-  const moved = results.at(-1)!.affectedRows;
-  if (moved < planned.length) throw new Error(`ApplyBatches moved ${moved} rows for ${planned.length} pages`);
+  // The round commits with its writes (decision 0068): the guard stops the query before the COMMIT when the
+  // feed and run UPDATE moved fewer rows than there are pages. Every run row changes (batches + 1) and the
+  // rows are locked, so fewer is a bug, and rolls the round back.
+  writes.push(cursorsUpdate(planned, cursors), movedGuard(planned.length), COMMIT);
+  try {
+    await queryStatements(conn, writes, budget);
+  } catch (err) {
+    if ((err as { code?: unknown }).code === "ER_SUBQUERY_NO_1_ROW")
+      throw new Error(`ApplyBatches moved fewer rows than its ${planned.length} pages; nothing of the round was committed`);
+    throw err;
+  }
+  workCommitted(conn);
   planned.forEach((a, i) => {
     out[a.at] = { ok: true, value: { counts: a.counts!, cursor: cursors[i]!, cancelRequested: a.run.cancel_requested_at instanceof Date } };
   });
@@ -373,6 +380,14 @@ function runsInOrder(pages: readonly Page[], rows: RowDataPacket[]): (RowDataPac
  * cursor for a stale holder. locked_at is the run's heartbeat (the watchdog in runs.ts expires a run
  * whose feed row it stops moving).
  */
+const COMMIT = Buffer.from(COMMIT_STATEMENT);
+
+/** Fails (ER_SUBQUERY_NO_1_ROW) when the statement before it changed fewer than `rows` rows; a result of one row otherwise. */
+export function movedGuard(rows: number): Buffer {
+  if (!Number.isSafeInteger(rows) || rows < 1) throw new RangeError(`movedGuard: rows must be a positive integer, not ${rows}`);
+  return Buffer.from(`SELECT (SELECT 1 FROM DUAL UNION ALL SELECT 2 FROM DUAL WHERE ROW_COUNT() < ${rows}) AS moved_guard`);
+}
+
 function cursorsUpdate(planned: readonly Admitted[], cursors: readonly bigint[]): Buffer {
   const v = valuesTable(
     [

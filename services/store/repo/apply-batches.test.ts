@@ -86,12 +86,13 @@ async function stored(feed: Feed): Promise<{ lastNsu: string; documents: string[
 }
 
 describe("applyBatches", () => {
-  it("writes one-document pages of four municipalities with one statement per step (9, not 4 × 5), each answered on its own", async () => {
+  it("writes one-document pages of four municipalities with one statement per step (10, not 4 × 6), each answered on its own", async () => {
     const pages = feeds.map((feed, i) => page(feed, [docItem(next(), 100 + i)]));
     const before = await questions();
     const outcomes = await applyBatches(db, pages);
-    // START, fenced runs read, stored rows read, 4 documents' upserts (one table each), feed+run UPDATE, COMMIT.
-    expect((await questions()) - before - 1).toBe(9);
+    // START, fenced runs read, stored rows read, 4 documents' upserts (one table each), feed+run UPDATE, its
+    // guard, COMMIT.
+    expect((await questions()) - before - 1).toBe(10);
     for (const [i, o] of outcomes.entries()) {
       expect(o.ok, `page ${i}`).toBe(true);
       if (!o.ok) continue;
