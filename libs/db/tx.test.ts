@@ -80,7 +80,7 @@ describe("inTransaction", () => {
   it("sends no COMMIT of its own after a work that committed, and one after a work that returned before committing (decision 0068)", async () => {
     const multi = db.newPool({ connectionLimit: 1, multipleStatements: true });
     const commits: string[] = [];
-    const counted = async (conn: PoolConnection) => {
+    const counted = (conn: PoolConnection) => {
       const commit = conn.commit.bind(conn);
       conn.commit = () => {
         commits.push("commit()");
@@ -91,7 +91,7 @@ describe("inTransaction", () => {
     await inTransaction(
       multi,
       async (raw) => {
-        const conn = await counted(raw);
+        const conn = counted(raw);
         await conn.query(`${BEGIN_STATEMENT}; UPDATE t SET v = v + 1 WHERE id = 1; ${COMMIT_STATEMENT}`);
         workCommitted(conn);
       },
@@ -102,7 +102,7 @@ describe("inTransaction", () => {
     await inTransaction(
       multi,
       async (raw) => {
-        const conn = await counted(raw);
+        const conn = counted(raw);
         await conn.query(`${BEGIN_STATEMENT}; UPDATE t SET v = v + 1 WHERE id = 2`);
       },
       { workBegins: true },

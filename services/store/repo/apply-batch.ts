@@ -374,12 +374,6 @@ function runsInOrder(pages: readonly Page[], rows: RowDataPacket[]): (RowDataPac
   return pages.map((p) => byRun.get(parseRunId(p.input.runId)));
 }
 
-/**
- * The feed and run rows of every page in one UPDATE. Both rows of each are locked since
- * claimQuery's read; the fence is in the statement all the same, so that on its own it can never move a
- * cursor for a stale holder. locked_at is the run's heartbeat (the watchdog in runs.ts expires a run
- * whose feed row it stops moving).
- */
 const COMMIT = Buffer.from(COMMIT_STATEMENT);
 
 /** Fails (ER_SUBQUERY_NO_1_ROW) when the statement before it changed fewer than `rows` rows; a result of one row otherwise. */
@@ -388,6 +382,12 @@ export function movedGuard(rows: number): Buffer {
   return Buffer.from(`SELECT (SELECT 1 FROM DUAL UNION ALL SELECT 2 FROM DUAL WHERE ROW_COUNT() < ${rows}) AS moved_guard`);
 }
 
+/**
+ * The feed and run rows of every page in one UPDATE. Both rows of each are locked since
+ * claimQuery's read; the fence is in the statement all the same, so that on its own it can never move a
+ * cursor for a stale holder. locked_at is the run's heartbeat (the watchdog in runs.ts expires a run
+ * whose feed row it stops moving).
+ */
 function cursorsUpdate(planned: readonly Admitted[], cursors: readonly bigint[]): Buffer {
   const v = valuesTable(
     [
