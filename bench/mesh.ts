@@ -15,8 +15,10 @@ export type ServiceName = "store" | "adn-gateway" | "coordinator";
 
 export interface BenchMeshOptions {
   municipalities: number;
-  /** More municipalities, after those, for a warm-up ingest before the measured one (`warmup`). */
+  /** More municipalities, after those, for the warm-up ingests before the measured one (`warmups`). */
   warmupMunicipalities?: number;
+  /** How many warm-up ingests of `warmupMunicipalities` feeds each, one after the other (1 by default). */
+  warmupIngests?: number;
   feedSize: number;
   switches?: Partial<SimSwitches>;
   coordinatorEnv?: Record<string, string>;
@@ -33,18 +35,19 @@ export interface BenchMesh {
   storeClient: Client<typeof StoreService>;
   /** The measured municipalities. */
   municipalities: { ibge: string; cnpj: string; name: string; uf: string }[];
-  /** The warm-up's municipalities (none unless `warmupMunicipalities`). */
-  warmup: { ibge: string; cnpj: string; name: string; uf: string }[];
+  /** Each warm-up ingest's municipalities (none unless `warmupMunicipalities`). */
+  warmups: { ibge: string; cnpj: string; name: string; uf: string }[][];
   /** Registers the measured municipalities. */
   registerAll(): Promise<void>;
-  registerWarmup(): Promise<void>;
+  /** Registers the municipalities of warm-up ingest `i`. */
+  registerWarmup(i: number): Promise<void>;
   /** SIGTERM every service and wait for it to exit (profiles are written on exit), then clean up. */
   stop(): Promise<void>;
 }
 
 export async function startBenchMesh(opts: BenchMeshOptions): Promise<BenchMesh> {
   const mesh = await startNfseMesh({
-    municipalities: opts.municipalities + (opts.warmupMunicipalities ?? 0),
+    municipalities: opts.municipalities + (opts.warmupMunicipalities ?? 0) * (opts.warmupIngests ?? 1),
     feedSize: opts.feedSize,
     coordinators: 1,
     compiled: opts.compiled ?? benchRuntime().compiled,
@@ -59,16 +62,22 @@ export async function startBenchMesh(opts: BenchMeshOptions): Promise<BenchMesh>
   for (const m of mesh.municipalities) mesh.sim.feed(m.ibge, "DISTRIBUICAO");
   // The warm-up's come last, so the measured feeds are the ones a run without warm-up measures.
   const measured = mesh.municipalities.slice(0, opts.municipalities);
-  const warmup = mesh.municipalities.slice(opts.municipalities);
+  const perWarmup = opts.warmupMunicipalities ?? 0;
+  const warmups =
+    perWarmup > 0
+      ? Array.from({ length: opts.warmupIngests ?? 1 }, (_, i) =>
+          mesh.municipalities.slice(opts.municipalities + i * perWarmup, opts.municipalities + (i + 1) * perWarmup),
+        )
+      : [];
   return {
     sim: mesh.sim,
     db: mesh.db,
     services: { store: mesh.store, "adn-gateway": mesh.gateway, coordinator: mesh.coordinators[0]! },
     storeClient: mesh.storeClient,
     municipalities: measured,
-    warmup,
+    warmups,
     registerAll: () => mesh.registerAll({ only: measured }),
-    registerWarmup: () => mesh.registerAll({ only: warmup }),
+    registerWarmup: (i) => mesh.registerAll({ only: warmups[i]! }),
     stop: () => mesh.stop({ graceful: true }),
   };
 }
