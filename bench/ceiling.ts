@@ -12,7 +12,7 @@ import { BEGIN_STATEMENT } from "../libs/db/tx.js";
 import { Ambiente } from "../libs/gen/malha/nfse/v1/feed_pb.js";
 import type { Feed } from "../services/store/codes.js";
 import { parseIbge } from "../services/store/ibge.js";
-import { DOCUMENT_COLUMNS, EVENT_COLUMNS, itemRow, type ItemRow } from "../services/store/mapping/item-rows.js";
+import { DOCUMENT_COLUMNS, EVENT_COLUMNS, itemRow, type MappedRow } from "../services/store/mapping/item-rows.js";
 import { buildMultiInsert } from "../services/store/sql/multi-insert.js";
 import type { FeedPages } from "./workload.js";
 
@@ -21,7 +21,7 @@ const STATEMENT_BUDGET = 16 * 1024 * 1024;
 
 export interface MappedFeed {
   ibge: string;
-  pages: ItemRow[][];
+  pages: MappedRow[][];
 }
 
 export function mapFeeds(feeds: FeedPages[]): MappedFeed[] {

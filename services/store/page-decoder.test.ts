@@ -1,6 +1,6 @@
 // The store's decode threads (docs/decisions/0038-store-decodes-in-worker-threads.md), real worker threads
-// from source: a page comes back as the rows the event loop would have mapped itself, byte columns as
-// Buffers; a page over its cap is RESOURCE_EXHAUSTED; a thread that runs out of heap fails its page
+// from source: a page comes back as the rows the event loop would have mapped itself, its documents and events
+// already written as their upserts carry them (0069), a quarantine row's byte columns as Buffers; a page over its cap is RESOURCE_EXHAUSTED; a thread that runs out of heap fails its page
 // UNAVAILABLE (nothing written, the gateway sends it again) and is replaced for the next page.
 import { readFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
@@ -11,6 +11,9 @@ import { LoteDfeEntrySchema, type LoteDfeEntry } from "../../libs/gen/malha/nfse
 import { parseFeed } from "./codes.js";
 import { DEFAULT_DECODE_THREAD_HEAP_MB } from "./config.js";
 import { pageRows } from "./mapping/page-rows.js";
+import { DOCUMENT_COLUMNS, type ItemRow, itemRow } from "./mapping/item-rows.js";
+import { buildMultiInsert, isRendered } from "./sql/multi-insert.js";
+import { decodeItem } from "../../libs/adn/item.js";
 import { fromLoteDfeEntry } from "../../libs/adn/lote-entry.js";
 import { createPageDecoder, type PageDecoder } from "./page-decoder.js";
 import { feedOf, rejection } from "./testing/fixtures.js";
@@ -34,6 +37,29 @@ function heavyNote(count: number, size: number): string {
   return NOTE.slice(0, at) + `<x>${"y".repeat(size)}</x>`.repeat(count) + NOTE.slice(at);
 }
 
+/** A document row as its upsert writes it: `(…)`, whether it came written or as values. */
+function writtenRow(row: ItemRow): string {
+  if (row.kind !== "document") throw new Error(`not a document: ${row.kind}`);
+  const [statement] = buildMultiInsert({
+    head: "INSERT INTO t",
+    columnCount: DOCUMENT_COLUMNS.length,
+    rows: [row.values],
+    budgetBytes: 1 << 24,
+  });
+  return statement!.toString("latin1").slice("INSERT INTO t VALUES ".length);
+}
+
+function expectFaultBytesAsBuffers(rows: readonly ItemRow[]): void {
+  const faults = rows.filter((r) => r.kind === "fault");
+  expect(faults.length).toBeGreaterThan(0);
+  for (const f of faults) {
+    expect(isRendered(f.values)).toBe(false);
+    const bytes = f.values.filter((v) => v instanceof Uint8Array);
+    expect(bytes.length).toBeGreaterThan(0);
+    for (const b of bytes) expect(Buffer.isBuffer(b)).toBe(true);
+  }
+}
+
 const decoders: PageDecoder[] = [];
 // Every page to the thread unless a test says otherwise.
 const decoder = (threadHeapMb: number, limits = LIMITS, inlineEntries = 0) => {
@@ -44,15 +70,17 @@ const decoder = (threadHeapMb: number, limits = LIMITS, inlineEntries = 0) => {
 afterAll(() => Promise.all(decoders.map((d) => d.close())));
 
 describe("page decoder", () => {
-  it("returns the rows pageRows maps on the event loop, byte columns as Buffers", async () => {
+  it("returns the rows pageRows maps on the event loop: documents written as their upsert's rows, a fault's bytes as Buffers", async () => {
     const page = [entry(1, NOTE), entry(2, "<not-closed>"), entry(3, NOTE.replace("<nNFSe>", "<nNFSe>9"))];
     const rows = await decoder(64).rows(feed, "7", page);
     const inline = pageRows({ feed, runId: "7", entries: page.map(fromLoteDfeEntry), limits: LIMITS });
     expect(rows.map((r) => r.kind)).toEqual(["document", "fault", "document"]);
     expect(rows).toEqual(inline);
-    const bytes = rows.flatMap((r) => r.values.filter((v) => v instanceof Uint8Array));
-    expect(bytes.length).toBeGreaterThanOrEqual(5);
-    for (const b of bytes) expect(Buffer.isBuffer(b)).toBe(true);
+    for (const at of [0, 2]) {
+      const mapped = itemRow(feed, decodeItem(fromLoteDfeEntry(page[at]!), LIMITS), "7", true);
+      expect(writtenRow(rows[at]!)).toBe(writtenRow(mapped));
+    }
+    expectFaultBytesAsBuffers(rows);
   });
 
   it("refuses a page that inflates past its cap RESOURCE_EXHAUSTED, naming the entry", async () => {
@@ -79,7 +107,7 @@ describe("page decoder", () => {
     const d = decoder(16, LIMITS, 2);
     const rows = await d.rows(feed, "7", page);
     expect(rows).toEqual(await decoder(64).rows(feed, "7", page));
-    for (const b of rows.flatMap((r) => r.values.filter((v) => v instanceof Uint8Array))) expect(Buffer.isBuffer(b)).toBe(true);
+    expectFaultBytesAsBuffers(rows);
     // A page that kills a 16 MB thread (the test above) decodes here: it never went to the thread.
     const heavy = heavyNote(99_000, 60);
     expect((await d.rows(feed, "7", [entry(1, heavy), entry(2, heavy)])).map((r) => r.kind)).toEqual(["document", "document"]);

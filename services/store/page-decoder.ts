@@ -10,6 +10,7 @@ import { TaskFailed, TaskTimeoutError, WorkerDiedError, WorkerPool, workerUrl } 
 import type { FeedColumns, ItemRow } from "./mapping/item-rows.js";
 import { type PageDecodeLimits, type PageRowsTask, pageRows } from "./mapping/page-rows.js";
 import type { PageRowsFailure } from "./mapping/page-rows-worker.js";
+import { isRendered } from "./sql/multi-insert.js";
 
 export interface PageDecoder {
   /** The rows of one page of entries; RESOURCE_EXHAUSTED when the page inflates past its cap. */
@@ -39,17 +40,23 @@ export interface PageDecoderOptions {
 /** The default of `inlineEntries`: a page of a run that found one or two new NSUs. */
 export const INLINE_PAGE_ENTRIES = 2;
 
-/** Rows come back with their byte columns as plain Uint8Arrays: handed on as Buffers, as pageRows makes them on the event loop. */
+/** Bytes come back as plain Uint8Arrays (a written row's, a quarantine row's byte columns): handed on as Buffers, as pageRows makes them on the event loop. */
 function asBuffers(rows: ItemRow[]): ItemRow[] {
   for (const row of rows) {
     const values = row.values;
+    if (isRendered(values)) {
+      values.bytes = asBuffer(values.bytes);
+      continue;
+    }
     for (let i = 0; i < values.length; i++) {
       const v = values[i];
-      if (v instanceof Uint8Array && !Buffer.isBuffer(v)) values[i] = Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+      if (v instanceof Uint8Array) values[i] = asBuffer(v);
     }
   }
   return rows;
 }
+
+const asBuffer = (v: Uint8Array): Buffer => (Buffer.isBuffer(v) ? v : Buffer.from(v.buffer, v.byteOffset, v.byteLength));
 
 function tooLarge(nsu: string, limit: number): ConnectError {
   return resourceExhausted(

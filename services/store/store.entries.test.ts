@@ -179,6 +179,66 @@ describe("ApplyBatch with entries", () => {
     expect(again.counts).toMatchObject({ documentsInserted: 0, documentsUpdated: 0, documentsUnchanged: 2, eventsInserted: 0 });
   });
 
+  it("updates a note and an event distributed again with other bytes in another series where they were first stored", async () => {
+    // The rows come from a decode thread already written (0069); an update replaces their feed slot with the stored one.
+    const ibge = "1302603";
+    await client.registerMunicipality({
+      ibge,
+      name: `Município ${ibge}`,
+      uf: "AM",
+      active: true,
+      feeds: [
+        { ambiente: Ambiente.PRODUCAO, tipoNsu: TipoNsu.DISTRIBUICAO },
+        { ambiente: Ambiente.PRODUCAO, tipoNsu: TipoNsu.RECEPCAO },
+      ],
+    });
+    const note = sample("nfse-1.01.xml");
+    const event = sample("evento-101101-1.01.xml");
+    const page = (n: number, noteXml: Buffer, eventXml: Buffer) => [
+      entry(n, gz64(noteXml)),
+      entry(n + 1, gz64(eventXml), { tipoDocumento: "EVENTO", tipoEvento: "CANCELAMENTO" }),
+      entry(n + 2, gz64(sample("nfse-1.00.xml")), { chaveAcesso: CHAVE_RJ }),
+    ];
+    const first = await client.beginRun({ feed: feedOf(ibge), holder: "coord-a/w1", fenceToken: 1n, trigger: RunTrigger.SCHEDULED });
+    await client.applyBatch({ feed: feedOf(ibge), runId: first.runId, fenceToken: 1n, entries: page(5, note, event), newCursor: 7n });
+    const recepcao = feedOf(ibge, TipoNsu.RECEPCAO);
+    const again = await client.beginRun({ feed: recepcao, holder: "coord-a/w2", fenceToken: 1n, trigger: RunTrigger.SCHEDULED });
+    const [noteAgain, eventAgain] = [Buffer.concat([note, Buffer.from("\n")]), Buffer.concat([event, Buffer.from("\n")])];
+    const res = await client.applyBatch({
+      feed: recepcao,
+      runId: again.runId,
+      fenceToken: 1n,
+      entries: page(1, noteAgain, eventAgain),
+      newCursor: 3n,
+    });
+    expect(res.counts).toMatchObject({
+      documentsUpdated: 1,
+      documentsUnchanged: 1,
+      eventsUpdated: 1,
+      documentsInserted: 0,
+      eventsInserted: 0,
+    });
+    const [docs] = await db.pool.query<RowDataPacket[]>(
+      `SELECT chave, tipo_nsu, nsu, xml, situacao FROM \`nfse_documentos_${ibge}\` ORDER BY nsu`,
+    );
+    expect(docs.map((r) => [r.chave, r.tipo_nsu, String(r.nsu), r.situacao])).toEqual([
+      [CHAVE_SP, "DISTRIBUICAO", "5", "CANCELADA"],
+      [CHAVE_RJ, "DISTRIBUICAO", "7", "ATIVA"],
+    ]);
+    expect(Buffer.from(docs[0]!.xml).equals(noteAgain)).toBe(true);
+    const [events] = await db.pool.query<RowDataPacket[]>(`SELECT tipo_nsu, nsu, xml FROM \`nfse_eventos_${ibge}\``);
+    expect(events.map((r) => [r.tipo_nsu, String(r.nsu)])).toEqual([["DISTRIBUICAO", "6"]]);
+    expect(Buffer.from(events[0]!.xml).equals(eventAgain)).toBe(true);
+    const [aliases] = await db.pool.query<RowDataPacket[]>("SELECT tipo_nsu, nsu, kind FROM nfse_nsu_aliases WHERE ibge = ? ORDER BY nsu", [
+      ibge,
+    ]);
+    expect(aliases.map((r) => [r.tipo_nsu, String(r.nsu), r.kind])).toEqual([
+      ["RECEPCAO", "1", "documento"],
+      ["RECEPCAO", "2", "evento"],
+      ["RECEPCAO", "3", "documento"],
+    ]);
+  });
+
   it("stores each note's XML byte for byte: a byte order mark, CRLF, quotes, backslashes, accents and emoji", async () => {
     const run = await startRun("4314902", "RS");
     const text = sample("nfse-1.01.xml")

@@ -5,7 +5,15 @@ import { EventSchema } from "../../../libs/gen/malha/nfse/v1/event_pb.js";
 import { FaultReason } from "../../../libs/gen/malha/nfse/v1/distribution_pb.js";
 import { chaveOf, docItem, eventItem, faultItem } from "../testing/fixtures.js";
 import { aliquotaPercent, asciiCode, text, toSqlDate } from "./columns.js";
-import { DOCUMENT_COLUMNS, EVENT_COLUMNS, itemRow, QUARANTINE_COLUMNS, type DocumentRow, type QuarantineRow } from "./item-rows.js";
+import {
+  DOCUMENT_COLUMNS,
+  EVENT_COLUMNS,
+  itemRow,
+  QUARANTINE_COLUMNS,
+  type DocumentRow,
+  type Mapped,
+  type QuarantineRow,
+} from "./item-rows.js";
 
 const feed = { ibge: "3550308", ambiente: 1, tipoNsu: "DISTRIBUICAO" };
 const col = (cols: readonly string[], values: unknown[], name: string) => values[cols.indexOf(name)];
@@ -13,7 +21,7 @@ const col = (cols: readonly string[], values: unknown[], name: string) => values
 describe("itemRow", () => {
   it("maps a document to its index columns, keeping the XML byte-exact and the typed note", () => {
     const item = docItem(7, 1);
-    const row = itemRow(feed, item, "1") as DocumentRow;
+    const row = itemRow(feed, item, "1") as Mapped<DocumentRow>;
     expect(row.kind).toBe("document");
     expect(row.values).toHaveLength(DOCUMENT_COLUMNS.length);
     expect(col(DOCUMENT_COLUMNS, row.values, "nsu")).toBe("7");

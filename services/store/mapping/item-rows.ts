@@ -13,6 +13,7 @@ import { EVENT_ID } from "../../../libs/adn/event-codes.js";
 import * as col from "./column-guard.js";
 import { ColumnValueError } from "./column-guard.js";
 import { asciiCode, text, toDate } from "./columns.js";
+import type { RowValues } from "../sql/multi-insert.js";
 
 export const DOCUMENT_COLUMNS = [
   "chave",
@@ -135,7 +136,8 @@ export interface DocumentRow {
   chave: string;
   nsu: bigint;
   xmlSha256: string;
-  values: unknown[];
+  /** Its DOCUMENT_COLUMNS, or (from a decode thread) the row already written (sql/multi-insert.ts renderRows). */
+  values: RowValues;
 }
 
 export interface EventRow {
@@ -146,7 +148,8 @@ export interface EventRow {
   chaveSubstituta: string | null;
   nsu: bigint;
   xmlSha256: string;
-  values: unknown[];
+  /** Its EVENT_COLUMNS, or the row already written. */
+  values: RowValues;
 }
 
 export interface QuarantineRow {
@@ -156,6 +159,23 @@ export interface QuarantineRow {
 }
 
 export type ItemRow = DocumentRow | EventRow | QuarantineRow;
+
+/** A row as itemRow maps it: its values, not yet written. */
+export type Mapped<R extends ItemRow> = R & { values: unknown[] };
+export type MappedRow = Mapped<DocumentRow> | Mapped<EventRow> | QuarantineRow;
+
+/**
+ * Where a row's feed slot sits (ambiente, tipo_nsu, nsu, in this order): the columns an update keeps from the
+ * item's first distribution (apply-batch.ts).
+ */
+function feedSlot(columns: readonly string[]): readonly [number, number] {
+  const from = columns.indexOf("ambiente");
+  if (from < 0 || columns[from + 1] !== "tipo_nsu" || columns[from + 2] !== "nsu")
+    throw new Error("item-rows: the feed slot's columns moved");
+  return [from, from + 2];
+}
+export const DOCUMENT_SLOT = feedSlot(DOCUMENT_COLUMNS);
+export const EVENT_SLOT = feedSlot(EVENT_COLUMNS);
 
 const CODIGO = /^[0-9]{6}$/;
 
@@ -196,7 +216,7 @@ function bufferView(bytes: Uint8Array): Buffer {
 
 const at = (field: string, column: string): col.Target => ({ field, column });
 
-export function documentRow(feed: FeedColumns, item: DistributionItem, doc: Document, xml: Buffer, xmlSha256: string): DocumentRow {
+export function documentRow(feed: FeedColumns, item: DistributionItem, doc: Document, xml: Buffer, xmlSha256: string): Mapped<DocumentRow> {
   const emit = party("emitente", doc.emitente);
   const prest = party("prestador", doc.prestador);
   const toma = party("tomador", doc.tomador);
@@ -282,7 +302,7 @@ export function documentRow(feed: FeedColumns, item: DistributionItem, doc: Docu
   return { kind: "document", chave: doc.chave, nsu: item.nsu, xmlSha256, values };
 }
 
-export function eventRow(feed: FeedColumns, item: DistributionItem, ev: Event, xml: Buffer, xmlSha256: string): EventRow {
+export function eventRow(feed: FeedColumns, item: DistributionItem, ev: Event, xml: Buffer, xmlSha256: string): Mapped<EventRow> {
   const chaveSubstituta = col.chave(at("chave_substituta", "chave_substituta"), ev.chaveSubstituta);
   const autorAt = at("autor", "autor_documento");
   const autor =
@@ -366,7 +386,7 @@ export function quarantineRow(
  * item was decoded in this process (decodeItem), so its xml_sha256 is the hash of its xml, not a sender's
  * claim to check (hashing twice was ≈ 3 % of a decode thread's time).
  */
-export function itemRow(feed: FeedColumns, item: DistributionItem, runId: string, hashedHere = false): ItemRow {
+export function itemRow(feed: FeedColumns, item: DistributionItem, runId: string, hashedHere = false): MappedRow {
   const content = item.content;
   // A view: the XML is only hashed and sent to MySQL, and copying it was a visible share of the mapping.
   const xml = bufferView(item.xml);

@@ -4,6 +4,7 @@ import type { Transferable } from "node:worker_threads";
 import { PageTooLargeError } from "../../../libs/adn/decode-page.js";
 import { useNodeTextEncoding } from "../../../libs/rpc/text-encoding.js";
 import { serveTasks } from "../../../libs/worker-pool/index.js";
+import { isRendered } from "../sql/multi-insert.js";
 import type { ItemRow } from "./item-rows.js";
 import { pageRows } from "./page-rows.js";
 
@@ -11,13 +12,18 @@ import { pageRows } from "./page-rows.js";
 export type PageRowsFailure = { tooLarge: { nsu: string; limit: number } } | { message: string };
 
 /**
- * Each byte column moved with its own buffer. A view into a larger buffer (a Buffer pool, a shared inflate
- * buffer) is first copied out: cloning a view would copy the whole buffer under it.
+ * The buffer of the written rows moved, and each byte column of a quarantine row with its own buffer. A view
+ * into a larger buffer (a Buffer pool, a shared inflate buffer) is first copied out: cloning a view would
+ * copy the whole buffer under it.
  */
 function transfers(rows: ItemRow[]): Transferable[] {
   const moved = new Set<ArrayBuffer>();
   for (const row of rows) {
     const values = row.values;
+    if (isRendered(values)) {
+      moved.add(values.bytes.buffer as ArrayBuffer);
+      continue;
+    }
     for (let i = 0; i < values.length; i++) {
       const v = values[i];
       if (!(v instanceof Uint8Array)) continue;

@@ -1,9 +1,12 @@
 // A page of ADN entries → the rows ApplyBatch writes: decoded with libs/adn (decodeItem, the page's XML
 // cap) and mapped with itemRow. Runs in the store's decode threads (page-rows-worker.ts), so it is a pure
-// function of plain, cloneable input (docs/decisions/0038-store-decodes-in-worker-threads.md).
+// function of plain, cloneable input (docs/decisions/0038-store-decodes-in-worker-threads.md). The
+// documents' and events' rows leave it written as SQL, so that the transaction that sends them only copies
+// them (docs/decisions/0069-rows-written-as-sql-in-the-decode-thread.md).
 import { decodePage } from "../../../libs/adn/decode-page.js";
 import type { RawLoteItem } from "../../../libs/adn/envelope.js";
-import { type FeedColumns, type ItemRow, itemRow } from "./item-rows.js";
+import { isRendered, renderRows } from "../sql/multi-insert.js";
+import { DOCUMENT_SLOT, type DocumentRow, EVENT_SLOT, type EventRow, type FeedColumns, type ItemRow, itemRow } from "./item-rows.js";
 
 export interface PageDecodeLimits {
   /** ADN_MAX_DECOMPRESSED_BYTES: the largest XML one entry may inflate to (beyond: a TOO_LARGE fault). */
@@ -24,5 +27,20 @@ export function pageRows({ feed, runId, entries, limits }: PageRowsTask): ItemRo
     decode: { maxDecompressedBytes: limits.maxDecompressedBytes },
     maxPageXmlBytes: limits.maxPageXmlBytes,
   });
-  return items.map((item) => itemRow(feed, item, runId, true));
+  return withRowsWritten(items.map((item) => itemRow(feed, item, runId, true)));
+}
+
+/** The documents' and events' values replaced by their rows as an upsert writes them, all in one buffer. */
+function withRowsWritten(rows: ItemRow[]): ItemRow[] {
+  const written = rows.filter((r): r is DocumentRow | EventRow => r.kind !== "fault");
+  const rendered = renderRows(
+    written.map((r) => {
+      if (isRendered(r.values)) throw new Error("page-rows: a row was written twice");
+      return { values: r.values, slot: r.kind === "document" ? DOCUMENT_SLOT : EVENT_SLOT };
+    }),
+  );
+  written.forEach((r, i) => {
+    r.values = rendered[i]!;
+  });
+  return rows;
 }

@@ -17,7 +17,9 @@ import { municipalityTables, type MunicipalityTables } from "../ibge.js";
 import { deriveStatus } from "../mapping/derive-status.js";
 import {
   DOCUMENT_COLUMNS,
+  DOCUMENT_SLOT,
   EVENT_COLUMNS,
+  EVENT_SLOT,
   QUARANTINE_COLUMNS,
   type DocumentRow,
   type EventRow,
@@ -25,7 +27,7 @@ import {
   type QuarantineRow,
 } from "../mapping/item-rows.js";
 import { big } from "../mapping/records.js";
-import { buildMultiInsert } from "../sql/multi-insert.js";
+import { buildMultiInsert, isRendered, type RowValues, withSlotValues } from "../sql/multi-insert.js";
 import { KNOWN, knownRowsQuery } from "../sql/known-rows.js";
 import type { SqlFragment } from "../sql/keyset.js";
 import { BEGIN_STATEMENT, COMMIT_STATEMENT, inTransaction, workCommitted } from "../../../libs/db/tx.js";
@@ -539,7 +541,7 @@ function parseKnown(rows: readonly RowDataPacket[], pageCount: number): Known[] 
 
 interface Plan {
   /** Rows for the table's upsert, in page order. */
-  writes: unknown[][];
+  writes: RowValues[];
   aliases: unknown[][];
   /** How many items were new. */
   inserted: number;
@@ -564,7 +566,7 @@ const ALIAS_TAIL = "ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)";
  * One text multi-row statement per table per page, cut only where the statement byte budget (fitted to
  * max_allowed_packet) requires (decision 0035, superseding 0005's 8-row prepared statements).
  */
-function upserts(head: string, columnCount: number, tail: string, rows: unknown[][], budgetBytes: number): Buffer[] {
+function upserts(head: string, columnCount: number, tail: string, rows: readonly RowValues[], budgetBytes: number): Buffer[] {
   return rows.length === 0 ? [] : buildMultiInsert({ head, columnCount, tail, rows, budgetBytes });
 }
 
@@ -592,11 +594,7 @@ function planDocuments(known: Known, feed: Feed, runId: string, docs: DocumentRo
       counts.documentsUnchanged++;
       continue;
     }
-    const values = [...d.values];
-    values[1] = prev.ambiente;
-    values[2] = prev.tipoNsu;
-    values[3] = prev.nsu.toString();
-    plan.writes.push(values);
+    plan.writes.push(keepSlot(d.values, DOCUMENT_SLOT, prev));
     prev.sha = d.xmlSha256;
     counts.documentsUpdated++;
   }
@@ -621,15 +619,20 @@ function planEvents(known: Known, feed: Feed, runId: string, events: EventRow[],
       counts.eventsUnchanged++;
       continue;
     }
-    const values = [...e.values];
-    values[2] = prev.ambiente;
-    values[3] = prev.tipoNsu;
-    values[4] = prev.nsu.toString();
-    plan.writes.push(values);
+    plan.writes.push(keepSlot(e.values, EVENT_SLOT, prev));
     prev.sha = e.xmlSha256;
     counts.eventsUpdated++;
   }
   return plan;
+}
+
+/** The row with the feed slot (ambiente, tipo_nsu, nsu) of the stored item: an update keeps its first distribution. */
+function keepSlot(values: RowValues, slot: readonly [number, number], prev: Existing): RowValues {
+  const stored = [prev.ambiente, prev.tipoNsu, prev.nsu.toString()];
+  if (isRendered(values)) return withSlotValues(values, stored);
+  const copy = [...values];
+  copy.splice(slot[0], stored.length, ...stored);
+  return copy;
 }
 
 /** How many of the page's quarantine rows are new (a fault repeated within the page counts once). */

@@ -1,7 +1,7 @@
 import { format } from "mysql2";
 import { describe, expect, it } from "vitest";
 import { POOL_TIMEZONE } from "../../../libs/db/sql-text.js";
-import { buildMultiInsert } from "./multi-insert.js";
+import { buildMultiInsert, isRendered, renderRows, withSlotValues } from "./multi-insert.js";
 
 const tail = "ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)";
 const latin1 = (b: Buffer) => b.toString("latin1");
@@ -68,5 +68,48 @@ describe("buildMultiInsert", () => {
     expect(latin1(statements[0]!)).toBe("INSERT INTO t (a) VALUES ('x')");
     expect(buildMultiInsert({ head: "INSERT INTO t (a)", columnCount: 1, rows: [], budgetBytes: 1000 })).toEqual([]);
     expect(() => buildMultiInsert({ head: "INSERT INTO t (a)", columnCount: 2, rows: [[1]], budgetBytes: 1000 })).toThrow();
+  });
+});
+
+describe("renderRows", () => {
+  const rows = [
+    [1, "it's", 1, "DISTRIBUICAO", "17", Buffer.from("<a>'\\</a>")],
+    [2, null, 2, "RECEPCAO", "18", Buffer.alloc(0)],
+  ];
+  const statementOf = (values: readonly (readonly unknown[])[] | ReturnType<typeof renderRows>) =>
+    latin1(buildMultiInsert({ head: "INSERT INTO t (a, b, c, d, e, f)", columnCount: 6, tail, rows: values, budgetBytes: 1 << 20 })[0]!);
+
+  it("writes rows, in one buffer, as buildMultiInsert writes them from their values", () => {
+    const rendered = renderRows(rows.map((values) => ({ values, slot: [2, 4] as const })));
+    expect(rendered.map(isRendered)).toEqual([true, true]);
+    expect(rendered[0]!.bytes.buffer).toBe(rendered[1]!.bytes.buffer);
+    expect(statementOf(rendered)).toBe(statementOf(rows));
+    // Mixed with rows given as values, in order.
+    expect(statementOf([rendered[0]!, rows[1]!] as never)).toBe(statementOf(rows));
+    expect(latin1(Buffer.from(rendered[0]!.bytes)).slice(rendered[0]!.slotStart, rendered[0]!.slotEnd)).toBe("1, 'DISTRIBUICAO', '17'");
+  });
+
+  it("replaces the slot's literals as the values would have been written with them", () => {
+    const [row] = renderRows([{ values: rows[0]!, slot: [2, 4] }]);
+    const kept = withSlotValues(row!, [2, "RECEPCAO", "4"]);
+    const expected = [...rows[0]!];
+    expected.splice(2, 3, 2, "RECEPCAO", "4");
+    expect(statementOf([kept])).toBe(statementOf([expected]));
+    expect(statementOf([withSlotValues(kept, [1, "DISTRIBUICAO", "17"])])).toBe(statementOf([rows[0]!]));
+  });
+
+  it("keeps the column count: a written row of another table's width is refused", () => {
+    const [row] = renderRows([{ values: [1, 2, 3], slot: [0, 2] }]);
+    expect(() => buildMultiInsert({ head: "INSERT INTO t (a, b)", columnCount: 2, rows: [row!], budgetBytes: 1000 })).toThrow(
+      /row has 3 values, expected 2/,
+    );
+  });
+
+  it("cuts statements at the budget with written rows as with values", () => {
+    const many = Array.from({ length: 10 }, (_, i) => [i, Buffer.alloc(1000, 0x61)]);
+    const rendered = renderRows(many.map((values) => ({ values, slot: [0, 0] as const })));
+    const build = (r: typeof many | typeof rendered) =>
+      buildMultiInsert({ head: "INSERT INTO t (a, b)", columnCount: 2, tail, rows: r, budgetBytes: 2600 }).map(latin1);
+    expect(build(rendered)).toEqual(build(many));
   });
 });
