@@ -89,12 +89,6 @@ function rowPieces(
   return slot ? { pieces, bytes, slotAt: [slotStart, slotEnd] } : { pieces, bytes };
 }
 
-function pieceLength(piece: Piece): number {
-  if (typeof piece === "string") return Buffer.byteLength(piece);
-  if (piece instanceof Uint8Array) return binaryLiteralLength(piece);
-  return piece.bytes.byteLength;
-}
-
 function writePieces(pieces: readonly Piece[], target: Buffer, offset: number): number {
   let at = offset;
   for (const piece of pieces) {
@@ -153,7 +147,7 @@ export function buildMultiInsert({ head, columnCount, tail = "", rows, budgetByt
     let written: Written;
     if (isRendered(row)) {
       if (row.columns !== columnCount) throw new Error(`multi-insert: row has ${row.columns} values, expected ${columnCount}`);
-      written = { pieces: [row], bytes: pieceLength(row) };
+      written = { pieces: [row], bytes: row.bytes.byteLength };
     } else written = rowPieces(row, columnCount);
     // A row larger than the budget still goes, alone: the server is the judge of max_allowed_packet.
     if (rowsIn > 0 && bytes + 2 + written.bytes > budgetBytes) flush();
