@@ -88,14 +88,19 @@ function mixedPage(): Entry[] {
   ];
 }
 
-async function startRun(ibge: string, uf: string) {
-  await client.registerMunicipality({
+/** A municipality with PRODUCAO feeds of these series. */
+function register(ibge: string, uf: string, series = [TipoNsu.DISTRIBUICAO]) {
+  return client.registerMunicipality({
     ibge,
     name: `Município ${ibge}`,
     uf,
     active: true,
-    feeds: [{ ambiente: Ambiente.PRODUCAO, tipoNsu: TipoNsu.DISTRIBUICAO }],
+    feeds: series.map((tipoNsu) => ({ ambiente: Ambiente.PRODUCAO, tipoNsu })),
   });
+}
+
+async function startRun(ibge: string, uf: string) {
+  await register(ibge, uf);
   const run = await client.beginRun({ feed: feedOf(ibge), holder: "coord-a/w1", fenceToken: 1n, trigger: RunTrigger.SCHEDULED });
   return { feed: feedOf(ibge), runId: run.runId, fenceToken: 1n };
 }
@@ -182,16 +187,7 @@ describe("ApplyBatch with entries", () => {
   it("updates a note and an event distributed again with other bytes in another series where they were first stored", async () => {
     // The rows come from a decode thread already written (0069); an update replaces their feed slot with the stored one.
     const ibge = "1302603";
-    await client.registerMunicipality({
-      ibge,
-      name: `Município ${ibge}`,
-      uf: "AM",
-      active: true,
-      feeds: [
-        { ambiente: Ambiente.PRODUCAO, tipoNsu: TipoNsu.DISTRIBUICAO },
-        { ambiente: Ambiente.PRODUCAO, tipoNsu: TipoNsu.RECEPCAO },
-      ],
-    });
+    await register(ibge, "AM", [TipoNsu.DISTRIBUICAO, TipoNsu.RECEPCAO]);
     const note = sample("nfse-1.01.xml");
     const event = sample("evento-101101-1.01.xml");
     const page = (n: number, noteXml: Buffer, eventXml: Buffer) => [

@@ -5,8 +5,18 @@
 // them (docs/decisions/0069-rows-written-as-sql-in-the-decode-thread.md).
 import { decodePage } from "../../../libs/adn/decode-page.js";
 import type { RawLoteItem } from "../../../libs/adn/envelope.js";
-import { isRendered, renderRows } from "../sql/multi-insert.js";
-import { DOCUMENT_SLOT, type DocumentRow, EVENT_SLOT, type EventRow, type FeedColumns, type ItemRow, itemRow } from "./item-rows.js";
+import { renderRows } from "../sql/multi-insert.js";
+import {
+  DOCUMENT_SLOT,
+  type DocumentRow,
+  EVENT_SLOT,
+  type EventRow,
+  type FeedColumns,
+  type ItemRow,
+  itemRow,
+  type Mapped,
+  type MappedRow,
+} from "./item-rows.js";
 
 export interface PageDecodeLimits {
   /** ADN_MAX_DECOMPRESSED_BYTES: the largest XML one entry may inflate to (beyond: a TOO_LARGE fault). */
@@ -31,16 +41,11 @@ export function pageRows({ feed, runId, entries, limits }: PageRowsTask): ItemRo
 }
 
 /** The documents' and events' values replaced by their rows as an upsert writes them, all in one buffer. */
-function withRowsWritten(rows: ItemRow[]): ItemRow[] {
-  const written = rows.filter((r): r is DocumentRow | EventRow => r.kind !== "fault");
-  const rendered = renderRows(
-    written.map((r) => {
-      if (isRendered(r.values)) throw new Error("page-rows: a row was written twice");
-      return { values: r.values, slot: r.kind === "document" ? DOCUMENT_SLOT : EVENT_SLOT };
-    }),
-  );
+function withRowsWritten(rows: MappedRow[]): ItemRow[] {
+  const written = rows.filter((r): r is Mapped<DocumentRow> | Mapped<EventRow> => r.kind !== "fault");
+  const rendered = renderRows(written.map((r) => ({ values: r.values, slot: r.kind === "document" ? DOCUMENT_SLOT : EVENT_SLOT })));
   written.forEach((r, i) => {
-    r.values = rendered[i]!;
+    (r as DocumentRow | EventRow).values = rendered[i]!;
   });
   return rows;
 }
